@@ -1,0 +1,110 @@
+# spm - the super-instruction virtual machine.
+#
+#   make            build build/spm
+#   make run        install missing packages, build, run a synthetic job on an embedded VM
+#   make check      install missing packages, build, run every test (T=name runs one suite)
+#   make bench      run the benchmarks in bench/ (they print ratios against baselines)
+#   make install    install binary, headers and pkg-config file under PREFIX
+#   make format     clang-format every source file
+#   make deps       install the Debian packages the build needs, when missing
+
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CC       ?= cc
+SANITIZE ?=
+OPT      ?= -O2
+
+PKGS     := libzmq libprotobuf-c lmdb openblas
+CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I/usr/include/suitesparse
+CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
+CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcxsparse -pthread -lm
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=$(SANITIZE)
+BUILD    := build/san
+endif
+
+PROTO    := vm/spm.proto
+GEN_C    := $(BUILD)/gen/vm/spm.pb-c.c
+GEN_H    := $(BUILD)/gen/vm/spm.pb-c.h
+SRCS     := $(sort $(wildcard vm/*.c idu/*.c ieu/*.c datacache/*.c isa/*/*.c programs/*/*.c))
+LIB_SRCS := $(filter-out vm/main.c,$(SRCS))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/spm.pb-c.o
+MAIN_OBJ := $(BUILD)/obj/vm/main.o
+BIN      := $(BUILD)/spm
+TESTS    := $(sort $(wildcard tests/unit/test_*.c tests/integration/test_*.c))
+TEST_BINS:= $(patsubst tests/%.c,$(BUILD)/tests/%,$(TESTS))
+BENCHES  := $(sort $(wildcard bench/bench_*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHES))
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
+.PHONY: all deps run check bench install clean format format-check tests
+all: deps-quiet $(BIN)
+
+deps:
+	@sh scripts/deps.sh
+
+deps-quiet:
+	@sh scripts/deps.sh
+
+$(GEN_C) $(GEN_H): $(PROTO)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen $(PROTO)
+
+$(BUILD)/obj/gen/spm.pb-c.o: $(GEN_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libspm.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+# Objects register opcodes, types, programs and commands from constructors,
+# so the whole archive is linked in.
+WHOLE = -Wl,--whole-archive $(BUILD)/libspm.a -Wl,--no-whole-archive
+
+$(BIN): $(MAIN_OBJ) $(BUILD)/libspm.a
+	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a tests/check_main.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
+	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS)
+
+tests: $(TEST_BINS)
+
+run: all
+	$(BIN) run synthetic --sis 2000 --work uniform:0:4ms
+
+# T=name runs only the suite whose file is named test_<name>.c.
+check: all tests
+	@SPM_BIN=$(abspath $(BIN)) sh scripts/check.sh $(BUILD)/tests "$(T)"
+
+bench: all $(BENCH_BINS)
+	@SPM_BIN=$(abspath $(BIN)) sh scripts/bench.sh $(BUILD)/bench "$(T)"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/spm
+	install -m 644 vm/spm.h $(DESTDIR)$(PREFIX)/include/spm/spm.h
+	install -m 644 $(BUILD)/libspm.a $(DESTDIR)$(PREFIX)/lib/libspm.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' conf/spm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/spm.pc
+
+format:
+	clang-format -i $(FORMAT_SRCS)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRCS)
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

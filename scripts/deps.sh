@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian packages spm needs to build, run and test, when any is
+# missing. Quiet when everything is already there.
+set -e
+PKGS="build-essential pkg-config clang-format libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
+liblmdb-dev check libopenblas-dev libsuitesparse-dev libinih-dev"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "spm: installing missing packages:$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

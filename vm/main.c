@@ -1,0 +1,52 @@
+/*  =========================================================================
+    main - the spm binary: one program, many subcommands (like git)
+
+    Subcommands register themselves (vm/cli.h); this file only dispatches
+    and prints the top-level help.
+    =========================================================================
+*/
+#include "vm/cli.h"
+#include "vm/spm.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SPM_VERSION "0.1.0"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: spm COMMAND [OPTIONS]\n\n"
+                 "spm turns the machines of a cluster into one virtual computer that runs\n"
+                 "super-instructions (coarse tasks of milliseconds) pulled by execution units.\n\n"
+                 "commands:\n");
+    const spm_command_t *c;
+    for (unsigned i = 0; (c = spm_command_at(i)) != NULL; i++)
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out, "\n'spm COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("spm %s\n", SPM_VERSION);
+        return 0;
+    }
+    const spm_command_t *cmd = spm_command_find(argv[1]);
+    if (!cmd) {
+        fprintf(stderr, "spm: unknown command '%s' (see 'spm --help')\n", argv[1]);
+        return 2;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "spm %s", cmd->name);
+    argv[1] = name;
+    return cmd->main(argc - 1, argv + 1);
+}

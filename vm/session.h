@@ -1,0 +1,104 @@
+/*  =========================================================================
+    session - a client's connection to a VM, embedded or remote
+
+    @discuss
+    Every command that runs a job (`spm run`, `spm matmul`, `spm mine`) goes
+    through a session. Without --center, spm_session_open starts an embedded
+    VM: a center, an agent and its IEUs as real processes on private ipc
+    endpoints in a 0700 runtime directory, all torn down by close (also on
+    Ctrl-C). With --center it connects to a running VM.
+
+        spm_run_opts_t o;
+        spm_run_opts_init(&o);
+        ... getopt_long with SPM_RUN_LONGOPTS; default: spm_run_opts_set(&o, c, optarg)
+        spm_session_t *s;
+        if ((rc = spm_session_open(&o, &s)) != 0) return spm_cli_fail("matmul", rc);
+        spm_session_put(s, "mm.dense", bytes, len, &id);   -- inputs into the store
+        spm_session_run(s, "matmul", args, len, &result, &rlen); -- progress, report
+        spm_session_get(s, id, &bytes, &len);              -- outputs back
+        spm_session_close(&s);
+    @end
+    =========================================================================
+*/
+#ifndef SPM_SESSION_H_INCLUDED
+#define SPM_SESSION_H_INCLUDED
+
+#include <getopt.h>
+
+#include "vm/spm.h"
+
+typedef struct {
+    const char *center; /* NULL: start an embedded VM; else the center's endpoint */
+    int ieus;           /* embedded VM: IEU processes (default: number of cores) */
+    int slots;          /* embedded VM: SIs each IEU executes at once (1) */
+    int prefetch;       /* embedded VM: SIs each IEU asks for ahead (1) */
+    int json;           /* print the report as JSON on stdout */
+    int quiet;          /* no progress bar, no text report */
+    int priority;       /* job priority (0) */
+    const char *trace;  /* write a Chrome trace here (NULL: none) */
+    const char *keys;   /* directory with CurveZMQ keys (NULL: insecure) */
+    long timeout_ms;    /* how long to wait for the center to answer (10000) */
+} spm_run_opts_t;
+
+enum {
+    SPM_OPT_CENTER = 1000,
+    SPM_OPT_IEUS,
+    SPM_OPT_SLOTS,
+    SPM_OPT_PREFETCH,
+    SPM_OPT_JSON,
+    SPM_OPT_QUIET,
+    SPM_OPT_PRIORITY,
+    SPM_OPT_TRACE,
+    SPM_OPT_KEYS,
+    SPM_OPT_TIMEOUT,
+};
+
+/*  getopt_long entries for the options every job-running command takes. */
+#define SPM_RUN_LONGOPTS                                                                          \
+    {"center", required_argument, 0, SPM_OPT_CENTER}, {"ieus", required_argument, 0, SPM_OPT_IEUS}, \
+        {"slots", required_argument, 0, SPM_OPT_SLOTS},                                           \
+        {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                     \
+        {"json", no_argument, 0, SPM_OPT_JSON}, {"quiet", no_argument, 0, SPM_OPT_QUIET},         \
+        {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                     \
+        {"trace", required_argument, 0, SPM_OPT_TRACE},                                           \
+        {"keys", required_argument, 0, SPM_OPT_KEYS},                                             \
+        {"timeout", required_argument, 0, SPM_OPT_TIMEOUT}
+
+/*  Help text for those options, to append to a command's usage. */
+extern const char spm_run_opts_help[];
+
+void spm_run_opts_init(spm_run_opts_t *o);
+
+/*  Applies option OPT (one of SPM_OPT_*) with ARG. Returns 0, or SPM_EINVAL
+    with a detail (bad value, or OPT is not a run option). */
+int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg);
+
+typedef struct spm_session spm_session_t;
+
+/*  Opens a session per O: starts the embedded VM or connects to O->center
+    and checks that it answers. Returns 0 with *OUT set, or SPM_EUNREACH,
+    SPM_EADDRINUSE, SPM_ESYS, SPM_EINVAL (detail set). */
+int spm_session_open(const spm_run_opts_t *o, spm_session_t **out);
+
+/*  Stores a new SDB of TYPE with LEN bytes (copied) in the VM's store as
+    version 1. Returns 0 with *ID set, or an SPM_E* code. */
+int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t len,
+                    spm_sdb_t *id);
+
+/*  Fetches the newest committed version of SDB ID. *DATA is malloc'd and
+    owned by the caller. Returns 0, SPM_ENOTFOUND, or another SPM_E* code. */
+int spm_session_get(spm_session_t *s, spm_sdb_t id, void **data, size_t *len);
+
+/*  Submits PROGRAM with ARGS, shows progress on a terminal (unless quiet or
+    json), waits for the end and prints the report (text, or JSON on stdout).
+    *RESULT (malloc'd, caller frees; may be NULL) receives the result bytes
+    the root SF set. Returns 0, or the job's SPM_E* code with its message in
+    spm_error_detail(). */
+int spm_session_run(spm_session_t *s, const char *program, const void *args, size_t len,
+                    void **result, size_t *result_len);
+
+/*  Closes the session; an embedded VM is shut down and its processes and
+    runtime directory are gone when this returns. Sets *S to NULL. */
+void spm_session_close(spm_session_t **s);
+
+#endif

@@ -1,0 +1,262 @@
+/*  =========================================================================
+    spm.h - the programmer's interface to the super-instruction virtual machine
+
+    @header
+    A program for spm is a set of super-functions (SFs) that run inside the
+    center and emit super-instructions (SIs), plus the SI bodies that run
+    inside execution units (IEUs) on every node. SIs read and write
+    super-data blocks (SDBs): bounded, versioned byte blocks of a registered
+    type. Everything a programmer needs is declared here; nothing else in the
+    tree is part of the public interface.
+    @discuss
+    Registration happens from constructors (SPM_CONSTRUCTOR), so linking an
+    object file is enough to make its opcodes, types and programs known to
+    every process of the VM (all run the same binary).
+
+        static int my_exec(spm_si_ctx_t *ctx) { ... }
+        SPM_CONSTRUCTOR(my_isa)
+        {
+            spm_opcode_register(&(spm_opcode_t){.name = "my.op", .exec = my_exec});
+        }
+
+    Errors: every function that can fail returns 0 (or a count) on success and
+    a negative SPM_E* code on failure; spm_strerror() names every code and
+    spm_error_detail() gives the message of the last failure on this thread
+    (file and line where there is one).
+    @end
+    =========================================================================
+*/
+#ifndef SPM_H_INCLUDED
+#define SPM_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+#define SPM_OK 0
+#define SPM_EINVAL -1    /* an argument or option value is invalid */
+#define SPM_ENOMEM -2    /* out of memory */
+#define SPM_EIO -3       /* reading or writing a file failed */
+#define SPM_EFORMAT -4   /* malformed input file or block */
+#define SPM_EPROTO -5    /* malformed, oversized or unexpected message */
+#define SPM_ENOTFOUND -6 /* no such SDB, job, opcode, type or program */
+#define SPM_ESTORE -7    /* the LMDB store failed */
+#define SPM_EFULL -8     /* disk or store map full */
+#define SPM_ETIMEOUT -9  /* a peer did not answer in time */
+#define SPM_EUNREACH -10 /* the center cannot be reached */
+#define SPM_EADDRINUSE -11 /* the endpoint is already bound by another process */
+#define SPM_ECANCELED -12  /* the job was canceled */
+#define SPM_EEXEC -13      /* an SI body failed */
+#define SPM_EDEAD -14      /* a peer died */
+#define SPM_ESYS -15       /* a system call failed */
+#define SPM_EDENIED -16    /* refused: missing or wrong key */
+#define SPM_ERANGE -17     /* a value or index is out of range */
+#define SPM_ELAST -17
+
+/*  Returns a static, human-readable name for an SPM_E* code ("unknown error"
+    for anything else). Never NULL. */
+const char *spm_strerror(int code);
+
+/*  Records CODE with a printf-style detail message for this thread and returns
+    CODE, so a failure path reads: return spm_error(SPM_EFORMAT, "%s:%d: ...").
+    The detail is what the user sees on the one error line. */
+int spm_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*  Returns the detail message of the last spm_error() on this thread, or the
+    empty string. The pointer stays valid until the next spm_error(). */
+const char *spm_error_detail(void);
+
+/* ----------------------------------------------------------- registration */
+
+#define SPM_CONSTRUCTOR(name) __attribute__((constructor)) static void spm_register_##name(void)
+
+/* --------------------------------------------------------------- SDB types */
+
+/*  A type of super-data block. The runtime moves and stores blocks as opaque
+    bytes in the type's portable (fixed little-endian) encoding; the ISA that
+    owns the type encodes and decodes them. Every function pointer except
+    validate is optional. */
+typedef struct spm_sdb_type {
+    const char *name; /* unique, e.g. "mm.dense" */
+    /*  Checks that LEN bytes at DATA are a well-formed block of this type.
+        Returns 0 or SPM_EFORMAT. Run on every block that arrives from the
+        network before an SI body sees it. */
+    int (*validate)(const void *data, size_t len);
+    /*  ACC merge: folds partial B into A and returns the result in *OUT
+        (malloc'd, owned by the caller) and *OUTLEN. A may be NULL with ALEN 0
+        when there is no earlier version. Returns 0 or an SPM_E* code. */
+    int (*merge)(const void *a, size_t alen, const void *b, size_t blen, void **out,
+                 size_t *outlen);
+    /*  Writes a one-line summary of the block (shape, fill) into BUF. */
+    void (*summary)(const void *data, size_t len, char *buf, size_t size);
+} spm_sdb_type_t;
+
+/*  Registers TYPE (the struct is copied, the strings are not). Returns 0, or
+    SPM_EINVAL for a duplicate or missing name. */
+int spm_sdb_type_register(const spm_sdb_type_t *type);
+
+/*  Returns the registered type NAME, or NULL. */
+const spm_sdb_type_t *spm_sdb_type_find(const char *name);
+
+/* ---------------------------------------------------------------- opcodes */
+
+/*  Operand access modes. The IDU infers dependences from them:
+    R    reads the newest version issued before this SI (waits for it);
+    W    writes a new version (never waits: versions rename);
+    RW   reads the newest version and writes the next one;
+    ACC  produces a partial that is merged (with the type's merge) into the
+         SDB before the next reader; ACC SIs on one SDB run concurrently. */
+typedef enum { SPM_R = 1, SPM_W = 2, SPM_RW = 3, SPM_ACC = 4 } spm_mode_t;
+
+#define SPM_MAX_OPERANDS 256
+#define SPM_MAX_REPLY (64 * 1024) /* bytes an SI may send back to its SF */
+
+/*  The execution context of one SI on an IEU thread. */
+typedef struct spm_si_ctx spm_si_ctx_t;
+
+typedef struct spm_opcode {
+    const char *name; /* unique, e.g. "mm.multiply" */
+    /*  Runs the SI. Operands are already local. Returns 0, or an SPM_E* code
+        (set a message with spm_error first) to fail the SI. An SI never
+        communicates. */
+    int (*exec)(spm_si_ctx_t *ctx);
+} spm_opcode_t;
+
+/*  Registers OP (copied). Returns 0 or SPM_EINVAL for a duplicate name. */
+int spm_opcode_register(const spm_opcode_t *op);
+
+/*  Returns the registered opcode NAME, or NULL. */
+const spm_opcode_t *spm_opcode_find(const char *name);
+
+/*  Number of operands of the running SI. */
+size_t spm_si_noperands(const spm_si_ctx_t *ctx);
+
+/*  Mode of operand I. */
+spm_mode_t spm_si_mode(const spm_si_ctx_t *ctx, size_t i);
+
+/*  Gives the bytes of input operand I (mode R or RW) in *DATA and *LEN. The
+    bytes are owned by the runtime, read-only, and valid until exec returns.
+    Returns 0, or SPM_ERANGE when I is not a readable operand. */
+int spm_si_input(const spm_si_ctx_t *ctx, size_t i, const void **data, size_t *len);
+
+/*  Sets the result of operand I (mode W, RW or ACC). Takes ownership of DATA,
+    which must come from malloc. Returns 0 or SPM_ERANGE (DATA is then freed). */
+int spm_si_output(spm_si_ctx_t *ctx, size_t i, void *data, size_t len);
+
+/*  The parameter bytes given at issue time (owned by the runtime). */
+const void *spm_si_params(const spm_si_ctx_t *ctx, size_t *len);
+
+/*  Copies up to SPM_MAX_REPLY bytes to be handed to the issuing SF's commit.
+    Returns 0 or SPM_ERANGE when LEN is too large. */
+int spm_si_reply(spm_si_ctx_t *ctx, const void *data, size_t len);
+
+/* ----------------------------------------------------------- super-functions */
+
+typedef uint64_t spm_sdb_t; /* an SDB id, unique in the VM; 0 is no SDB */
+
+typedef struct {
+    spm_sdb_t sdb;
+    spm_mode_t mode;
+} spm_operand_t;
+
+/*  The IEU asking for work, as an SF's feed policy sees it. */
+typedef struct spm_ieu {
+    uint32_t ieu;  /* IEU index in the VM, from 0 */
+    uint32_t node; /* node (agent) index in the VM, from 0 */
+    uint32_t slots; /* SIs it executes at once */
+} spm_ieu_t;
+
+typedef enum { SPM_RESULT_SI = 1, SPM_RESULT_CHILD = 2 } spm_result_kind_t;
+
+/*  What an SF's commit is told. Everything is owned by the runtime and valid
+    during the call only. */
+typedef struct spm_result {
+    spm_result_kind_t kind;
+    uint64_t tag;       /* the tag given to spm_sf_issue or spm_sf_spawn */
+    int status;         /* 0, or the SPM_E* code the SI or child failed with */
+    const void *reply;  /* the SI's reply bytes (spm_si_reply), or NULL */
+    size_t reply_len;
+    const spm_ieu_t *ieu; /* who executed the SI (NULL for a child) */
+} spm_result_t;
+
+typedef struct spm_sf spm_sf_t;
+
+/*  A super-function class. Its callbacks run in the center's single thread;
+    they must not block. */
+typedef struct spm_sf_class {
+    const char *name;
+    /*  Called once when the SF becomes active, with the bytes given to spawn
+        or submit (valid during the call). Issues first SIs or spawns children.
+        Returns 0 or an SPM_E* code, which fails the job. */
+    int (*start)(spm_sf_t *sf, const void *args, size_t len);
+    /*  Optional policy hook: called when IEU WHO asks for work and no issued
+        SI of this SF is ready. The SF may issue SIs now; ready ones go to WHO
+        first. Returns the number of SIs issued (0: nothing for WHO now). */
+    int (*feed)(spm_sf_t *sf, const spm_ieu_t *who);
+    /*  Optional: an SI of this SF committed, or a child SF finished. */
+    void (*commit)(spm_sf_t *sf, const spm_result_t *r);
+    /*  Optional: the SF is finished; free its state. */
+    void (*finish)(spm_sf_t *sf);
+} spm_sf_class_t;
+
+/*  The SF's private state pointer (NULL until set). */
+void *spm_sf_state(spm_sf_t *sf);
+void spm_sf_set_state(spm_sf_t *sf, void *state);
+
+/*  Priority of the SF; larger runs first. */
+int spm_sf_priority(const spm_sf_t *sf);
+
+/*  Creates a new SDB of TYPE with no version yet. Returns its id, or 0 when
+    TYPE is not registered. */
+spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type);
+
+/*  Issues one SI: OPCODE with N operands, PARAMS copied, TAG given back in
+    commit. The SI becomes ready when every version it reads is committed.
+    Returns 0, or SPM_ENOTFOUND (opcode or SDB unknown), SPM_EINVAL. */
+int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
+                 const void *params, size_t params_len, uint64_t tag);
+
+/*  Starts a child SF of CLS with ARGS (copied) at PRIORITY. The parent's
+    commit is called with SPM_RESULT_CHILD and TAG when the child finishes.
+    Returns 0 or an SPM_E* code. */
+int spm_sf_spawn(spm_sf_t *sf, const spm_sf_class_t *cls, const void *args, size_t len,
+                 int priority, uint64_t tag);
+
+/*  Declares that this SF will issue nothing more. It finishes when its
+    issued SIs have committed and its children have finished. */
+void spm_sf_done(spm_sf_t *sf);
+
+/*  Fails the whole job with CODE and a message; its SIs are dropped. */
+void spm_sf_fail(spm_sf_t *sf, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*  Adds N to the number of SIs the job expects to run in all, for progress
+    and ETA. Optional: without it, progress counts issued SIs. */
+void spm_sf_expect(spm_sf_t *sf, uint64_t n);
+
+/*  Sets the job's result bytes (copied), handed to the client with the report.
+    Typically the ids of the output SDBs. Returns 0 or SPM_ENOMEM. */
+int spm_sf_set_result(spm_sf_t *sf, const void *data, size_t len);
+
+/*  Number of IEUs and nodes connected now (for policies that partition). */
+uint32_t spm_sf_ieus(const spm_sf_t *sf);
+uint32_t spm_sf_nodes(const spm_sf_t *sf);
+
+/*  A program: what `spm run NAME` and the packaged commands submit. */
+typedef struct spm_program {
+    const char *name;          /* e.g. "synthetic" */
+    const spm_sf_class_t *root; /* the SF started with the submitted args */
+} spm_program_t;
+
+int spm_program_register(const spm_program_t *p);
+const spm_program_t *spm_program_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
