@@ -6,14 +6,14 @@
 #include <check.h>
 #include <stdlib.h>
 
-#define SPM_TEST_MAIN(suite_fn)                                                                   \
-    int main(void)                                                                                \
-    {                                                                                             \
-        SRunner *sr = srunner_create(suite_fn());                                                 \
-        srunner_run_all(sr, CK_NORMAL);                                                           \
-        int failed = srunner_ntests_failed(sr);                                                   \
-        srunner_free(sr);                                                                         \
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;                                              \
+#define SPM_TEST_MAIN(suite_fn)                                                                    \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        SRunner *sr = srunner_create(suite_fn());                                                  \
+        srunner_run_all(sr, CK_NORMAL);                                                            \
+        int failed = srunner_ntests_failed(sr);                                                    \
+        srunner_free(sr);                                                                          \
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;                                               \
     }
 
 #endif

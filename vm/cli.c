@@ -104,8 +104,7 @@ int spm_parse_double(const char *option, const char *s, double min, double max, 
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
-        return spm_error(SPM_EINVAL, "%s: '%s' is not a number from %g to %g", option, s, min,
-                         max);
+        return spm_error(SPM_EINVAL, "%s: '%s' is not a number from %g to %g", option, s, min, max);
     *out = v;
     return 0;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *log_role = "spm";          /* shown after "spm " */
+static const char *log_role = "spm";             /* shown after "spm " */
 static spm_log_level_t log_level = SPM_LOG_WARN; /* lines above it are dropped */
 
 void spm_log_init(const char *role, spm_log_level_t level)

@@ -54,15 +54,18 @@ enum {
 };
 
 /*  getopt_long entries for the options every job-running command takes. */
-#define SPM_RUN_LONGOPTS                                                                          \
-    {"center", required_argument, 0, SPM_OPT_CENTER}, {"ieus", required_argument, 0, SPM_OPT_IEUS}, \
-        {"slots", required_argument, 0, SPM_OPT_SLOTS},                                           \
-        {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                     \
-        {"json", no_argument, 0, SPM_OPT_JSON}, {"quiet", no_argument, 0, SPM_OPT_QUIET},         \
-        {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                     \
-        {"trace", required_argument, 0, SPM_OPT_TRACE},                                           \
-        {"keys", required_argument, 0, SPM_OPT_KEYS},                                             \
-        {"timeout", required_argument, 0, SPM_OPT_TIMEOUT}
+#define SPM_RUN_LONGOPTS                                                                           \
+    {"center", required_argument, 0, SPM_OPT_CENTER},                                              \
+        {"ieus", required_argument, 0, SPM_OPT_IEUS},                                              \
+        {"slots", required_argument, 0, SPM_OPT_SLOTS},                                            \
+        {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                      \
+        {"json", no_argument, 0, SPM_OPT_JSON}, {"quiet", no_argument, 0, SPM_OPT_QUIET},          \
+        {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                      \
+        {"trace", required_argument, 0, SPM_OPT_TRACE},                                            \
+        {"keys", required_argument, 0, SPM_OPT_KEYS},                                              \
+    {                                                                                              \
+        "timeout", required_argument, 0, SPM_OPT_TIMEOUT                                           \
+    }
 
 /*  Help text for those options, to append to a command's usage. */
 extern const char spm_run_opts_help[];

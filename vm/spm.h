@@ -39,16 +39,16 @@ extern "C" {
 /* ---------------------------------------------------------------- errors */
 
 #define SPM_OK 0
-#define SPM_EINVAL -1    /* an argument or option value is invalid */
-#define SPM_ENOMEM -2    /* out of memory */
-#define SPM_EIO -3       /* reading or writing a file failed */
-#define SPM_EFORMAT -4   /* malformed input file or block */
-#define SPM_EPROTO -5    /* malformed, oversized or unexpected message */
-#define SPM_ENOTFOUND -6 /* no such SDB, job, opcode, type or program */
-#define SPM_ESTORE -7    /* the LMDB store failed */
-#define SPM_EFULL -8     /* disk or store map full */
-#define SPM_ETIMEOUT -9  /* a peer did not answer in time */
-#define SPM_EUNREACH -10 /* the center cannot be reached */
+#define SPM_EINVAL -1      /* an argument or option value is invalid */
+#define SPM_ENOMEM -2      /* out of memory */
+#define SPM_EIO -3         /* reading or writing a file failed */
+#define SPM_EFORMAT -4     /* malformed input file or block */
+#define SPM_EPROTO -5      /* malformed, oversized or unexpected message */
+#define SPM_ENOTFOUND -6   /* no such SDB, job, opcode, type or program */
+#define SPM_ESTORE -7      /* the LMDB store failed */
+#define SPM_EFULL -8       /* disk or store map full */
+#define SPM_ETIMEOUT -9    /* a peer did not answer in time */
+#define SPM_EUNREACH -10   /* the center cannot be reached */
 #define SPM_EADDRINUSE -11 /* the endpoint is already bound by another process */
 #define SPM_ECANCELED -12  /* the job was canceled */
 #define SPM_EEXEC -13      /* an SI body failed */
@@ -166,8 +166,8 @@ typedef struct {
 
 /*  The IEU asking for work, as an SF's feed policy sees it. */
 typedef struct spm_ieu {
-    uint32_t ieu;  /* IEU index in the VM, from 0 */
-    uint32_t node; /* node (agent) index in the VM, from 0 */
+    uint32_t ieu;   /* IEU index in the VM, from 0 */
+    uint32_t node;  /* node (agent) index in the VM, from 0 */
     uint32_t slots; /* SIs it executes at once */
 } spm_ieu_t;
 
@@ -177,9 +177,9 @@ typedef enum { SPM_RESULT_SI = 1, SPM_RESULT_CHILD = 2 } spm_result_kind_t;
     during the call only. */
 typedef struct spm_result {
     spm_result_kind_t kind;
-    uint64_t tag;       /* the tag given to spm_sf_issue or spm_sf_spawn */
-    int status;         /* 0, or the SPM_E* code the SI or child failed with */
-    const void *reply;  /* the SI's reply bytes (spm_si_reply), or NULL */
+    uint64_t tag;      /* the tag given to spm_sf_issue or spm_sf_spawn */
+    int status;        /* 0, or the SPM_E* code the SI or child failed with */
+    const void *reply; /* the SI's reply bytes (spm_si_reply), or NULL */
     size_t reply_len;
     const spm_ieu_t *ieu; /* who executed the SI (NULL for a child) */
 } spm_result_t;
@@ -249,7 +249,7 @@ uint32_t spm_sf_nodes(const spm_sf_t *sf);
 
 /*  A program: what `spm run NAME` and the packaged commands submit. */
 typedef struct spm_program {
-    const char *name;          /* e.g. "synthetic" */
+    const char *name;           /* e.g. "synthetic" */
     const spm_sf_class_t *root; /* the SF started with the submitted args */
 } spm_program_t;
 

@@ -14,17 +14,17 @@
 #define MAX_ENTRIES 256
 
 typedef struct {
-    uint32_t id;    /* spm_name_id(name) */
+    uint32_t id;      /* spm_name_id(name) */
     const char *name; /* the registered name (not owned: static strings) */
 } entry_t;
 
-static spm_opcode_t opcodes[MAX_ENTRIES];     /* registered opcodes */
-static entry_t opcode_ids[MAX_ENTRIES];       /* their ids, same index */
+static spm_opcode_t opcodes[MAX_ENTRIES]; /* registered opcodes */
+static entry_t opcode_ids[MAX_ENTRIES];   /* their ids, same index */
 static size_t nopcodes;
-static spm_sdb_type_t types[MAX_ENTRIES];     /* registered SDB types */
+static spm_sdb_type_t types[MAX_ENTRIES]; /* registered SDB types */
 static entry_t type_ids[MAX_ENTRIES];
 static size_t ntypes;
-static spm_program_t programs[MAX_ENTRIES];   /* registered programs */
+static spm_program_t programs[MAX_ENTRIES]; /* registered programs */
 static size_t nprograms;
 
 uint32_t spm_name_id(const char *name)

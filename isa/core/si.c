@@ -93,8 +93,8 @@ int spm_si_exec_local(const char *opcode, spm_si_operand_t *ops, size_t n, const
     const spm_opcode_t *op = spm_opcode_find(opcode);
     if (!op)
         return spm_error(SPM_ENOTFOUND, "unknown opcode '%s'", opcode);
-    spm_si_ctx_t ctx = {.op = op, .ops = ops, .nops = n, .params = params,
-                        .params_len = params_len};
+    spm_si_ctx_t ctx = {
+        .op = op, .ops = ops, .nops = n, .params = params, .params_len = params_len};
     int rc = spm_si_ctx_run(&ctx);
     if (rc != 0) {
         spm_si_ctx_release(&ctx);

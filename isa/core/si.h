@@ -15,21 +15,21 @@
 #include "vm/spm.h"
 
 typedef struct {
-    spm_mode_t mode;  /* access mode */
-    const void *in;   /* input bytes (R, RW), not owned */
+    spm_mode_t mode; /* access mode */
+    const void *in;  /* input bytes (R, RW), not owned */
     size_t in_len;
-    void *out;        /* output bytes (W, RW, ACC), malloc'd, owned by the ctx */
+    void *out; /* output bytes (W, RW, ACC), malloc'd, owned by the ctx */
     size_t out_len;
-    int has_out;      /* the SI set this output */
+    int has_out; /* the SI set this output */
 } spm_si_operand_t;
 
 struct spm_si_ctx {
-    const spm_opcode_t *op;     /* what runs */
-    spm_si_operand_t *ops;      /* operands, not owned */
+    const spm_opcode_t *op; /* what runs */
+    spm_si_operand_t *ops;  /* operands, not owned */
     size_t nops;
-    const void *params;         /* parameter bytes, not owned */
+    const void *params; /* parameter bytes, not owned */
     size_t params_len;
-    unsigned char *reply;       /* reply bytes, malloc'd, owned by the ctx */
+    unsigned char *reply; /* reply bytes, malloc'd, owned by the ctx */
     size_t reply_len;
 };
 
