@@ -1,0 +1,61 @@
+/*  =========================================================================
+    textio - streaming line input with line numbers, and all-or-nothing output
+
+    @discuss
+    Input files (Matrix Market, FIMI transactions) can be larger than memory:
+    spm_lines_t reads them a line at a time through a fixed buffer and knows
+    the line number, so an error can say "A.mtx:12: ...". CRLF endings are
+    accepted (the CR is dropped). spm_outfile_t writes to a temporary file
+    beside the target and renames it into place only on commit, so a failed
+    run never leaves a partial output file behind.
+    @end
+    =========================================================================
+*/
+#ifndef SPM_TEXTIO_H_INCLUDED
+#define SPM_TEXTIO_H_INCLUDED
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct spm_lines spm_lines_t;
+
+/*  Opens PATH ("-" is stdin) for reading. Returns NULL with the detail set
+    (SPM_EIO: "PATH: No such file or directory"). */
+spm_lines_t *spm_lines_open(const char *path);
+
+/*  Reads the next line into *LINE (NUL-terminated, without the line end;
+    valid until the next call) and *LEN. Returns 1 for a line, 0 at end of
+    file, or SPM_EIO / SPM_EFORMAT (a NUL byte, a line over 64 MiB) with the
+    detail naming file and line. *TRUNCATED is set when the file's last line
+    had no newline (may be NULL). */
+int spm_lines_next(spm_lines_t *r, char **line, size_t *len, int *truncated);
+
+/*  Line number of the last line returned (1-based). */
+unsigned long spm_lines_lineno(const spm_lines_t *r);
+
+/*  The path given to open. */
+const char *spm_lines_path(const spm_lines_t *r);
+
+/*  Records CODE with "PATH:LINE: MESSAGE" as the error detail; returns CODE. */
+int spm_lines_error(const spm_lines_t *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+void spm_lines_close(spm_lines_t **r);
+
+typedef struct spm_outfile spm_outfile_t;
+
+/*  Creates a temporary file beside PATH ("-" writes to stdout directly).
+    Returns NULL with the detail set. */
+spm_outfile_t *spm_outfile_open(const char *path);
+
+/*  The stream to write to. */
+FILE *spm_outfile_stream(spm_outfile_t *f);
+
+/*  Flushes, syncs and renames into place. Returns 0, or SPM_EIO / SPM_EFULL
+    (the temporary file is removed). Frees F and sets *F to NULL either way. */
+int spm_outfile_commit(spm_outfile_t **f);
+
+/*  Removes the temporary file; PATH is left as it was. Sets *F to NULL. */
+void spm_outfile_abort(spm_outfile_t **f);
+
+#endif
