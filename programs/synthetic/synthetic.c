@@ -39,6 +39,7 @@ typedef struct {
     uint32_t stage;    /* SF being run, from 0 */
     uint64_t in_stage; /* SIs of this stage not yet committed */
     uint64_t work_us;  /* work issued so far */
+    uint8_t *seen;     /* one bit per SI of the stage: committed already */
 } syn_state_t;
 
 /* ------------------------------------------------------------- the SI */
@@ -95,6 +96,10 @@ static int issue_stage(spm_sf_t *sf, syn_state_t *st)
     unsigned char params[9];
     params[8] = (unsigned char)(a->sleep != 0);
     st->in_stage = n;
+    free(st->seen);
+    st->seen = calloc(n / 8 + 1, 1);
+    if (!st->seen)
+        return SPM_ENOMEM;
     for (uint64_t i = 0; i < n; i++) {
         double us = draw_us(st);
         uint64_t w = us > 0 ? (uint64_t)(us + 0.5) : 0;
@@ -128,8 +133,14 @@ static int syn_start(spm_sf_t *sf, const void *args, size_t len)
 
 static void syn_commit(spm_sf_t *sf, const spm_result_t *r)
 {
-    (void)r;
     syn_state_t *st = spm_sf_state(sf);
+    /* The runtime promises each SI's result exactly once; check it. */
+    if (st->seen[r->tag / 8] & (1u << (r->tag % 8))) {
+        spm_sf_fail(sf, SPM_EEXEC, "SI %llu of stage %u committed twice",
+                    (unsigned long long)r->tag, st->stage);
+        return;
+    }
+    st->seen[r->tag / 8] |= (uint8_t)(1u << (r->tag % 8));
     if (--st->in_stage > 0)
         return;
     if (++st->stage < st->args.sfs) {
@@ -144,7 +155,10 @@ static void syn_commit(spm_sf_t *sf, const spm_result_t *r)
 
 static void syn_finish(spm_sf_t *sf)
 {
-    free(spm_sf_state(sf));
+    syn_state_t *st = spm_sf_state(sf);
+    if (st)
+        free(st->seen);
+    free(st);
 }
 
 static const spm_sf_class_t syn_class = {
