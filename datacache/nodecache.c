@@ -532,9 +532,7 @@ static int put_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     v = (MDB_val){4 + w->len, NULL};
     if ((rc = mdb_put(txn, self->blocks, &k, &v, MDB_RESERVE)) != 0)
         return rc;
-    spm_store_value_header(v.mv_data, w->type);
-    if (w->len)
-        memcpy((uint8_t *)v.mv_data + 4, w->data, w->len);
+    spm_store_value_write(v.mv_data, w->type, w->data, w->len);
     if ((rc = set_stamp(self, txn, key, 0, next_stamp(self))) != 0)
         return rc;
     t.blocks++;
@@ -546,11 +544,9 @@ int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uin
                       const void *data, size_t len)
 {
     assert(self);
-    if (id == 0 || version == 0)
-        return spm_error(SPM_EINVAL, "SDB id and version must not be 0 (got %llu, %llu)",
-                         (unsigned long long)id, (unsigned long long)version);
-    if (len && !data)
-        return spm_error(SPM_EINVAL, "no bytes given for a block of %zu bytes", len);
+    int rc = spm_store_check_put(id, version, data, len);
+    if (rc)
+        return rc;
     if (self->budget && len > self->budget)
         return spm_error(SPM_EFULL,
                          "%s: SDB %llu version %llu (%zu bytes) is larger than the cache "
@@ -558,7 +554,7 @@ int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uin
                          self->dir, (unsigned long long)id, (unsigned long long)version, len,
                          (unsigned long long)self->budget);
     write_t w = {id, version, type, data, len, take_notes(self), 0};
-    int rc = write_txn(self, put_body, &w);
+    rc = write_txn(self, put_body, &w);
     free(w.notes.notes);
     return rc;
 }
