@@ -223,13 +223,20 @@ static int send_env(ieu_t *ieu, Spm__Envelope *env, spm_frame_t *f, size_t n)
     return spm_wire_send(ieu->dealer, NULL, env, f, n, &ieu->wire);
 }
 
-static void pull(ieu_t *ieu)
+/*  Credits to ask for now: enough to hold slots + prefetch SIs. */
+static uint32_t wanted(const ieu_t *ieu)
 {
     uint32_t want = ieu->slots + ieu->prefetch;
-    if (ieu->held + ieu->requested >= want)
+    return ieu->held + ieu->requested >= want ? 0 : want - ieu->held - ieu->requested;
+}
+
+static void pull(ieu_t *ieu)
+{
+    uint32_t credits = wanted(ieu);
+    if (!credits)
         return;
     Spm__Pull p = SPM__PULL__INIT;
-    p.credits = want - ieu->held - ieu->requested;
+    p.credits = credits;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_PULL;
     env.pull = &p;
@@ -427,17 +434,20 @@ static void commit_done(ieu_t *ieu)
             r->outputs++;
         }
     }
+    for (task_t *t = list; t; t = t->next)
+        ieu->held--;
     Spm__Commit cm = SPM__COMMIT__INIT;
     cm.n_results = n;
     cm.results = resp;
+    cm.credits = wanted(ieu); /* the next PULL rides on the COMMIT */
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_COMMIT;
     env.commit = &cm;
-    send_env(ieu, &env, frames, f);
+    if (send_env(ieu, &env, frames, f) == 0)
+        ieu->requested += cm.credits;
     for (task_t *t = list, *next; t; t = next) {
         next = t->next;
         task_free(t);
-        ieu->held--;
     }
     free(res);
     free(resp);

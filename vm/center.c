@@ -303,8 +303,13 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
     const spm_idu_si_t **sis = calloc(cm->n_results ? cm->n_results : 1, sizeof *sis);
     if (!sis)
         return;
-    int batch = spm_store_begin(c->store) == 0;
-    int rc = batch ? 0 : SPM_ESTORE;
+    /* All outputs of one COMMIT go to the store in one transaction; a
+       COMMIT without outputs (null SIs) touches no store at all. */
+    size_t total = 0;
+    for (size_t i = 0; i < cm->n_results; i++)
+        total += cm->results[i]->outputs;
+    int batch = total > 0 && spm_store_begin(c->store) == 0;
+    int rc = total > 0 && !batch ? SPM_ESTORE : 0;
     for (size_t i = 0; i < cm->n_results; i++) {
         Spm__Result *r = cm->results[i];
         if (frame + r->outputs > m->nframes) {
@@ -359,6 +364,8 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
         spm_idu_commit(c->idu, p->index, r->si, &ct);
     }
     free(sis);
+    if (!p->dead)
+        spm_idu_ieu_pull(c->idu, p->index, cm->credits);
 }
 
 static void on_get(center_t *c, spm_msg_t *m)
