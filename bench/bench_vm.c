@@ -8,12 +8,12 @@
     the work for a smoke run. */
 #include <stdio.h>
 #include <stdlib.h>
-#define SPM_TEST_ASSERT(c)                                                                        \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            fprintf(stderr, "bench: %s failed\n", #c);                                            \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define SPM_TEST_ASSERT(c)                                                                         \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "bench: %s failed\n", #c);                                             \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 #define SPM_TEST_FAIL(...) (fprintf(stderr, __VA_ARGS__), exit(1))
 
@@ -52,8 +52,8 @@ static double median(double *v, int n)
 static char *run_json(const char *sis, const char *work, const char *ieus, const char *prefetch,
                       const char *sfs)
 {
-    const char *argv[] = {"run",  "synthetic",  "--sis", sis,   "--work", work,    "--ieus",
-                          ieus,   "--prefetch", prefetch, "--sfs", sfs,   "--json", NULL};
+    const char *argv[] = {"run", "synthetic",  "--sis",  sis,     "--work", work,     "--ieus",
+                          ieus,  "--prefetch", prefetch, "--sfs", sfs,      "--json", NULL};
     char *out, *err;
     int rc = spm_test_run(argv, 600, &out, &err);
     if (rc != 0) {
