@@ -69,7 +69,7 @@ static void bench_dispatch(void)
     const char *sis = quick() ? "20000" : "200000";
     double n = atof(sis);
     /* Baseline: the same null SI body in an in-process loop. */
-    unsigned char params[9] = {0};
+    unsigned char params[25] = {0};
     double base[16];
     for (int r = 0; r < reps(); r++) {
         uint64_t t0 = spm_now_us();

@@ -513,6 +513,22 @@ int spm_store_commit(spm_store_t *self)
     return rc;
 }
 
+int spm_store_set_lazy(spm_store_t *self, int lazy)
+{
+    assert(self);
+    int rc = mdb_env_set_flags(self->env, MDB_NOSYNC, lazy ? 1 : 0);
+    return rc ? spm_store_lmdb_error(rc, self->dir, "setting the sync mode") : 0;
+}
+
+int spm_store_sync(spm_store_t *self)
+{
+    assert(self);
+    int rc = mdb_env_sync(self->env, 1);
+    if (rc == ENOSPC || rc == EDQUOT)
+        return spm_error(SPM_EFULL, "%s: disk full while syncing", self->dir);
+    return rc ? spm_store_lmdb_error(rc, self->dir, "syncing") : 0;
+}
+
 void spm_store_abort(spm_store_t *self)
 {
     assert(self);

@@ -56,6 +56,17 @@ spm_store_t *spm_store_open(const char *dir);
     benchmarks use a small map to exercise growing. */
 spm_store_t *spm_store_open_map(const char *dir, size_t map_bytes);
 
+/*  LAZY=1: commits no longer wait for the disk (LMDB's MDB_NOSYNC); what
+    they wrote is in the operating system's cache, safe from a crash of the
+    process, and reaches the disk at the next spm_store_sync. A crash of the
+    operating system before that sync can lose those commits. LAZY=0 (the
+    default) syncs at every commit. Returns 0 or SPM_ESTORE. */
+int spm_store_set_lazy(spm_store_t *self, int lazy);
+
+/*  Flushes everything committed so far to disk. Returns 0 or SPM_ESTORE
+    (SPM_EFULL when the disk is full). */
+int spm_store_sync(spm_store_t *self);
+
 /*  Aborts an open batch, closes the environment, frees the store and sets
  *SELF to NULL. Does nothing when *SELF is NULL. */
 void spm_store_close(spm_store_t **self);

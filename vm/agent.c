@@ -35,7 +35,9 @@ typedef struct {
 
 typedef struct {
     const char *center, *cache_dir;
+    const char *data_listen, *data_advertise; /* the data agent's endpoints */
     long slots, prefetch;
+    long cache_mb; /* node cache budget, MiB (0: none) */
     const char *log_level;
     uint32_t node;
     child_t *kids;
@@ -52,7 +54,8 @@ static void on_signal(int sig)
 
 static pid_t start_ieu(agent_t *a)
 {
-    char node[16], slots[16], prefetch[16];
+    char node[16], slots[16], prefetch[16], cache_mb[24];
+    snprintf(cache_mb, sizeof cache_mb, "%ld", a->cache_mb);
     snprintf(node, sizeof node, "%u", a->node);
     snprintf(slots, sizeof slots, "%ld", a->slots);
     snprintf(prefetch, sizeof prefetch, "%ld", a->prefetch);
@@ -63,6 +66,7 @@ static pid_t start_ieu(agent_t *a)
                     "--slots",     slots,
                     "--prefetch",  prefetch,
                     "--log-level", (char *)a->log_level,
+                    "--cache-mb",  cache_mb,
                     NULL};
     return spm_proc_spawn(argv);
 }
@@ -144,6 +148,71 @@ static void stop_all(agent_t *a)
         }
 }
 
+/*  The data agent: answers one FETCH from another node's IEU with the
+    block from this node's cache (copied into the frame: a zero-copy frame
+    would pin an LMDB read transaction until ZeroMQ's I/O thread frees it,
+    and LMDB's reader slots are few). */
+static void serve_fetch(void *router, spm_nodecache_t *cache, spm_msg_t *m)
+{
+    Spm__Fetch *f = m->env->fetch;
+    Spm__FetchReply r = SPM__FETCH_REPLY__INIT;
+    r.req = f->req;
+    spm_frame_t frame = {0};
+    spm_nodecache_reader_t *rd = spm_nodecache_reader(cache);
+    const void *data;
+    size_t len;
+    uint32_t type;
+    r.status = rd ? spm_nodecache_get(rd, f->sdb, f->version, &type, &data, &len) : SPM_ESTORE;
+    if (r.status == 0) {
+        frame.data = malloc(len ? len : 1);
+        frame.len = len;
+        frame.free_fn = spm_wire_free;
+        if (frame.data)
+            memcpy(frame.data, data, len);
+        else
+            r.status = SPM_ENOMEM;
+    }
+    spm_nodecache_reader_end(&rd);
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_FETCH_REPLY;
+    env.fetch_reply = &r;
+    spm_wire_send(router, &m->id, &env, &frame, r.status == 0 ? 1 : 0, NULL);
+}
+
+/*  Binds the data agent's ROUTER and works out the endpoint peers use.
+    Returns the socket or NULL with the detail set. */
+static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
+{
+    char listen[512];
+    if (a->data_listen)
+        snprintf(listen, sizeof listen, "%s", a->data_listen);
+    else if (strncmp(a->center, "ipc://", 6) == 0)
+        snprintf(listen, sizeof listen, "ipc://%s/data", a->cache_dir);
+    else
+        snprintf(listen, sizeof listen, "tcp://*:0");
+    void *router = spm_wire_socket(ctx, ZMQ_ROUTER);
+    if (!router)
+        return NULL;
+    if (zmq_bind(router, listen) != 0) {
+        spm_error(SPM_EADDRINUSE, "--data-listen %s: %s", listen, zmq_strerror(zmq_errno()));
+        zmq_close(router);
+        return NULL;
+    }
+    char bound[512];
+    size_t blen = sizeof bound;
+    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &blen);
+    if (a->data_advertise) {
+        snprintf(advertise, size, "%s", a->data_advertise);
+    } else if (strncmp(bound, "tcp://0.0.0.0:", 14) == 0) {
+        char host[256] = "localhost";
+        gethostname(host, sizeof host - 1);
+        snprintf(advertise, size, "tcp://%s:%s", host, bound + 14);
+    } else {
+        snprintf(advertise, size, "%s", bound);
+    }
+    return router;
+}
+
 static const char agent_help[] =
     "usage: spm agent --center ENDPOINT [OPTIONS]\n\n"
     "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
@@ -154,6 +223,13 @@ static const char agent_help[] =
     "  --prefetch N        SIs each IEU asks for ahead (default 1)\n"
     "  --cache-dir DIR     node cache directory, emptied at start\n"
     "                      (default /tmp/spm-cache-UID-PID)\n"
+    "  --cache-mb N        node cache budget in MiB; least recently used blocks\n"
+    "                      are evicted beyond it (default 0: no limit)\n"
+    "  --data-listen EP    where this node serves its cached blocks to other nodes\n"
+    "                      (default ipc://CACHE-DIR/data with an ipc center, else\n"
+    "                      tcp://*:RANDOM)\n"
+    "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
+    "                      (default: the bound endpoint, with this host's name)\n"
     "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
 
 static int agent_main(int argc, char **argv)
@@ -164,6 +240,9 @@ static int agent_main(int argc, char **argv)
                                          {"prefetch", required_argument, 0, 'p'},
                                          {"cache-dir", required_argument, 0, 'd'},
                                          {"log-level", required_argument, 0, 'v'},
+                                         {"cache-mb", required_argument, 0, 'm'},
+                                         {"data-listen", required_argument, 0, 'L'},
+                                         {"data-advertise", required_argument, 0, 'A'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     agent_t a = {.slots = 1, .prefetch = 1, .log_level = "warn"};
@@ -188,6 +267,15 @@ static int agent_main(int argc, char **argv)
             break;
         case 'd':
             a.cache_dir = optarg;
+            break;
+        case 'm':
+            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &a.cache_mb);
+            break;
+        case 'L':
+            a.data_listen = optarg;
+            break;
+        case 'A':
+            a.data_advertise = optarg;
             break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);
@@ -217,12 +305,17 @@ static int agent_main(int argc, char **argv)
 
     int status = 1;
     void *ctx = zmq_ctx_new(), *dealer = NULL;
-    spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, 0, 1);
+    void *data = NULL;
+    char advertise[512] = "";
+    spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 1);
     if (!cache) {
         spm_cli_fail("agent", SPM_EIO);
         goto done;
     }
-    spm_nodecache_close(&cache); /* emptied; the IEUs open it themselves */
+    if (!ctx || !(data = bind_data(ctx, &a, advertise, sizeof advertise))) {
+        spm_cli_fail("agent", SPM_EADDRINUSE);
+        goto done;
+    }
     dealer = ctx ? spm_wire_socket(ctx, ZMQ_DEALER) : NULL;
     if (!dealer || zmq_connect(dealer, a.center) != 0) {
         spm_error(SPM_EUNREACH, "%s: %s", a.center, zmq_strerror(zmq_errno()));
@@ -235,6 +328,7 @@ static int agent_main(int argc, char **argv)
     h.role = SPM__HELLO__ROLE__AGENT;
     h.node = host;
     h.pid = (uint32_t)getpid();
+    h.data_endpoint = advertise;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_HELLO;
     env.hello = &h;
@@ -273,11 +367,17 @@ static int agent_main(int argc, char **argv)
     spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     while (!stop_flag) {
-        zmq_pollitem_t item = {dealer, 0, ZMQ_POLLIN, 0};
-        zmq_poll(&item, 1, 100);
+        zmq_pollitem_t items[2] = {{dealer, 0, ZMQ_POLLIN, 0}, {data, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, 2, 100);
         int shutdown = 0;
         spm_msg_t m;
         int r;
+        for (int k = 0; k < 256 && (r = spm_wire_recv(data, 1, 1, &m, NULL)) > 0; k++) {
+            if (r == 1 && m.env->body_case == SPM__ENVELOPE__BODY_FETCH)
+                serve_fetch(data, cache, &m);
+            if (r == 1)
+                spm_msg_close(&m);
+        }
         while ((r = spm_wire_recv(dealer, 0, 1, &m, NULL)) > 0) {
             if (r != 1)
                 continue;
@@ -309,8 +409,11 @@ done:
     free(a.kids);
     if (dealer)
         zmq_close(dealer);
+    if (data)
+        zmq_close(data);
     if (ctx)
         zmq_ctx_term(ctx);
+    spm_nodecache_close(&cache);
     if (a.cache_dir == default_cache)
         spm_rmtree(default_cache);
     return status;

@@ -50,8 +50,19 @@ typedef struct {
     uint64_t last_progress_us;
 } watch_t;
 
+/*  A COMMIT whose outputs are in the open store batch. */
+typedef struct {
+    spm_msg_t m; /* the message, owned */
+    void *ieu;   /* its peer_t */
+    uint8_t *ok; /* per result: accepted in the first half */
+} pending_t;
+
 typedef struct {
     void *ctx, *router;
+    pending_t *pending; /* COMMITs waiting for this turn's store batch */
+    size_t npending, cappending;
+    int batch_open; /* a store write transaction is open */
+    int batch_rc;   /* the first failure of this turn's batch */
     spm_idu_t *idu;
     spm_store_t *store;
     spm_hmap_t *peers;   /* routing-id key -> peer_t */
@@ -59,8 +70,14 @@ typedef struct {
     spm_hmap_t *watches; /* job -> watch_t */
     spm_hmap_t *cpu_at;  /* job -> CPU time at submit (us, boxed) */
     uint32_t next_node;
+    char **node_data; /* node index -> its data agent's endpoint (or NULL) */
+    size_t nnode_data;
     uint32_t heartbeat_ms, dead_ms;
     uint64_t lease_us;
+    uint64_t gc_versions; /* block versions deleted as garbage */
+    uint64_t sync_us;     /* flush the store this often (0: at every commit) */
+    uint64_t last_sync;   /* when it was flushed last */
+    int dirty;            /* commits since then */
     spm_wire_stats_t wire;
     volatile sig_atomic_t *stop;
     int stopping;
@@ -276,6 +293,15 @@ static void on_hello(center_t *c, spm_msg_t *m)
                      h->slots);
     } else if ((int)h->role == ROLE_AGENT) {
         p->index = p->node = c->next_node++;
+        char **v = realloc(c->node_data, (p->node + 1) * sizeof *v);
+        if (v) {
+            c->node_data = v;
+            for (size_t i = c->nnode_data; i <= p->node; i++)
+                v[i] = NULL;
+            c->nnode_data = p->node + 1;
+            if (h->data_endpoint && *h->data_endpoint)
+                v[p->node] = strdup(h->data_endpoint);
+        }
         spm_log_info("agent of node %u (%s) joined", p->node, h->node);
     }
     w.index = p->index;
@@ -292,24 +318,56 @@ static void ieu_gone(center_t *c, peer_t *p, const char *why)
         return;
     p->dead = 1;
     uint32_t n = spm_idu_ieu_dead(c->idu, p->index);
+    /* With its last IEU gone, nobody serves the node's cache any more
+       (its agent is likely gone too): stop sending fetches there. */
+    int alive = 0;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (!alive && spm_hmap_next(c->ieus, &pos, &key, &value))
+        alive = !((peer_t *)value)->dead && ((peer_t *)value)->node == p->node;
+    if (!alive)
+        spm_idu_dir_node_gone(c->idu, p->node);
     spm_log_warn("IEU %u (node %u, pid %u) %s; %u SIs re-issued", p->index, p->node, p->pid, why,
                  n);
 }
 
+/*  Deletes from the store the versions the IDU found nobody can read. */
+static void collect_garbage(center_t *c)
+{
+    spm_sdb_t id;
+    uint64_t version;
+    if (!spm_idu_gc_take(c->idu, &id, &version))
+        return;
+    if (spm_store_begin(c->store) != 0)
+        return;
+    do {
+        spm_store_delete(c->store, id, version); /* not found: it never committed */
+        c->gc_versions++;
+    } while (spm_idu_gc_take(c->idu, &id, &version));
+    if (spm_store_commit(c->store) != 0)
+        spm_log_warn("garbage collection: %s", spm_error_detail());
+}
+
+/*  COMMIT, first half: writes the outputs of its live results into the
+    store batch of this loop turn and keeps the message until the batch is
+    durable (group commit: one LMDB sync per turn, not per SI). Takes M. */
 static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Commit *cm = m->env->commit;
-    size_t frame = 0;
-    const spm_idu_si_t **sis = calloc(cm->n_results ? cm->n_results : 1, sizeof *sis);
-    if (!sis)
+    pending_t *pc = NULL;
+    if (c->npending == c->cappending) {
+        size_t cap = c->cappending ? c->cappending * 2 : 16;
+        pending_t *v = realloc(c->pending, cap * sizeof *v);
+        if (!v)
+            return; /* dropped: the leases bring these SIs back */
+        c->pending = v;
+        c->cappending = cap;
+    }
+    uint8_t *ok = calloc(cm->n_results ? cm->n_results : 1, 1);
+    if (!ok)
         return;
-    /* All outputs of one COMMIT go to the store in one transaction; a
-       COMMIT without outputs (null SIs) touches no store at all. */
-    size_t total = 0;
-    for (size_t i = 0; i < cm->n_results; i++)
-        total += cm->results[i]->outputs;
-    int batch = total > 0 && spm_store_begin(c->store) == 0;
-    int rc = total > 0 && !batch ? SPM_ESTORE : 0;
+    size_t frame = 0;
     for (size_t i = 0; i < cm->n_results; i++) {
         Spm__Result *r = cm->results[i];
         if (frame + r->outputs > m->nframes) {
@@ -317,64 +375,138 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
             break;
         }
         const spm_idu_si_t *si = spm_idu_lookup(c->idu, p->index, r->si, r->attempt);
-        if (si && r->status == 0) {
-            /* One frame per operand that is not R, in operand order. */
-            size_t want = 0;
-            for (size_t k = 0; k < si->nops; k++)
-                want += si->ops[k].mode != SPM_R;
-            if (want != r->outputs) {
-                spm_log_warn("COMMIT of SI %llu has %u outputs, expected %zu; dropped",
-                             (unsigned long long)r->si, r->outputs, want);
-                si = NULL;
+        size_t want = 0;
+        for (size_t k = 0; si && k < si->nops; k++)
+            want += si->ops[k].mode != SPM_R;
+        if (si && r->status == 0 && want != r->outputs) {
+            spm_log_warn("COMMIT of SI %llu has %u outputs, expected %zu; dropped",
+                         (unsigned long long)r->si, r->outputs, want);
+            si = NULL;
+        }
+        ok[i] = si != NULL;
+        for (size_t k = 0, f = frame; si && r->status == 0 && k < si->nops; k++) {
+            if (si->ops[k].mode == SPM_R)
+                continue;
+            zmq_msg_t *fm = &m->frames[f++];
+            if (!c->batch_open && c->batch_rc == 0) {
+                c->batch_rc = spm_store_begin(c->store);
+                c->batch_open = c->batch_rc == 0;
             }
-            for (size_t k = 0, f = frame; si && rc == 0 && k < si->nops; k++) {
-                if (si->ops[k].mode == SPM_R)
-                    continue;
-                zmq_msg_t *fm = &m->frames[f++];
+            int rc = c->batch_rc;
+            if (rc == 0) {
                 rc = spm_store_put(c->store, si->ops[k].sdb, si->ops[k].version, si->ops[k].type,
                                    zmq_msg_data(fm), zmq_msg_size(fm));
+                if (rc == SPM_EINVAL) { /* an earlier attempt's bytes, never applied */
+                    spm_store_delete(c->store, si->ops[k].sdb, si->ops[k].version);
+                    rc = spm_store_put(c->store, si->ops[k].sdb, si->ops[k].version,
+                                       si->ops[k].type, zmq_msg_data(fm), zmq_msg_size(fm));
+                }
             }
+            if (rc != 0 && c->batch_rc == 0)
+                c->batch_rc = rc;
+            /* The committing IEU keeps a copy in its node's cache. */
+            spm_idu_dir_add(c->idu, si->ops[k].sdb, si->ops[k].version, zmq_msg_size(fm), p->node);
         }
-        sis[i] = si;
         frame += r->outputs;
     }
-    if (rc == 0 && batch)
-        rc = spm_store_commit(c->store);
-    else if (batch)
-        spm_store_abort(c->store);
-    for (size_t i = 0; i < cm->n_results; i++) {
-        if (!sis[i])
-            continue;
-        Spm__Result *r = cm->results[i];
-        spm_idu_commit_t ct = {.status = r->status,
-                               .error = r->error,
-                               .reply = r->reply.data,
-                               .reply_len = r->reply.len,
-                               .wait_us = r->wait_us,
-                               .exec_us = r->exec_us,
-                               .localize_us = r->localize_us,
-                               .l1_hits = r->l1_hits,
-                               .store_reads = r->store_reads,
-                               .bytes_in = r->bytes_in};
-        if (rc != 0 && r->status == 0) {
-            /* Nothing of this batch reached the store: the job cannot go on. */
-            spm_idu_job_fail(c->idu, sis[i]->job, rc, spm_error_detail());
-            continue;
-        }
-        spm_idu_commit(c->idu, p->index, r->si, &ct);
-    }
-    free(sis);
-    if (!p->dead)
-        spm_idu_ieu_pull(c->idu, p->index, cm->credits);
+    pc = &c->pending[c->npending++];
+    pc->m = *m;
+    memset(m, 0, sizeof *m); /* the pending list owns it now */
+    pc->ieu = p;
+    pc->ok = ok;
 }
 
-static void on_get(center_t *c, spm_msg_t *m)
+/*  COMMIT, second half, once per loop turn: makes the batch durable, then
+    applies the results (versions readable, waiters wake, SF commits run). */
+static void flush_commits(center_t *c)
+{
+    int rc = c->batch_rc;
+    if (c->batch_open) {
+        if (rc == 0)
+            rc = spm_store_commit(c->store);
+        else
+            spm_store_abort(c->store);
+    }
+    c->dirty |= c->batch_open && rc == 0;
+    c->batch_open = 0;
+    c->batch_rc = 0;
+    for (size_t n = 0; n < c->npending; n++) {
+        pending_t *pc = &c->pending[n];
+        Spm__Commit *cm = pc->m.env->commit;
+        peer_t *p = pc->ieu;
+        for (size_t i = 0; i < cm->n_results; i++) {
+            Spm__Result *r = cm->results[i];
+            /* still the live lease? (the IEU may have died this turn) */
+            const spm_idu_si_t *si =
+                pc->ok[i] ? spm_idu_lookup(c->idu, p->index, r->si, r->attempt) : NULL;
+            if (!si)
+                continue;
+            if (rc != 0 && r->status == 0) {
+                /* Its outputs did not reach the store: the job cannot go on. */
+                spm_idu_job_fail(c->idu, si->job, rc, spm_error_detail());
+                continue;
+            }
+            spm_idu_commit_t ct = {.status = r->status,
+                                   .error = r->error,
+                                   .reply = r->reply.data,
+                                   .reply_len = r->reply.len,
+                                   .wait_us = r->wait_us,
+                                   .exec_us = r->exec_us,
+                                   .localize_us = r->localize_us,
+                                   .l1_hits = r->l1_hits,
+                                   .l2_hits = r->l2_hits,
+                                   .store_reads = r->store_reads,
+                                   .evictions = r->evictions,
+                                   .bytes_l2 = r->bytes_l2,
+                                   .bytes_store = r->bytes_store};
+            spm_idu_commit(c->idu, p->index, r->si, &ct);
+        }
+        if (!p->dead)
+            spm_idu_ieu_pull(c->idu, p->index, cm->credits);
+        free(pc->ok);
+        spm_msg_close(&pc->m);
+    }
+    c->npending = 0;
+    collect_garbage(c);
+}
+
+/*  Answers an IEU's operand miss with the data endpoints of other nodes
+    that cache the block, when there are any and it did not ask for the
+    store. Returns 1 when it answered. */
+static int redirect(center_t *c, peer_t *p, spm_msg_t *m, uint64_t version)
 {
     Spm__Get *g = m->env->get;
+    uint32_t nodes[8];
+    size_t n = spm_idu_dir_holders(c->idu, g->sdb, version, nodes, 8);
+    char *eps[8];
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (nodes[i] != p->node && nodes[i] < c->nnode_data && c->node_data[nodes[i]])
+            eps[k++] = c->node_data[nodes[i]];
+    if (!k)
+        return 0;
     Spm__GetReply r = SPM__GET_REPLY__INIT;
     r.req = g->req;
     r.sdb = g->sdb;
+    r.version = version;
+    r.n_holders = k;
+    r.holders = eps;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
+    env.get_reply = &r;
+    send_to(c, &m->id, &env, NULL, 0);
+    return 1;
+}
+
+static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
+{
+    Spm__Get *g = m->env->get;
     uint64_t version = g->version ? g->version : spm_idu_sdb_version(c->idu, g->sdb, NULL);
+    if (p->role == ROLE_IEU && !g->store_only && version && redirect(c, p, m, version))
+        return;
+    Spm__GetReply r = SPM__GET_REPLY__INIT;
+    r.req = g->req;
+    r.sdb = g->sdb;
     void *data = NULL;
     size_t len = 0;
     uint32_t type = 0;
@@ -387,6 +519,17 @@ static void on_get(center_t *c, spm_msg_t *m)
     env.get_reply = &r;
     spm_frame_t f = {data, len, spm_wire_free, NULL};
     send_to(c, &m->id, &env, &f, r.status == 0 ? 1 : 0);
+}
+
+/*  PUBLISH and DROP: an IEU's node cache gained or lost blocks. */
+static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (gained)
+            spm_idu_dir_add(c->idu, refs[i]->sdb, refs[i]->version, refs[i]->bytes, p->node);
+        else
+            spm_idu_dir_drop(c->idu, refs[i]->sdb, refs[i]->version, p->node);
+    }
 }
 
 static void on_put(center_t *c, spm_msg_t *m)
@@ -539,7 +682,15 @@ static void handle(center_t *c, spm_msg_t *m)
         on_watch(c, m);
         break;
     case SPM__ENVELOPE__BODY_GET:
-        on_get(c, m);
+        on_get(c, p, m);
+        break;
+    case SPM__ENVELOPE__BODY_PUBLISH:
+        if (p->role == ROLE_IEU)
+            on_blocks(c, p, m->env->publish->blocks, m->env->publish->n_blocks, 1);
+        break;
+    case SPM__ENVELOPE__BODY_DROP:
+        if (p->role == ROLE_IEU)
+            on_blocks(c, p, m->env->drop->blocks, m->env->drop->n_blocks, 0);
         break;
     case SPM__ENVELOPE__BODY_PUT:
         on_put(c, m);
@@ -569,6 +720,15 @@ static void tick(center_t *c)
         peer_t *p = value;
         if (!p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000)
             ieu_gone(c, p, "went silent");
+    }
+    pos = 0;
+    while (spm_hmap_next(c->peers, &pos, &key, &value)) {
+        peer_t *p = value;
+        if (p->role == ROLE_AGENT && !p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000) {
+            p->dead = 1;
+            spm_idu_dir_node_gone(c->idu, p->node);
+            spm_log_warn("agent of node %u went silent", p->node);
+        }
     }
     if (c->lease_us)
         spm_idu_expire(c->idu, now, c->lease_us);
@@ -620,6 +780,14 @@ static void center_free(center_t *c)
     pos = 0;
     while (c->cpu_at && spm_hmap_next(c->cpu_at, &pos, &key, &value))
         free(value);
+    for (size_t n = 0; n < c->npending; n++) {
+        free(c->pending[n].ok);
+        spm_msg_close(&c->pending[n].m);
+    }
+    free(c->pending);
+    for (size_t i = 0; i < c->nnode_data; i++)
+        free(c->node_data[i]);
+    free(c->node_data);
     spm_hmap_destroy(&c->peers);
     spm_hmap_destroy(&c->ieus);
     spm_hmap_destroy(&c->watches);
@@ -642,6 +810,10 @@ static const char center_help[] =
     "  --dead-ms N         silence after which an IEU is dead and its SIs re-issued\n"
     "                      (default 5000)\n"
     "  --lease-s N         re-issue an SI not committed after N seconds (default 600; 0 off)\n"
+    "  --sync-ms N         flush the store to disk at most N ms after a commit\n"
+    "                      (default 100). Commits are safe from a crash of any spm\n"
+    "                      process at once; an operating-system crash can lose the\n"
+    "                      last N ms. 0 syncs at every commit: durable, slower\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
 static int center_main(int argc, char **argv)
@@ -651,11 +823,12 @@ static int center_main(int argc, char **argv)
                                          {"heartbeat-ms", required_argument, 0, 'H'},
                                          {"dead-ms", required_argument, 0, 'D'},
                                          {"lease-s", required_argument, 0, 'L'},
+                                         {"sync-ms", required_argument, 0, 'S'},
                                          {"log-level", required_argument, 0, 'v'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *listen = NULL, *store = NULL;
-    long hb = 1000, dead = 5000, lease = 600;
+    long hb = 1000, dead = 5000, lease = 600, sync_ms = 100;
     spm_log_level_t level = SPM_LOG_INFO;
     int ch, rc;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -682,6 +855,10 @@ static int center_main(int argc, char **argv)
             if ((rc = spm_log_parse_level(optarg, &level)) != 0)
                 return spm_cli_fail("center", rc);
             break;
+        case 'S':
+            if ((rc = spm_parse_long("--sync-ms", optarg, 0, 600000, &sync_ms)) != 0)
+                return spm_cli_fail("center", rc);
+            break;
         case 'h':
             fputs(center_help, stdout);
             return 0;
@@ -697,7 +874,8 @@ static int center_main(int argc, char **argv)
 
     center_t c = {.heartbeat_ms = (uint32_t)hb,
                   .dead_ms = (uint32_t)dead,
-                  .lease_us = (uint64_t)lease * 1000000u};
+                  .lease_us = (uint64_t)lease * 1000000u,
+                  .sync_us = (uint64_t)sync_ms * 1000u};
     int status = 1;
     c.store = spm_store_open(store);
     if (!c.store) {
@@ -715,6 +893,10 @@ static int center_main(int argc, char **argv)
         goto done;
     }
     spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
+    if (c.sync_us && spm_store_set_lazy(c.store, 1) != 0) {
+        spm_cli_fail("center", SPM_ESTORE);
+        goto done;
+    }
     c.router = spm_wire_socket(c.ctx, ZMQ_ROUTER);
     if (!c.router) {
         spm_cli_fail("center", SPM_ESYS);
@@ -753,8 +935,18 @@ static int center_main(int argc, char **argv)
             tick(&c);
             last_tick = now;
         }
+        flush_commits(&c);
+        if (c.dirty && now - c.last_sync >= c.sync_us) {
+            if (spm_store_sync(c.store) != 0)
+                spm_log_error("%s", spm_error_detail());
+            c.dirty = 0;
+            c.last_sync = now;
+        }
         pump(&c);
     }
+    flush_commits(&c);
+    if (c.dirty && spm_store_sync(c.store) != 0)
+        spm_log_error("%s", spm_error_detail());
     shutdown_peers(&c);
     spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)c.wire.received,
                  (unsigned long long)c.wire.dropped);

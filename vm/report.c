@@ -53,8 +53,12 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
     r->merges = info.merges;
     r->center_cpu_us = spm_idu_job_cpu(idu, job);
     r->l1_hits = info.l1_hits;
+    r->l2_hits = info.l2_hits;
     r->store_reads = info.store_reads;
-    r->bytes_in = info.bytes_in;
+    r->bytes_l2 = info.bytes_l2;
+    r->bytes_store = info.bytes_store;
+    r->bytes_in = info.bytes_l2 + info.bytes_store;
+    r->evictions = info.evictions;
     if (info.result_len && (r->result.data = malloc(info.result_len))) {
         memcpy(r->result.data, info.result, info.result_len);
         r->result.len = info.result_len;
@@ -135,13 +139,14 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             ", \"wall_s\": %.6f, \"issued\": %llu, \"committed\": %llu, \"reissued\": %llu, "
             "\"stale\": %llu, \"merges\": %llu, \"w_idle\": %.6f, \"w_comm\": %.6f, "
             "\"w_man\": %.6f, \"efficiency\": %.6f, \"busy_s\": %.6f, \"center_cpu_s\": %.6f, "
-            "\"l1_hits\": %llu, \"l2_hits\": 0, \"store_reads\": %llu, \"bytes_in\": %llu, "
-            "\"ieus\": [",
+            "\"l1_hits\": %llu, \"l2_hits\": %llu, \"store_reads\": %llu, \"bytes_l2\": %llu, "
+            "\"bytes_store\": %llu, \"evictions\": %llu, \"ieus\": [",
             r->wall_us / 1e6, (unsigned long long)r->issued, (unsigned long long)r->committed,
             (unsigned long long)r->reissued, (unsigned long long)r->stale,
             (unsigned long long)r->merges, o->w_idle, o->w_comm, o->w_man, o->efficiency, o->busy_s,
-            o->man_s, (unsigned long long)r->l1_hits, (unsigned long long)r->store_reads,
-            (unsigned long long)r->bytes_in);
+            o->man_s, (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits,
+            (unsigned long long)r->store_reads, (unsigned long long)r->bytes_l2,
+            (unsigned long long)r->bytes_store, (unsigned long long)r->evictions);
     for (size_t i = 0; i < r->n_ieus; i++) {
         const Spm__IeuReport *e = r->ieus[i];
         fprintf(out,
@@ -171,9 +176,12 @@ static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out
                 100 * o->busy_s / cap, 100 * o->wait_s / cap, 100 * o->idle_s / cap);
     fprintf(out, "  overheads: w_idle %.4f  w_comm %.4f  w_man %.4f  efficiency %.3f\n", o->w_idle,
             o->w_comm, o->w_man, o->efficiency);
-    fprintf(out, "  data: %llu level-1 hits, %llu store reads, %.1f MiB moved in\n",
-            (unsigned long long)r->l1_hits, (unsigned long long)r->store_reads,
-            r->bytes_in / 1048576.0);
+    fprintf(out,
+            "  data: %llu level-1 hits, %llu level-2 hits (%.1f MiB), %llu store reads (%.1f MiB), "
+            "%llu evictions\n",
+            (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits, r->bytes_l2 / 1048576.0,
+            (unsigned long long)r->store_reads, r->bytes_store / 1048576.0,
+            (unsigned long long)r->evictions);
     fprintf(out, "  %5s %5s %8s %10s %10s %10s\n", "ieu", "node", "SIs", "busy s", "wait s",
             "idle s");
     for (size_t i = 0; i < r->n_ieus; i++) {

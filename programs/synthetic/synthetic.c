@@ -8,7 +8,11 @@
     super-functions run one after another, each ending in a barrier: the
     structure the dissertation's imbalance model (equation 6.4) describes,
     with n_i = sis / K SIs per SF. Fixed 0 gives null SIs, which measure the
-    dispatch rate and the management overhead.
+    dispatch rate and the management overhead. --bytes B adds data: every SI
+    writes a block of B bytes, and the SIs of each later SF read blocks of
+    the one before, so blocks move between nodes through the caches; every
+    byte read is checked, and the SF checks each SI read the blocks it was
+    given.
     =========================================================================
 */
 #include "isa/core/codec.h"
@@ -31,6 +35,8 @@ typedef struct {
     double a, b, p; /* distribution parameters, microseconds (p: bimodal share of b) */
     uint32_t sleep; /* sleep instead of spinning */
     uint64_t seed;
+    uint64_t bytes; /* each SI writes a block of this many bytes (0: no data) */
+    uint32_t reads; /* SIs after the first stage read this many blocks of the stage before */
 } syn_args_t;
 
 typedef struct {
@@ -40,7 +46,49 @@ typedef struct {
     uint64_t in_stage; /* SIs of this stage not yet committed */
     uint64_t work_us;  /* work issued so far */
     uint8_t *seen;     /* one bit per SI of the stage: committed already */
+    spm_sdb_t *blocks; /* blocks written by the stage before (data runs) */
+    spm_sdb_t *next;   /* blocks this stage writes */
+    uint64_t nblocks;  /* entries in blocks */
+    uint64_t *expect;  /* per SI of this stage: the checksum it must reply */
+    uint64_t checksum; /* sum of all replies, the job's result */
 } syn_state_t;
+
+#define PARAMS_LEN 25 /* work_us, sleep flag, output bytes, output seed */
+
+/* ------------------------------------------------------ the data blocks */
+
+/*  A "syn.block" is its seed, its payload length, then the payload, each
+    byte a function of the seed and its position: any byte changed on the
+    way through caches and networks is detected by the reader. */
+static unsigned char payload_byte(uint64_t seed, uint64_t j)
+{
+    return (unsigned char)((seed * 31u + j * 7u + (j >> 8)) & 0xffu);
+}
+
+static int block_validate(const void *data, size_t len)
+{
+    if (len < 16 || spm_le64((const unsigned char *)data + 8) != len - 16)
+        return SPM_EFORMAT;
+    return 0;
+}
+
+/*  Checks a block's payload against its seed; returns 0 or SPM_EFORMAT. */
+static int block_verify(const unsigned char *p, size_t len, uint64_t *seed)
+{
+    if (block_validate(p, len) != 0)
+        return SPM_EFORMAT;
+    *seed = spm_le64(p);
+    for (size_t j = 0; j < len - 16; j++)
+        if (p[16 + j] != payload_byte(*seed, j))
+            return SPM_EFORMAT;
+    return 0;
+}
+
+static void block_summary(const void *data, size_t len, char *buf, size_t size)
+{
+    (void)data;
+    snprintf(buf, size, "synthetic block of %zu bytes", len);
+}
 
 /* ------------------------------------------------------------- the SI */
 
@@ -51,24 +99,50 @@ static uint64_t thread_cpu_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/*  Operands: any number of R blocks, then optionally one W block. Replies
+    with the sum of the seeds it read, after checking every byte. */
 static int work_exec(spm_si_ctx_t *ctx)
 {
-    size_t len;
+    size_t len, n = spm_si_noperands(ctx);
     const unsigned char *p = spm_si_params(ctx, &len);
-    if (len != 9)
+    if (len != PARAMS_LEN)
         return spm_error(SPM_EINVAL, "syn.work: malformed parameters");
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        const void *in;
+        size_t inlen;
+        uint64_t seed;
+        if (spm_si_mode(ctx, i) != SPM_R)
+            continue;
+        if (spm_si_input(ctx, i, &in, &inlen) != 0 || block_verify(in, inlen, &seed) != 0)
+            return spm_error(SPM_EFORMAT, "syn.work: operand %zu arrived corrupted", i);
+        sum += seed;
+    }
     uint64_t us = spm_le64(p);
     if (p[8]) {
         struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000};
         nanosleep(&ts, NULL);
-        return 0;
+    } else {
+        uint64_t end = thread_cpu_us() + us;
+        volatile double x = 1.0;
+        while (us && thread_cpu_us() < end)
+            for (int i = 0; i < 1000; i++)
+                x = x * 1.0000001 + 1e-9;
     }
-    uint64_t end = thread_cpu_us() + us;
-    volatile double x = 1.0;
-    while (us && thread_cpu_us() < end)
-        for (int i = 0; i < 1000; i++)
-            x = x * 1.0000001 + 1e-9;
-    return 0;
+    if (n > 0 && spm_si_mode(ctx, n - 1) == SPM_W) {
+        uint64_t bytes = spm_le64(p + 9), seed = spm_le64(p + 17);
+        unsigned char *out = malloc(16 + bytes);
+        if (!out)
+            return SPM_ENOMEM;
+        spm_put_le64(out, seed);
+        spm_put_le64(out + 8, bytes);
+        for (uint64_t j = 0; j < bytes; j++)
+            out[16 + j] = payload_byte(seed, j);
+        spm_si_output(ctx, n - 1, out, 16 + bytes);
+    }
+    unsigned char reply[8];
+    spm_put_le64(reply, sum);
+    return spm_si_reply(ctx, reply, sizeof reply);
 }
 
 /* -------------------------------------------------------------- the SF */
@@ -88,27 +162,54 @@ static double draw_us(syn_state_t *st)
     }
 }
 
+/*  The seed of the block SI I of STAGE writes. */
+static uint64_t block_seed(uint32_t stage, uint64_t i)
+{
+    return (uint64_t)stage * 1000003u + i + 1;
+}
+
 /*  Issues the SIs of the current stage. */
 static int issue_stage(spm_sf_t *sf, syn_state_t *st)
 {
     const syn_args_t *a = &st->args;
     uint64_t per = a->sis / a->sfs, n = per + (st->stage + 1 == a->sfs ? a->sis % a->sfs : 0);
-    unsigned char params[9];
+    unsigned char params[PARAMS_LEN];
     params[8] = (unsigned char)(a->sleep != 0);
+    spm_put_le64(params + 9, a->bytes);
     st->in_stage = n;
     free(st->seen);
+    free(st->expect);
     st->seen = calloc(n / 8 + 1, 1);
-    if (!st->seen)
+    st->expect = calloc(n + 1, sizeof *st->expect);
+    st->next = a->bytes ? calloc(n + 1, sizeof *st->next) : NULL;
+    if (!st->seen || !st->expect || (a->bytes && !st->next))
         return SPM_ENOMEM;
+    spm_operand_t ops[65];
     for (uint64_t i = 0; i < n; i++) {
         double us = draw_us(st);
         uint64_t w = us > 0 ? (uint64_t)(us + 0.5) : 0;
+        size_t nops = 0;
         st->work_us += w;
         spm_put_le64(params, w);
-        int rc = spm_sf_issue(sf, "syn.work", NULL, 0, params, sizeof params, i);
+        for (uint32_t k = 0; st->nblocks && k < a->reads; k++) {
+            uint64_t pick = spm_rng_below(&st->rng, st->nblocks);
+            ops[nops++] = (spm_operand_t){st->blocks[pick], SPM_R};
+            st->expect[i] += block_seed(st->stage - 1, pick);
+        }
+        if (a->bytes) {
+            if (!(st->next[i] = spm_sdb_new(sf, "syn.block")))
+                return SPM_ENOMEM;
+            ops[nops++] = (spm_operand_t){st->next[i], SPM_W};
+            spm_put_le64(params + 17, block_seed(st->stage, i));
+        }
+        int rc = spm_sf_issue(sf, "syn.work", ops, nops, params, sizeof params, i);
         if (rc != 0)
             return rc;
     }
+    free(st->blocks);
+    st->blocks = st->next;
+    st->nblocks = a->bytes ? n : 0;
+    st->next = NULL;
     if (n == 0)
         spm_sf_done(sf);
     return 0;
@@ -124,7 +225,8 @@ static int syn_start(spm_sf_t *sf, const void *args, size_t len)
     syn_args_t *a = &st->args;
     if (spm_get_u64(&c, &a->sis) || spm_get_u32(&c, &a->sfs) || spm_get_u32(&c, &a->dist) ||
         spm_get_f64(&c, &a->a) || spm_get_f64(&c, &a->b) || spm_get_f64(&c, &a->p) ||
-        spm_get_u32(&c, &a->sleep) || spm_get_u64(&c, &a->seed) || a->sfs == 0)
+        spm_get_u32(&c, &a->sleep) || spm_get_u64(&c, &a->seed) || spm_get_u64(&c, &a->bytes) ||
+        spm_get_u32(&c, &a->reads) || a->sfs == 0 || a->reads > 64)
         return spm_error(SPM_EINVAL, "synthetic: malformed arguments");
     spm_rng_seed(&st->rng, a->seed);
     spm_sf_expect(sf, a->sis);
@@ -134,21 +236,32 @@ static int syn_start(spm_sf_t *sf, const void *args, size_t len)
 static void syn_commit(spm_sf_t *sf, const spm_result_t *r)
 {
     syn_state_t *st = spm_sf_state(sf);
-    /* The runtime promises each SI's result exactly once; check it. */
+    /* The runtime promises each SI's result exactly once, and the bytes it
+       read intact; check both. */
     if (st->seen[r->tag / 8] & (1u << (r->tag % 8))) {
         spm_sf_fail(sf, SPM_EEXEC, "SI %llu of stage %u committed twice",
                     (unsigned long long)r->tag, st->stage);
         return;
     }
     st->seen[r->tag / 8] |= (uint8_t)(1u << (r->tag % 8));
+    uint64_t got = r->reply_len == 8 ? spm_le64(r->reply) : ~0ull;
+    if (got != st->expect[r->tag]) {
+        spm_sf_fail(sf, SPM_EEXEC, "SI %llu of stage %u read the wrong blocks",
+                    (unsigned long long)r->tag, st->stage);
+        return;
+    }
+    st->checksum += got;
     if (--st->in_stage > 0)
         return;
     if (++st->stage < st->args.sfs) {
-        issue_stage(sf, st);
+        int rc = issue_stage(sf, st);
+        if (rc != 0)
+            spm_sf_fail(sf, rc, "synthetic: %s", spm_strerror(rc));
         return;
     }
-    unsigned char out[8];
+    unsigned char out[16];
     spm_put_le64(out, st->work_us);
+    spm_put_le64(out + 8, st->checksum);
     spm_sf_set_result(sf, out, sizeof out);
     spm_sf_done(sf);
 }
@@ -156,8 +269,12 @@ static void syn_commit(spm_sf_t *sf, const spm_result_t *r)
 static void syn_finish(spm_sf_t *sf)
 {
     syn_state_t *st = spm_sf_state(sf);
-    if (st)
+    if (st) {
         free(st->seen);
+        free(st->blocks);
+        free(st->next);
+        free(st->expect);
+    }
     free(st);
 }
 
@@ -244,6 +361,10 @@ static const char syn_help[] =
     "  --sfs K             split the SIs into K super-functions run one after\n"
     "                      another, each ending in a barrier (default 1)\n"
     "  --sleep             sleep instead of spinning the CPU\n"
+    "  --bytes N           each SI writes a block of N bytes, and every SI after the\n"
+    "                      first SF reads --reads blocks of the SF before it: data\n"
+    "                      that moves between nodes (default 0: no data)\n"
+    "  --reads R           blocks each SI reads with --bytes (default 2, at most 64)\n"
     "  --seed N            random seed (default 1)\n";
 
 static int syn_main(int argc, char **argv)
@@ -252,11 +373,13 @@ static int syn_main(int argc, char **argv)
                                          {"work", required_argument, 0, 'w'},
                                          {"sfs", required_argument, 0, 'k'},
                                          {"sleep", no_argument, 0, 'S'},
+                                         {"bytes", required_argument, 0, 'b'},
+                                         {"reads", required_argument, 0, 'r'},
                                          {"seed", required_argument, 0, 's'},
                                          {"help", no_argument, 0, 'h'},
                                          SPM_RUN_LONGOPTS,
                                          {0, 0, 0, 0}};
-    syn_args_t a = {.sis = 1000, .sfs = 1, .dist = DIST_FIXED, .a = 1000, .seed = 1};
+    syn_args_t a = {.sis = 1000, .sfs = 1, .dist = DIST_FIXED, .a = 1000, .seed = 1, .reads = 2};
     spm_run_opts_t o;
     spm_run_opts_init(&o);
     int ch, rc;
@@ -277,6 +400,14 @@ static int syn_main(int argc, char **argv)
             break;
         case 'S':
             a.sleep = 1;
+            break;
+        case 'b':
+            rc = spm_parse_long("--bytes", optarg, 0, 256L << 20, &v);
+            a.bytes = (uint64_t)v;
+            break;
+        case 'r':
+            rc = spm_parse_long("--reads", optarg, 0, 64, &v);
+            a.reads = (uint32_t)v;
             break;
         case 's':
             rc = spm_parse_long("--seed", optarg, 0, INT64_MAX, &v);
@@ -305,6 +436,8 @@ static int syn_main(int argc, char **argv)
     spm_buf_put_f64(&b, a.p);
     spm_buf_put_u32(&b, a.sleep);
     spm_buf_put_u64(&b, a.seed);
+    spm_buf_put_u64(&b, a.bytes);
+    spm_buf_put_u32(&b, a.reads);
     void *args;
     size_t len;
     if ((rc = spm_buf_take(&b, &args, &len)) != 0)
@@ -314,8 +447,14 @@ static int syn_main(int argc, char **argv)
         free(args);
         return spm_cli_fail("run synthetic", rc);
     }
-    rc = spm_session_run(s, "synthetic", args, len, NULL, NULL);
+    void *result = NULL;
+    size_t rlen = 0;
+    rc = spm_session_run(s, "synthetic", args, len, &result, &rlen);
     free(args);
+    if (rc == 0 && rlen == 16 && !o.quiet && !o.json)
+        printf("  checksum of the blocks read: %llu\n",
+               (unsigned long long)spm_le64((unsigned char *)result + 8));
+    free(result);
     int status = rc == 0 ? 0 : spm_cli_fail("run synthetic", rc);
     spm_session_close(&s);
     return status;
@@ -324,6 +463,8 @@ static int syn_main(int argc, char **argv)
 SPM_CONSTRUCTOR(synthetic)
 {
     spm_opcode_register(&(spm_opcode_t){.name = "syn.work", .exec = work_exec});
+    spm_sdb_type_register(&(spm_sdb_type_t){
+        .name = "syn.block", .validate = block_validate, .summary = block_summary});
     spm_program_register(&(spm_program_t){.name = "synthetic", .root = &syn_class});
     spm_runner_register(
         &(spm_command_t){.name = "synthetic",
