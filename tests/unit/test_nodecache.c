@@ -124,6 +124,7 @@ START_TEST(test_two_processes_share)
     const void *p = NULL;
     ck_assert(block_ok(r, 1, 1 << 20, &p));
     ck_assert_msg(in_map(p), "the block was copied out of the map");
+    ck_assert_msg((uintptr_t)p % 8 == 0, "a large block is not 8-byte aligned: %p", p);
     spm_nodecache_reader_end(&r);
     ck_assert_ptr_null(r);
 
