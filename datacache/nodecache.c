@@ -129,9 +129,11 @@ static int remap(spm_nodecache_t *self, size_t seen, int grow)
                          "end the reader before writing",
                          self->dir);
     pthread_rwlock_wrlock(&self->maplock);
-    int rc = 0;
+    int rc = 0, dead = 0;
     if (self->mapsize == seen && grow) {
-        rc = spm_store_env_grow(self->env, self->dir, &self->mapsize);
+        /* Readers of dead processes pin old pages; freeing their slots may be enough. */
+        if (mdb_reader_check(self->env, &dead) != 0 || dead == 0)
+            rc = spm_store_env_grow(self->env, self->dir, &self->mapsize);
     } else if (self->mapsize == seen) {
         rc = mdb_env_set_mapsize(self->env, 0);
         MDB_envinfo info;
