@@ -31,6 +31,7 @@
 #define FLUSH_NOTES 1024                   /* notes that make reader_end flush */
 #define FLUSH_AGE_NS ((uint64_t)100000000) /* note age that makes reader_end flush */
 #define LRU_KEY_LEN (8 + SPM_STORE_KEY_LEN)
+#define HDR 8 /* value header: type id and padding, so large blocks are 8-byte aligned */
 
 /* One pending note that a block was used. */
 typedef struct {
@@ -128,9 +129,11 @@ static int remap(spm_nodecache_t *self, size_t seen, int grow)
                          "end the reader before writing",
                          self->dir);
     pthread_rwlock_wrlock(&self->maplock);
-    int rc = 0;
+    int rc = 0, dead = 0;
     if (self->mapsize == seen && grow) {
-        rc = spm_store_env_grow(self->env, self->dir, &self->mapsize);
+        /* Readers of dead processes pin old pages; freeing their slots may be enough. */
+        if (mdb_reader_check(self->env, &dead) != 0 || dead == 0)
+            rc = spm_store_env_grow(self->env, self->dir, &self->mapsize);
     } else if (self->mapsize == seen) {
         rc = mdb_env_set_mapsize(self->env, 0);
         MDB_envinfo info;
@@ -333,7 +336,7 @@ static int remove_block(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key,
     int rc = mdb_get(txn, self->blocks, &k, &v);
     if (rc)
         return rc;
-    size_t len = v.mv_size >= 4 ? v.mv_size - 4 : 0;
+    size_t len = v.mv_size >= HDR ? v.mv_size - HDR : 0;
     uint8_t lk[LRU_KEY_LEN];
     lru_key(lk, stamp, key);
     MDB_val lkv = {sizeof lk, lk};
@@ -376,7 +379,7 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
     size_t len;
     if ((rc = mdb_get(txn, self->blocks, &k, &v)) != 0)
         return rc;
-    if (spm_store_value_parse(&v, &type, &data, &len) == 0 && self->evict)
+    if (spm_store_value_parse(&v, HDR, &type, &data, &len) == 0 && self->evict)
         self->evict(self->evict_arg, id, version, type, data, len);
     if ((rc = remove_block(self, txn, key, stamp, t)) != 0)
         return rc;
@@ -529,10 +532,10 @@ static int put_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     while (self->budget && t.bytes + w->len > self->budget)
         if ((rc = evict_one(self, txn, &t)) != 0)
             return rc;
-    v = (MDB_val){4 + w->len, NULL};
+    v = (MDB_val){HDR + w->len, NULL};
     if ((rc = mdb_put(txn, self->blocks, &k, &v, MDB_RESERVE)) != 0)
         return rc;
-    spm_store_value_write(v.mv_data, w->type, w->data, w->len);
+    spm_store_value_write(v.mv_data, HDR, w->type, w->data, w->len);
     if ((rc = set_stamp(self, txn, key, 0, next_stamp(self))) != 0)
         return rc;
     t.blocks++;
@@ -648,7 +651,7 @@ int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version,
     }
     if (rc)
         return spm_store_lmdb_error(rc, self->dir, "reading the cache");
-    if (spm_store_value_parse(&v, type, data, len) != 0)
+    if (spm_store_value_parse(&v, HDR, type, data, len) != 0)
         return spm_error(SPM_ESTORE, "%s: SDB %llu version %llu: stored value has no header",
                          self->dir, (unsigned long long)id, (unsigned long long)version);
     atomic_fetch_add(&self->hits, 1);

@@ -34,10 +34,13 @@
     another process has not flushed yet (at most about 100 ms of them, while
     it keeps ending readers) do not count when this process evicts.
 
-    Layout: database "blocks" maps the 16-byte key of datacache/store.h to a
-    4-byte type then the bytes; "atime" maps the key to its last-use stamp;
-    "lru" holds (stamp, key) with no value, oldest first; "meta" holds the
-    node-wide totals. BUDGET counts the bytes of blocks, not LMDB's pages.
+    Layout: database "blocks" maps the 16-byte key of datacache/store.h to an
+    8-byte header (the little-endian type id, 4 zero bytes) then the bytes:
+    a block larger than about 2 KiB sits on its own LMDB pages, and the
+    header keeps its bytes 8-byte aligned in the map, so an SI may read
+    doubles in place (smaller blocks have no alignment guarantee); "atime" maps the key to its
+   last-use stamp; "lru" holds (stamp, key) with no value, oldest first; "meta" holds the node-wide
+   totals. BUDGET counts the bytes of blocks, not LMDB's pages.
 
     The cache is not durable (MDB_NOSYNC): the agent opens it with FRESH=1 at
     start, which wipes what a crashed node left. The map starts as large as
@@ -113,8 +116,8 @@ spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self);
 
 /*  Looks up block (ID, VERSION) (the exact version; 0 finds nothing). Returns
     0 with *TYPE (may be NULL), *DATA (read-only, in the map, valid until the
-    reader ends) and *LEN, and notes the block as used now; or SPM_ENOTFOUND;
-    or SPM_ESTORE. Counts a hit or a miss. */
+    reader ends; 8-byte aligned for blocks over 2 KiB) and *LEN, and notes the block as used now; or
+   SPM_ENOTFOUND; or SPM_ESTORE. Counts a hit or a miss. */
 int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
                       const void **data, size_t *len);
 

@@ -88,24 +88,26 @@ int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t
     return 0;
 }
 
-void spm_store_value_write(void *dst, uint32_t type, const void *data, size_t len)
+void spm_store_value_write(void *dst, size_t hdr, uint32_t type, const void *data, size_t len)
 {
     uint8_t *p = dst;
+    memset(p, 0, hdr);
     for (int i = 0; i < 4; i++, type >>= 8)
         p[i] = (uint8_t)type;
     if (len)
-        memcpy(p + 4, data, len);
+        memcpy(p + hdr, data, len);
 }
 
-int spm_store_value_parse(const MDB_val *v, uint32_t *type, const void **data, size_t *len)
+int spm_store_value_parse(const MDB_val *v, size_t hdr, uint32_t *type, const void **data,
+                          size_t *len)
 {
-    if (v->mv_size < 4)
+    if (v->mv_size < hdr)
         return spm_error(SPM_EFORMAT, "stored value of %zu bytes has no type header", v->mv_size);
     const uint8_t *p = v->mv_data;
     if (type)
         *type = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    *data = p + 4;
-    *len = v->mv_size - 4;
+    *data = p + hdr;
+    *len = v->mv_size - hdr;
     return 0;
 }
 
@@ -348,14 +350,14 @@ static int apply(spm_store_t *self, MDB_txn *txn, op_t *op)
                              (unsigned long long)op->id, (unsigned long long)op->version);
         return rc;
     }
-    MDB_val val = {4 + op->len, NULL};
+    MDB_val val = {SPM_STORE_HDR + op->len, NULL};
     int rc = mdb_put(txn, self->dbi, &key, &val, MDB_NOOVERWRITE | MDB_RESERVE);
     if (rc == MDB_KEYEXIST) {
         uint32_t type;
         const void *data;
         size_t len;
-        if (spm_store_value_parse(&val, &type, &data, &len) == 0 && type == op->type &&
-            len == op->len && (len == 0 || memcmp(data, op->data, len) == 0))
+        if (spm_store_value_parse(&val, SPM_STORE_HDR, &type, &data, &len) == 0 &&
+            type == op->type && len == op->len && (len == 0 || memcmp(data, op->data, len) == 0))
             return 0;
         return spm_error(SPM_EINVAL,
                          "SDB %llu version %llu is already stored with other contents "
@@ -364,7 +366,7 @@ static int apply(spm_store_t *self, MDB_txn *txn, op_t *op)
     }
     if (rc)
         return rc;
-    spm_store_value_write(val.mv_data, op->type, op->data, op->len);
+    spm_store_value_write(val.mv_data, SPM_STORE_HDR, op->type, op->data, op->len);
     op->wrote = 1;
     return 0;
 }
@@ -630,7 +632,7 @@ int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *f
                                  (unsigned long long)id);
     } else if (rc) {
         rc = spm_store_lmdb_error(rc, self->dir, "reading");
-    } else if ((rc = spm_store_value_parse(&val, type, &bytes, &n)) != 0) {
+    } else if ((rc = spm_store_value_parse(&val, SPM_STORE_HDR, type, &bytes, &n)) != 0) {
         rc = spm_error(SPM_ESTORE, "%s: SDB %llu: stored value has no type header", self->dir,
                        (unsigned long long)id);
     } else if (!(*data = malloc(n ? n : 1))) {

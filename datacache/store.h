@@ -152,14 +152,21 @@ uint64_t spm_store_be64_get(const uint8_t *p);
     is not 0. Returns 0 or SPM_EINVAL with the detail set. */
 int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t len);
 
-/*  A value is a 4-byte little-endian type id then the bytes. Writes the
-    value of TYPE and the LEN bytes at DATA into DST (4 + LEN bytes, e.g.
-    space reserved with MDB_RESERVE). */
-void spm_store_value_write(void *dst, uint32_t type, const void *data, size_t len);
+/*  A value is a header of HDR bytes (SPM_STORE_HDR in the store) whose
+    first 4 hold the little-endian type id (the rest are 0), then the bytes.
+    The node cache uses a header of 8 so that large blocks, which LMDB keeps
+    on their own pages, start 8-byte aligned in the map. */
+#define SPM_STORE_HDR 4
 
-/*  Splits the stored value V into TYPE (may be NULL), *DATA (pointing into
-    V) and *LEN. Returns 0, or SPM_EFORMAT when V is shorter than a header. */
-int spm_store_value_parse(const MDB_val *v, uint32_t *type, const void **data, size_t *len);
+/*  Writes the value of TYPE and the LEN bytes at DATA into DST (HDR + LEN
+    bytes, e.g. space reserved with MDB_RESERVE). */
+void spm_store_value_write(void *dst, size_t hdr, uint32_t type, const void *data, size_t len);
+
+/*  Splits the stored value V with a header of HDR bytes into TYPE (may be
+    NULL), *DATA (pointing into V) and *LEN. Returns 0, or SPM_EFORMAT when V
+    is shorter than a header. */
+int spm_store_value_parse(const MDB_val *v, size_t hdr, uint32_t *type, const void **data,
+                          size_t *len);
 
 /*  Creates DIR (and its parents, 0700) when missing, checks it is a
     writable directory, creates an environment with MAPSIZE, MAXDBS named

@@ -5,6 +5,7 @@
 
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -124,6 +125,7 @@ START_TEST(test_two_processes_share)
     const void *p = NULL;
     ck_assert(block_ok(r, 1, 1 << 20, &p));
     ck_assert_msg(in_map(p), "the block was copied out of the map");
+    ck_assert_msg((uintptr_t)p % 8 == 0, "a large block is not 8-byte aligned: %p", p);
     spm_nodecache_reader_end(&r);
     ck_assert_ptr_null(r);
 
@@ -369,6 +371,44 @@ START_TEST(test_reader_rules_has_drop)
 }
 END_TEST
 
+START_TEST(test_writer_killed)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 0, 1);
+    ck_assert_ptr_nonnull(nc);
+    for (int round = 0; round < 4; round++) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) { /* an IEU that dies with -9 in the middle of its puts */
+            spm_nodecache_t *c = spm_nodecache_open(dir, 0, 0);
+            for (spm_sdb_t id = 1;; id++)
+                if (!c || put_block(c, 100000 * (spm_sdb_t)(round + 1) + id, 20000) != 0)
+                    _exit(1);
+        }
+        usleep(20000 + (useconds_t)(round * 15000));
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFSIGNALED(status));
+        /* the survivors go on writing and reading, and the totals still add up */
+        ck_assert_int_eq(put_block(nc, 1 + (spm_sdb_t)round, 20000), 0);
+        ck_assert_int_eq(spm_nodecache_has(nc, 1 + (spm_sdb_t)round, 1), 1);
+    }
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_gt(s.blocks, 4);
+    ck_assert_uint_eq(s.bytes, s.blocks * 20000);
+    uint64_t found = 0;
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    for (int round = 1; round <= 4; round++)
+        for (spm_sdb_t id = 1; block_ok(r, 100000 * (spm_sdb_t)round + id, 20000, NULL); id++)
+            found++;
+    spm_nodecache_reader_end(&r);
+    ck_assert_uint_eq(found + 4, s.blocks);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
 START_TEST(test_unwritable_dir)
 {
     pick_dir();
@@ -395,6 +435,7 @@ static Suite *nodecache_suite(void)
     tcase_add_test(tc, test_fresh_empties);
     tcase_add_test(tc, test_threads_read_while_map_grows);
     tcase_add_test(tc, test_reader_rules_has_drop);
+    tcase_add_test(tc, test_writer_killed);
     tcase_add_test(tc, test_unwritable_dir);
     suite_add_tcase(s, tc);
     return s;
