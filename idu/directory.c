@@ -81,8 +81,7 @@ static dver_t *find(spm_idu_t *self, spm_sdb_t id, uint64_t version, int create)
     return v;
 }
 
-void spm_idu_dir_add(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint64_t bytes,
-                     uint32_t node)
+void spm_idu_dir_add(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint64_t bytes, uint32_t node)
 {
     dver_t *v = find(self, id, version, 1);
     if (!v)

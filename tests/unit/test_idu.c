@@ -396,6 +396,88 @@ START_TEST(unknown_program_is_refused)
 }
 END_TEST
 
+START_TEST(unreadable_versions_are_garbage)
+{
+    spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    script[nscript++] = (step_t){x, SPM_R}; /* reads v1 */
+    script[nscript++] = (step_t){x, SPM_W}; /* writes v2 */
+    script[nscript++] = (step_t){x, SPM_W}; /* writes v3 */
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
+    spm_idu_ieu_pull(idu, ieu, 10);
+    spm_idu_pump(idu);
+    ck_assert_uint_eq(nemitted, 3);
+    spm_sdb_t id;
+    uint64_t v;
+    commit_ok(ieu, &emitted[2].si); /* v3 committed, v1 still read, v2 pending */
+    ck_assert_int_eq(spm_idu_gc_take(idu, &id, &v), 0);
+    commit_ok(ieu, &emitted[0].si); /* v1 read: but v2 still being written */
+    ck_assert_int_eq(spm_idu_gc_take(idu, &id, &v), 1);
+    ck_assert_uint_eq(id, x);
+    ck_assert_uint_eq(v, 1);
+    ck_assert_int_eq(spm_idu_gc_take(idu, &id, &v), 0);
+    commit_ok(ieu, &emitted[1].si); /* v2 written, never read, older than v3 */
+    ck_assert_int_eq(spm_idu_gc_take(idu, &id, &v), 1);
+    ck_assert_uint_eq(v, 2);
+    ck_assert_int_eq(spm_idu_gc_take(idu, &id, &v), 0); /* the newest stays */
+}
+END_TEST
+
+START_TEST(merged_partials_are_garbage)
+{
+    spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    script[nscript++] = (step_t){x, SPM_ACC};
+    script[nscript++] = (step_t){x, SPM_ACC};
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
+    spm_idu_ieu_pull(idu, ieu, 10);
+    spm_idu_pump(idu);
+    spm_sdb_t p0 = emitted[0].ops[0].sdb, p1 = emitted[1].ops[0].sdb;
+    commit_ok(ieu, &emitted[0].si);
+    commit_ok(ieu, &emitted[1].si);
+    spm_idu_pump(idu);
+    commit_ok(ieu, &emitted[2].si); /* the merge */
+    spm_sdb_t got[4];
+    uint64_t v;
+    int n = 0;
+    while (n < 4 && spm_idu_gc_take(idu, &got[n], &v))
+        n++;
+    ck_assert_int_eq(n, 3); /* both partials and x's version 1 */
+    int seen0 = 0, seen1 = 0, seenx = 0;
+    for (int i = 0; i < n; i++) {
+        seen0 |= got[i] == p0;
+        seen1 |= got[i] == p1;
+        seenx |= got[i] == x;
+    }
+    ck_assert(seen0 && seen1 && seenx);
+}
+END_TEST
+
+START_TEST(issue_prefers_sis_whose_operands_are_local)
+{
+    spm_sdb_t far = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    spm_sdb_t near = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    spm_idu_dir_add(idu, far, 1, 1 << 20, 1);
+    spm_idu_dir_add(idu, near, 1, 1 << 20, 0);
+    script[nscript++] = (step_t){far, SPM_R};
+    script[nscript++] = (step_t){near, SPM_R};
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    uint32_t on0 = spm_idu_ieu_join(idu, 0, 1);
+    spm_idu_ieu_pull(idu, on0, 1);
+    spm_idu_pump(idu);
+    ck_assert_uint_eq(nemitted, 1);
+    ck_assert_uint_eq(emitted[0].ops[0].sdb, near); /* issued second, local to node 0 */
+    uint32_t nodes[4];
+    ck_assert_uint_eq(spm_idu_dir_holders(idu, far, 1, nodes, 4), 1);
+    ck_assert_uint_eq(nodes[0], 1);
+    spm_idu_dir_drop(idu, far, 1, 1);
+    ck_assert_uint_eq(spm_idu_dir_holders(idu, far, 1, nodes, 4), 0);
+}
+END_TEST
+
 static Suite *idu_suite(void)
 {
     Suite *s = suite_create("idu");
@@ -412,6 +494,9 @@ static Suite *idu_suite(void)
     tcase_add_test(tc, expired_lease_is_reissued);
     tcase_add_test(tc, reading_an_unwritten_sdb_fails_the_job);
     tcase_add_test(tc, unknown_program_is_refused);
+    tcase_add_test(tc, unreadable_versions_are_garbage);
+    tcase_add_test(tc, merged_partials_are_garbage);
+    tcase_add_test(tc, issue_prefers_sis_whose_operands_are_local);
     suite_add_tcase(s, tc);
     return s;
 }
