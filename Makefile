@@ -14,7 +14,7 @@ CC       ?= cc
 SANITIZE ?=
 OPT      ?= -O2
 
-PKGS     := libzmq libprotobuf-c lmdb openblas
+PKGS     := libzmq libprotobuf-c lmdb openblas inih
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I/usr/include/suitesparse
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
 CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

@@ -17,6 +17,8 @@
 #include "vm/cli.h"
 #include "vm/hmap.h"
 #include "vm/log.h"
+#include "vm/security.h"
+
 #include "vm/wire.h"
 
 #include <errno.h>
@@ -91,12 +93,13 @@ typedef struct {
     void *ctx, *dealer;
     spm_nodecache_t *cache;
     uint32_t index, node, slots, prefetch;
-    uint32_t held;        /* SIs received and not yet committed */
-    uint32_t requested;   /* credits asked for and not yet used */
-    spm_hmap_t *fetches;  /* GET/FETCH req -> fetch_t */
-    spm_hmap_t *peers;    /* endpoint hash -> peer_t */
-    refs_t publish, drop; /* directory updates not yet sent */
-    uint32_t evictions;   /* node-cache evictions since the last commit */
+    uint32_t held;            /* SIs received and not yet committed */
+    uint32_t requested;       /* credits asked for and not yet used */
+    spm_hmap_t *fetches;      /* GET/FETCH req -> fetch_t */
+    spm_hmap_t *peers;        /* endpoint hash -> peer_t */
+    spm_security_t *security; /* CurveZMQ keys of this node */
+    refs_t publish, drop;     /* directory updates not yet sent */
+    uint32_t evictions;       /* node-cache evictions since the last commit */
     uint64_t next_req;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -372,14 +375,14 @@ static uint64_t endpoint_key(const char *ep)
 
 /*  The DEALER connected to another node's data agent at EP (connected on
     first use). NULL when it cannot be made. */
-static void *peer_socket(ieu_t *ieu, const char *ep)
+static void *peer_socket(ieu_t *ieu, const char *ep, const char *key)
 {
     peer_t *p = spm_hmap_get(ieu->peers, endpoint_key(ep));
     if (p)
         return p->sock;
     p = calloc(1, sizeof *p);
     if (!p || !(p->endpoint = strdup(ep)) || !(p->sock = spm_wire_socket(ieu->ctx, ZMQ_DEALER)) ||
-        zmq_connect(p->sock, ep) != 0) {
+        spm_security_connect(ieu->security, p->sock, ep, key) != 0) {
         if (p && p->sock)
             zmq_close(p->sock);
         if (p)
@@ -392,9 +395,10 @@ static void *peer_socket(ieu_t *ieu, const char *ep)
 }
 
 /*  Fetches operand I of T from another node's cache at EP (level 2). */
-static int fetch_from_peer(ieu_t *ieu, task_t *t, size_t i, uint64_t version, const char *ep)
+static int fetch_from_peer(ieu_t *ieu, task_t *t, size_t i, uint64_t version, const char *ep,
+                           const char *key)
 {
-    void *sock = peer_socket(ieu, ep);
+    void *sock = peer_socket(ieu, ep, key);
     fetch_t *f = sock ? malloc(sizeof *f) : NULL;
     if (!f)
         return SPM_EUNREACH;
@@ -489,7 +493,8 @@ static void on_get_reply(ieu_t *ieu, spm_msg_t *m)
     if (r->status == 0 && r->n_holders > 0 && m->nframes == 0) {
         free(f);
         /* The directory names other nodes that cache it: fetch peer to peer. */
-        if (fetch_from_peer(ieu, t, i, v, r->holders[0]) != 0)
+        if (fetch_from_peer(ieu, t, i, v, r->holders[0],
+                            r->n_holder_keys ? r->holder_keys[0] : NULL) != 0)
             request(ieu, t, i, v, 1);
         return;
     }
@@ -820,6 +825,8 @@ static const char ieu_help[] =
     "  --slots N           SIs executed at once, one thread each (default 1)\n"
     "  --prefetch N        SIs asked for ahead, localized while others run (default 1)\n"
     "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
+    "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
+    "  --insecure          allow plain TCP without keys\n"
     "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
 
 static int ieu_main(int argc, char **argv)
@@ -831,9 +838,12 @@ static int ieu_main(int argc, char **argv)
                                          {"prefetch", required_argument, 0, 'p'},
                                          {"log-level", required_argument, 0, 'v'},
                                          {"cache-mb", required_argument, 0, 'm'},
+                                         {"keys", required_argument, 0, 'k'},
+                                         {"insecure", no_argument, 0, 'I'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *center = NULL, *cache_dir = NULL;
+    const char *center = NULL, *cache_dir = NULL, *keys = NULL;
+    int insecure = 0;
     long node = 0, slots = 1, prefetch = 1, cache_mb = 0;
     spm_log_level_t level = SPM_LOG_WARN;
     int ch, rc;
@@ -857,6 +867,12 @@ static int ieu_main(int argc, char **argv)
             break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);
+            break;
+        case 'k':
+            keys = optarg;
+            break;
+        case 'I':
+            insecure = 1;
             break;
         case 'm':
             rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);
@@ -892,17 +908,18 @@ static int ieu_main(int argc, char **argv)
         spm_nodecache_on_evict(ieu.cache, on_evict, &ieu);
     ieu.fetches = spm_hmap_new();
     ieu.peers = spm_hmap_new();
+    ieu.security = spm_security_new(keys, "agent", insecure);
     ieu.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ieu.ctx = zmq_ctx_new();
     ieu.workers = calloc((size_t)slots, sizeof *ieu.workers);
-    if (!ieu.cache || !ieu.fetches || !ieu.peers || ieu.efd < 0 || !ieu.ctx || !ieu.workers) {
+    if (!ieu.cache || !ieu.fetches || !ieu.peers || !ieu.security || ieu.efd < 0 || !ieu.ctx ||
+        !ieu.workers) {
         spm_cli_fail("ieu", SPM_ESYS);
         goto done;
     }
     ieu.dealer = spm_wire_socket(ieu.ctx, ZMQ_DEALER);
-    if (!ieu.dealer || zmq_connect(ieu.dealer, center) != 0) {
-        spm_error(SPM_EUNREACH, "%s: %s", center, zmq_strerror(zmq_errno()));
-        spm_cli_fail("ieu", SPM_EUNREACH);
+    if (!ieu.dealer || (rc = spm_security_connect(ieu.security, ieu.dealer, center, NULL)) != 0) {
+        spm_cli_fail("ieu", rc ? rc : SPM_ESYS);
         goto done;
     }
     if (hello(&ieu, 10000) != 0) {
@@ -951,6 +968,7 @@ done:
     free(ieu.drop.v);
     if (ieu.dealer)
         zmq_close(ieu.dealer);
+    spm_security_destroy(&ieu.security);
     if (ieu.ctx)
         zmq_ctx_term(ieu.ctx);
     if (ieu.efd >= 0)

@@ -12,8 +12,10 @@
 */
 #include "datacache/nodecache.h"
 #include "vm/cli.h"
+#include "vm/config.h"
 #include "vm/log.h"
 #include "vm/proc.h"
+#include "vm/security.h"
 #include "vm/wire.h"
 
 #include <errno.h>
@@ -36,6 +38,9 @@ typedef struct {
 typedef struct {
     const char *center, *cache_dir;
     const char *data_listen, *data_advertise; /* the data agent's endpoints */
+    const char *keys;                         /* key directory given with --keys, or NULL */
+    int insecure;                             /* plain TCP allowed */
+    spm_security_t *security;
     long slots, prefetch;
     long cache_mb; /* node cache budget, MiB (0: none) */
     const char *log_level;
@@ -67,7 +72,15 @@ static pid_t start_ieu(agent_t *a)
                     "--prefetch",  prefetch,
                     "--log-level", (char *)a->log_level,
                     "--cache-mb",  cache_mb,
-                    NULL};
+                    NULL,          NULL,
+                    NULL,          NULL};
+    size_t n = 16;
+    if (a->insecure)
+        argv[n++] = "--insecure";
+    if (a->keys) {
+        argv[n++] = "--keys";
+        argv[n++] = (char *)a->keys;
+    }
     return spm_proc_spawn(argv);
 }
 
@@ -181,10 +194,10 @@ static void serve_fetch(void *router, spm_nodecache_t *cache, spm_msg_t *m)
 
 /*  Binds the data agent's ROUTER and works out the endpoint peers use.
     Returns the socket or NULL with the detail set. */
-static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
+static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size, int *rc)
 {
     char listen[512];
-    if (a->data_listen)
+    if (a->data_listen && *a->data_listen)
         snprintf(listen, sizeof listen, "%s", a->data_listen);
     else if (strncmp(a->center, "ipc://", 6) == 0)
         snprintf(listen, sizeof listen, "ipc://%s/data", a->cache_dir);
@@ -193,15 +206,14 @@ static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
     void *router = spm_wire_socket(ctx, ZMQ_ROUTER);
     if (!router)
         return NULL;
-    if (zmq_bind(router, listen) != 0) {
-        spm_error(SPM_EADDRINUSE, "--data-listen %s: %s", listen, zmq_strerror(zmq_errno()));
+    if ((*rc = spm_security_bind(a->security, ctx, router, listen)) != 0) {
         zmq_close(router);
         return NULL;
     }
     char bound[512];
     size_t blen = sizeof bound;
     zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &blen);
-    if (a->data_advertise) {
+    if (a->data_advertise && *a->data_advertise) {
         snprintf(advertise, size, "%s", a->data_advertise);
     } else if (strncmp(bound, "tcp://0.0.0.0:", 14) == 0) {
         char host[256] = "localhost";
@@ -214,10 +226,16 @@ static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
 }
 
 static const char agent_help[] =
-    "usage: spm agent --center ENDPOINT [OPTIONS]\n\n"
+    "usage: spm agent [OPTIONS]\n\n"
     "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
-    "and reports their deaths to the center.\n\n"
-    "  --center ENDPOINT   the center, e.g. tcp://head:7700\n"
+    "and reports their deaths to the center. SIGTERM (or --drain) lets running\n"
+    "SIs finish, takes no new ones, then exits. Defaults come from the\n"
+    "configuration (see conf/spm.conf); flags win.\n\n"
+    "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
+    "  --center ENDPOINT   the center, e.g. tcp://head:7700 (default agent.center)\n"
+    "  --keys DIR          CurveZMQ keys: agent.key, center.pub, authorized/\n"
+    "                      (default security.keys); needed for tcp:// endpoints\n"
+    "  --insecure          allow plain TCP without keys\n"
     "  --ieus N            IEU processes on this node (default: number of cores)\n"
     "  --slots N           SIs each IEU executes at once (default 1)\n"
     "  --prefetch N        SIs each IEU asks for ahead (default 1)\n"
@@ -243,13 +261,27 @@ static int agent_main(int argc, char **argv)
                                          {"cache-mb", required_argument, 0, 'm'},
                                          {"data-listen", required_argument, 0, 'L'},
                                          {"data-advertise", required_argument, 0, 'A'},
+                                         {"config", required_argument, 0, 'C'},
+                                         {"keys", required_argument, 0, 'k'},
+                                         {"insecure", no_argument, 0, 'I'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    agent_t a = {.slots = 1, .prefetch = 1, .log_level = "warn"};
-    long nieus = sysconf(_SC_NPROCESSORS_ONLN);
+    int ch, rc = spm_config_load_args(argc, argv);
+    if (rc != 0)
+        return spm_cli_fail("agent", rc);
+    agent_t a = {.center = spm_config_str("agent", "center"),
+                 .slots = spm_config_long("agent", "slots"),
+                 .prefetch = spm_config_long("agent", "prefetch"),
+                 .cache_mb = spm_config_long("agent", "cache_mb"),
+                 .cache_dir = spm_config_str("agent", "cache_dir"),
+                 .data_listen = spm_config_str("agent", "data_listen"),
+                 .data_advertise = spm_config_str("agent", "data_advertise"),
+                 .log_level = "warn"};
+    long nieus = spm_config_long("agent", "ieus");
+    if (nieus == 0)
+        nieus = sysconf(_SC_NPROCESSORS_ONLN);
     spm_log_level_t level = SPM_LOG_WARN;
     char default_cache[128];
-    int ch, rc;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         rc = 0;
         switch (ch) {
@@ -277,6 +309,14 @@ static int agent_main(int argc, char **argv)
         case 'A':
             a.data_advertise = optarg;
             break;
+        case 'C':
+            break; /* loaded above */
+        case 'k':
+            a.keys = optarg;
+            break;
+        case 'I':
+            a.insecure = 1;
+            break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);
             a.log_level = optarg;
@@ -290,9 +330,9 @@ static int agent_main(int argc, char **argv)
         if (rc != 0)
             return spm_cli_fail("agent", rc);
     }
-    if (!a.center)
-        return spm_cli_usage("agent", "--center is required");
-    if (!a.cache_dir) {
+    if (optind < argc)
+        return spm_cli_usage("agent", "unexpected argument '%s'", argv[optind]);
+    if (!a.cache_dir || !*a.cache_dir) {
         snprintf(default_cache, sizeof default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
                  (int)getpid());
         a.cache_dir = default_cache;
@@ -312,14 +352,22 @@ static int agent_main(int argc, char **argv)
         spm_cli_fail("agent", SPM_EIO);
         goto done;
     }
-    if (!ctx || !(data = bind_data(ctx, &a, advertise, sizeof advertise))) {
-        spm_cli_fail("agent", SPM_EADDRINUSE);
+    a.security = spm_security_new(a.keys, "agent", a.insecure);
+    if (!ctx || !a.security) {
+        spm_cli_fail("agent", SPM_ENOMEM);
         goto done;
     }
-    dealer = ctx ? spm_wire_socket(ctx, ZMQ_DEALER) : NULL;
-    if (!dealer || zmq_connect(dealer, a.center) != 0) {
-        spm_error(SPM_EUNREACH, "%s: %s", a.center, zmq_strerror(zmq_errno()));
-        spm_cli_fail("agent", SPM_EUNREACH);
+    /* The IEUs get the same security settings, whatever their source. */
+    a.insecure = !spm_security_on(a.security);
+    if (!a.keys)
+        a.keys = spm_config_str("security", "keys");
+    if (!(data = bind_data(ctx, &a, advertise, sizeof advertise, &rc))) {
+        spm_cli_fail("agent", rc);
+        goto done;
+    }
+    dealer = spm_wire_socket(ctx, ZMQ_DEALER);
+    if (!dealer || (rc = spm_security_connect(a.security, dealer, a.center, NULL)) != 0) {
+        spm_cli_fail("agent", rc ? rc : SPM_ESYS);
         goto done;
     }
     char host[256] = "";
@@ -329,6 +377,7 @@ static int agent_main(int argc, char **argv)
     h.node = host;
     h.pid = (uint32_t)getpid();
     h.data_endpoint = advertise;
+    h.public_key = (char *)spm_security_public(a.security);
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_HELLO;
     env.hello = &h;
@@ -367,8 +416,11 @@ static int agent_main(int argc, char **argv)
     spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     while (!stop_flag) {
-        zmq_pollitem_t items[2] = {{dealer, 0, ZMQ_POLLIN, 0}, {data, 0, ZMQ_POLLIN, 0}};
-        zmq_poll(items, 2, 100);
+        zmq_pollitem_t items[3] = {{dealer, 0, ZMQ_POLLIN, 0},
+                                   {data, 0, ZMQ_POLLIN, 0},
+                                   {spm_security_zap(a.security), 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, items[2].socket ? 3 : 2, 100);
+        spm_security_zap_handle(a.security);
         int shutdown = 0;
         spm_msg_t m;
         int r;
@@ -411,6 +463,7 @@ done:
         zmq_close(dealer);
     if (data)
         zmq_close(data);
+    spm_security_destroy(&a.security);
     if (ctx)
         zmq_ctx_term(ctx);
     spm_nodecache_close(&cache);

@@ -6,6 +6,8 @@
 #include "vm/cli.h"
 #include "vm/log.h"
 #include "vm/proc.h"
+#include "vm/security.h"
+
 #include "vm/report.h"
 #include "vm/wire.h"
 
@@ -19,9 +21,10 @@
 struct spm_session {
     spm_run_opts_t o;
     void *ctx, *dealer;
-    char *rundir;        /* embedded VM: private runtime directory (0700), else NULL */
-    char *endpoint;      /* the center's endpoint */
-    pid_t center, agent; /* embedded VM processes, else 0 */
+    char *rundir;             /* embedded VM: private runtime directory (0700), else NULL */
+    char *endpoint;           /* the center's endpoint */
+    pid_t center, agent;      /* embedded VM processes, else 0 */
+    spm_security_t *security; /* CurveZMQ keys for a tcp:// center */
     uint64_t next_req;
 };
 
@@ -34,7 +37,10 @@ const char spm_run_opts_help[] =
     "  --priority N        job priority; larger runs first (default 0)\n"
     "  --json              print the run report as JSON on stdout\n"
     "  --quiet             no progress bar and no text report\n"
-    "  --timeout MS        how long to wait for the center to answer (default 10000)\n";
+    "  --timeout MS        how long to wait for the center to answer (default 10000)\n"
+    "  --keys DIR          CurveZMQ keys (client.key, center.pub) for a tcp:// center\n"
+    "                      (default security.keys)\n"
+    "  --insecure          connect over plain TCP without keys\n";
 
 static volatile sig_atomic_t interrupted; /* Ctrl-C or SIGTERM while a session is open */
 
@@ -90,6 +96,12 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         break;
     case SPM_OPT_KEYS:
         o->keys = arg;
+        break;
+    case SPM_OPT_INSECURE:
+        o->insecure = 1;
+        break;
+    case SPM_OPT_DETACH:
+        o->detach = 1;
         break;
     default:
         return spm_error(SPM_EINVAL, "not a run option");
@@ -198,10 +210,13 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
         rc = start_embedded(s);
     }
     s->ctx = zmq_ctx_new();
+    s->security = spm_security_new(o->keys, "client", o->insecure);
     if (rc == 0 && !(s->dealer = s->ctx ? spm_wire_socket(s->ctx, ZMQ_DEALER) : NULL))
         rc = SPM_ESYS;
-    if (rc == 0 && zmq_connect(s->dealer, s->endpoint) != 0)
-        rc = spm_error(SPM_EUNREACH, "%s: %s", s->endpoint, zmq_strerror(zmq_errno()));
+    if (rc == 0 && !s->security)
+        rc = SPM_ENOMEM;
+    if (rc == 0)
+        rc = spm_security_connect(s->security, s->dealer, s->endpoint, NULL);
     if (rc == 0) {
         Spm__Hello h = SPM__HELLO__INIT;
         h.role = SPM__HELLO__ROLE__CLIENT;
@@ -408,6 +423,7 @@ void spm_session_close(spm_session_t **sp)
     }
     if (s->dealer)
         zmq_close(s->dealer);
+    spm_security_destroy(&s->security);
     if (s->ctx)
         zmq_ctx_term(s->ctx);
     if (s->rundir)

@@ -38,6 +38,8 @@ typedef struct {
     const char *trace;  /* write a Chrome trace here (NULL: none) */
     const char *keys;   /* directory with CurveZMQ keys (NULL: insecure) */
     long timeout_ms;    /* how long to wait for the center to answer (10000) */
+    int insecure;       /* plain TCP to the center */
+    int detach;         /* submit, print the job id and return without waiting */
 } spm_run_opts_t;
 
 enum {
@@ -51,21 +53,26 @@ enum {
     SPM_OPT_TRACE,
     SPM_OPT_KEYS,
     SPM_OPT_TIMEOUT,
+    SPM_OPT_INSECURE,
+    SPM_OPT_DETACH,
 };
 
 /*  getopt_long entries for the options every job-running command takes. */
+/* clang-format off */
 #define SPM_RUN_LONGOPTS                                                                           \
     {"center", required_argument, 0, SPM_OPT_CENTER},                                              \
-        {"ieus", required_argument, 0, SPM_OPT_IEUS},                                              \
-        {"slots", required_argument, 0, SPM_OPT_SLOTS},                                            \
-        {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                      \
-        {"json", no_argument, 0, SPM_OPT_JSON}, {"quiet", no_argument, 0, SPM_OPT_QUIET},          \
-        {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                      \
-        {"trace", required_argument, 0, SPM_OPT_TRACE},                                            \
-        {"keys", required_argument, 0, SPM_OPT_KEYS},                                              \
-    {                                                                                              \
-        "timeout", required_argument, 0, SPM_OPT_TIMEOUT                                           \
-    }
+    {"ieus", required_argument, 0, SPM_OPT_IEUS},                                                  \
+    {"slots", required_argument, 0, SPM_OPT_SLOTS},                                                \
+    {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                          \
+    {"json", no_argument, 0, SPM_OPT_JSON},                                                        \
+    {"quiet", no_argument, 0, SPM_OPT_QUIET},                                                      \
+    {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                          \
+    {"trace", required_argument, 0, SPM_OPT_TRACE},                                                \
+    {"keys", required_argument, 0, SPM_OPT_KEYS},                                                  \
+    {"timeout", required_argument, 0, SPM_OPT_TIMEOUT},                                            \
+    {"insecure", no_argument, 0, SPM_OPT_INSECURE},                                                \
+    {"detach", no_argument, 0, SPM_OPT_DETACH}
+/* clang-format on */
 
 /*  Help text for those options, to append to a command's usage. */
 extern const char spm_run_opts_help[];
