@@ -14,6 +14,8 @@
 #include "vm/cli.h"
 #include "vm/config.h"
 #include "vm/security.h"
+#include "vm/status.h"
+
 #include "vm/hmap.h"
 #include "vm/log.h"
 #include "vm/report.h"
@@ -72,6 +74,8 @@ typedef struct {
     spm_hmap_t *watches;      /* job -> watch_t */
     spm_hmap_t *cpu_at;       /* job -> CPU time at submit (us, boxed) */
     spm_security_t *security; /* CurveZMQ keys and the allow-list */
+    spm_status_t status;      /* counters and recent failures for spm status */
+    uint64_t started_us;      /* when the center started */
     uint32_t next_node;
     char **node_data; /* node index -> its data agent's endpoint (or NULL) */
     char **node_keys; /* node index -> its data agent's CurveZMQ key ("" for none) */
@@ -252,22 +256,32 @@ static void record_cpu(center_t *c, uint64_t job)
     }
 }
 
-/*  IDU callback: JOB ended. Its watcher gets the report now. */
+/*  Sends JOB's report to its watcher, if it has one, and forgets the job. */
+static void deliver_report(center_t *c, uint64_t job)
+{
+    watch_t *w = spm_hmap_remove(c->watches, job);
+    if (!w)
+        return;
+    send_report(c, w);
+    zmq_msg_close(&w->id);
+    free(w);
+    spm_idu_job_forget(c->idu, job);
+}
+
+/*  IDU callback: JOB ended. */
 static void job_done(void *arg, uint64_t job)
 {
     center_t *c = arg;
     record_cpu(c, job);
     spm_idu_job_info_t info;
-    if (spm_idu_job_info(c->idu, job, &info) == 0)
+    if (spm_idu_job_info(c->idu, job, &info) == 0) {
         spm_log_info("job %llu (%s) %s after %.3f s", (unsigned long long)job, info.program,
                      info.state == 1 ? "done" : "failed", info.wall_us / 1e6);
-    watch_t *w = spm_hmap_remove(c->watches, job);
-    if (w) {
-        send_report(c, w);
-        zmq_msg_close(&w->id);
-        free(w);
-        spm_idu_job_forget(c->idu, job);
+        if (info.state == 2)
+            spm_status_failure(&c->status, "job %llu (%s) failed: %s", (unsigned long long)job,
+                               info.program, info.error ? info.error : "");
     }
+    deliver_report(c, job);
 }
 
 /* ------------------------------------------------------------- handlers */
@@ -338,6 +352,8 @@ static void ieu_gone(center_t *c, peer_t *p, const char *why)
         spm_idu_dir_node_gone(c->idu, p->node);
     spm_log_warn("IEU %u (node %u, pid %u) %s; %u SIs re-issued", p->index, p->node, p->pid, why,
                  n);
+    spm_status_failure(&c->status, "IEU %u (node %u) %s; %u SIs re-issued", p->index, p->node, why,
+                       n);
 }
 
 /*  Deletes from the store the versions the IDU found nobody can read. */
@@ -620,21 +636,49 @@ static void on_watch(center_t *c, spm_msg_t *m)
     }
     spm_hmap_put(c->watches, job, w);
     if (info.state != 0)
-        job_done(c, job);
+        deliver_report(c, job);
     else
         send_progress(c, w);
 }
 
 static void on_status(center_t *c, spm_msg_t *m)
 {
-    char *json = spm_report_status_json(c->idu);
+    c->status.uptime_us = spm_now_us() - c->started_us;
+    c->status.refused = spm_security_refused(c->security);
+    c->status.dropped = c->wire.dropped;
+    c->status.gc_versions = c->gc_versions;
+    c->status.agents = c->next_node;
+    char *json = NULL, *text = NULL;
     Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
-    r.json = json ? json : "{}";
+    int rc = spm_status_build(c->idu, &c->status, &json, &text);
+    r.json = rc == 0 ? json : "{}";
+    r.text = rc == 0 ? text : "status unavailable: out of memory\n";
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_STATUS_REPLY;
     env.status_reply = &r;
     send_to(c, &m->id, &env, NULL, 0);
     free(json);
+    free(text);
+}
+
+static void on_cancel(center_t *c, spm_msg_t *m)
+{
+    uint64_t job = m->env->cancel->job;
+    spm_idu_job_info_t info;
+    Spm__Ack ack = SPM__ACK__INIT;
+    if (spm_idu_job_info(c->idu, job, &info) != 0) {
+        ack.status = SPM_ENOTFOUND;
+        ack.error = "no such job";
+    } else if (info.state != 0) {
+        ack.status = SPM_EINVAL;
+        ack.error = "the job has ended already";
+    } else {
+        spm_idu_job_fail(c->idu, job, SPM_ECANCELED, "canceled by a client");
+    }
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_ACK;
+    env.ack = &ack;
+    send_to(c, &m->id, &env, NULL, 0);
 }
 
 static void on_ieu_died(center_t *c, peer_t *agent, spm_msg_t *m)
@@ -709,6 +753,9 @@ static void handle(center_t *c, spm_msg_t *m)
         break;
     case SPM__ENVELOPE__BODY_STATUS:
         on_status(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_CANCEL:
+        on_cancel(c, m);
         break;
     case SPM__ENVELOPE__BODY_SHUTDOWN:
         if (p->role == ROLE_CLIENT)
@@ -915,6 +962,7 @@ static int center_main(int argc, char **argv)
                   .lease_us = (uint64_t)lease * 1000000u,
                   .sync_us = (uint64_t)sync_ms * 1000u};
     int status = 1;
+    c.started_us = spm_now_us();
     c.security = spm_security_new(keys, "center", insecure);
     c.store = spm_store_open(store);
     if (!c.store) {

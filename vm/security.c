@@ -20,11 +20,11 @@
 #define Z85_KEY 40 /* characters of a Z85-encoded CurveZMQ key */
 
 struct spm_security {
-    char *dir;          /* key directory */
-    char role[16];      /* "center", "agent", "client" */
-    int insecure;       /* plain TCP allowed */
-    int loaded;         /* keys read (or found missing) */
-    int have_keys;      /* own key pair present */
+    char *dir;                               /* key directory */
+    char role[16];                           /* "center", "agent", "client" */
+    int insecure;                            /* plain TCP allowed */
+    int loaded;                              /* keys read (or found missing) */
+    int have_keys;                           /* own key pair present */
     char pub[Z85_KEY + 1], sec[Z85_KEY + 1]; /* own key pair */
     char server[Z85_KEY + 1];                /* center.pub (agents, clients) */
     char (*allowed)[Z85_KEY + 1];            /* authorized/NAME.pub */
@@ -182,8 +182,8 @@ int spm_security_connect(spm_security_t *self, void *sock, const char *endpoint,
     if (mode == 1) {
         const char *server = server_key && *server_key ? server_key : self->server;
         if (strlen(server) != Z85_KEY)
-            return spm_error(SPM_EDENIED, "%s: no server key (%s/center.pub is missing)",
-                             endpoint, self->dir);
+            return spm_error(SPM_EDENIED, "%s: no server key (%s/center.pub is missing)", endpoint,
+                             self->dir);
         zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server, Z85_KEY + 1);
         zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, self->pub, Z85_KEY + 1);
         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, self->sec, Z85_KEY + 1);
@@ -332,8 +332,9 @@ static int keygen_main(int argc, char **argv)
     }
     int rc;
     snprintf(path, sizeof path, "%s/%s.key", dir, name);
-    snprintf(text, sizeof text, "# spm key pair '%s': keep secret\npublic-key = %s\nsecret-key = %s\n",
-             name, pub, sec);
+    snprintf(text, sizeof text,
+             "# spm key pair '%s': keep secret\npublic-key = %s\nsecret-key = %s\n", name, pub,
+             sec);
     if ((rc = write_file(path, text, 0600)) != 0)
         return spm_cli_fail("keygen", rc);
     snprintf(path, sizeof path, "%s/%s.pub", dir, name);
@@ -347,13 +348,13 @@ static int keygen_main(int argc, char **argv)
         if ((rc = write_file(path, text, 0644)) != 0)
             return spm_cli_fail("keygen", rc);
     }
-    printf("%s/%s.key and %s.pub written%s\n", dir, name, name,
-           authorize ? " (authorized)" : "");
+    printf("%s/%s.key and %s.pub written%s\n", dir, name, name, authorize ? " (authorized)" : "");
     return 0;
 }
 
 SPM_CONSTRUCTOR(keygen_cmd)
 {
-    spm_command_register(&(spm_command_t){
-        .name = "keygen", .summary = "create CurveZMQ keys for TCP endpoints", .main = keygen_main});
+    spm_command_register(&(spm_command_t){.name = "keygen",
+                                          .summary = "create CurveZMQ keys for TCP endpoints",
+                                          .main = keygen_main});
 }
