@@ -92,7 +92,7 @@ run: all
 
 # T=name runs only the suite whose file is named test_<name>.c.
 check: all tests
-	@SPM_BIN=$(abspath $(BIN)) sh scripts/check.sh $(BUILD)/tests "$(T)"
+	@SPM_BIN=$(abspath $(BIN)) SPM_SOURCE_DIR=$(CURDIR) sh scripts/check.sh $(BUILD)/tests "$(T)"
 
 bench: all $(BENCH_BINS)
 	@SPM_BIN=$(abspath $(BIN)) sh scripts/bench.sh $(BUILD)/bench "$(T)"

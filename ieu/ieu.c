@@ -106,7 +106,9 @@ typedef struct {
     queue_t ready; /* operands local, waiting for a slot */
     queue_t done;  /* executed, waiting to be committed */
     int stop;
-    int efd; /* eventfd: workers -> main thread */
+    int draining;       /* SIGTERM: finish running SIs, start no new ones */
+    uint32_t executing; /* SIs in workers' hands */
+    int efd;            /* eventfd: workers -> main thread */
     pthread_t *workers;
     spm_wire_stats_t wire;
     uint32_t heartbeat_ms, dead_ms;
@@ -209,11 +211,12 @@ static void *worker(void *arg)
     pthread_mutex_lock(&ieu->lock);
     for (;;) {
         uint64_t free_since = spm_now_us();
-        while (!ieu->ready.head && !ieu->stop)
+        while (!ieu->ready.head && !ieu->stop && !ieu->draining)
             pthread_cond_wait(&ieu->cond, &ieu->lock);
-        if (ieu->stop)
+        if (ieu->stop || ieu->draining)
             break;
         task_t *t = pop(&ieu->ready);
+        ieu->executing++;
         pthread_mutex_unlock(&ieu->lock);
         /* The slot was free since FREE_SINCE; the part of that during which
            this SI was here but not yet local is communication wait. */
@@ -222,6 +225,7 @@ static void *worker(void *arg)
         execute(ieu, t);
         pthread_mutex_lock(&ieu->lock);
         push(&ieu->done, t);
+        ieu->executing--;
         uint64_t one = 1;
         if (write(ieu->efd, &one, sizeof one) < 0)
             spm_log_debug("eventfd write failed");
@@ -733,7 +737,22 @@ static int run(ieu_t *ieu)
 {
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     pull(ieu);
-    while (!stop_flag) {
+    for (;;) {
+        if (stop_flag && !ieu->draining) {
+            /* SIGTERM drains: running SIs finish and commit, queued ones
+               go back to the center with the BYE below. */
+            pthread_mutex_lock(&ieu->lock);
+            ieu->draining = 1;
+            pthread_cond_broadcast(&ieu->cond);
+            pthread_mutex_unlock(&ieu->lock);
+        }
+        if (ieu->draining) {
+            pthread_mutex_lock(&ieu->lock);
+            int idle = ieu->executing == 0 && !ieu->done.head;
+            pthread_mutex_unlock(&ieu->lock);
+            if (idle)
+                break;
+        }
         /* The center, the workers' eventfd, and every peer asked so far. */
         zmq_pollitem_t items[2 + 64];
         void *socks[2 + 64];
@@ -792,7 +811,8 @@ static int run(ieu_t *ieu)
         }
         expire_fetches(ieu);
         send_refs(ieu);
-        pull(ieu);
+        if (!ieu->draining)
+            pull(ieu);
         uint64_t now = spm_now_us();
         if (now - last_beat >= (uint64_t)ieu->heartbeat_ms * 1000) {
             Spm__Heartbeat hb = SPM__HEARTBEAT__INIT;
@@ -807,7 +827,7 @@ static int run(ieu_t *ieu)
             return SPM_EUNREACH;
         }
     }
-    /* Leaving on a signal: tell the center so it re-issues at once. */
+    /* Drained: tell the center, which re-issues what is still held here. */
     Spm__Bye bye = SPM__BYE__INIT;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_BYE;

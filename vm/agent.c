@@ -43,6 +43,7 @@ typedef struct {
     spm_security_t *security;
     long slots, prefetch;
     long cache_mb; /* node cache budget, MiB (0: none) */
+    long drain_s;  /* how long running SIs may take to finish on SIGTERM */
     const char *log_level;
     uint32_t node;
     child_t *kids;
@@ -132,12 +133,14 @@ static void supervise(agent_t *a, void *dealer)
     }
 }
 
+/*  SIGTERM to every IEU: each finishes its running SIs, commits them and
+    exits. Whoever is still there after DRAIN_S seconds is killed. */
 static void stop_all(agent_t *a)
 {
     for (long i = 0; i < a->nkids; i++)
         if (a->kids[i].pid > 0)
             kill(a->kids[i].pid, SIGTERM);
-    uint64_t deadline = spm_now_us() + 3000000;
+    uint64_t deadline = spm_now_us() + (uint64_t)a->drain_s * 1000000u;
     for (;;) {
         int alive = 0;
         for (long i = 0; i < a->nkids; i++) {
@@ -225,6 +228,48 @@ static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size, int 
     return router;
 }
 
+/*  Whether PID has exited but not been reaped yet (a zombie). */
+static int exited(int pid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *p = strrchr(stat, ')');
+    return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+/*  `spm agent --drain`: SIGTERM to the agent whose pid file is in
+    CACHE_DIR, then wait for it to exit. */
+static int drain_running(const char *cache_dir)
+{
+    char path[1024];
+    if (!cache_dir || !*cache_dir)
+        return spm_cli_usage("agent", "--drain needs the running agent's --cache-dir");
+    snprintf(path, sizeof path, "%s/agent.pid", cache_dir);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (!f || fscanf(f, "%d", &pid) != 1 || pid <= 0) {
+        if (f)
+            fclose(f);
+        spm_error(SPM_ENOTFOUND, "%s: no running agent's pid file", path);
+        return spm_cli_fail("agent", SPM_ENOTFOUND);
+    }
+    fclose(f);
+    if (kill(pid, SIGTERM) != 0) {
+        spm_error(SPM_ENOTFOUND, "agent pid %d: %s", pid, strerror(errno));
+        return spm_cli_fail("agent", SPM_ENOTFOUND);
+    }
+    while (kill(pid, 0) == 0 && !exited(pid))
+        usleep(50000);
+    printf("agent %d drained\n", pid);
+    return 0;
+}
+
 static const char agent_help[] =
     "usage: spm agent [OPTIONS]\n\n"
     "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
@@ -248,6 +293,9 @@ static const char agent_help[] =
     "                      tcp://*:RANDOM)\n"
     "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
     "                      (default: the bound endpoint, with this host's name)\n"
+    "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
+    "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
+    "                      pid file) and wait until it has exited\n"
     "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
 
 static int agent_main(int argc, char **argv)
@@ -264,6 +312,8 @@ static int agent_main(int argc, char **argv)
                                          {"config", required_argument, 0, 'C'},
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
+                                         {"drain-s", required_argument, 0, 'T'},
+                                         {"drain", no_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
@@ -276,7 +326,9 @@ static int agent_main(int argc, char **argv)
                  .cache_dir = spm_config_str("agent", "cache_dir"),
                  .data_listen = spm_config_str("agent", "data_listen"),
                  .data_advertise = spm_config_str("agent", "data_advertise"),
-                 .log_level = "warn"};
+                 .log_level = "warn",
+                 .drain_s = 60};
+    int drain = 0;
     long nieus = spm_config_long("agent", "ieus");
     if (nieus == 0)
         nieus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -317,6 +369,12 @@ static int agent_main(int argc, char **argv)
         case 'I':
             a.insecure = 1;
             break;
+        case 'T':
+            rc = spm_parse_long("--drain-s", optarg, 0, 86400, &a.drain_s);
+            break;
+        case 'R':
+            drain = 1;
+            break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);
             a.log_level = optarg;
@@ -332,6 +390,8 @@ static int agent_main(int argc, char **argv)
     }
     if (optind < argc)
         return spm_cli_usage("agent", "unexpected argument '%s'", argv[optind]);
+    if (drain)
+        return drain_running(a.cache_dir);
     if (!a.cache_dir || !*a.cache_dir) {
         snprintf(default_cache, sizeof default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
                  (int)getpid());
@@ -406,6 +466,13 @@ static int agent_main(int argc, char **argv)
             spm_cli_fail("agent", SPM_EUNREACH);
         }
         goto done;
+    }
+    char pidfile[1024];
+    snprintf(pidfile, sizeof pidfile, "%s/agent.pid", a.cache_dir);
+    FILE *pf = fopen(pidfile, "w");
+    if (pf) {
+        fprintf(pf, "%d\n", (int)getpid());
+        fclose(pf);
     }
     a.nkids = nieus;
     a.kids = calloc((size_t)nieus, sizeof *a.kids);

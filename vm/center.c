@@ -334,10 +334,14 @@ static void on_hello(center_t *c, spm_msg_t *m)
     send_to(c, &m->id, &env, NULL, 0);
 }
 
+static void flush_commits(center_t *c);
+
 static void ieu_gone(center_t *c, peer_t *p, const char *why)
 {
     if (p->dead)
         return;
+    /* Commits that arrived before the death still count. */
+    flush_commits(c);
     p->dead = 1;
     uint32_t n = spm_idu_ieu_dead(c->idu, p->index);
     /* With its last IEU gone, nobody serves the node's cache any more

@@ -84,16 +84,14 @@ int spm_status_build(spm_idu_t *idu, const spm_status_t *s, char **json, char **
     fprintf(j, "], \"ready\": %llu, \"jobs\": [", (unsigned long long)spm_idu_ready(idu));
     if (n)
         fprintf(t, "\n%5s  %-12s %-8s %15s %7s %9s %8s %9s %9s %9s\n", "job", "program", "state",
-                "committed/known", "ready", "elapsed", "eta", "l1 hits", "l2 hits",
-                "store rd");
+                "committed/known", "ready", "elapsed", "eta", "l1 hits", "l2 hits", "store rd");
     for (size_t k = 0; k < n && k < MAX_LISTED; k++) {
         spm_idu_job_info_t ji;
         if (spm_idu_job_info(idu, ids[k], &ji) != 0)
             continue;
         uint64_t known = ji.expected > ji.issued ? ji.expected : ji.issued;
         double eta = eta_s(&ji, known);
-        fprintf(j,
-                "%s{\"job\": %llu, \"program\": ", k ? ", " : "", (unsigned long long)ji.job);
+        fprintf(j, "%s{\"job\": %llu, \"program\": ", k ? ", " : "", (unsigned long long)ji.job);
         json_str(j, ji.program);
         fprintf(j,
                 ", \"state\": \"%s\", \"committed\": %llu, \"known\": %llu, \"ready\": %llu, "
@@ -307,12 +305,14 @@ static int submit_main(int argc, char **argv)
 
 SPM_CONSTRUCTOR(status_cmds)
 {
-    spm_command_register(&(spm_command_t){
-        .name = "status", .summary = "show nodes, IEUs, jobs and caches of a VM", .main = status_main});
-    spm_command_register(&(spm_command_t){
-        .name = "submit", .summary = "submit a job to a running VM and return", .main = submit_main});
+    spm_command_register(&(spm_command_t){.name = "status",
+                                          .summary = "show nodes, IEUs, jobs and caches of a VM",
+                                          .main = status_main});
+    spm_command_register(&(spm_command_t){.name = "submit",
+                                          .summary = "submit a job to a running VM and return",
+                                          .main = submit_main});
     spm_command_register(&(spm_command_t){
         .name = "wait", .summary = "follow a submitted job to its report", .main = wait_main});
-    spm_command_register(&(spm_command_t){
-        .name = "cancel", .summary = "stop a submitted job", .main = cancel_main});
+    spm_command_register(
+        &(spm_command_t){.name = "cancel", .summary = "stop a submitted job", .main = cancel_main});
 }
