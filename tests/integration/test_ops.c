@@ -30,8 +30,8 @@ static const char *tcp_endpoint(char *buf, size_t size)
 
 static void keygen(const char *keys, const char *name, int authorize)
 {
-    const char *argv[] = {"keygen", "--keys", keys, "--name", name,
-                          authorize ? "--authorize" : NULL, NULL};
+    const char *argv[] = {
+        "keygen", "--keys", keys, "--name", name, authorize ? "--authorize" : NULL, NULL};
     char *out, *err;
     ck_assert_msg(spm_test_run(argv, 10, &out, &err) == 0, "keygen: %s", err);
     free(out);
@@ -61,23 +61,23 @@ START_TEST(only_authorized_keys_get_in)
     tcp_endpoint(ep, sizeof ep);
     snprintf(store, sizeof store, "%s/store", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    const char *center[] = {"center", "--listen", ep, "--store", store, "--keys", keys,
-                            "--log-level", "error", NULL};
+    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--keys",
+                            keys,     "--log-level", "error", NULL};
     spm_test_proc_t pc = spm_test_start(center);
     usleep(300000);
-    const char *agent[] = {"agent", "--center", ep, "--keys", keys, "--ieus", "1",
-                           "--cache-dir", cache, NULL};
+    const char *agent[] = {"agent", "--center",    ep,    "--keys", keys, "--ieus",
+                           "1",     "--cache-dir", cache, NULL};
     spm_test_proc_t pa = spm_test_start(agent);
     snprintf(path, sizeof path, "%s/cache-bad", dir);
-    const char *intruder_agent[] = {"agent", "--center", ep, "--keys", bad, "--ieus", "1",
-                                    "--cache-dir", path, NULL};
+    const char *intruder_agent[] = {"agent", "--center",    ep,   "--keys", bad, "--ieus",
+                                    "1",     "--cache-dir", path, NULL};
     spm_test_proc_t pbad = spm_test_start(intruder_agent);
     /* a job of the authorized client, while intruders knock */
-    const char *job[] = {"run", "synthetic", "--center", ep, "--keys", keys, "--sis", "300",
-                         "--work", "fixed:2ms", "--json", NULL};
+    const char *job[] = {"run",   "synthetic", "--center", ep,          "--keys", keys,
+                         "--sis", "300",       "--work",   "fixed:2ms", "--json", NULL};
     spm_test_proc_t pj = spm_test_start(job);
-    const char *intruder[] = {"run", "synthetic", "--center", ep, "--keys", bad, "--timeout",
-                              "1500", NULL};
+    const char *intruder[] = {"run", "synthetic", "--center", ep,  "--keys",
+                              bad,   "--timeout", "1500",     NULL};
     char *out, *err;
     int rc = spm_test_run(intruder, 20, &out, &err);
     ck_assert_int_eq(rc, 1);
@@ -116,8 +116,8 @@ static void start_vm(char *ep, size_t size, spm_test_proc_t *pc, spm_test_proc_t
     snprintf(ep, size, "ipc://%s/center", dir);
     snprintf(store, sizeof store, "%s/store", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    const char *center[] = {"center", "--listen", ep, "--store", store, "--log-level", "error",
-                            NULL};
+    const char *center[] = {"center", "--listen",    ep,      "--store",
+                            store,    "--log-level", "error", NULL};
     *pc = spm_test_start(center);
     usleep(200000);
     const char *agent[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache, NULL};
@@ -135,8 +135,8 @@ static void stop_vm(spm_test_proc_t *pc, spm_test_proc_t *pa)
 /*  Submits synthetic; returns the job id. */
 static long submit(const char *ep, const char *sis, const char *priority)
 {
-    const char *argv[] = {"submit", "synthetic", "--center", ep, "--sis", sis, "--work",
-                          "fixed:5ms", "--priority", priority, NULL};
+    const char *argv[] = {"submit", "synthetic", "--center",   ep,       "--sis", sis,
+                          "--work", "fixed:5ms", "--priority", priority, NULL};
     char *out, *err;
     int rc = spm_test_run(argv, 20, &out, &err);
     ck_assert_msg(rc == 0, "submit: %s", err);
@@ -208,8 +208,8 @@ START_TEST(drained_agent_finishes_running_sis)
     const char *agent2[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache2, NULL};
     spm_test_proc_t pa2 = spm_test_start(agent2);
     usleep(300000);
-    const char *job[] = {"run", "synthetic", "--center", ep, "--sis", "60", "--work",
-                         "fixed:50ms", "--json", NULL};
+    const char *job[] = {"run", "synthetic", "--center",   ep,       "--sis",
+                         "60",  "--work",    "fixed:50ms", "--json", NULL};
     spm_test_proc_t pj = spm_test_start(job);
     usleep(800000);
     const char *drain[] = {"agent", "--drain", "--cache-dir", cache2, NULL};
