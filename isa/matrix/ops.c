@@ -1,0 +1,187 @@
+/*  =========================================================================
+    ops - the matrix instruction set: its SDB types and super-instructions
+
+    Types:
+        mm.raw     a staged input block, as the client cut it (raw.h)
+        mm.block   a sub-matrix block, zero, dense or CSR (block.h)
+
+    Super-instructions (operands in order, with their modes):
+        mm.load     IN (R, mm.raw or mm.block), OUT (W)
+                    OUT = IN in its best form (duplicates summed, zeros
+                    dropped, dense or CSR by fill). Replies u32 kind, u64 nnz.
+        mm.multiply A (R), B (R), C (W, RW or ACC)
+                    W: C = A*B; RW: C = C + A*B; ACC: the partial A*B, which
+                    the type's merge sums into C. The kernel is chosen from
+                    the operands' forms (kernels.h).
+        mm.add      P (R), C (RW): C = C + P (the "update" method's update).
+        mm.store    C (RW): the final version of C in its best form; its
+                    commit makes it durable for the client to get. Replies
+                    u32 kind, u64 nnz.
+    =========================================================================
+*/
+#include "isa/matrix/block.h"
+#include "isa/matrix/kernels.h"
+#include "isa/matrix/raw.h"
+#include "vm/spm.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*  Decodes readable operand I, a mm.block. */
+static int input_block(spm_si_ctx_t *ctx, size_t i, spm_mm_block_t **out)
+{
+    const void *data;
+    size_t len;
+    if (spm_si_input(ctx, i, &data, &len) != 0)
+        return spm_error(SPM_EEXEC, "operand %zu is not readable", i);
+    return spm_mm_block_decode(data, len, out);
+}
+
+/*  Encodes B into output operand I and replies its kind and nnz when
+    REPLY is set. Does not take B. */
+static int output_block(spm_si_ctx_t *ctx, size_t i, const spm_mm_block_t *b, int reply)
+{
+    void *data;
+    size_t len;
+    int rc = spm_mm_block_encode(b, &data, &len);
+    if (rc != 0)
+        return rc;
+    if ((rc = spm_si_output(ctx, i, data, len)) != 0)
+        return spm_error(rc, "operand %zu is not writable", i);
+    if (!reply)
+        return 0;
+    unsigned char r[12];
+    spm_put_le32(r, (uint32_t)b->m.kind);
+    spm_put_le64(r + 4, b->m.nnz);
+    return spm_si_reply(ctx, r, sizeof r);
+}
+
+/*  Writes the best form of the dense accumulator ACC (taken) to operand I. */
+static int output_dense(spm_si_ctx_t *ctx, size_t i, double *acc, uint32_t m, uint32_t n, int reply)
+{
+    spm_mm_block_t *b = spm_mm_block_from_dense(acc, m, n);
+    if (!b)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    int rc = output_block(ctx, i, b, reply);
+    spm_mm_block_destroy(&b);
+    return rc;
+}
+
+static int mm_load(spm_si_ctx_t *ctx)
+{
+    const void *data;
+    size_t len;
+    if (spm_si_noperands(ctx) != 2 || spm_si_input(ctx, 0, &data, &len) != 0)
+        return spm_error(SPM_EINVAL, "mm.load takes IN (R) and OUT (W)");
+    spm_mm_block_t *b = NULL;
+    int rc = len >= 4 && spm_le32(data) == spm_le32((const unsigned char *)"SPMR")
+                 ? spm_mm_raw_to_block(data, len, &b)
+                 : spm_mm_block_decode(data, len, &b);
+    if (rc != 0)
+        return rc;
+    double *acc = b->m.kind == SPM_MM_ZERO ? NULL : spm_mm_block_to_dense(b);
+    uint32_t m = b->m.rows, n = b->m.cols;
+    if (b->m.kind == SPM_MM_ZERO) {
+        rc = output_block(ctx, 1, b, 1);
+    } else if (!acc) {
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+    } else {
+        rc = output_dense(ctx, 1, acc, m, n, 1);
+    }
+    spm_mm_block_destroy(&b);
+    return rc;
+}
+
+static int mm_multiply(spm_si_ctx_t *ctx)
+{
+    if (spm_si_noperands(ctx) != 3 || spm_si_mode(ctx, 2) == SPM_R)
+        return spm_error(SPM_EINVAL, "mm.multiply takes A (R), B (R), C (W, RW or ACC)");
+    spm_mm_block_t *a = NULL, *b = NULL, *c = NULL;
+    double *acc = NULL;
+    int rc;
+    if ((rc = input_block(ctx, 0, &a)) != 0 || (rc = input_block(ctx, 1, &b)) != 0)
+        goto done;
+    uint32_t m = a->m.rows, n = b->m.cols;
+    if (spm_si_mode(ctx, 2) == SPM_RW) {
+        if ((rc = input_block(ctx, 2, &c)) != 0)
+            goto done;
+        acc = spm_mm_block_to_dense(c);
+        if (acc && (c->m.rows != m || c->m.cols != n)) {
+            rc = spm_error(SPM_EFORMAT,
+                           "mm.multiply: C is %" PRIu32 "x%" PRIu32 ", not %" PRIu32 "x%" PRIu32,
+                           c->m.rows, c->m.cols, m, n);
+            goto done;
+        }
+    } else {
+        acc = calloc((size_t)m * n, sizeof(double));
+    }
+    if (!acc) {
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = spm_mm_multiply_add(a, b, acc, m, n)) != 0)
+        goto done;
+    rc = output_dense(ctx, 2, acc, m, n, 0);
+    acc = NULL;
+done:
+    free(acc);
+    spm_mm_block_destroy(&a);
+    spm_mm_block_destroy(&b);
+    spm_mm_block_destroy(&c);
+    return rc;
+}
+
+static int mm_add(spm_si_ctx_t *ctx)
+{
+    const void *p, *c;
+    size_t plen, clen;
+    if (spm_si_noperands(ctx) != 2 || spm_si_input(ctx, 0, &p, &plen) != 0 ||
+        spm_si_input(ctx, 1, &c, &clen) != 0 || spm_si_mode(ctx, 1) != SPM_RW)
+        return spm_error(SPM_EINVAL, "mm.add takes P (R) and C (RW)");
+    void *out;
+    size_t len;
+    int rc = spm_mm_block_merge(c, clen, p, plen, &out, &len);
+    return rc != 0 ? rc : spm_si_output(ctx, 1, out, len);
+}
+
+static int mm_store(spm_si_ctx_t *ctx)
+{
+    if (spm_si_noperands(ctx) != 1 || spm_si_mode(ctx, 0) != SPM_RW)
+        return spm_error(SPM_EINVAL, "mm.store takes C (RW)");
+    spm_mm_block_t *c = NULL;
+    int rc = input_block(ctx, 0, &c);
+    if (rc != 0)
+        return rc;
+    double *acc = spm_mm_block_to_dense(c);
+    rc = acc ? output_dense(ctx, 0, acc, c->m.rows, c->m.cols, 1)
+             : spm_error(SPM_ENOMEM, "out of memory");
+    spm_mm_block_destroy(&c);
+    return rc;
+}
+
+static void raw_summary(const void *data, size_t len, char *buf, size_t size)
+{
+    if (spm_mm_raw_validate(data, len) != 0) {
+        snprintf(buf, size, "malformed raw block (%zu bytes)", len);
+        return;
+    }
+    const unsigned char *p = data;
+    snprintf(buf, size, "raw %" PRIu32 "x%" PRIu32 " entries %" PRIu64, spm_le32(p + 4),
+             spm_le32(p + 8), spm_le64(p + 16));
+}
+
+SPM_CONSTRUCTOR(matrix_isa)
+{
+    spm_sdb_type_register(&(spm_sdb_type_t){.name = SPM_MM_BLOCK_TYPE,
+                                            .validate = spm_mm_block_validate,
+                                            .merge = spm_mm_block_merge,
+                                            .summary = spm_mm_block_summary});
+    spm_sdb_type_register(&(spm_sdb_type_t){
+        .name = SPM_MM_RAW_TYPE, .validate = spm_mm_raw_validate, .summary = raw_summary});
+    spm_opcode_register(&(spm_opcode_t){.name = "mm.load", .exec = mm_load});
+    spm_opcode_register(&(spm_opcode_t){.name = "mm.multiply", .exec = mm_multiply});
+    spm_opcode_register(&(spm_opcode_t){.name = "mm.add", .exec = mm_add});
+    spm_opcode_register(&(spm_opcode_t){.name = "mm.store", .exec = mm_store});
+}
