@@ -31,6 +31,7 @@
     other policies let an idle IEU take over work another IEU left.
     =========================================================================
 */
+#include "isa/core/array.h"
 #include "isa/core/rng.h"
 #include "isa/matrix/block.h"
 #include "programs/matmul/job.h"
@@ -85,10 +86,10 @@ typedef struct {
     uint32_t nfree;
     uint32_t unstored; /* groups whose mm.store is not issued yet */
     ieu_t *ieus;
-    uint32_t nieus;
+    size_t nieus;
     int planned; /* the static plan exists */
     node_t *nodes;
-    uint32_t nnodes;
+    size_t nnodes;
     spm_rng_t rng;
     uint32_t step;      /* syn: current superstep */
     uint32_t step_left; /* syn: products of the superstep not committed */
@@ -110,29 +111,19 @@ static void free_remove(mm_t *st, uint32_t g)
 
 static ieu_t *ieu_get(mm_t *st, uint32_t ieu)
 {
-    if (ieu >= st->nieus) {
-        uint32_t n = ieu + 4;
-        ieu_t *v = realloc(st->ieus, n * sizeof *v);
-        if (!v)
-            return NULL;
-        memset(v + st->nieus, 0, (n - st->nieus) * sizeof *v);
-        st->ieus = v;
-        st->nieus = n;
-    }
+    void *v = st->ieus;
+    if (spm_array_grow(&v, &st->nieus, (size_t)ieu + 1, sizeof *st->ieus) != 0)
+        return NULL;
+    st->ieus = v;
     return &st->ieus[ieu];
 }
 
 static node_t *node_get(mm_t *st, uint32_t node)
 {
-    if (node >= st->nnodes) {
-        uint32_t n = node + 1;
-        node_t *v = realloc(st->nodes, n * sizeof *v);
-        if (!v)
-            return NULL;
-        memset(v + st->nnodes, 0, (n - st->nnodes) * sizeof *v);
-        st->nodes = v;
-        st->nnodes = n;
-    }
+    void *v = st->nodes;
+    if (spm_array_grow(&v, &st->nnodes, (size_t)node + 1, sizeof *st->nodes) != 0)
+        return NULL;
+    st->nodes = v;
     node_t *nd = &st->nodes[node];
     if (!nd->a) {
         nd->a = calloc((size_t)st->ni * st->nk, 1);
