@@ -288,11 +288,9 @@ static int64_t smart_free(mm_t *st, uint32_t node, int random_ties)
 }
 
 /*  A new task group for WHO per the policy, or -1. */
-static int64_t acquire(spm_sf_t *sf, mm_t *st, const spm_ieu_t *who, ieu_t *e)
+static int64_t acquire(mm_t *st, const spm_ieu_t *who, ieu_t *e)
 {
     spm_mm_policy_t p = st->job.policy;
-    if ((p == SPM_MM_S || p == SPM_MM_SS) && !st->planned)
-        plan(sf, st, who->ieu + 1);
     int64_t gi = -1;
     if (p == SPM_MM_S)
         gi = from_plan(st, e);
@@ -349,6 +347,8 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
     mm_t *st = spm_sf_state(sf);
     if (!st || st->job.policy == SPM_MM_SYN)
         return 0;
+    if ((st->job.policy == SPM_MM_S || st->job.policy == SPM_MM_SS) && !st->planned)
+        plan(sf, st, who->ieu + 1); /* before taking E: the plan may grow st->ieus */
     ieu_t *e = ieu_get(st, who->ieu);
     if (!e)
         return 0;
@@ -363,7 +363,7 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
             return issue_mul(sf, st, e->own[x], who) == 0;
         x++;
     }
-    int64_t gi = acquire(sf, st, who, e);
+    int64_t gi = acquire(st, who, e);
     if (gi >= 0) {
         if (own_add(e, (uint32_t)gi) != 0)
             return 0;
