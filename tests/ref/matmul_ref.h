@@ -63,7 +63,7 @@ static inline void ref_symmetrize(int n, double *a, int symmetry)
             a[(size_t)i * n + i] = 0.0;
         for (int j = i + 1; j < n; j++)
             a[(size_t)i * n + j] =
-                symmetry == REF_SKEW ? -a[(size_t)j * n + i] : a[(size_t)j * n + i];
+                symmetry == REF_SKEW ? 0.0 - a[(size_t)j * n + i] : a[(size_t)j * n + i];
     }
 }
 
@@ -174,7 +174,7 @@ static inline double *ref_read_mtx(const char *path, int *m, int *n)
         for (int i = 0; i < *m; i++)
             for (int j = 0; j < i; j++)
                 a[(size_t)j * *n + i] =
-                    symmetry == REF_SKEW ? -a[(size_t)i * *n + j] : a[(size_t)i * *n + j];
+                    symmetry == REF_SKEW ? 0.0 - a[(size_t)i * *n + j] : a[(size_t)i * *n + j];
     goto out;
 bad:
     free(a);
