@@ -78,10 +78,23 @@ void spm_store_key_parse(const uint8_t *key, spm_sdb_t *id, uint64_t *version)
     *version = spm_store_be64_get(key + 8);
 }
 
-void spm_store_value_header(uint8_t *p, uint32_t type)
+int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t len)
 {
+    if (id == 0 || version == 0)
+        return spm_error(SPM_EINVAL, "SDB id and version must not be 0 (got %llu, %llu)",
+                         (unsigned long long)id, (unsigned long long)version);
+    if (len && !data)
+        return spm_error(SPM_EINVAL, "no bytes given for a block of %zu bytes", len);
+    return 0;
+}
+
+void spm_store_value_write(void *dst, uint32_t type, const void *data, size_t len)
+{
+    uint8_t *p = dst;
     for (int i = 0; i < 4; i++, type >>= 8)
         p[i] = (uint8_t)type;
+    if (len)
+        memcpy(p + 4, data, len);
 }
 
 int spm_store_value_parse(const MDB_val *v, uint32_t *type, const void **data, size_t *len)
@@ -351,9 +364,7 @@ static int apply(spm_store_t *self, MDB_txn *txn, op_t *op)
     }
     if (rc)
         return rc;
-    spm_store_value_header(val.mv_data, op->type);
-    if (op->len)
-        memcpy((uint8_t *)val.mv_data + 4, op->data, op->len);
+    spm_store_value_write(val.mv_data, op->type, op->data, op->len);
     op->wrote = 1;
     return 0;
 }
@@ -512,11 +523,9 @@ int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t ty
                   const void *data, size_t len)
 {
     assert(self);
-    if (id == 0 || version == 0)
-        return spm_error(SPM_EINVAL, "SDB id and version must not be 0 (got %llu, %llu)",
-                         (unsigned long long)id, (unsigned long long)version);
-    if (len && !data)
-        return spm_error(SPM_EINVAL, "no bytes given for a block of %zu bytes", len);
+    int rc = spm_store_check_put(id, version, data, len);
+    if (rc)
+        return rc;
     op_t op = {.id = id, .version = version, .type = type, .data = data, .len = len};
     return self->in_batch ? batch_add(self, &op) : txn_run(self, &op, 1);
 }

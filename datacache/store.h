@@ -137,9 +137,14 @@ void spm_store_key_parse(const uint8_t *key, spm_sdb_t *id, uint64_t *version);
 void spm_store_be64_put(uint8_t *p, uint64_t v);
 uint64_t spm_store_be64_get(const uint8_t *p);
 
+/*  Checks the arguments of a put: ID and VERSION not 0, DATA given when LEN
+    is not 0. Returns 0 or SPM_EINVAL with the detail set. */
+int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t len);
+
 /*  A value is a 4-byte little-endian type id then the bytes. Writes the
-    header into P (at least 4 bytes). */
-void spm_store_value_header(uint8_t *p, uint32_t type);
+    value of TYPE and the LEN bytes at DATA into DST (4 + LEN bytes, e.g.
+    space reserved with MDB_RESERVE). */
+void spm_store_value_write(void *dst, uint32_t type, const void *data, size_t len);
 
 /*  Splits the stored value V into TYPE (may be NULL), *DATA (pointing into
     V) and *LEN. Returns 0, or SPM_EFORMAT when V is shorter than a header. */
