@@ -69,6 +69,15 @@ static void put_f64s(unsigned char *dst, const double *src, size_t n)
     }
 }
 
+/*  Offset of the CSR values from the start of the block: after the row
+    pointers and column indices, rounded up to 8 so that the values of a
+    block in an aligned buffer can be used in place. */
+static size_t csr_values_at(const spm_mm_meta_t *m)
+{
+    size_t at = SPM_MM_HEADER + ((size_t)m->rows + 1) * 4 + (size_t)m->nnz * 4;
+    return (at + 7) & ~(size_t)7;
+}
+
 /*  Payload bytes of a block with META (which must have a valid shape). */
 static size_t payload_bytes(const spm_mm_meta_t *m)
 {
@@ -76,7 +85,7 @@ static size_t payload_bytes(const spm_mm_meta_t *m)
     case SPM_MM_DENSE:
         return (size_t)m->rows * m->cols * 8;
     case SPM_MM_CSR:
-        return ((size_t)m->rows + 1) * 4 + (size_t)m->nnz * 12;
+        return csr_values_at(m) - SPM_MM_HEADER + (size_t)m->nnz * 8;
     default:
         return 0;
     }
@@ -113,9 +122,11 @@ void spm_mm_block_destroy(spm_mm_block_t **self)
     if (!self || !*self)
         return;
     spm_mm_block_t *b = *self;
-    free(b->val);
-    free(b->rowptr);
-    free(b->colidx);
+    if (!b->borrowed) {
+        free(b->val);
+        free(b->rowptr);
+        free(b->colidx);
+    }
     free(b);
     *self = NULL;
 }
@@ -171,6 +182,10 @@ static int check_csr(const spm_mm_meta_t *m, const unsigned char *p)
     }
     if (prev != m->nnz)
         return spm_error(SPM_EFORMAT, "mm.block: last row pointer is not nnz");
+    for (const unsigned char *q = ci + 4 * (size_t)m->nnz; q < p - SPM_MM_HEADER + csr_values_at(m);
+         q++)
+        if (*q)
+            return spm_error(SPM_EFORMAT, "mm.block: padding is not zero");
     return 0;
 }
 
@@ -188,20 +203,52 @@ static int check_dense(const spm_mm_meta_t *m, const unsigned char *p)
     return 0;
 }
 
+/*  Checks what memory safety needs: header, length, and for CSR the row
+    pointers and column indices. FULL also checks a dense block's nnz. */
+static int check(const void *data, size_t len, spm_mm_meta_t *m, int full)
+{
+    int rc = spm_mm_block_meta(data, len, m);
+    if (rc != 0)
+        return rc;
+    if (len - SPM_MM_HEADER != payload_bytes(m))
+        return spm_error(SPM_EFORMAT, "mm.block: %zu payload bytes, expected %zu",
+                         len - SPM_MM_HEADER, payload_bytes(m));
+    const unsigned char *p = (const unsigned char *)data + SPM_MM_HEADER;
+    if (m->kind == SPM_MM_CSR)
+        return check_csr(m, p);
+    if (m->kind == SPM_MM_DENSE && full)
+        return check_dense(m, p);
+    return 0;
+}
+
 int spm_mm_block_validate(const void *data, size_t len)
 {
     spm_mm_meta_t m;
-    int rc = spm_mm_block_meta(data, len, &m);
+    return check(data, len, &m, 1);
+}
+
+int spm_mm_block_view(const void *data, size_t len, spm_mm_block_t **out)
+{
+    spm_mm_meta_t m;
+    int rc = check(data, len, &m, 0);
     if (rc != 0)
         return rc;
-    if (len - SPM_MM_HEADER != payload_bytes(&m))
-        return spm_error(SPM_EFORMAT, "mm.block: %zu payload bytes, expected %zu",
-                         len - SPM_MM_HEADER, payload_bytes(&m));
-    const unsigned char *p = (const unsigned char *)data + SPM_MM_HEADER;
-    if (m.kind == SPM_MM_CSR)
-        return check_csr(&m, p);
-    if (m.kind == SPM_MM_DENSE)
-        return check_dense(&m, p);
+    if (!HOST_LE || ((uintptr_t)data & 7) != 0)
+        return spm_mm_block_decode(data, len, out);
+    spm_mm_block_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return spm_error(SPM_ENOMEM, "mm.block: out of memory");
+    const unsigned char *p = data;
+    b->m = m;
+    b->borrowed = 1;
+    if (m.kind == SPM_MM_DENSE) {
+        b->val = (double *)(uintptr_t)(p + SPM_MM_HEADER);
+    } else if (m.kind == SPM_MM_CSR) {
+        b->rowptr = (uint32_t *)(uintptr_t)(p + SPM_MM_HEADER);
+        b->colidx = b->rowptr + m.rows + 1;
+        b->val = (double *)(uintptr_t)(p + csr_values_at(&m));
+    }
+    *out = b;
     return 0;
 }
 
@@ -220,33 +267,36 @@ int spm_mm_block_decode(const void *data, size_t len, spm_mm_block_t **out)
         get_f64s(b->val, p, (size_t)m.rows * m.cols);
     } else if (m.kind == SPM_MM_CSR) {
         get_u32s(b->rowptr, p, (size_t)m.rows + 1);
-        p += ((size_t)m.rows + 1) * 4;
-        get_u32s(b->colidx, p, m.nnz);
-        get_f64s(b->val, p + m.nnz * 4, m.nnz);
+        get_u32s(b->colidx, p + ((size_t)m.rows + 1) * 4, m.nnz);
+        get_f64s(b->val, (const unsigned char *)data + csr_values_at(&m), m.nnz);
     }
     *out = b;
     return 0;
 }
 
+static void put_header(unsigned char *p, const spm_mm_meta_t *m)
+{
+    spm_put_le32(p, MAGIC);
+    spm_put_le32(p + 4, (uint32_t)m->kind);
+    spm_put_le32(p + 8, m->rows);
+    spm_put_le32(p + 12, m->cols);
+    spm_put_le64(p + 16, m->nnz);
+}
+
 int spm_mm_block_encode(const spm_mm_block_t *b, void **data, size_t *len)
 {
     size_t n = SPM_MM_HEADER + payload_bytes(&b->m);
-    unsigned char *p = malloc(n);
+    unsigned char *p = calloc(1, n);
     if (!p)
         return spm_error(SPM_ENOMEM, "mm.block: out of memory");
-    spm_put_le32(p, MAGIC);
-    spm_put_le32(p + 4, (uint32_t)b->m.kind);
-    spm_put_le32(p + 8, b->m.rows);
-    spm_put_le32(p + 12, b->m.cols);
-    spm_put_le64(p + 16, b->m.nnz);
+    put_header(p, &b->m);
     unsigned char *q = p + SPM_MM_HEADER;
     if (b->m.kind == SPM_MM_DENSE) {
         put_f64s(q, b->val, (size_t)b->m.rows * b->m.cols);
     } else if (b->m.kind == SPM_MM_CSR) {
         put_u32s(q, b->rowptr, (size_t)b->m.rows + 1);
-        q += ((size_t)b->m.rows + 1) * 4;
-        put_u32s(q, b->colidx, b->m.nnz);
-        put_f64s(q + b->m.nnz * 4, b->val, b->m.nnz);
+        put_u32s(q + ((size_t)b->m.rows + 1) * 4, b->colidx, b->m.nnz);
+        put_f64s(p + csr_values_at(&b->m), b->val, b->m.nnz);
     }
     *data = p;
     *len = n;
@@ -327,27 +377,98 @@ int spm_mm_encode_dense(double *acc, uint32_t rows, uint32_t cols, void **data, 
     return rc;
 }
 
+double *spm_mm_acc_new(uint32_t rows, uint32_t cols, const spm_mm_block_t *init)
+{
+    size_t n = (size_t)rows * cols;
+    unsigned char *buf = malloc(SPM_MM_HEADER + n * sizeof(double));
+    if (!buf)
+        return NULL;
+    double *acc = (double *)(void *)(buf + SPM_MM_HEADER);
+    if (init && init->m.kind == SPM_MM_DENSE && init->m.rows == rows && init->m.cols == cols) {
+        memcpy(acc, init->val, n * sizeof(double));
+        return acc;
+    }
+    memset(acc, 0, n * sizeof(double));
+    if (init && spm_mm_block_add_to(init, acc, rows, cols) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return acc;
+}
+
+void spm_mm_acc_free(double *acc)
+{
+    if (acc)
+        free((unsigned char *)acc - SPM_MM_HEADER);
+}
+
+int spm_mm_acc_finish(double *acc, uint32_t rows, uint32_t cols, void **data, size_t *len)
+{
+    unsigned char *buf = (unsigned char *)acc - SPM_MM_HEADER;
+    size_t n = (size_t)rows * cols;
+    uint64_t nnz = 0;
+    for (size_t i = 0; i < n; i++) {
+        nnz += acc[i] != 0.0;
+        if (acc[i] == 0.0)
+            acc[i] = 0.0; /* -0.0 would not count as a zero when validated */
+    }
+    spm_mm_meta_t m = {SPM_MM_DENSE, rows, cols, nnz};
+    if (nnz > 0 && (double)nnz >= SPM_MM_SPARSE_FILL * (double)n) {
+        if (!HOST_LE)
+            put_f64s((unsigned char *)acc, acc, n); /* in place, element by element */
+        put_header(buf, &m);
+        *data = buf;
+        *len = SPM_MM_HEADER + n * sizeof(double);
+        return 0;
+    }
+    m.kind = nnz ? SPM_MM_CSR : SPM_MM_ZERO;
+    size_t at = csr_values_at(&m), size = nnz ? at + nnz * 8 : SPM_MM_HEADER;
+    unsigned char *p = calloc(1, size);
+    if (!p) {
+        free(buf);
+        return spm_error(SPM_ENOMEM, "mm.block: out of memory");
+    }
+    put_header(p, &m);
+    if (nnz) {
+        unsigned char *rp = p + SPM_MM_HEADER, *ci = rp + ((size_t)rows + 1) * 4, *v = p + at;
+        uint32_t q = 0;
+        spm_put_le32(rp, 0);
+        for (uint32_t r = 0; r < rows; r++) {
+            const double *row = acc + (size_t)r * cols;
+            for (uint32_t c = 0; c < cols; c++)
+                if (row[c] != 0.0) {
+                    spm_put_le32(ci + 4 * (size_t)q, c);
+                    put_f64s(v + 8 * (size_t)q++, &row[c], 1);
+                }
+            spm_put_le32(rp + 4 * ((size_t)r + 1), q);
+        }
+    }
+    free(buf);
+    *data = p;
+    *len = size;
+    return 0;
+}
+
 int spm_mm_block_merge(const void *a, size_t alen, const void *b, size_t blen, void **out,
                        size_t *outlen)
 {
     spm_mm_block_t *x = NULL, *y = NULL;
     double *acc = NULL;
-    int rc = spm_mm_block_decode(b, blen, &y);
+    int rc = spm_mm_block_view(b, blen, &y);
     if (rc != 0)
         goto done;
-    if (a && (rc = spm_mm_block_decode(a, alen, &x)) != 0)
+    if (a && (rc = spm_mm_block_view(a, alen, &x)) != 0)
         goto done;
-    acc = spm_mm_block_to_dense(y);
-    if (!acc) {
+    if (!(acc = spm_mm_acc_new(y->m.rows, y->m.cols, y))) {
         rc = spm_error(SPM_ENOMEM, "mm.block: out of memory");
         goto done;
     }
     if (x && (rc = spm_mm_block_add_to(x, acc, y->m.rows, y->m.cols)) != 0)
         goto done;
-    rc = spm_mm_encode_dense(acc, y->m.rows, y->m.cols, out, outlen);
+    rc = spm_mm_acc_finish(acc, y->m.rows, y->m.cols, out, outlen);
     acc = NULL;
 done:
-    free(acc);
+    spm_mm_acc_free(acc);
     spm_mm_block_destroy(&x);
     spm_mm_block_destroy(&y);
     return rc;

@@ -15,15 +15,20 @@
         u32 magic 'SPMB'  u32 kind (0 zero, 1 dense, 2 csr)
         u32 rows  u32 cols  u64 nnz
         dense: rows*cols f64 values, row-major (nnz = number of non-zeros)
-        csr:   (rows+1) u32 row pointers, nnz u32 column indices, nnz f64 values
+        csr:   (rows+1) u32 row pointers, nnz u32 column indices, zero bytes
+               up to a multiple of 8 from the block's start, nnz f64 values
 
     spm_mm_block_validate() refuses every block that is not exactly this:
     bad magic or kind, sizes out of range, a length that does not match,
     row pointers that do not start at 0, decrease or do not end at nnz,
     column indices out of range or not strictly increasing within a row,
-    a dense nnz that does not match the values. Decoding copies the payload
-    into native arrays (aligned, host byte order), which is what the
-    kernels and BLAS want; a block is far smaller than the work done on it.
+    non-zero padding, a dense nnz that does not match the values.
+
+    SI bodies do not copy their operands: spm_mm_block_view() points into
+    the operand's bytes (8-byte aligned on a little-endian host; otherwise
+    it decodes a copy), and a result is computed in an accumulator that has
+    room for the header in front of it (spm_mm_acc_new), so a dense result
+    leaves as it is, without an encoding copy.
 
     A staged input block (type "mm.raw", see mm_raw.h) is what a client puts;
     mm.load turns it into a "mm.block".
@@ -57,6 +62,7 @@ typedef struct {
     double *val;      /* dense: rows*cols row-major; csr: nnz values; zero: NULL */
     uint32_t *rowptr; /* csr: rows+1 row pointers; else NULL */
     uint32_t *colidx; /* csr: nnz column indices; else NULL */
+    int borrowed;     /* the arrays point into someone else's bytes (a view) */
 } spm_mm_block_t;
 
 /*  Allocates a block of KIND and shape with room for NNZ entries (CSR) or
@@ -82,6 +88,14 @@ int spm_mm_block_validate(const void *data, size_t len);
     owns it), SPM_EFORMAT, or SPM_ENOMEM. */
 int spm_mm_block_decode(const void *data, size_t len, spm_mm_block_t **out);
 
+/*  Like decode, but without copying when it can: on a little-endian host
+    with DATA 8-byte aligned, the block's arrays point into DATA, which must
+    outlive the view. Checks what memory safety needs (header, length, CSR
+    structure), not a dense block's nnz (spm_mm_block_validate does, when
+    the block arrives). Returns 0 with *OUT (destroy it as usual),
+    SPM_EFORMAT or SPM_ENOMEM. */
+int spm_mm_block_view(const void *data, size_t len, spm_mm_block_t **out);
+
 /*  Encodes B. Returns 0 with *DATA (malloc'd, caller frees) and *LEN set,
     or SPM_ENOMEM. */
 int spm_mm_block_encode(const spm_mm_block_t *b, void **data, size_t *len);
@@ -105,6 +119,18 @@ double *spm_mm_block_to_dense(const spm_mm_block_t *b);
     ACC, taking ownership of it. Returns 0 with *DATA (malloc'd, caller
     frees) and *LEN, or SPM_ENOMEM. */
 int spm_mm_encode_dense(double *acc, uint32_t rows, uint32_t cols, void **data, size_t *len);
+
+/*  A dense ROWS x COLS accumulator with room for the block header in front
+    of it, holding INIT (NULL: zeros; INIT must have that shape). Returns it
+    (free with spm_mm_acc_free or hand to spm_mm_acc_finish) or NULL when
+    out of memory or the shape differs. */
+double *spm_mm_acc_new(uint32_t rows, uint32_t cols, const spm_mm_block_t *init);
+void spm_mm_acc_free(double *acc);
+
+/*  Encodes the best form of ACC (see spm_mm_block_from_dense) and frees
+    it; a dense result is encoded in place. Returns 0 with *DATA (malloc'd,
+    caller frees) and *LEN, or SPM_ENOMEM. */
+int spm_mm_acc_finish(double *acc, uint32_t rows, uint32_t cols, void **data, size_t *len);
 
 /*  The type's ACC merge: sums two encoded blocks of the same shape (A may
     be NULL with ALEN 0: the result is B in its best form). Returns 0 with

@@ -29,44 +29,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*  Decodes readable operand I, a mm.block. */
+/*  A view of readable operand I, a mm.block (see spm_mm_block_view). */
 static int input_block(spm_si_ctx_t *ctx, size_t i, spm_mm_block_t **out)
 {
     const void *data;
     size_t len;
     if (spm_si_input(ctx, i, &data, &len) != 0)
         return spm_error(SPM_EEXEC, "operand %zu is not readable", i);
-    return spm_mm_block_decode(data, len, out);
+    return spm_mm_block_view(data, len, out);
 }
 
-/*  Encodes B into output operand I and replies its kind and nnz when
-    REPLY is set. Does not take B. */
-static int output_block(spm_si_ctx_t *ctx, size_t i, const spm_mm_block_t *b, int reply)
+/*  Encodes the best form of ACC (taken) into output operand I; replies the
+    result's kind and nnz when REPLY is set. */
+static int output_acc(spm_si_ctx_t *ctx, size_t i, double *acc, uint32_t m, uint32_t n, int reply)
 {
     void *data;
     size_t len;
-    int rc = spm_mm_block_encode(b, &data, &len);
+    int rc = spm_mm_acc_finish(acc, m, n, &data, &len);
     if (rc != 0)
         return rc;
+    spm_mm_meta_t meta;
+    spm_mm_block_meta(data, len, &meta);
     if ((rc = spm_si_output(ctx, i, data, len)) != 0)
         return spm_error(rc, "operand %zu is not writable", i);
     if (!reply)
         return 0;
     unsigned char r[12];
-    spm_put_le32(r, (uint32_t)b->m.kind);
-    spm_put_le64(r + 4, b->m.nnz);
+    spm_put_le32(r, (uint32_t)meta.kind);
+    spm_put_le64(r + 4, meta.nnz);
     return spm_si_reply(ctx, r, sizeof r);
 }
 
-/*  Writes the best form of the dense accumulator ACC (taken) to operand I. */
-static int output_dense(spm_si_ctx_t *ctx, size_t i, double *acc, uint32_t m, uint32_t n, int reply)
+/*  Writes the best form of block B (not taken) to operand I. */
+static int output_block(spm_si_ctx_t *ctx, size_t i, const spm_mm_block_t *b, int reply)
 {
-    spm_mm_block_t *b = spm_mm_block_from_dense(acc, m, n);
-    if (!b)
-        return spm_error(SPM_ENOMEM, "out of memory");
-    int rc = output_block(ctx, i, b, reply);
-    spm_mm_block_destroy(&b);
-    return rc;
+    double *acc = spm_mm_acc_new(b->m.rows, b->m.cols, b);
+    return acc ? output_acc(ctx, i, acc, b->m.rows, b->m.cols, reply)
+               : spm_error(SPM_ENOMEM, "out of memory");
 }
 
 static int mm_load(spm_si_ctx_t *ctx)
@@ -78,18 +77,9 @@ static int mm_load(spm_si_ctx_t *ctx)
     spm_mm_block_t *b = NULL;
     int rc = len >= 4 && spm_le32(data) == spm_le32((const unsigned char *)"SPMR")
                  ? spm_mm_raw_to_block(data, len, &b)
-                 : spm_mm_block_decode(data, len, &b);
-    if (rc != 0)
-        return rc;
-    double *acc = b->m.kind == SPM_MM_ZERO ? NULL : spm_mm_block_to_dense(b);
-    uint32_t m = b->m.rows, n = b->m.cols;
-    if (b->m.kind == SPM_MM_ZERO) {
+                 : spm_mm_block_view(data, len, &b);
+    if (rc == 0)
         rc = output_block(ctx, 1, b, 1);
-    } else if (!acc) {
-        rc = spm_error(SPM_ENOMEM, "out of memory");
-    } else {
-        rc = output_dense(ctx, 1, acc, m, n, 1);
-    }
     spm_mm_block_destroy(&b);
     return rc;
 }
@@ -104,29 +94,24 @@ static int mm_multiply(spm_si_ctx_t *ctx)
     if ((rc = input_block(ctx, 0, &a)) != 0 || (rc = input_block(ctx, 1, &b)) != 0)
         goto done;
     uint32_t m = a->m.rows, n = b->m.cols;
-    if (spm_si_mode(ctx, 2) == SPM_RW) {
-        if ((rc = input_block(ctx, 2, &c)) != 0)
-            goto done;
-        acc = spm_mm_block_to_dense(c);
-        if (acc && (c->m.rows != m || c->m.cols != n)) {
-            rc = spm_error(SPM_EFORMAT,
-                           "mm.multiply: C is %" PRIu32 "x%" PRIu32 ", not %" PRIu32 "x%" PRIu32,
-                           c->m.rows, c->m.cols, m, n);
-            goto done;
-        }
-    } else {
-        acc = calloc((size_t)m * n, sizeof(double));
+    if (spm_si_mode(ctx, 2) == SPM_RW && (rc = input_block(ctx, 2, &c)) != 0)
+        goto done;
+    if (c && (c->m.rows != m || c->m.cols != n)) {
+        rc = spm_error(SPM_EFORMAT,
+                       "mm.multiply: C is %" PRIu32 "x%" PRIu32 ", not %" PRIu32 "x%" PRIu32,
+                       c->m.rows, c->m.cols, m, n);
+        goto done;
     }
-    if (!acc) {
+    if (!(acc = spm_mm_acc_new(m, n, c))) {
         rc = spm_error(SPM_ENOMEM, "out of memory");
         goto done;
     }
     if ((rc = spm_mm_multiply_add(a, b, acc, m, n)) != 0)
         goto done;
-    rc = output_dense(ctx, 2, acc, m, n, 0);
+    rc = output_acc(ctx, 2, acc, m, n, 0);
     acc = NULL;
 done:
-    free(acc);
+    spm_mm_acc_free(acc);
     spm_mm_block_destroy(&a);
     spm_mm_block_destroy(&b);
     spm_mm_block_destroy(&c);
@@ -152,11 +137,8 @@ static int mm_store(spm_si_ctx_t *ctx)
         return spm_error(SPM_EINVAL, "mm.store takes C (RW)");
     spm_mm_block_t *c = NULL;
     int rc = input_block(ctx, 0, &c);
-    if (rc != 0)
-        return rc;
-    double *acc = spm_mm_block_to_dense(c);
-    rc = acc ? output_dense(ctx, 0, acc, c->m.rows, c->m.cols, 1)
-             : spm_error(SPM_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = output_block(ctx, 0, c, 1);
     spm_mm_block_destroy(&c);
     return rc;
 }

@@ -107,6 +107,7 @@ START_TEST(forged_refused)
         {rp + 12, 2, 0},             /* last row pointer not nnz */
         {ci, 10, 0},                 /* column out of range */
         {ci + 4, 1, 0},              /* columns not increasing */
+        {ci + 12, 1, 0},             /* padding before the values not zero */
     };
     for (size_t f = 0; f < sizeof forged / sizeof *forged; f++) {
         unsigned char *q = malloc(len);
