@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 static const char *bin;
+static void stop_hogs(void);
 static char dir[64] = "/tmp/spm-bench-mm-XXXXXX";
 static int reps;
 
@@ -166,21 +167,42 @@ static double spm_matmul(const char *a, const char *b, const char *policy, long 
     return report_wall(file("report.json"));
 }
 
+/*  Generates an N x N matrix at DENSITY (1: an array file) into PATH. */
+static void gen(const char *path, long n, double density, int seed)
+{
+    char rows[32], dens[32], sd[32];
+    snprintf(rows, sizeof rows, "%ld", n);
+    snprintf(dens, sizeof dens, "%g", density);
+    snprintf(sd, sizeof sd, "%d", seed);
+    const char *argv[] = {
+        "gen", "matrix", "--rows", rows,       "--density",
+        dens,  "--seed", sd,       "--format", density >= 1.0 ? "array" : "coordinate",
+        "-o",  path,     NULL};
+    must_run(argv);
+}
+
+/*  Median job and end-to-end times of REPS runs of A x B with POLICY;
+    DURING (may be NULL) runs while each job works. */
+static void spm_medians(const char *a, const char *b, const char *policy, long block,
+                        void (*during)(pid_t), double *wall, double *total)
+{
+    double walls[16], totals[16];
+    for (int r = 0; r < reps; r++) {
+        walls[r] = spm_matmul(a, b, policy, block, &totals[r], during);
+        stop_hogs();
+    }
+    *wall = median(walls, reps);
+    *total = median(totals, reps);
+}
+
 /* ------------------------------------------------------------------ dense */
 
 static void bench_dense(long n, long block)
 {
-    char rows[32];
-    snprintf(rows, sizeof rows, "%ld", n);
-    const char *ga[] = {"gen",    "matrix", "--rows", rows,          "--format", "array",
-                        "--seed", "1",      "-o",     file("A.mtx"), NULL};
-    const char *gb[] = {"gen",    "matrix", "--rows", rows,          "--format", "array",
-                        "--seed", "2",      "-o",     file("B.mtx"), NULL};
-    must_run(ga);
-    must_run(gb);
-    double flops = 2.0 * (double)n * n * n, walls[16], totals[16], base[16];
-    for (int r = 0; r < reps; r++)
-        walls[r] = spm_matmul(file("A.mtx"), file("B.mtx"), "ss", block, &totals[r], NULL);
+    gen(file("A.mtx"), n, 1.0, 1);
+    gen(file("B.mtx"), n, 1.0, 2);
+    double flops = 2.0 * (double)n * n * n, w, t, base[16];
+    spm_medians(file("A.mtx"), file("B.mtx"), "ss", block, NULL, &w, &t);
     double *a = ref_random((int)n, (int)n, 1.0, 1, REF_REAL);
     double *b = ref_random((int)n, (int)n, 1.0, 2, REF_REAL);
     double *c = calloc((size_t)n * n, sizeof(double));
@@ -194,7 +216,7 @@ static void bench_dense(long n, long block)
     free(a);
     free(b);
     free(c);
-    double w = median(walls, reps), t = median(totals, reps), d = median(base, reps);
+    double d = median(base, reps);
     printf("dense %ldx%ld, blocks %ld: spm 2 IEUs %.2f GFLOP/s (job %.3f s; %.3f s end to end "
            "with file I/O), cblas_dgemm 2 threads %.2f GFLOP/s (%.3f s), ratio spm/dgemm %.3f\n",
            n, n, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
@@ -228,15 +250,8 @@ static cs *load_cs(const char *path)
 
 static void bench_sparse(long n, double density, long block)
 {
-    char rows[32], dens[32];
-    snprintf(rows, sizeof rows, "%ld", n);
-    snprintf(dens, sizeof dens, "%g", density);
-    const char *ga[] = {"gen",    "matrix", "--rows", rows,           "--density", dens,
-                        "--seed", "3",      "-o",     file("SA.mtx"), NULL};
-    const char *gb[] = {"gen",    "matrix", "--rows", rows,           "--density", dens,
-                        "--seed", "4",      "-o",     file("SB.mtx"), NULL};
-    must_run(ga);
-    must_run(gb);
+    gen(file("SA.mtx"), n, density, 3);
+    gen(file("SB.mtx"), n, density, 4);
     cs *a = load_cs(file("SA.mtx")), *b = load_cs(file("SB.mtx"));
     if (!a || !b) {
         fprintf(stderr, "bench_matmul: cannot load the sparse inputs\n");
@@ -248,9 +263,8 @@ static void bench_sparse(long n, double density, long block)
     for (CS_INT k = 0; k < a->n; k++)
         flops += 2.0 * (double)(a->p[k + 1] - a->p[k]) * (double)(bt->p[k + 1] - bt->p[k]);
     cs_spfree(bt);
-    double walls[16], totals[16], base[16];
-    for (int r = 0; r < reps; r++)
-        walls[r] = spm_matmul(file("SA.mtx"), file("SB.mtx"), "ss", block, &totals[r], NULL);
+    double w, t, base[16];
+    spm_medians(file("SA.mtx"), file("SB.mtx"), "ss", block, NULL, &w, &t);
     for (int r = 0; r < reps; r++) {
         double t0 = now();
         cs *c = cs_multiply(a, b);
@@ -259,7 +273,7 @@ static void bench_sparse(long n, double density, long block)
     }
     cs_spfree(a);
     cs_spfree(b);
-    double w = median(walls, reps), t = median(totals, reps), d = median(base, reps);
+    double d = median(base, reps);
     printf("sparse %ldx%ld at %g, blocks %ld: spm 2 IEUs %.3f GFLOP/s (job %.3f s; %.3f s end to "
            "end), CSparse cs_multiply %.3f GFLOP/s (%.3f s), ratio spm/CSparse %.3f\n",
            n, n, density, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
@@ -369,21 +383,13 @@ static void bench_hetero(long n, long block)
         printf("hetero: skipped (needs 2 CPUs)\n");
         return;
     }
-    char rows[32];
-    snprintf(rows, sizeof rows, "%ld", n);
-    const char *ga[] = {"gen",    "matrix", "--rows", rows,           "--format", "array",
-                        "--seed", "5",      "-o",     file("HA.mtx"), NULL};
-    must_run(ga);
+    gen(file("HA.mtx"), n, 1.0, 5);
     static const char *policies[] = {"s", "ss", "r"};
     double gf[3], flops = 2.0 * (double)n * n * n;
     for (int p = 0; p < 3; p++) {
-        double walls[16], total;
-        for (int r = 0; r < reps; r++) {
-            walls[r] = spm_matmul(file("HA.mtx"), file("HA.mtx"), policies[p], block, &total,
-                                  slow_one_ieu);
-            stop_hogs();
-        }
-        gf[p] = flops / median(walls, reps) / 1e9;
+        double w, t;
+        spm_medians(file("HA.mtx"), file("HA.mtx"), policies[p], block, slow_one_ieu, &w, &t);
+        gf[p] = flops / w / 1e9;
     }
     printf("hetero %ldx%ld, one of 2 IEUs slowed 3:1: static (s) %.2f GFLOP/s, dynamic ss %.2f "
            "GFLOP/s (%.2fx static), dynamic r %.2f GFLOP/s (%.2fx static)\n",
