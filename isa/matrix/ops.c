@@ -9,10 +9,13 @@
         mm.load     IN (R, mm.raw or mm.block), OUT (W)
                     OUT = IN in its best form (duplicates summed, zeros
                     dropped, dense or CSR by fill). Replies u32 kind, u64 nnz.
-        mm.multiply A (R), B (R), C (W, RW or ACC)
-                    W: C = A*B; RW: C = C + A*B; ACC: the partial A*B, which
-                    the type's merge sums into C. The kernel is chosen from
-                    the operands' forms (kernels.h).
+        mm.multiply A1, B1, ..., Aq, Bq (R), C (W, RW or ACC)
+                    with P = A1*B1 + ... + Aq*Bq (q >= 1): W: C = P;
+                    RW: C = C + P; ACC: the partial P, which the type's
+                    merge sums into C. Each product's kernel is chosen from
+                    its operands' forms (kernels.h). Several products in one
+                    SI share one accumulator, so small (sparse) products
+                    still make an SI of milliseconds.
         mm.add      P (R), C (RW): C = C + P (the "update" method's update).
         mm.store    C (RW): the final version of C in its best form; its
                     commit makes it durable for the client to get. Replies
@@ -84,17 +87,35 @@ static int mm_load(spm_si_ctx_t *ctx)
     return rc;
 }
 
+/*  Adds the product of the operand pair (2Q, 2Q+1) to ACC (M x N). */
+static int multiply_pair(spm_si_ctx_t *ctx, size_t q, double *acc, uint32_t m, uint32_t n)
+{
+    spm_mm_block_t *a = NULL, *b = NULL;
+    int rc;
+    if ((rc = input_block(ctx, 2 * q, &a)) == 0 && (rc = input_block(ctx, 2 * q + 1, &b)) == 0)
+        rc = spm_mm_multiply_add(a, b, acc, m, n);
+    spm_mm_block_destroy(&a);
+    spm_mm_block_destroy(&b);
+    return rc;
+}
+
 static int mm_multiply(spm_si_ctx_t *ctx)
 {
-    if (spm_si_noperands(ctx) != 3 || spm_si_mode(ctx, 2) == SPM_R)
-        return spm_error(SPM_EINVAL, "mm.multiply takes A (R), B (R), C (W, RW or ACC)");
-    spm_mm_block_t *a = NULL, *b = NULL, *c = NULL;
+    size_t nops = spm_si_noperands(ctx), last = nops - 1;
+    if (nops < 3 || nops % 2 == 0 || spm_si_mode(ctx, last) == SPM_R)
+        return spm_error(SPM_EINVAL,
+                         "mm.multiply takes A1, B1, ..., Aq, Bq (R) and C (W, RW or ACC)");
+    const void *data;
+    size_t len;
+    spm_mm_meta_t ma, mb;
+    if (spm_si_input(ctx, 0, &data, &len) != 0 || spm_mm_block_meta(data, len, &ma) != 0 ||
+        spm_si_input(ctx, 1, &data, &len) != 0 || spm_mm_block_meta(data, len, &mb) != 0)
+        return spm_error(SPM_EFORMAT, "mm.multiply: bad first operands");
+    uint32_t m = ma.rows, n = mb.cols;
+    spm_mm_block_t *c = NULL;
     double *acc = NULL;
-    int rc;
-    if ((rc = input_block(ctx, 0, &a)) != 0 || (rc = input_block(ctx, 1, &b)) != 0)
-        goto done;
-    uint32_t m = a->m.rows, n = b->m.cols;
-    if (spm_si_mode(ctx, 2) == SPM_RW && (rc = input_block(ctx, 2, &c)) != 0)
+    int rc = 0;
+    if (spm_si_mode(ctx, last) == SPM_RW && (rc = input_block(ctx, last, &c)) != 0)
         goto done;
     if (c && (c->m.rows != m || c->m.cols != n)) {
         rc = spm_error(SPM_EFORMAT,
@@ -106,14 +127,14 @@ static int mm_multiply(spm_si_ctx_t *ctx)
         rc = spm_error(SPM_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = spm_mm_multiply_add(a, b, acc, m, n)) != 0)
-        goto done;
-    rc = output_acc(ctx, 2, acc, m, n, 0);
-    acc = NULL;
+    for (size_t q = 0; q < last / 2 && rc == 0; q++)
+        rc = multiply_pair(ctx, q, acc, m, n);
+    if (rc == 0) {
+        rc = output_acc(ctx, last, acc, m, n, 0);
+        acc = NULL;
+    }
 done:
     spm_mm_acc_free(acc);
-    spm_mm_block_destroy(&a);
-    spm_mm_block_destroy(&b);
     spm_mm_block_destroy(&c);
     return rc;
 }

@@ -70,7 +70,7 @@ int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit
                 continue;
             int rc = spm_mm_raw_finish(b);
             if (rc == 0)
-                rc = emit(arg, bi, self->flushed, b->data, b->len);
+                rc = emit(arg, bi, self->flushed, b->data, b->len, spm_mm_raw_count(b));
             spm_buf_free(b);
             if (rc != 0)
                 return rc;

@@ -27,9 +27,11 @@
 
 #include "isa/matrix/mmio.h"
 
-/*  Receives finished raw block (BI, BJ): LEN bytes at DATA, valid during
-    the call only. Returns 0, or an SPM_E* code that stops the cutting. */
-typedef int (*spm_mm_emit_fn)(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len);
+/*  Receives finished raw block (BI, BJ) of ENTRIES entries: LEN bytes at
+    DATA, valid during the call only. Returns 0, or an SPM_E* code that
+    stops the cutting. */
+typedef int (*spm_mm_emit_fn)(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
+                              uint64_t entries);
 
 typedef struct spm_mm_cutter spm_mm_cutter_t;
 

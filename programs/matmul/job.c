@@ -36,7 +36,9 @@ int spm_mm_job_alloc(spm_mm_job_t *j)
 {
     j->a = calloc(grid(j->m, j->p, j->k), sizeof(spm_sdb_t));
     j->b = calloc(grid(j->p, j->n, j->k), sizeof(spm_sdb_t));
-    if (!j->a || !j->b) {
+    j->annz = calloc(grid(j->m, j->p, j->k), sizeof(uint64_t));
+    j->bnnz = calloc(grid(j->p, j->n, j->k), sizeof(uint64_t));
+    if (!j->a || !j->b || !j->annz || !j->bnnz) {
         spm_mm_job_free(j);
         return spm_error(SPM_ENOMEM, "out of memory");
     }
@@ -47,51 +49,64 @@ void spm_mm_job_free(spm_mm_job_t *j)
 {
     free(j->a);
     free(j->b);
+    free(j->annz);
+    free(j->bnnz);
     j->a = j->b = NULL;
+    j->annz = j->bnnz = NULL;
 }
 
 int spm_mm_job_encode(const spm_mm_job_t *j, void **data, size_t *len)
 {
     spm_buf_t b = {0};
-    uint32_t head[] = {JOB_MAGIC, 1, j->m, j->p, j->n, j->k, j->policy, j->update};
+    uint32_t head[] = {JOB_MAGIC, 2, j->m, j->p, j->n, j->k, j->policy, j->update, j->per_si, 0};
     for (size_t i = 0; i < sizeof head / sizeof *head; i++)
         spm_buf_put_u32(&b, head[i]);
     spm_buf_put_u64(&b, j->seed);
     size_t na = grid(j->m, j->p, j->k), nb = grid(j->p, j->n, j->k);
-    for (size_t i = 0; i < na; i++)
+    for (size_t i = 0; i < na; i++) {
         spm_buf_put_u64(&b, j->a[i]);
-    for (size_t i = 0; i < nb; i++)
+        spm_buf_put_u64(&b, j->annz[i]);
+    }
+    for (size_t i = 0; i < nb; i++) {
         spm_buf_put_u64(&b, j->b[i]);
+        spm_buf_put_u64(&b, j->bnnz[i]);
+    }
     return spm_buf_take(&b, data, len) ? spm_error(SPM_ENOMEM, "out of memory") : 0;
 }
 
 int spm_mm_job_decode(const void *data, size_t len, spm_mm_job_t *j)
 {
     spm_cursor_t c = spm_cursor(data, len);
-    uint32_t head[8];
+    uint32_t head[10];
     memset(j, 0, sizeof *j);
-    for (size_t i = 0; i < 8; i++)
+    for (size_t i = 0; i < 10; i++)
         if (spm_get_u32(&c, &head[i]) != 0)
             return spm_error(SPM_EFORMAT, "matmul: truncated job");
-    if (head[0] != JOB_MAGIC || head[1] != 1 || spm_get_u64(&c, &j->seed) != 0)
+    if (head[0] != JOB_MAGIC || head[1] != 2 || head[9] != 0 || spm_get_u64(&c, &j->seed) != 0)
         return spm_error(SPM_EFORMAT, "matmul: not a matmul job");
     j->m = head[2], j->p = head[3], j->n = head[4], j->k = head[5];
     if (!j->m || !j->p || !j->n || !j->k || j->k > SPM_MM_MAX_DIM || head[6] > SPM_MM_SS ||
-        head[7] > SPM_MM_MIXTURE || grid(j->m, j->p, j->k) > MAX_GRID ||
-        grid(j->p, j->n, j->k) > MAX_GRID || grid(j->m, j->n, j->k) > MAX_GRID)
+        head[7] > SPM_MM_MIXTURE || head[8] > SPM_MM_MAX_PER_SI ||
+        grid(j->m, j->p, j->k) > MAX_GRID || grid(j->p, j->n, j->k) > MAX_GRID ||
+        grid(j->m, j->n, j->k) > MAX_GRID)
         return spm_error(SPM_EFORMAT, "matmul: job out of range");
     j->policy = (spm_mm_policy_t)head[6];
     j->update = (spm_mm_update_t)head[7];
+    j->per_si = head[8];
     size_t na = grid(j->m, j->p, j->k), nb = grid(j->p, j->n, j->k);
-    if (spm_cursor_left(&c) != (na + nb) * 8)
+    if (spm_cursor_left(&c) != (na + nb) * 16)
         return spm_error(SPM_EFORMAT, "matmul: job length does not match its grids");
     int rc = spm_mm_job_alloc(j);
     if (rc != 0)
         return rc;
-    for (size_t i = 0; i < na; i++)
+    for (size_t i = 0; i < na; i++) {
         spm_get_u64(&c, &j->a[i]);
-    for (size_t i = 0; i < nb; i++)
+        spm_get_u64(&c, &j->annz[i]);
+    }
+    for (size_t i = 0; i < nb; i++) {
         spm_get_u64(&c, &j->b[i]);
+        spm_get_u64(&c, &j->bnnz[i]);
+    }
     return 0;
 }
 

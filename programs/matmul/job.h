@@ -5,13 +5,16 @@
     The client cuts A (m x p) and B (p x n) into blocks of at most k x k and
     puts every non-empty one into the VM's store. It then submits this job
     description: the shapes, the block size, the policy and update method,
-    and the grid of block ids (0 for a block with no entries: the SF never
-    issues a multiply with a zero operand). The root SF's result is the
-    grid of C's block ids (0 where C has an all-zero block).
+    the products per multiply SI (0: chosen from the predicted work), and
+    the grid of block ids (0 for a block with no entries: the SF never
+    issues a multiply with a zero operand) with each block's entry count,
+    from which the SF predicts the work of a product. The root SF's result
+    is the grid of C's block ids (0 where C has an all-zero block).
     @discuss
-    Encoding (little-endian): u32 magic 'SPMJ', u32 version (1), u32 m, p,
-    n, k, policy, update, u64 seed, then the A ids row-major
-    (ceil(m/k) x ceil(p/k) u64), then the B ids (ceil(p/k) x ceil(n/k)).
+    Encoding (little-endian): u32 magic 'SPMJ', u32 version (2), u32 m, p,
+    n, k, policy, update, per_si, u32 reserved (0), u64 seed, then for
+    each block of A row-major (ceil(m/k) x ceil(p/k)) u64 id and u64
+    entries, then the same for B (ceil(p/k) x ceil(n/k)).
     The result: u32 magic 'SPMC', u32 rows of blocks, u32 cols of blocks,
     u32 reserved, then the C ids row-major. Decoding checks everything: the
     center never trusts a client's bytes.
@@ -45,10 +48,15 @@ typedef struct {
     uint32_t k;             /* block side */
     spm_mm_policy_t policy; /* scheduling policy */
     spm_mm_update_t update; /* update method for C */
+    uint32_t per_si;        /* products per multiply SI, 0: by predicted work */
     uint64_t seed;          /* for the random policies */
     spm_sdb_t *a;           /* A's block ids, row-major, 0 = zero block (owned) */
     spm_sdb_t *b;           /* B's block ids, row-major (owned) */
+    uint64_t *annz;         /* entries of each A block (owned) */
+    uint64_t *bnnz;         /* entries of each B block (owned) */
 } spm_mm_job_t;
+
+#define SPM_MM_MAX_PER_SI 127 /* products in one multiply SI (operands: 2 per product + C) */
 
 /*  Blocks along a dimension of D elements: ceil(D / K). */
 uint32_t spm_mm_nblocks(uint32_t d, uint32_t k);

@@ -54,6 +54,8 @@ static const char usage_text[] =
     "                        distributed  concurrent partials merged by the VM (ACC)\n"
     "                        mixture      write until no task group is left, then\n"
     "                                     distributed\n"
+    "      --per-si N      products per multiply SI, 1 to 127 (default: chosen\n"
+    "                      from the blocks' predicted work, about 5 ms each)\n"
     "      --seed N        seed of the random policies (default 1)\n"
     "  -h, --help          this text\n"
     "\n";
@@ -71,20 +73,25 @@ typedef struct {
 typedef struct {
     spm_session_t *s;
     spm_sdb_t *grid;
+    uint64_t *entries;
     uint32_t nbj;
 } put_t;
 
-static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len)
+static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
+                     uint64_t entries)
 {
     put_t *p = arg;
-    return spm_session_put(p->s, SPM_MM_RAW_TYPE, data, len, &p->grid[(size_t)bi * p->nbj + bj]);
+    size_t at = (size_t)bi * p->nbj + bj;
+    p->entries[at] = entries;
+    return spm_session_put(p->s, SPM_MM_RAW_TYPE, data, len, &p->grid[at]);
 }
 
-/*  Puts the blocks of the matrix R into the store, their ids into GRID. */
-static int put_matrix(run_t *r, spm_mmio_t *in, spm_sdb_t *grid)
+/*  Puts the blocks of the matrix R into the store, their ids into GRID and
+    their entry counts into ENTRIES. */
+static int put_matrix(run_t *r, spm_mmio_t *in, spm_sdb_t *grid, uint64_t *entries)
 {
     const spm_mmio_header_t *h = spm_mmio_header(in);
-    put_t p = {r->s, grid, spm_mm_nblocks((uint32_t)h->cols, r->job.k)};
+    put_t p = {r->s, grid, entries, spm_mm_nblocks((uint32_t)h->cols, r->job.k)};
     return spm_mm_cut_file(in, r->job.k, put_block, &p);
 }
 
@@ -178,8 +185,9 @@ static int run(run_t *r, const spm_run_opts_t *o)
         return rc;
     if (!(r->out = spm_outfile_open(r->out_path)))
         return SPM_EIO;
-    if ((rc = spm_session_open(o, &r->s)) != 0 || (rc = put_matrix(r, r->ra, r->job.a)) != 0 ||
-        (rc = put_matrix(r, r->rb, r->job.b)) != 0)
+    if ((rc = spm_session_open(o, &r->s)) != 0 ||
+        (rc = put_matrix(r, r->ra, r->job.a, r->job.annz)) != 0 ||
+        (rc = put_matrix(r, r->rb, r->job.b, r->job.bnnz)) != 0)
         return rc;
     void *args = NULL, *result = NULL;
     size_t len, rlen = 0;
@@ -216,12 +224,13 @@ static void release(run_t *r)
 
 static int matmul_main(int argc, char **argv)
 {
-    enum { OPT_SEED = 1 };
+    enum { OPT_SEED = 1, OPT_PER_SI };
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"block", required_argument, 0, 'b'},
                                              {"policy", required_argument, 0, 'p'},
                                              {"update", required_argument, 0, 'u'},
                                              {"seed", required_argument, 0, OPT_SEED},
+                                             {"per-si", required_argument, 0, OPT_PER_SI},
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
@@ -244,6 +253,10 @@ static int matmul_main(int argc, char **argv)
             break;
         case 'u':
             rc = spm_mm_update_parse(optarg, &r.job.update);
+            break;
+        case OPT_PER_SI:
+            rc = spm_parse_long("--per-si", optarg, 1, SPM_MM_MAX_PER_SI, &v);
+            r.job.per_si = (uint32_t)v;
             break;
         case OPT_SEED:
             rc = spm_parse_long("--seed", optarg, 0, INT64_MAX, &v);

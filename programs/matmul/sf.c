@@ -37,8 +37,13 @@
 #include "programs/matmul/job.h"
 #include "vm/spm.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*  Flops a multiply SI should do when the job leaves the choice to the SF:
+    about 5 ms of one core, the dissertation's "milliseconds". */
+#define SI_WORK 1.5e8
 
 enum { TAG_LOAD_A = 1, TAG_LOAD_B, TAG_MUL, TAG_ADD, TAG_STORE };
 
@@ -50,12 +55,14 @@ enum { TAG_LOAD_A = 1, TAG_LOAD_B, TAG_MUL, TAG_ADD, TAG_STORE };
 typedef struct {
     uint32_t i, j;      /* C block coordinates */
     uint32_t *ks;       /* the k of the group's products, ascending */
-    uint32_t nk;        /* products in the group */
-    uint32_t next;      /* index in ks of the next product to issue */
-    uint32_t inflight;  /* products issued, not committed */
-    uint32_t committed; /* products committed */
+    uint32_t nprod;     /* products in the group */
+    uint32_t *first;    /* multiply SI s does the products ks[first[s]] to ks[first[s+1]-1] */
+    uint32_t nsi;       /* multiply SIs in the group */
+    uint32_t next;      /* the next multiply SI to issue */
+    uint32_t inflight;  /* multiply SIs issued, not committed */
+    uint32_t committed; /* multiply SIs committed */
     uint32_t adds;      /* update method: mm.add issued, not committed */
-    spm_sdb_t *parts;   /* update method: the product SDB of each k (owned) */
+    spm_sdb_t *parts;   /* update method: the partial SDB of each multiply SI (owned) */
     int32_t owner;      /* IEU that acquired the group, -1 none yet */
     int acc;            /* products use ACC from now on */
     int stored;         /* mm.store issued */
@@ -79,6 +86,8 @@ typedef struct {
     spm_mm_job_t job;
     uint32_t ni, nk, nj; /* block grid: C is ni x nj, the inner dimension nk */
     spm_sdb_t *la, *lb;  /* loaded (typed) A and B blocks, 0 where not needed */
+    uint8_t *a_loaded;   /* the mm.load of each A block committed */
+    uint8_t *b_loaded;   /* the same for B */
     group_t *g;          /* task groups */
     uint32_t ng;
     uint32_t *free;    /* groups no IEU acquired yet (unordered) */
@@ -166,40 +175,59 @@ static int concurrent(const mm_t *st, const group_t *g)
     return st->job.update == SPM_MM_DISTRIBUTED || st->job.update == SPM_MM_UPDATE || g->acc;
 }
 
-static int can_issue(const mm_t *st, const group_t *g)
+/*  Whether the operands of G's next multiply SI are loaded. An SI issued
+    before its operands are ready would go to whichever IEU asks first when
+    they become ready, not to the IEU the policy chose. */
+static int loaded(const mm_t *st, const group_t *g)
 {
-    return g->next < g->nk && (g->inflight == 0 || concurrent(st, g));
+    for (uint32_t x = g->first[g->next]; x < g->first[g->next + 1]; x++) {
+        uint32_t k = g->ks[x];
+        if (!st->a_loaded[(size_t)g->i * st->nk + k] || !st->b_loaded[(size_t)k * st->nj + g->j])
+            return 0;
+    }
+    return 1;
 }
 
-/*  Issues the next product of group GI (for WHO when not NULL). */
+static int can_issue(const mm_t *st, const group_t *g)
+{
+    return g->next < g->nsi && (g->inflight == 0 || concurrent(st, g)) && loaded(st, g);
+}
+
+/*  Issues the next multiply SI of group GI (for WHO when not NULL). */
 static int issue_mul(spm_sf_t *sf, mm_t *st, uint32_t gi, const spm_ieu_t *who)
 {
     group_t *g = &st->g[gi];
-    uint32_t idx = g->next++, k = g->ks[idx];
-    spm_operand_t ops[3] = {{st->la[(size_t)g->i * st->nk + k], SPM_R},
-                            {st->lb[(size_t)k * st->nj + g->j], SPM_R},
-                            {g->c, idx == 0 ? SPM_W : SPM_RW}};
+    uint32_t idx = g->next++;
+    spm_operand_t ops[2 * SPM_MM_MAX_PER_SI + 1];
+    size_t n = 0;
+    for (uint32_t x = g->first[idx]; x < g->first[idx + 1]; x++) {
+        uint32_t k = g->ks[x];
+        ops[n++] = (spm_operand_t){st->la[(size_t)g->i * st->nk + k], SPM_R};
+        ops[n++] = (spm_operand_t){st->lb[(size_t)k * st->nj + g->j], SPM_R};
+        if (who) {
+            held(st, who->node, 1, g->i, k);
+            held(st, who->node, 0, k, g->j);
+        }
+    }
+    spm_operand_t *c = &ops[n++];
+    *c = (spm_operand_t){g->c, idx == 0 ? SPM_W : SPM_RW};
     if (g->acc || st->job.update == SPM_MM_DISTRIBUTED) {
-        ops[2].mode = SPM_ACC;
+        c->mode = SPM_ACC;
     } else if (st->job.update == SPM_MM_UPDATE && idx > 0) {
         if (!(g->parts[idx] = spm_sdb_new(sf, SPM_MM_BLOCK_TYPE))) {
             spm_sf_fail(sf, SPM_ENOMEM, "matmul: out of SDB ids");
             return SPM_ENOMEM;
         }
-        ops[2] = (spm_operand_t){g->parts[idx], SPM_W};
+        *c = (spm_operand_t){g->parts[idx], SPM_W};
     }
     g->inflight++;
-    if (who) {
-        held(st, who->node, 1, g->i, k);
-        held(st, who->node, 0, k, g->j);
-    }
-    return issue(sf, "mm.multiply", ops, 3, TAG(TAG_MUL, gi, idx));
+    return issue(sf, "mm.multiply", ops, n, TAG(TAG_MUL, gi, idx));
 }
 
 /*  Issues mm.store on a group whose products (and adds) all committed. */
 static void maybe_store(spm_sf_t *sf, mm_t *st, group_t *g)
 {
-    if (g->stored || g->committed < g->nk || g->adds)
+    if (g->stored || g->committed < g->nsi || g->adds)
         return;
     g->stored = 1;
     spm_operand_t op = {g->c, SPM_RW};
@@ -207,13 +235,13 @@ static void maybe_store(spm_sf_t *sf, mm_t *st, group_t *g)
         spm_sf_done(sf);
 }
 
-/*  Syn: issues superstep STEP, the STEP-th product of every group that has
-    one. Returns how many. */
+/*  Syn: issues superstep STEP, the STEP-th multiply SI of every group that
+    has one. Returns how many. */
 static uint32_t superstep(spm_sf_t *sf, mm_t *st)
 {
     uint32_t n = 0;
     for (uint32_t gi = 0; gi < st->ng; gi++)
-        if (st->g[gi].nk > st->step && issue_mul(sf, st, gi, NULL) == 0)
+        if (st->g[gi].nsi > st->step && issue_mul(sf, st, gi, NULL) == 0)
             n++;
     st->step_left = n;
     return n;
@@ -233,7 +261,7 @@ static void plan(spm_sf_t *sf, mm_t *st, uint32_t min_ieus)
         return;
     uint64_t total = 0, acc = 0;
     for (uint32_t gi = 0; gi < st->ng; gi++)
-        total += st->g[gi].nk;
+        total += st->g[gi].nprod;
     for (uint32_t w = 0; w < n; w++) {
         st->ieus[w].plan = malloc((st->ng ? st->ng : 1) * sizeof(uint32_t));
         if (!st->ieus[w].plan)
@@ -241,7 +269,7 @@ static void plan(spm_sf_t *sf, mm_t *st, uint32_t min_ieus)
     }
     for (uint32_t gi = 0; gi < st->ng; gi++) {
         uint32_t w = (uint32_t)(total ? (acc * n) / total : 0);
-        acc += st->g[gi].nk;
+        acc += st->g[gi].nprod;
         ieu_t *e = &st->ieus[w < n ? w : n - 1];
         e->plan[e->nplan++] = gi;
     }
@@ -320,9 +348,9 @@ static int64_t steal(const mm_t *st)
     uint32_t left = 0;
     for (uint32_t gi = 0; gi < st->ng; gi++) {
         const group_t *g = &st->g[gi];
-        if (g->owner >= 0 && can_issue(st, g) && g->nk - g->next > left) {
+        if (g->owner >= 0 && can_issue(st, g) && g->nsi - g->next > left) {
             best = gi;
-            left = g->nk - g->next;
+            left = g->nsi - g->next;
         }
     }
     return best;
@@ -353,16 +381,20 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
     if (!e)
         return 0;
     /* continue a group of this IEU; drop the ones fully issued */
+    int waiting = 0;
     for (size_t x = 0; x < e->nown;) {
         group_t *g = &st->g[e->own[x]];
-        if (g->next == g->nk) {
+        if (g->next == g->nsi) {
             e->own[x] = e->own[--e->nown];
             continue;
         }
         if (can_issue(st, g))
             return issue_mul(sf, st, e->own[x], who) == 0;
+        waiting |= !loaded(st, g);
         x++;
     }
+    if (waiting)
+        return 0; /* its operands are being loaded: no more groups meanwhile */
     int64_t gi = acquire(st, who, e);
     if (gi >= 0) {
         if (own_add(e, (uint32_t)gi) != 0)
@@ -371,7 +403,7 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
         st->g[gi].owner = (int32_t)who->ieu;
         free_remove(st, (uint32_t)gi);
         maybe_mix(st);
-        return issue_mul(sf, st, (uint32_t)gi, who) == 0;
+        return can_issue(st, &st->g[gi]) && issue_mul(sf, st, (uint32_t)gi, who) == 0;
     }
     if (st->job.policy != SPM_MM_S && (gi = steal(st)) >= 0)
         return issue_mul(sf, st, (uint32_t)gi, who) == 0;
@@ -389,7 +421,12 @@ static void mm_commit(spm_sf_t *sf, const spm_result_t *r)
     switch (TAG_KIND(r->tag)) {
     case TAG_LOAD_A:
     case TAG_LOAD_B:
-        if (r->ieu) /* here the group field is the block's row, idx its column */
+        /* here the group field is the block's row, idx its column */
+        if (TAG_KIND(r->tag) == TAG_LOAD_A && gi < st->ni && idx < st->nk)
+            st->a_loaded[(size_t)gi * st->nk + idx] = 1;
+        else if (TAG_KIND(r->tag) == TAG_LOAD_B && gi < st->nk && idx < st->nj)
+            st->b_loaded[(size_t)gi * st->nj + idx] = 1;
+        if (r->ieu)
             held(st, r->ieu->node, TAG_KIND(r->tag) == TAG_LOAD_A, gi, idx);
         return;
     case TAG_MUL: {
@@ -430,6 +467,7 @@ static void mm_finish(spm_sf_t *sf)
         return;
     for (uint32_t gi = 0; gi < st->ng; gi++) {
         free(st->g[gi].ks);
+        free(st->g[gi].first);
         free(st->g[gi].parts);
     }
     for (uint32_t w = 0; w < st->nieus; w++) {
@@ -445,6 +483,8 @@ static void mm_finish(spm_sf_t *sf)
     spm_mm_job_free(&st->job);
     free(st->la);
     free(st->lb);
+    free(st->a_loaded);
+    free(st->b_loaded);
     free(st->g);
     free(st->free);
     free(st->freepos);
@@ -477,8 +517,50 @@ static int load_all(spm_sf_t *sf, const spm_sdb_t *x, spm_sdb_t *loaded, uint32_
     return 0;
 }
 
-/*  Builds the task groups; returns the number of products in all. */
-static int build_groups(spm_sf_t *sf, mm_t *st, uint64_t *products)
+/*  Predicted flops of A(i,k) x B(k,j) from the blocks' entry counts and
+    the form mm.load will give them (dense from SPM_MM_SPARSE_FILL on). */
+static double product_cost(const mm_t *st, uint32_t i, uint32_t k, uint32_t j)
+{
+    const spm_mm_job_t *job = &st->job;
+    double m = spm_mm_block_side(job->m, job->k, i), p = spm_mm_block_side(job->p, job->k, k),
+           n = spm_mm_block_side(job->n, job->k, j);
+    double na = (double)job->annz[(size_t)i * st->nk + k],
+           nb = (double)job->bnnz[(size_t)k * st->nj + j];
+    int da = na >= SPM_MM_SPARSE_FILL * m * p, db = nb >= SPM_MM_SPARSE_FILL * p * n;
+    if (da && db)
+        return 2 * m * p * n;
+    return da ? 2 * m * nb : db ? 2 * na * n : 2 * na * nb / p;
+}
+
+/*  Cuts group G's products into multiply SIs: PER_SI products each when
+    the job says so, else as few SIs as make each about SI_WORK flops
+    (an SI carries an accumulator of the C block, so many small products
+    belong in one SI), with at most SPM_MM_MAX_PER_SI products per SI. */
+static int chunk(mm_t *st, group_t *g)
+{
+    uint32_t per = st->job.per_si;
+    if (!per) {
+        double work = 0;
+        for (uint32_t x = 0; x < g->nprod; x++)
+            work += product_cost(st, g->i, g->ks[x], g->j);
+        double sis = ceil(work / SI_WORK);
+        per = (uint32_t)ceil(g->nprod / (sis < 1 ? 1 : sis));
+    }
+    if (per > SPM_MM_MAX_PER_SI)
+        per = SPM_MM_MAX_PER_SI;
+    g->nsi = (g->nprod + per - 1) / per;
+    if (!(g->first = malloc((g->nsi + 1) * sizeof(uint32_t))))
+        return SPM_ENOMEM;
+    /* spread evenly: the first (nprod % nsi) SIs take one more */
+    uint32_t base = g->nprod / g->nsi, extra = g->nprod % g->nsi;
+    g->first[0] = 0;
+    for (uint32_t s = 0; s < g->nsi; s++)
+        g->first[s + 1] = g->first[s] + base + (s < extra);
+    return 0;
+}
+
+/*  Builds the task groups; counts their products and multiply SIs. */
+static int build_groups(spm_sf_t *sf, mm_t *st, uint64_t *products, uint64_t *sis)
 {
     const spm_mm_job_t *j = &st->job;
     size_t nc = (size_t)st->ni * st->nj;
@@ -495,22 +577,21 @@ static int build_groups(spm_sf_t *sf, mm_t *st, uint64_t *products)
                 nk += j->a[(size_t)i * st->nk + k] && j->b[(size_t)k * st->nj + jj];
             if (nk == 0)
                 continue;
-            group_t *g = &st->g[st->ng];
-            *g = (group_t){.i = i, .j = jj, .nk = 0, .owner = -1};
-            g->ks = malloc(nk * sizeof(uint32_t));
-            if (j->update == SPM_MM_UPDATE)
-                g->parts = calloc(nk, sizeof(spm_sdb_t));
-            if (!g->ks || (j->update == SPM_MM_UPDATE && !g->parts))
+            group_t *g = &st->g[st->ng++];
+            *g = (group_t){.i = i, .j = jj, .owner = -1};
+            if (!(g->ks = malloc(nk * sizeof(uint32_t))))
                 return spm_error(SPM_ENOMEM, "out of memory");
             for (uint32_t k = 0; k < st->nk; k++)
                 if (j->a[(size_t)i * st->nk + k] && j->b[(size_t)k * st->nj + jj])
-                    g->ks[g->nk++] = k;
+                    g->ks[g->nprod++] = k;
+            if (chunk(st, g) != 0 ||
+                (j->update == SPM_MM_UPDATE && !(g->parts = calloc(g->nsi, sizeof(spm_sdb_t)))))
+                return spm_error(SPM_ENOMEM, "out of memory");
             if (!(g->c = st->cids[(size_t)i * st->nj + jj] = spm_sdb_new(sf, SPM_MM_BLOCK_TYPE)))
                 return spm_error(SPM_ENOMEM, "matmul: out of SDB ids");
-            st->free[st->ng] = st->ng;
-            st->freepos[st->ng] = st->ng;
-            *products += nk;
-            st->ng++;
+            st->free[st->ng - 1] = st->freepos[st->ng - 1] = st->ng - 1;
+            *products += g->nprod;
+            *sis += g->nsi;
         }
     st->nfree = st->unstored = st->ng;
     return 0;
@@ -532,8 +613,10 @@ static int mm_start(spm_sf_t *sf, const void *args, size_t len)
     spm_rng_seed(&st->rng, j->seed);
     st->la = calloc((size_t)st->ni * st->nk, sizeof(spm_sdb_t));
     st->lb = calloc((size_t)st->nk * st->nj, sizeof(spm_sdb_t));
+    st->a_loaded = calloc((size_t)st->ni * st->nk, 1);
+    st->b_loaded = calloc((size_t)st->nk * st->nj, 1);
     uint8_t *a_used = calloc(st->nk, 1), *b_used = calloc(st->nk, 1);
-    if (!st->la || !st->lb || !a_used || !b_used) {
+    if (!st->la || !st->lb || !st->a_loaded || !st->b_loaded || !a_used || !b_used) {
         rc = spm_error(SPM_ENOMEM, "out of memory");
         goto done;
     }
@@ -544,14 +627,14 @@ static int mm_start(spm_sf_t *sf, const void *args, size_t len)
         for (uint32_t i = 0; i < st->ni; i++)
             b_used[k] |= j->a[(size_t)i * st->nk + k] != 0;
     }
-    uint64_t sis = 0, products = 0;
-    if ((rc = build_groups(sf, st, &products)) != 0 ||
+    uint64_t sis = 0, products = 0, muls = 0;
+    if ((rc = build_groups(sf, st, &products, &muls)) != 0 ||
         (rc = load_all(sf, j->a, st->la, st->ni, st->nk, a_used, 1, &sis)) != 0 ||
         (rc = load_all(sf, j->b, st->lb, st->nk, st->nj, b_used, 0, &sis)) != 0)
         goto done;
-    sis += products + st->ng;
+    sis += muls + st->ng; /* multiplies and stores */
     if (j->update == SPM_MM_UPDATE)
-        sis += products - st->ng;
+        sis += muls - st->ng; /* adds */
     spm_sf_expect(sf, sis);
     void *res;
     size_t rlen;

@@ -144,8 +144,9 @@ START_TEST(every_policy_and_update)
     ck_assert_int_eq(ref_write_mtx(path("A.mtx"), 70, 64, a, 0, REF_REAL, REF_GENERAL), 0);
     ck_assert_int_eq(ref_write_mtx(path("B.mtx"), 64, 58, b, 0, REF_REAL, REF_GENERAL), 0);
     for (size_t u = 0; u < 4; u++) {
-        const char *extra[] = {"--block",  "16",       "--policy", policies[_i],
-                               "--update", updates[u], NULL};
+        /* two products per SI: chains of several SIs per C block, each SI multi-product */
+        const char *extra[] = {"--block",  "16",       "--policy", policies[_i], "--update",
+                               updates[u], "--per-si", "2",        NULL};
         double e = check_files(path("A.mtx"), path("B.mtx"), extra);
         ck_assert_msg(e < 1e-12, "%s/%s: error %g", policies[_i], updates[u], e);
     }

@@ -113,6 +113,49 @@ START_TEST(result_form_by_fill)
 }
 END_TEST
 
+/*  One SI, three products of mixed forms and inner sizes, added to C. */
+START_TEST(multiply_several_products)
+{
+    int m = 40, n = 30, ps[3] = {20, 35, 9};
+    double dens[3][2] = {{1.0, 1.0}, {0.05, 1.0}, {0.1, 0.03}};
+    spm_si_operand_t ops[7];
+    memset(ops, 0, sizeof ops);
+    void *bufs[7] = {0};
+    double *c0 = ref_random(m, n, 1.0, 9, REF_REAL);
+    double *r = calloc((size_t)m * n, sizeof(double));
+    memcpy(r, c0, (size_t)m * n * sizeof(double));
+    for (int q = 0; q < 3; q++) {
+        double *a = ref_random(m, ps[q], dens[q][0], 10 + q, REF_REAL);
+        double *b = ref_random(ps[q], n, dens[q][1], 20 + q, REF_REAL);
+        double *ab = ref_matmul(m, ps[q], n, a, b);
+        for (int i = 0; i < m * n; i++)
+            r[i] += ab[i];
+        encode(a, m, ps[q], &bufs[2 * q], &ops[2 * q].in_len);
+        encode(b, ps[q], n, &bufs[2 * q + 1], &ops[2 * q + 1].in_len);
+        ops[2 * q].in = bufs[2 * q];
+        ops[2 * q + 1].in = bufs[2 * q + 1];
+        ops[2 * q].mode = ops[2 * q + 1].mode = SPM_R;
+        free(a);
+        free(b);
+        free(ab);
+    }
+    encode(c0, m, n, &bufs[6], &ops[6].in_len);
+    ops[6].in = bufs[6];
+    ops[6].mode = SPM_RW;
+    ck_assert_int_eq(spm_si_exec_local("mm.multiply", ops, 7, NULL, 0, NULL, NULL), 0);
+    double *c = decode(ops[6].out, ops[6].out_len, NULL);
+    ck_assert(ref_rel_err(m, n, c, r) < 1e-14);
+    /* an even operand count is refused */
+    ck_assert_int_eq(spm_si_exec_local("mm.multiply", ops + 1, 6, NULL, 0, NULL, NULL), SPM_EINVAL);
+    free(c);
+    free(ops[6].out);
+    for (int i = 0; i < 7; i++)
+        free(bufs[i]);
+    free(c0);
+    free(r);
+}
+END_TEST
+
 START_TEST(shape_mismatch_fails)
 {
     double *a = ref_random(4, 5, 1.0, 1, REF_REAL), *b = ref_random(6, 3, 1.0, 2, REF_REAL);
@@ -181,6 +224,7 @@ static Suite *mm_kernels_suite(void)
     tcase_add_test(tc, multiply_square);
     tcase_add_test(tc, multiply_rectangular);
     tcase_add_test(tc, result_form_by_fill);
+    tcase_add_test(tc, multiply_several_products);
     tcase_add_test(tc, shape_mismatch_fails);
     tcase_add_test(tc, load_add_store);
     suite_add_tcase(s, tc);
