@@ -86,14 +86,18 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/*  DIR/NAME, in one of 8 rotating buffers: callers keep at most the last
+    few (the output and report paths have their own, see main). */
 static const char *file(const char *name)
 {
-    static char buf[4][128];
+    static char buf[8][128];
     static int next;
-    char *p = buf[next++ % 4];
+    char *p = buf[next++ % 8];
     snprintf(p, 128, "%s/%s", dir, name);
     return p;
 }
+
+static char c_path[128], report_path[128]; /* C.mtx and the JSON report */
 
 /*  Runs `spm ARGV...` (stdout to OUT_PATH when given) and returns its pid. */
 static pid_t spawn(const char *const *argv, const char *out_path)
@@ -152,10 +156,10 @@ static double spm_matmul(const char *a, const char *b, const char *policy, long 
 {
     char k[32];
     snprintf(k, sizeof k, "%ld", block);
-    const char *argv[] = {"matmul",  a, b,          "-o",   file("C.mtx"), "--ieus",  "2",
-                          "--block", k, "--policy", policy, "--json",      "--quiet", NULL};
+    const char *argv[] = {"matmul",  a, b,          "-o",   c_path,   "--ieus",  "2",
+                          "--block", k, "--policy", policy, "--json", "--quiet", NULL};
     double t0 = now();
-    pid_t pid = spawn(argv, file("report.json"));
+    pid_t pid = spawn(argv, report_path);
     if (before_wait)
         before_wait(pid);
     int rc = finish(pid);
@@ -164,7 +168,7 @@ static double spm_matmul(const char *a, const char *b, const char *policy, long 
         fprintf(stderr, "bench_matmul: spm matmul failed (%d)\n", rc);
         exit(1);
     }
-    return report_wall(file("report.json"));
+    return report_wall(report_path);
 }
 
 /*  Generates an N x N matrix at DENSITY (1: an array file) into PATH. */
@@ -222,7 +226,7 @@ static void bench_dense(long n, long block)
            n, n, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
     unlink(file("A.mtx"));
     unlink(file("B.mtx"));
-    unlink(file("C.mtx"));
+    unlink(c_path);
 }
 
 /* ----------------------------------------------------------------- sparse */
@@ -279,7 +283,7 @@ static void bench_sparse(long n, double density, long block)
            n, n, density, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
     unlink(file("SA.mtx"));
     unlink(file("SB.mtx"));
-    unlink(file("C.mtx"));
+    unlink(c_path);
 }
 
 /* --------------------------------------------------------- heterogeneity */
@@ -395,7 +399,7 @@ static void bench_hetero(long n, long block)
            "GFLOP/s (%.2fx static), dynamic r %.2f GFLOP/s (%.2fx static)\n",
            n, n, gf[0], gf[1], gf[1] / gf[0], gf[2], gf[2] / gf[0]);
     unlink(file("HA.mtx"));
-    unlink(file("C.mtx"));
+    unlink(c_path);
 }
 
 int main(void)
@@ -407,6 +411,8 @@ int main(void)
         perror("bench_matmul: mkdtemp");
         return 1;
     }
+    snprintf(c_path, sizeof c_path, "%s/C.mtx", dir);
+    snprintf(report_path, sizeof report_path, "%s/report.json", dir);
     reps = (int)env_long("BENCH_MM_REPS", 3);
     if (reps < 1 || reps > 16)
         reps = 3;
@@ -419,7 +425,7 @@ int main(void)
     if (!skipped("hetero"))
         bench_hetero(env_long("BENCH_MM_HETERO_N", 2048), block);
     stop_hogs();
-    unlink(file("report.json"));
+    unlink(report_path);
     rmdir(dir);
     return 0;
 }

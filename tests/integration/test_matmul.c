@@ -155,6 +155,49 @@ START_TEST(every_policy_and_update)
 }
 END_TEST
 
+/*  A running VM of two nodes (one center, two agents of one IEU each, their
+    own caches): the client reaches it only through --center, as a client
+    off the cluster would, and both nodes work. */
+START_TEST(remote_center_two_nodes)
+{
+    char ep[128], store[128], c1[128], c2[128];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(c1, sizeof c1, "%s/cache1", dir);
+    snprintf(c2, sizeof c2, "%s/cache2", dir);
+    const char *center[] = {"center", "--listen",    ep,     "--store",
+                            store,    "--log-level", "warn", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    const char *agent1[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", c1, NULL};
+    const char *agent2[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", c2, NULL};
+    spm_test_proc_t pa1 = spm_test_start(agent1), pa2 = spm_test_start(agent2);
+    double *a = ref_random(120, 100, 0.5, 11, REF_REAL),
+           *b = ref_random(100, 90, 0.5, 12, REF_REAL);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), 120, 100, a, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), 100, 90, b, 0, REF_REAL, REF_GENERAL), 0);
+    usleep(300000); /* let both agents join */
+    const char *ss[] = {"--center", ep, "--block", "16", "--per-si", "1", NULL};
+    ck_assert(check_files(path("A.mtx"), path("B.mtx"), ss) < 1e-12);
+    const char *argv[] = {
+        "matmul",  path("A.mtx"), path("B.mtx"), "-o", path("C.mtx"), "--center",    ep,
+        "--block", "16",          "--policy",    "r",  "--update",    "distributed", "--json",
+        NULL};
+    char *out = NULL, *err = NULL;
+    int rc = spm_test_run(argv, 60, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    const char *second = strstr(out, "\"node\": 1,");
+    ck_assert_msg(second && spm_test_json_num(second, "sis") > 0, "node 1 got no work: %s", out);
+    free(out);
+    free(err);
+    kill(pc.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&pc, 10, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&pa1, 15, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&pa2, 15, NULL, NULL), 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
 /*  A real matrix: committed west0067 (SuiteSparse, public domain), and
     the larger ones of ../shared when present. */
 START_TEST(real_matrices)
@@ -290,6 +333,7 @@ static Suite *matmul_suite(void)
     tcase_add_test(tc, symmetric_inputs);
     tcase_add_test(tc, pattern_inputs);
     tcase_add_loop_test(tc, every_policy_and_update, 0, 5);
+    tcase_add_test(tc, remote_center_two_nodes);
     tcase_add_test(tc, real_matrices);
     tcase_add_loop_test(tc, bad_input, 0, sizeof bad / sizeof *bad);
     tcase_add_test(tc, missing_input_and_usage);
