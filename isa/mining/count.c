@@ -19,13 +19,13 @@
 #define TABLE_PER_SET 16u
 
 struct spm_mining_trie {
-    uint32_t k;        /* items per candidate */
-    uint32_t domain;   /* items are below this; 0: unknown */
-    uint32_t **first;  /* per level: node i's edges are first[d][i] .. first[d][i + 1] */
-    uint32_t **item;   /* per level: the item of each edge */
-    uint32_t *nnode;   /* per level: number of nodes */
-    int32_t *root;     /* domain entries: root edge of an item, or -1 (NULL: none) */
-    int32_t *last;     /* nnode[k - 1] rows of domain entries: candidate, or -1 */
+    uint32_t k;       /* items per candidate */
+    uint32_t domain;  /* items are below this; 0: unknown */
+    uint32_t **first; /* per level: node i's edges are first[d][i] .. first[d][i + 1] */
+    uint32_t **item;  /* per level: the item of each edge */
+    uint32_t *nnode;  /* per level: number of nodes */
+    int32_t *root;    /* domain entries: root edge of an item, or -1 (NULL: none) */
+    int32_t *last;    /* nnode[k - 1] rows of domain entries: candidate, or -1 */
 };
 
 void spm_mining_trie_destroy(spm_mining_trie_t **tp)

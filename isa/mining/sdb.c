@@ -33,8 +33,7 @@ static int get_head(spm_cursor_t *c, uint32_t magic, const char *type)
     return 0;
 }
 
-static int get_count(spm_cursor_t *c, const char *type, const char *what, uint32_t max,
-                     uint32_t *v)
+static int get_count(spm_cursor_t *c, const char *type, const char *what, uint32_t max, uint32_t *v)
 {
     if (spm_get_u32(c, v) != 0)
         return spm_error(SPM_EFORMAT, "%s: truncated block", type);

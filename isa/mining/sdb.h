@@ -81,7 +81,11 @@ void spm_mining_trans_free(spm_mining_trans_t *b);
 
 /* --------------------------------------- BlockOfJoinResult, Candidates, Frequent */
 
-typedef enum { SPM_MINING_KIND_JOIN = 0, SPM_MINING_KIND_CANDS, SPM_MINING_KIND_FSETS } spm_mining_kind_t;
+typedef enum {
+    SPM_MINING_KIND_JOIN = 0,
+    SPM_MINING_KIND_CANDS,
+    SPM_MINING_KIND_FSETS
+} spm_mining_kind_t;
 
 typedef struct {
     spm_mining_kind_t kind; /* which of the three types */
@@ -107,13 +111,13 @@ long spm_mining_sets_find(const spm_mining_sets_t *b, const uint32_t *s);
 /* ------------------------------------------------------------ BlockOfRules */
 
 typedef struct {
-    uint32_t n;       /* rules */
-    uint32_t *xlen;   /* n antecedent lengths (>= 1) */
-    uint32_t *ylen;   /* n consequent lengths (>= 1) */
-    uint64_t *supz;   /* n supports of X u Y (the rule's support) */
-    uint64_t *supx;   /* n supports of X */
-    uint32_t *off;    /* n + 1 offsets into items: X then Y of rule i */
-    uint32_t *items;  /* off[n] items */
+    uint32_t n;      /* rules */
+    uint32_t *xlen;  /* n antecedent lengths (>= 1) */
+    uint32_t *ylen;  /* n consequent lengths (>= 1) */
+    uint64_t *supz;  /* n supports of X u Y (the rule's support) */
+    uint64_t *supx;  /* n supports of X */
+    uint32_t *off;   /* n + 1 offsets into items: X then Y of rule i */
+    uint32_t *items; /* off[n] items */
 } spm_mining_rules_t;
 
 int spm_mining_rules_encode(const spm_mining_rules_t *b, void **data, size_t *len);
