@@ -54,30 +54,35 @@ $(GEN_C) $(GEN_H): $(PROTO)
 
 $(BUILD)/obj/gen/spm.pb-c.o: $(GEN_C)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(GEN_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libspm.a: $(LIB_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
 # Objects register opcodes, types, programs and commands from constructors,
 # so the whole archive is linked in.
 WHOLE = -Wl,--whole-archive $(BUILD)/libspm.a -Wl,--no-whole-archive
 
 $(BIN): $(MAIN_OBJ) $(BUILD)/libspm.a
-	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
+	@echo "  LINK    $@"
+	@$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a tests/check_main.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
+	@echo "  TEST    $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
 	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS)
+	@echo "  BENCH   $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS)
 
 tests: $(TEST_BINS)
 

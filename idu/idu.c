@@ -1,0 +1,975 @@
+/*  =========================================================================
+    idu - the instruction dispatch unit: jobs, super-functions, the task
+    pool, leases
+
+    Runs inside the center's single thread: no locks. SF callbacks run from
+    here and may re-enter the SF API (issue, spawn, done, fail); anything
+    that would tear down state in the middle of such a call (a job ending) is
+    deferred to the end of the public entry point (notify()).
+    =========================================================================
+*/
+#include "idu/idu_int.h"
+#include "isa/core/registry.h"
+#include "vm/log.h"
+#include "vm/wire.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TRANSIENT_FAILURES 3
+
+static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf);
+static void job_fail(job_t *job, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ----------------------------------------------------------------- life */
+
+spm_idu_t *spm_idu_new(spm_idu_emit_fn emit, spm_idu_job_fn done, void *arg)
+{
+    spm_idu_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->emit = emit;
+    self->job_done = done;
+    self->arg = arg;
+    self->sdbs = spm_hmap_new();
+    self->issued = spm_hmap_new();
+    self->jobs = spm_hmap_new();
+    if (!self->sdbs || !self->issued || !self->jobs) {
+        spm_idu_destroy(&self);
+        return NULL;
+    }
+    return self;
+}
+
+void spm_idu_si_free(si_t *si)
+{
+    if (!si)
+        return;
+    free(si->ops);
+    free(si->sdbs);
+    free(si->params);
+    free(si);
+}
+
+static void sf_free(spm_sf_t *sf)
+{
+    for (si_t *si = sf->ready_head, *next; si; si = next) {
+        next = si->next;
+        spm_idu_si_free(si);
+    }
+    free(sf);
+}
+
+static void job_free(job_t *job)
+{
+    for (spm_sf_t *sf = job->sfs, *next; sf; sf = next) {
+        next = sf->job_next;
+        if (!sf->finished && sf->cls->finish)
+            sf->cls->finish(sf);
+        sf_free(sf);
+    }
+    free(job->program);
+    free(job->error);
+    free(job->acc_open);
+    free(job->result);
+    free(job->ieu_stats);
+    free(job);
+}
+
+void spm_idu_destroy(spm_idu_t **selfp)
+{
+    spm_idu_t *self = *selfp;
+    if (!self)
+        return;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (self->issued && spm_hmap_next(self->issued, &pos, &key, &value))
+        spm_idu_si_free(value);
+    pos = 0;
+    while (self->jobs && spm_hmap_next(self->jobs, &pos, &key, &value))
+        job_free(value);
+    pos = 0;
+    while (self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value)) {
+        sdb_t *s = value;
+        for (pending_t *p = s->pending, *n; p; p = n) {
+            n = p->next;
+            free(p->waiters.v);
+            free(p);
+        }
+        free(s->partials);
+        free(s);
+    }
+    spm_hmap_destroy(&self->sdbs);
+    spm_hmap_destroy(&self->issued);
+    spm_hmap_destroy(&self->jobs);
+    for (size_t i = 0; i < self->nlevels; i++)
+        free(self->levels[i].feeders);
+    free(self->levels);
+    free(self->ieus);
+    free(self->notify);
+    free(self);
+    *selfp = NULL;
+}
+
+/* ------------------------------------------------------------- the pool */
+
+/*  Returns the level of PRIORITY, creating it in order. NULL: no memory. */
+static level_t *level_of(spm_idu_t *self, int priority)
+{
+    size_t i = 0;
+    while (i < self->nlevels && self->levels[i].priority > priority)
+        i++;
+    if (i < self->nlevels && self->levels[i].priority == priority)
+        return &self->levels[i];
+    level_t *v = realloc(self->levels, (self->nlevels + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    self->levels = v;
+    memmove(&v[i + 1], &v[i], (self->nlevels - i) * sizeof *v);
+    v[i] = (level_t){.priority = priority};
+    self->nlevels++;
+    return &v[i];
+}
+
+static void ring_insert(spm_idu_t *self, spm_sf_t *sf)
+{
+    level_t *l = level_of(self, sf->priority);
+    if (!l || sf->in_ring)
+        return;
+    if (!l->ring) {
+        sf->ring_prev = sf->ring_next = sf;
+        l->ring = sf;
+    } else {
+        spm_sf_t *head = l->ring;
+        sf->ring_next = head;
+        sf->ring_prev = head->ring_prev;
+        head->ring_prev->ring_next = sf;
+        head->ring_prev = sf;
+    }
+    sf->in_ring = 1;
+}
+
+static void ring_remove(spm_idu_t *self, spm_sf_t *sf)
+{
+    if (!sf->in_ring)
+        return;
+    level_t *l = level_of(self, sf->priority);
+    if (sf->ring_next == sf) {
+        l->ring = NULL;
+    } else {
+        sf->ring_prev->ring_next = sf->ring_next;
+        sf->ring_next->ring_prev = sf->ring_prev;
+        if (l->ring == sf)
+            l->ring = sf->ring_next;
+    }
+    sf->in_ring = 0;
+}
+
+static void feeder_remove(spm_idu_t *self, spm_sf_t *sf)
+{
+    if (!sf->feeder)
+        return;
+    level_t *l = level_of(self, sf->priority);
+    for (size_t i = 0; i < l->nfeeders; i++)
+        if (l->feeders[i] == sf) {
+            l->feeders[i] = l->feeders[--l->nfeeders];
+            break;
+        }
+    sf->feeder = 0;
+}
+
+void spm_idu_make_ready(spm_idu_t *self, si_t *si, int front)
+{
+    spm_sf_t *sf = si->sf;
+    si->state = SI_READY;
+    si->ieu = -1;
+    if (front) {
+        si->next = sf->ready_head;
+        sf->ready_head = si;
+        if (!sf->ready_tail)
+            sf->ready_tail = si;
+    } else {
+        si->next = NULL;
+        if (sf->ready_tail)
+            sf->ready_tail->next = si;
+        else
+            sf->ready_head = si;
+        sf->ready_tail = si;
+    }
+    self->ready++;
+    ring_insert(self, sf);
+}
+
+static si_t *pop_ready(spm_idu_t *self, spm_sf_t *sf)
+{
+    si_t *si = sf->ready_head;
+    if (!si)
+        return NULL;
+    sf->ready_head = si->next;
+    if (!sf->ready_head)
+        sf->ready_tail = NULL;
+    si->next = NULL;
+    self->ready--;
+    return si;
+}
+
+/*  Takes the next SI for IEU WHO: the highest level first; within a level,
+    round-robin over SFs with ready SIs, then the feed hooks. */
+static si_t *take_ready(spm_idu_t *self, uint32_t who)
+{
+    for (size_t li = 0; li < self->nlevels; li++) {
+        level_t *l = &self->levels[li];
+        if (l->ring) {
+            spm_sf_t *sf = l->ring;
+            si_t *si = pop_ready(self, sf);
+            if (!sf->ready_head)
+                ring_remove(self, sf);
+            else
+                l->ring = sf->ring_next;
+            return si;
+        }
+        ieu_t *ieu = &self->ieus[who];
+        spm_ieu_t info = {.ieu = who, .node = ieu->node, .slots = ieu->slots};
+        for (size_t k = 0; k < l->nfeeders; k++) {
+            spm_sf_t *sf = l->feeders[(l->feed_next + k) % l->nfeeders];
+            if (sf->job->state != 0 || sf->done)
+                continue;
+            sf->cls->feed(sf, &info);
+            l = &self->levels[li]; /* feed may have added levels */
+            if (!sf->ready_head) {
+                sf_maybe_finish(self, sf); /* feed may have called done */
+                continue;
+            }
+            if (sf->ready_head) {
+                l->feed_next = (l->feed_next + k + 1) % (l->nfeeders ? l->nfeeders : 1);
+                si_t *si = pop_ready(self, sf);
+                if (!sf->ready_head)
+                    ring_remove(self, sf);
+                return si;
+            }
+        }
+    }
+    return NULL;
+}
+
+static ieu_job_stats_t *job_ieu_stats(job_t *job, uint32_t ieu)
+{
+    if (ieu >= job->nieu_stats) {
+        size_t n = ieu + 8;
+        ieu_job_stats_t *v = realloc(job->ieu_stats, n * sizeof *v);
+        if (!v)
+            return NULL;
+        memset(v + job->nieu_stats, 0, (n - job->nieu_stats) * sizeof *v);
+        job->ieu_stats = v;
+        job->nieu_stats = n;
+    }
+    return &job->ieu_stats[ieu];
+}
+
+static void notify(spm_idu_t *self)
+{
+    while (self->nnotify) {
+        job_t *job = self->notify[--self->nnotify];
+        self->job_done(self->arg, job->id);
+    }
+}
+
+void spm_idu_pump(spm_idu_t *self)
+{
+    for (uint32_t i = 0; i < self->nieus; i++) {
+        ieu_t *ieu = &self->ieus[i];
+        while (ieu->alive && ieu->credits > 0) {
+            si_t *si = take_ready(self, i);
+            if (!si)
+                break;
+            if (si->job->state != 0) { /* its job failed: drop it */
+                si->state = SI_DONE;
+                spm_idu_si_free(si);
+                continue;
+            }
+            si->state = SI_ISSUED;
+            si->ieu = (int32_t)i;
+            si->issued_us = spm_now_us();
+            ieu->credits--;
+            if (spm_hmap_put(self->issued, si->pub.id, si) != 0) {
+                job_fail(si->job, SPM_ENOMEM, "out of memory");
+                spm_idu_si_free(si);
+                continue;
+            }
+            self->emit(self->arg, i, &si->pub);
+        }
+    }
+    notify(self);
+}
+
+/* ------------------------------------------------------------------ SIs */
+
+si_t *spm_idu_si_alloc(spm_idu_t *self, spm_sf_t *sf, const char *opcode, size_t nops,
+                       const void *params, size_t params_len)
+{
+    si_t *si = calloc(1, sizeof *si);
+    if (!si)
+        return NULL;
+    si->ops = calloc(nops ? nops : 1, sizeof *si->ops);
+    si->sdbs = calloc(nops ? nops : 1, sizeof *si->sdbs);
+    si->params = malloc(params_len ? params_len : 1);
+    if (!si->ops || !si->sdbs || !si->params) {
+        spm_idu_si_free(si);
+        return NULL;
+    }
+    if (params_len)
+        memcpy(si->params, params, params_len);
+    si->pub = (spm_idu_si_t){.id = ++self->next_si,
+                             .opcode = spm_name_id(opcode),
+                             .job = sf->job->id,
+                             .ops = si->ops,
+                             .nops = nops,
+                             .params = si->params,
+                             .params_len = params_len};
+    si->sf = sf;
+    si->job = sf->job;
+    si->ieu = -1;
+    return si;
+}
+
+void spm_idu_si_enter(spm_idu_t *self, si_t *si)
+{
+    si->sf->outstanding++;
+    si->job->issued++;
+    if (si->deps == 0)
+        spm_idu_make_ready(self, si, 0);
+}
+
+int spm_idu_job_note_acc(job_t *job, spm_sdb_t id)
+{
+    for (size_t i = 0; i < job->nacc; i++)
+        if (job->acc_open[i] == id)
+            return 0;
+    if (job->nacc == job->capacc) {
+        size_t cap = job->capacc ? job->capacc * 2 : 16;
+        spm_sdb_t *v = realloc(job->acc_open, cap * sizeof *v);
+        if (!v)
+            return SPM_ENOMEM;
+        job->acc_open = v;
+        job->capacc = cap;
+    }
+    job->acc_open[job->nacc++] = id;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- jobs */
+
+static void job_end(job_t *job, int state)
+{
+    if (job->state != 0)
+        return;
+    spm_idu_t *self = job->idu;
+    job->state = state;
+    job->end_us = spm_now_us();
+    for (spm_sf_t *sf = job->sfs; sf; sf = sf->job_next) {
+        ring_remove(self, sf);
+        feeder_remove(self, sf);
+        while (sf->ready_head)
+            spm_idu_si_free(pop_ready(self, sf));
+    }
+    if (self->nnotify == self->capnotify) {
+        size_t cap = self->capnotify ? self->capnotify * 2 : 8;
+        job_t **v = realloc(self->notify, cap * sizeof *v);
+        if (!v) {
+            self->job_done(self->arg, job->id); /* report now rather than never */
+            return;
+        }
+        self->notify = v;
+        self->capnotify = cap;
+    }
+    self->notify[self->nnotify++] = job;
+}
+
+static void job_fail(job_t *job, int code, const char *fmt, ...)
+{
+    if (job->state != 0)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    job->status = code;
+    free(job->error);
+    job->error = strdup(msg);
+    job_end(job, 2);
+}
+
+static job_t *job_get(spm_idu_t *self, uint64_t id)
+{
+    return spm_hmap_get(self->jobs, id);
+}
+
+/*  Creates an SF of CLS in JOB under PARENT and starts it. Returns 0 or the
+    start failure (which fails the job). */
+static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, const void *args,
+                    size_t len, int priority, uint64_t tag)
+{
+    spm_idu_t *self = job->idu;
+    spm_sf_t *sf = calloc(1, sizeof *sf);
+    if (!sf || !level_of(self, priority)) {
+        free(sf);
+        job_fail(job, SPM_ENOMEM, "out of memory");
+        return SPM_ENOMEM;
+    }
+    *sf = (spm_sf_t){.cls = cls, .job = job, .parent = parent, .tag = tag, .priority = priority};
+    sf->job_next = job->sfs;
+    job->sfs = sf;
+    job->live_sfs++;
+    if (parent)
+        parent->children++;
+    else
+        job->root = sf;
+    if (cls->feed) {
+        level_t *l = level_of(self, priority);
+        if (l->nfeeders == l->capfeeders) {
+            size_t cap = l->capfeeders ? l->capfeeders * 2 : 4;
+            spm_sf_t **v = realloc(l->feeders, cap * sizeof *v);
+            if (!v) {
+                job_fail(job, SPM_ENOMEM, "out of memory");
+                return SPM_ENOMEM;
+            }
+            l->feeders = v;
+            l->capfeeders = cap;
+        }
+        l->feeders[l->nfeeders++] = sf;
+        sf->feeder = 1;
+    }
+    spm_error(0, "%s", "");
+    int rc = cls->start ? cls->start(sf, args, len) : 0;
+    if (rc != 0) {
+        const char *d = spm_error_detail();
+        job_fail(job, rc, "%s: %s", cls->name, *d ? d : spm_strerror(rc));
+        return rc;
+    }
+    sf_maybe_finish(self, sf);
+    return 0;
+}
+
+int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
+                   uint64_t *jobid)
+{
+    const spm_program_t *p = spm_program_find(program);
+    if (!p)
+        return spm_error(SPM_ENOTFOUND, "no program '%s'", program);
+    job_t *job = calloc(1, sizeof *job);
+    if (!job || !(job->program = strdup(program))) {
+        free(job);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    job->id = ++self->next_job;
+    job->priority = priority;
+    job->idu = self;
+    job->start_us = spm_now_us();
+    if (spm_hmap_put(self->jobs, job->id, job) != 0) {
+        job_free(job);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    *jobid = job->id;
+    int rc = sf_start(job, NULL, p->root, args, len, priority, 0);
+    notify(self);
+    return rc;
+}
+
+/*  Closes JOB's open ACC groups with merge SIs owned by SF. Returns how many
+    merges were issued. */
+static size_t job_flush_acc(spm_idu_t *self, job_t *job, spm_sf_t *sf)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < job->nacc; i++) {
+        sdb_t *s = spm_sb_sdb(self, job->acc_open[i]);
+        if (s && s->npartials) {
+            if (spm_sb_flush(self, sf, s) != 0) {
+                job_fail(job, SPM_ENOMEM, "out of memory");
+                return n;
+            }
+            n++;
+        }
+    }
+    job->nacc = 0;
+    return n;
+}
+
+static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
+{
+    while (sf && !sf->finished && sf->done && sf->outstanding == 0 && sf->children == 0 &&
+           sf->job->state == 0) {
+        job_t *job = sf->job;
+        if (!sf->parent && job_flush_acc(self, job, sf) > 0)
+            return; /* the root ends once the last merges commit */
+        sf->finished = 1;
+        feeder_remove(self, sf);
+        if (sf->cls->finish)
+            sf->cls->finish(sf);
+        job->live_sfs--;
+        spm_sf_t *parent = sf->parent;
+        if (!parent) {
+            job_end(job, 1);
+            return;
+        }
+        parent->children--;
+        if (parent->cls->commit && job->state == 0) {
+            spm_result_t r = {.kind = SPM_RESULT_CHILD, .tag = sf->tag};
+            parent->cls->commit(parent, &r);
+        }
+        sf = parent;
+    }
+}
+
+/* ----------------------------------------------------------------- IEUs */
+
+uint32_t spm_idu_ieu_join(spm_idu_t *self, uint32_t node, uint32_t slots)
+{
+    ieu_t *v = realloc(self->ieus, (self->nieus + 1) * sizeof *v);
+    if (!v)
+        return UINT32_MAX;
+    self->ieus = v;
+    v[self->nieus] =
+        (ieu_t){.node = node, .slots = slots ? slots : 1, .alive = 1, .joined_us = spm_now_us()};
+    return (uint32_t)self->nieus++;
+}
+
+void spm_idu_ieu_pull(spm_idu_t *self, uint32_t ieu, uint32_t credits)
+{
+    if (ieu < self->nieus && self->ieus[ieu].alive)
+        self->ieus[ieu].credits += credits;
+}
+
+/*  Puts issued SI back in the pool with a new attempt. */
+static void reissue(spm_idu_t *self, si_t *si)
+{
+    spm_hmap_remove(self->issued, si->pub.id);
+    si->pub.attempt++;
+    si->job->reissued++;
+    if (si->job->state != 0) {
+        spm_idu_si_free(si);
+        return;
+    }
+    spm_idu_make_ready(self, si, 1);
+}
+
+uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
+{
+    if (ieu >= self->nieus || !self->ieus[ieu].alive)
+        return 0;
+    self->ieus[ieu].alive = 0;
+    self->ieus[ieu].credits = 0;
+    self->ieus[ieu].left_us = spm_now_us();
+    si_t **orphans = NULL;
+    size_t n = 0, cap = 0, pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
+        si_t *si = value;
+        if (si->ieu != (int32_t)ieu)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            si_t **v = realloc(orphans, cap * sizeof *v);
+            if (!v)
+                break;
+            orphans = v;
+        }
+        orphans[n++] = si;
+    }
+    for (size_t i = 0; i < n; i++)
+        reissue(self, orphans[i]);
+    free(orphans);
+    notify(self);
+    return (uint32_t)n;
+}
+
+uint32_t spm_idu_ieus(const spm_idu_t *self)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < self->nieus; i++)
+        n += self->ieus[i].alive ? 1 : 0;
+    return n;
+}
+
+uint32_t spm_idu_nodes(const spm_idu_t *self)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < self->nieus; i++) {
+        if (!self->ieus[i].alive)
+            continue;
+        size_t j = 0;
+        while (j < i && !(self->ieus[j].alive && self->ieus[j].node == self->ieus[i].node))
+            j++;
+        n += j == i ? 1 : 0;
+    }
+    return n;
+}
+
+uint32_t spm_idu_expire(spm_idu_t *self, uint64_t now_us, uint64_t lease_us)
+{
+    si_t **late = NULL;
+    size_t n = 0, cap = 0, pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
+        si_t *si = value;
+        if (now_us - si->issued_us < lease_us)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            si_t **v = realloc(late, cap * sizeof *v);
+            if (!v)
+                break;
+            late = v;
+        }
+        late[n++] = si;
+    }
+    for (size_t i = 0; i < n; i++) {
+        spm_log_warn("SI %llu on IEU %d passed its lease; re-issuing",
+                     (unsigned long long)late[i]->pub.id, late[i]->ieu);
+        reissue(self, late[i]);
+    }
+    free(late);
+    notify(self);
+    return (uint32_t)n;
+}
+
+/* --------------------------------------------------------------- commit */
+
+const spm_idu_si_t *spm_idu_lookup(spm_idu_t *self, uint32_t ieu, uint64_t id, uint32_t attempt)
+{
+    si_t *si = spm_hmap_get(self->issued, id);
+    if (!si || si->pub.attempt != attempt || si->ieu != (int32_t)ieu || si->job->state != 0) {
+        job_t *job = si ? si->job : NULL;
+        if (job)
+            job->stale++;
+        return NULL;
+    }
+    return &si->pub;
+}
+
+static int transient(int status)
+{
+    return status == SPM_ETIMEOUT || status == SPM_EUNREACH || status == SPM_ESTORE ||
+           status == SPM_EDEAD || status == SPM_ENOMEM || status == SPM_EFULL;
+}
+
+void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_commit_t *c)
+{
+    si_t *si = spm_hmap_get(self->issued, id);
+    if (!si)
+        return;
+    job_t *job = si->job;
+    spm_sf_t *sf = si->sf;
+    ieu_job_stats_t *st = job_ieu_stats(job, ieu);
+    if (st) {
+        st->sis++;
+        st->busy_us += c->exec_us;
+        st->wait_us += c->wait_us;
+        st->localize_us += c->localize_us;
+    }
+    job->l1_hits += c->l1_hits;
+    job->store_reads += c->store_reads;
+    job->bytes_in += c->bytes_in;
+    if (c->status != 0) {
+        const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
+        const char *name = op ? op->name : "?";
+        if (transient(c->status) && ++si->failures < MAX_TRANSIENT_FAILURES) {
+            spm_log_warn("%s on IEU %u failed (%s); retrying", name, ieu, c->error);
+            reissue(self, si);
+        } else {
+            spm_hmap_remove(self->issued, id);
+            job_fail(job, c->status, "%s failed on IEU %u: %s", name, ieu,
+                     c->error && *c->error ? c->error : spm_strerror(c->status));
+            spm_idu_si_free(si);
+        }
+        notify(self);
+        return;
+    }
+    spm_hmap_remove(self->issued, id);
+    si->state = SI_DONE;
+    spm_sb_commit(self, si);
+    job->committed++;
+    sf->outstanding--;
+    if (!si->internal && sf->cls->commit && job->state == 0) {
+        ieu_t *e = &self->ieus[ieu];
+        spm_ieu_t who = {.ieu = ieu, .node = e->node, .slots = e->slots};
+        spm_result_t r = {.kind = SPM_RESULT_SI,
+                          .tag = si->tag,
+                          .reply = c->reply,
+                          .reply_len = c->reply_len,
+                          .ieu = &who};
+        sf->cls->commit(sf, &r);
+    }
+    spm_idu_si_free(si);
+    sf_maybe_finish(self, sf);
+    notify(self);
+}
+
+/* ----------------------------------------------------------- job queries */
+
+void spm_idu_job_fail(spm_idu_t *self, uint64_t id, int code, const char *message)
+{
+    job_t *job = job_get(self, id);
+    if (job)
+        job_fail(job, code, "%s", message);
+    notify(self);
+}
+
+int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
+{
+    job_t *job = job_get(self, id);
+    if (!job)
+        return SPM_ENOTFOUND;
+    uint64_t end = job->state ? job->end_us : spm_now_us();
+    *info = (spm_idu_job_info_t){.job = job->id,
+                                 .program = job->program,
+                                 .state = job->state,
+                                 .status = job->status,
+                                 .error = job->error,
+                                 .wall_us = end - job->start_us,
+                                 .issued = job->issued,
+                                 .committed = job->committed,
+                                 .reissued = job->reissued,
+                                 .stale = job->stale,
+                                 .expected = job->expected,
+                                 .merges = job->merges,
+                                 .l1_hits = job->l1_hits,
+                                 .store_reads = job->store_reads,
+                                 .bytes_in = job->bytes_in,
+                                 .result = job->result,
+                                 .result_len = job->result_len};
+    return 0;
+}
+
+size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t id, spm_idu_ieu_stats_t *out, size_t max)
+{
+    job_t *job = job_get(self, id);
+    if (!job)
+        return 0;
+    uint64_t end = job->state ? job->end_us : spm_now_us();
+    size_t n = 0;
+    for (size_t i = 0; i < self->nieus; i++) {
+        ieu_t *e = &self->ieus[i];
+        uint64_t from = e->joined_us > job->start_us ? e->joined_us : job->start_us;
+        uint64_t to = e->alive || e->left_us > end ? end : e->left_us;
+        if (to <= from && i >= job->nieu_stats)
+            continue;
+        if (n < max) {
+            ieu_job_stats_t z = {0}, *st = i < job->nieu_stats ? &job->ieu_stats[i] : &z;
+            uint64_t capacity = to > from ? (to - from) * e->slots : 0;
+            uint64_t used = st->busy_us + st->wait_us;
+            out[n] = (spm_idu_ieu_stats_t){.ieu = (uint32_t)i,
+                                           .node = e->node,
+                                           .slots = e->slots,
+                                           .sis = st->sis,
+                                           .busy_us = st->busy_us,
+                                           .wait_us = st->wait_us,
+                                           .localize_us = st->localize_us,
+                                           .idle_us = capacity > used ? capacity - used : 0,
+                                           .dead = !e->alive};
+        }
+        n++;
+    }
+    return n;
+}
+
+void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
+{
+    job_t *job = job_get(self, id);
+    if (!job || job->state == 0)
+        return;
+    /* SIs of the job still issued are stale now; drop them. */
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    si_t **mine = NULL;
+    size_t n = 0, cap = 0;
+    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
+        si_t *si = value;
+        if (si->job != job)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            si_t **v = realloc(mine, cap * sizeof *v);
+            if (!v)
+                break;
+            mine = v;
+        }
+        mine[n++] = si;
+    }
+    for (size_t i = 0; i < n; i++) {
+        spm_hmap_remove(self->issued, mine[i]->pub.id);
+        spm_idu_si_free(mine[i]);
+    }
+    free(mine);
+    spm_hmap_remove(self->jobs, id);
+    job_free(job);
+}
+
+void spm_idu_job_set_cpu(spm_idu_t *self, uint64_t id, uint64_t cpu_us)
+{
+    job_t *job = job_get(self, id);
+    if (job)
+        job->cpu_us = cpu_us;
+}
+
+uint64_t spm_idu_job_cpu(spm_idu_t *self, uint64_t id)
+{
+    job_t *job = job_get(self, id);
+    return job ? job->cpu_us : 0;
+}
+
+uint64_t spm_idu_ready(const spm_idu_t *self)
+{
+    return self->ready;
+}
+
+uint32_t spm_idu_running(const spm_idu_t *self)
+{
+    uint32_t n = 0;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(self->jobs, &pos, &key, &value))
+        n += ((job_t *)value)->state == 0 ? 1 : 0;
+    return n;
+}
+
+/* ------------------------------------------------------------ SDB table */
+
+spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type)
+{
+    sdb_t *s = spm_sb_sdb_new(self, type, 0);
+    if (!s)
+        return 0;
+    s->last = s->committed = 1;
+    return s->id;
+}
+
+uint64_t spm_idu_sdb_version(spm_idu_t *self, spm_sdb_t id, uint32_t *type)
+{
+    sdb_t *s = spm_sb_sdb(self, id);
+    if (!s || s->hidden)
+        return 0;
+    if (type)
+        *type = s->type;
+    return s->committed;
+}
+
+void spm_idu_sdb_floor(spm_idu_t *self, spm_sdb_t floor)
+{
+    if (floor > self->next_sdb)
+        self->next_sdb = floor;
+}
+
+/* ------------------------------------------------- the SF API (vm/spm.h) */
+
+void *spm_sf_state(spm_sf_t *sf)
+{
+    return sf->state;
+}
+
+void spm_sf_set_state(spm_sf_t *sf, void *state)
+{
+    sf->state = state;
+}
+
+int spm_sf_priority(const spm_sf_t *sf)
+{
+    return sf->priority;
+}
+
+spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type)
+{
+    if (!spm_sdb_type_find(type))
+        return 0;
+    sdb_t *s = spm_sb_sdb_new(sf->job->idu, spm_name_id(type), 0);
+    return s ? s->id : 0;
+}
+
+int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
+                 const void *params, size_t params_len, uint64_t tag)
+{
+    spm_idu_t *self = sf->job->idu;
+    if (sf->job->state != 0)
+        return SPM_ECANCELED;
+    if (!spm_opcode_find(opcode))
+        return spm_error(SPM_ENOTFOUND, "no opcode '%s'", opcode);
+    if (n > SPM_MAX_OPERANDS)
+        return spm_error(SPM_EINVAL, "%s: %zu operands (at most %d)", opcode, n, SPM_MAX_OPERANDS);
+    si_t *si = spm_idu_si_alloc(self, sf, opcode, n, params, params_len);
+    if (!si)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    si->tag = tag;
+    /* Bind counts dependences; it may issue merges first, which is fine:
+       they are ordered before this SI in program order. */
+    int rc = spm_sb_bind(self, si, ops, n);
+    if (rc != 0) {
+        /* Versions already allocated by a partial bind stay pending; fail
+           the job so nothing waits for them forever. */
+        job_fail(sf->job, rc, "%s", spm_error_detail());
+        spm_idu_si_free(si);
+        return rc;
+    }
+    spm_idu_si_enter(self, si);
+    return 0;
+}
+
+int spm_sf_spawn(spm_sf_t *sf, const spm_sf_class_t *cls, const void *args, size_t len,
+                 int priority, uint64_t tag)
+{
+    if (sf->job->state != 0)
+        return SPM_ECANCELED;
+    return sf_start(sf->job, sf, cls, args, len, priority, tag);
+}
+
+void spm_sf_done(spm_sf_t *sf)
+{
+    sf->done = 1;
+    feeder_remove(sf->job->idu, sf);
+    /* The finish check runs when control returns to the IDU (after start or
+       commit), not inside the SF's own callback. */
+}
+
+void spm_sf_fail(spm_sf_t *sf, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    job_fail(sf->job, code, "%s", msg);
+}
+
+void spm_sf_expect(spm_sf_t *sf, uint64_t n)
+{
+    sf->job->expected += n;
+}
+
+int spm_sf_set_result(spm_sf_t *sf, const void *data, size_t len)
+{
+    void *copy = malloc(len ? len : 1);
+    if (!copy)
+        return SPM_ENOMEM;
+    memcpy(copy, data, len);
+    free(sf->job->result);
+    sf->job->result = copy;
+    sf->job->result_len = len;
+    return 0;
+}
+
+uint32_t spm_sf_ieus(const spm_sf_t *sf)
+{
+    return spm_idu_ieus(sf->job->idu);
+}
+
+uint32_t spm_sf_nodes(const spm_sf_t *sf)
+{
+    return spm_idu_nodes(sf->job->idu);
+}

@@ -1,0 +1,167 @@
+/*  =========================================================================
+    idu - the instruction dispatch unit: jobs, super-functions, the task
+    pool, the scoreboard, leases
+
+    @header
+    The IDU is the center's brain, kept free of sockets and files so that it
+    can be driven directly by unit tests. The center feeds it events (a job
+    submitted, an IEU joined, asked for work, committed, died) and sends
+    whatever the IDU emits.
+    @discuss
+    Pull with credits: an IEU's PULL adds credits; spm_idu_pump() hands ready
+    SIs to IEUs that hold credits, highest SF priority first, round-robin
+    among SFs of equal priority, consulting SF feed hooks when nothing is
+    ready. An IEU with credits and nothing to do is parked: it costs nothing
+    until an SI becomes ready (long poll).
+
+    Leases: an issued SI belongs to one IEU and one attempt number until it
+    commits. When the IEU dies or the lease times out the SI goes back to the
+    pool with attempt + 1; a later commit for the old attempt is stale and
+    discarded, so each SI's result is applied exactly once.
+
+    The scoreboard (idu/scoreboard.c) gives every SDB write a new version, so
+    only true read-after-write dependences make an SI wait.
+    @end
+    =========================================================================
+*/
+#ifndef SPM_IDU_H_INCLUDED
+#define SPM_IDU_H_INCLUDED
+
+#include <stdint.h>
+
+#include "vm/spm.h"
+
+typedef struct spm_idu spm_idu_t;
+
+/*  One operand of an issued SI, as it goes on the wire. */
+typedef struct {
+    spm_sdb_t sdb;       /* SDB the IEU reads or writes (ACC: the partial) */
+    uint64_t version;    /* version written (W, RW, ACC) or read (R) */
+    uint64_t in_version; /* RW: version read */
+    spm_mode_t mode;     /* as the IEU sees it (ACC stays ACC) */
+    uint32_t type;       /* SDB type id */
+} spm_idu_op_t;
+
+/*  An SI handed to an IEU. Owned by the IDU; valid until the SI commits or
+    the IEU dies. */
+typedef struct {
+    uint64_t id;
+    uint32_t attempt;
+    uint32_t opcode; /* spm_name_id of the opcode */
+    uint64_t job;
+    const spm_idu_op_t *ops;
+    size_t nops;
+    const void *params;
+    size_t params_len;
+} spm_idu_si_t;
+
+/*  Called by spm_idu_pump for every SI assigned to IEU. */
+typedef void (*spm_idu_emit_fn)(void *arg, uint32_t ieu, const spm_idu_si_t *si);
+
+/*  Called when a job ends (done or failed). */
+typedef void (*spm_idu_job_fn)(void *arg, uint64_t job);
+
+/*  Per-IEU figures of one job, for its report. */
+typedef struct {
+    uint32_t ieu, node, slots;
+    uint64_t sis, busy_us, wait_us, localize_us, idle_us;
+    int dead;
+} spm_idu_ieu_stats_t;
+
+typedef struct {
+    uint64_t job;
+    const char *program;
+    int state; /* 0 running, 1 done, 2 failed */
+    int status;
+    const char *error;
+    uint64_t wall_us, issued, committed, reissued, stale, expected, merges;
+    uint64_t l1_hits, store_reads, bytes_in;
+    const void *result;
+    size_t result_len;
+} spm_idu_job_info_t;
+
+/*  Returns a new IDU, or NULL when out of memory. EMIT and DONE are called
+    with ARG (both required). */
+spm_idu_t *spm_idu_new(spm_idu_emit_fn emit, spm_idu_job_fn done, void *arg);
+void spm_idu_destroy(spm_idu_t **self);
+
+/*  Starts PROGRAM with ARGS at PRIORITY. Returns 0 with *JOB set, or
+    SPM_ENOTFOUND (no such program), or the root SF's start failure (the job
+    then exists and is failed, its error in the job info). */
+int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
+                   uint64_t *job);
+
+/*  Registers an SDB put by a client: version 1 of TYPE is committed.
+    Returns the new id, or 0 when out of memory. */
+spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type);
+
+/*  Newest committed version of ID with its type (0 when none or unknown). */
+uint64_t spm_idu_sdb_version(spm_idu_t *self, spm_sdb_t id, uint32_t *type);
+
+/*  Makes ids allocated from now on start above FLOOR (a restarted center). */
+void spm_idu_sdb_floor(spm_idu_t *self, spm_sdb_t floor);
+
+/*  An IEU joined: returns its VM-wide index (from 0). */
+uint32_t spm_idu_ieu_join(spm_idu_t *self, uint32_t node, uint32_t slots);
+
+/*  IEU asks for CREDITS more SIs. */
+void spm_idu_ieu_pull(spm_idu_t *self, uint32_t ieu, uint32_t credits);
+
+/*  IEU is gone (died, timed out, or left): its SIs go back to the pool.
+    Returns how many SIs were re-issued. */
+uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu);
+
+uint32_t spm_idu_ieus(const spm_idu_t *self);  /* live IEUs */
+uint32_t spm_idu_nodes(const spm_idu_t *self); /* distinct nodes of live IEUs */
+
+/*  Hands ready SIs to IEUs holding credits (through EMIT). */
+void spm_idu_pump(spm_idu_t *self);
+
+/*  Looks up SI at ATTEMPT held by IEU for a commit. Returns it, or NULL when
+    the commit is stale (other attempt, other holder, unknown, job over): the
+    caller then discards the commit and its outputs. */
+const spm_idu_si_t *spm_idu_lookup(spm_idu_t *self, uint32_t ieu, uint64_t si, uint32_t attempt);
+
+typedef struct {
+    int status;        /* 0 or SPM_E* from the IEU */
+    const char *error; /* message when status != 0 */
+    const void *reply; /* SI reply bytes */
+    size_t reply_len;
+    uint64_t wait_us, exec_us, localize_us;
+    uint32_t l1_hits, store_reads;
+    uint64_t bytes_in;
+} spm_idu_commit_t;
+
+/*  Applies the commit of SI (as returned by spm_idu_lookup, outputs already
+    durable): versions become readable, waiters wake, the SF's commit runs. */
+void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t si, const spm_idu_commit_t *c);
+
+/*  Re-issues SIs whose lease is older than LEASE_US at NOW_US. Returns how
+    many. */
+uint32_t spm_idu_expire(spm_idu_t *self, uint64_t now_us, uint64_t lease_us);
+
+/*  Fails JOB with CODE and MESSAGE (e.g. canceled). No-op for a job over. */
+void spm_idu_job_fail(spm_idu_t *self, uint64_t job, int code, const char *message);
+
+/*  Fills INFO for JOB. Returns 0 or SPM_ENOTFOUND. Pointers stay valid until
+    the job is forgotten. */
+int spm_idu_job_info(spm_idu_t *self, uint64_t job, spm_idu_job_info_t *info);
+
+/*  Per-IEU stats of JOB: fills up to MAX entries, returns how many IEUs. */
+size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t job, spm_idu_ieu_stats_t *out, size_t max);
+
+/*  Forgets a finished JOB. */
+void spm_idu_job_forget(spm_idu_t *self, uint64_t job);
+
+/*  Center CPU time used while JOB ran, as measured by the caller; stored
+    for its report (w_man). */
+void spm_idu_job_set_cpu(spm_idu_t *self, uint64_t job, uint64_t cpu_us);
+uint64_t spm_idu_job_cpu(spm_idu_t *self, uint64_t job);
+
+/*  SIs ready but not issued, over all jobs (queue depth). */
+uint64_t spm_idu_ready(const spm_idu_t *self);
+
+/*  Jobs still running. */
+uint32_t spm_idu_running(const spm_idu_t *self);
+
+#endif

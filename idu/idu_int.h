@@ -1,0 +1,160 @@
+/*  =========================================================================
+    idu_int - the IDU's internal types, shared by idu.c and scoreboard.c
+
+    Nothing outside idu/ includes this file.
+    =========================================================================
+*/
+#ifndef SPM_IDU_INT_H_INCLUDED
+#define SPM_IDU_INT_H_INCLUDED
+
+#include "idu/idu.h"
+#include "vm/hmap.h"
+
+typedef struct si si_t;
+typedef struct job job_t;
+
+typedef struct {
+    si_t **v; /* SIs waiting, not owned */
+    size_t n, cap;
+} waitlist_t;
+
+/*  A version being produced: readers of it wait here. */
+typedef struct pending {
+    uint64_t version;
+    waitlist_t waiters;
+    struct pending *next;
+} pending_t;
+
+/*  The scoreboard's entry for one SDB. */
+typedef struct sdb {
+    spm_sdb_t id;
+    uint32_t type;       /* SDB type id */
+    uint64_t last;       /* newest version in program order (0: none yet) */
+    uint64_t committed;  /* newest committed version */
+    pending_t *pending;  /* versions issued but not committed */
+    spm_sdb_t *partials; /* open ACC group: partial SDBs not yet merged */
+    size_t npartials, cappartials;
+    int hidden; /* a partial of an ACC group, not visible to SFs */
+} sdb_t;
+
+enum { SI_WAITING = 0, SI_READY, SI_ISSUED, SI_DONE };
+
+struct si {
+    spm_idu_si_t pub;   /* what the IEU is sent */
+    spm_idu_op_t *ops;  /* owned; pub.ops points here */
+    sdb_t **sdbs;       /* scoreboard entry of each operand, not owned */
+    void *params;       /* owned copy */
+    struct spm_sf *sf;  /* owning SF (merge SIs: the SF that triggered them) */
+    job_t *job;         /* not owned */
+    uint64_t tag;       /* given back to the SF */
+    int internal;       /* a merge SI: no SF commit */
+    uint32_t deps;      /* versions still awaited */
+    int state;          /* SI_* */
+    int32_t ieu;        /* holder while issued, else -1 */
+    uint64_t issued_us; /* when the lease started */
+    uint32_t failures;  /* transient failures so far */
+    si_t *next;         /* ready-queue link */
+};
+
+struct spm_sf {
+    const spm_sf_class_t *cls;
+    job_t *job;
+    struct spm_sf *parent; /* NULL for the root */
+    uint64_t tag;          /* tag in the parent */
+    int priority;
+    void *state;
+    int done;                             /* spm_sf_done was called */
+    int finished;                         /* finish ran */
+    uint32_t outstanding;                 /* SIs issued and not committed */
+    uint32_t children;                    /* live child SFs */
+    si_t *ready_head, *ready_tail;        /* ready SIs, FIFO */
+    struct spm_sf *ring_prev, *ring_next; /* level ring while it has ready SIs */
+    int in_ring;
+    int feeder;              /* registered as a feeder of its level */
+    struct spm_sf *job_next; /* all SFs of the job */
+};
+
+typedef struct {
+    uint64_t sis, busy_us, wait_us, localize_us;
+} ieu_job_stats_t;
+
+struct job {
+    uint64_t id;
+    char *program;
+    int priority;
+    int state; /* 0 running, 1 done, 2 failed */
+    int status;
+    char *error;
+    uint64_t start_us, end_us;
+    uint64_t issued, committed, reissued, stale, expected, merges;
+    uint64_t l1_hits, store_reads, bytes_in;
+    uint64_t cpu_us;
+    uint32_t live_sfs;
+    struct spm_sf *root;
+    struct spm_sf *sfs;  /* every SF of the job, live or finished */
+    spm_sdb_t *acc_open; /* SDBs with an open ACC group written by this job */
+    size_t nacc, capacc;
+    void *result;
+    size_t result_len;
+    ieu_job_stats_t *ieu_stats; /* indexed by IEU */
+    size_t nieu_stats;
+    int notified;
+    spm_idu_t *idu;
+};
+
+typedef struct {
+    int priority;
+    struct spm_sf *ring;     /* SFs with ready SIs (circular) */
+    struct spm_sf **feeders; /* SFs with a feed hook, not done */
+    size_t nfeeders, capfeeders, feed_next;
+} level_t;
+
+typedef struct {
+    uint32_t node, slots;
+    uint32_t credits;
+    int alive;
+    uint64_t joined_us, left_us;
+} ieu_t;
+
+struct spm_idu {
+    spm_idu_emit_fn emit;
+    spm_idu_job_fn job_done;
+    void *arg;
+    spm_hmap_t *sdbs;   /* id -> sdb_t */
+    spm_hmap_t *issued; /* SI id -> si_t, issued SIs */
+    spm_hmap_t *jobs;   /* job id -> job_t */
+    spm_sdb_t next_sdb;
+    uint64_t next_si, next_job;
+    level_t *levels; /* sorted by priority, highest first */
+    size_t nlevels;
+    ieu_t *ieus;
+    size_t nieus;
+    uint64_t ready; /* SIs ready and not issued */
+    job_t **notify; /* jobs ended, to report */
+    size_t nnotify, capnotify;
+};
+
+/* scoreboard.c */
+sdb_t *spm_sb_sdb(spm_idu_t *self, spm_sdb_t id);
+sdb_t *spm_sb_sdb_new(spm_idu_t *self, uint32_t type, int hidden);
+/*  Fills the operands of SI from OPS (modes of the SF's call), making it wait
+    for the versions it reads; may first issue merge SIs for open ACC groups
+    through spm_idu_issue_merge. Returns 0 or SPM_E* with detail. */
+int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n);
+/*  Marks the versions SI wrote committed; waiters whose last dependence this
+    was are passed to spm_idu_make_ready. */
+void spm_sb_commit(spm_idu_t *self, si_t *si);
+/*  Issues a merge SI for SDB's open ACC group, owned by SF. Returns 0 or SPM_E*. */
+int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *sdb);
+int spm_sb_wait_push(waitlist_t *w, si_t *si);
+
+/* idu.c, for scoreboard.c */
+si_t *spm_idu_si_alloc(spm_idu_t *self, struct spm_sf *sf, const char *opcode, size_t nops,
+                       const void *params, size_t params_len);
+void spm_idu_si_free(si_t *si);
+/*  Counts SI as outstanding for its SF and job, and queues it when ready. */
+void spm_idu_si_enter(spm_idu_t *self, si_t *si);
+void spm_idu_make_ready(spm_idu_t *self, si_t *si, int front);
+int spm_idu_job_note_acc(job_t *job, spm_sdb_t id);
+
+#endif

@@ -1,0 +1,213 @@
+/*  =========================================================================
+    scoreboard - dependences inferred from operand modes on versioned SDBs
+
+    Every write makes a new version (renaming, as in an out-of-order CPU), so
+    an SI waits only for the versions it reads: read-after-write. Writers
+    never wait for earlier readers (WAR) or writers (WAW): those read or
+    overwrite their own versions.
+
+    ACC operands write a fresh hidden partial SDB each, so any number of
+    ACC SIs on one SDB run at once. The partials form the SDB's open group;
+    the first later access of any other mode (or the end of the job) closes
+    the group with one merge SI (opcode "spm.merge", run on an IEU like any
+    other SI) that folds the base version and all partials with the type's
+    merge into the next version. The reader then waits for that version.
+    =========================================================================
+*/
+#include "idu/idu_int.h"
+#include "isa/core/registry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+sdb_t *spm_sb_sdb(spm_idu_t *self, spm_sdb_t id)
+{
+    return id ? spm_hmap_get(self->sdbs, id) : NULL;
+}
+
+sdb_t *spm_sb_sdb_new(spm_idu_t *self, uint32_t type, int hidden)
+{
+    sdb_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->id = ++self->next_sdb;
+    s->type = type;
+    s->hidden = hidden;
+    if (spm_hmap_put(self->sdbs, s->id, s) != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int spm_sb_wait_push(waitlist_t *w, si_t *si)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 4;
+        si_t **v = realloc(w->v, cap * sizeof *v);
+        if (!v)
+            return SPM_ENOMEM;
+        w->v = v;
+        w->cap = cap;
+    }
+    w->v[w->n++] = si;
+    return 0;
+}
+
+static pending_t *pending_find(sdb_t *s, uint64_t version)
+{
+    for (pending_t *p = s->pending; p; p = p->next)
+        if (p->version == version)
+            return p;
+    return NULL;
+}
+
+static int pending_add(sdb_t *s, uint64_t version)
+{
+    pending_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return SPM_ENOMEM;
+    p->version = version;
+    p->next = s->pending;
+    s->pending = p;
+    return 0;
+}
+
+/*  Makes SI wait for (S, VERSION) if that version is still being produced. */
+static int depend(si_t *si, sdb_t *s, uint64_t version)
+{
+    pending_t *p = pending_find(s, version);
+    if (!p)
+        return 0;
+    if (spm_sb_wait_push(&p->waiters, si) != 0)
+        return SPM_ENOMEM;
+    si->deps++;
+    return 0;
+}
+
+/*  Gives operand I of SI the next version of S to write. */
+static int write_next(si_t *si, size_t i, sdb_t *s)
+{
+    si->ops[i].version = ++s->last;
+    return pending_add(s, s->last);
+}
+
+int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *s)
+{
+    if (s->npartials == 0)
+        return 0;
+    size_t nin = s->npartials + (s->last ? 1 : 0);
+    uint32_t type = s->type;
+    si_t *m = spm_idu_si_alloc(self, sf, "spm.merge", nin + 1, &type, sizeof type);
+    if (!m)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    m->internal = 1;
+    size_t k = 0;
+    if (s->last) {
+        m->ops[k] = (spm_idu_op_t){.sdb = s->id, .version = s->last, .mode = SPM_R, .type = type};
+        m->sdbs[k] = s;
+        depend(m, s, s->last);
+        k++;
+    }
+    for (size_t j = 0; j < s->npartials; j++, k++) {
+        sdb_t *p = spm_sb_sdb(self, s->partials[j]);
+        m->ops[k] = (spm_idu_op_t){.sdb = p->id, .version = 1, .mode = SPM_R, .type = type};
+        m->sdbs[k] = p;
+        depend(m, p, 1);
+    }
+    m->ops[k] = (spm_idu_op_t){.sdb = s->id, .mode = SPM_W, .type = type};
+    m->sdbs[k] = s;
+    if (write_next(m, k, s) != 0) {
+        spm_idu_si_free(m);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    s->npartials = 0;
+    sf->job->merges++;
+    spm_idu_si_enter(self, m);
+    return 0;
+}
+
+int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sdb_t *s = spm_sb_sdb(self, ops[i].sdb);
+        if (!s || s->hidden)
+            return spm_error(SPM_ENOTFOUND, "operand %zu: no SDB %llu", i,
+                             (unsigned long long)ops[i].sdb);
+        spm_mode_t mode = ops[i].mode;
+        if (mode < SPM_R || mode > SPM_ACC)
+            return spm_error(SPM_EINVAL, "operand %zu: invalid mode %d", i, (int)mode);
+        si->ops[i] = (spm_idu_op_t){.sdb = s->id, .mode = mode, .type = s->type};
+        si->sdbs[i] = s;
+        if (mode != SPM_ACC && spm_sb_flush(self, si->sf, s) != 0)
+            return SPM_ENOMEM;
+        int rc = 0;
+        switch (mode) {
+        case SPM_R:
+            if (s->last == 0)
+                return spm_error(SPM_ENOTFOUND, "operand %zu: SDB %llu has never been written", i,
+                                 (unsigned long long)s->id);
+            si->ops[i].version = s->last;
+            rc = depend(si, s, s->last);
+            break;
+        case SPM_W:
+            rc = write_next(si, i, s);
+            break;
+        case SPM_RW:
+            si->ops[i].in_version = s->last;
+            rc = s->last ? depend(si, s, s->last) : 0;
+            if (rc == 0)
+                rc = write_next(si, i, s);
+            break;
+        case SPM_ACC: {
+            sdb_t *p = spm_sb_sdb_new(self, s->type, 1);
+            if (!p)
+                return spm_error(SPM_ENOMEM, "out of memory");
+            if (s->npartials == s->cappartials) {
+                size_t cap = s->cappartials ? s->cappartials * 2 : 8;
+                spm_sdb_t *v = realloc(s->partials, cap * sizeof *v);
+                if (!v)
+                    return spm_error(SPM_ENOMEM, "out of memory");
+                s->partials = v;
+                s->cappartials = cap;
+            }
+            s->partials[s->npartials++] = p->id;
+            si->ops[i].sdb = p->id;
+            si->sdbs[i] = p;
+            rc = write_next(si, i, p);
+            if (rc == 0)
+                rc = spm_idu_job_note_acc(si->job, s->id);
+            break;
+        }
+        }
+        if (rc != 0)
+            return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+void spm_sb_commit(spm_idu_t *self, si_t *si)
+{
+    for (size_t i = 0; i < si->pub.nops; i++) {
+        if (si->ops[i].mode == SPM_R)
+            continue;
+        sdb_t *s = si->sdbs[i];
+        uint64_t v = si->ops[i].version;
+        if (v > s->committed)
+            s->committed = v;
+        pending_t **pp = &s->pending;
+        while (*pp && (*pp)->version != v)
+            pp = &(*pp)->next;
+        pending_t *p = *pp;
+        if (!p)
+            continue;
+        *pp = p->next;
+        for (size_t j = 0; j < p->waiters.n; j++) {
+            si_t *w = p->waiters.v[j];
+            if (--w->deps == 0 && w->state == SI_WAITING)
+                spm_idu_make_ready(self, w, 0);
+        }
+        free(p->waiters.v);
+        free(p);
+    }
+}

@@ -1,0 +1,198 @@
+/*  =========================================================================
+    wire - one spm message on a ZeroMQ socket: envelope frame + block frames
+    =========================================================================
+*/
+#include "vm/wire.h"
+#include "vm/log.h"
+#include "vm/spm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t spm_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void spm_wire_free(void *data, void *hint)
+{
+    (void)hint;
+    free(data);
+}
+
+void *spm_wire_socket(void *ctx, int type)
+{
+    void *s = zmq_socket(ctx, type);
+    if (!s) {
+        spm_error(SPM_ESYS, "zmq_socket: %s", zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    int linger = 0;
+    int64_t max = SPM_MAX_MSG_BYTES;
+    int hwm = 0; /* credits bound what is queued, not the high-water mark */
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max, sizeof max);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    return s;
+}
+
+void spm_msg_close(spm_msg_t *m)
+{
+    if (m->env)
+        spm__envelope__free_unpacked(m->env, NULL);
+    if (m->has_id)
+        zmq_msg_close(&m->id);
+    for (size_t i = 0; i < m->nframes; i++)
+        zmq_msg_close(&m->frames[i]);
+    free(m->frames);
+    memset(m, 0, sizeof *m);
+}
+
+/*  Receives and discards the rest of a multipart message. */
+static void drain(void *sock)
+{
+    int more = 1;
+    size_t sz = sizeof more;
+    zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &sz);
+    while (more) {
+        zmq_msg_t junk;
+        zmq_msg_init(&junk);
+        if (zmq_msg_recv(&junk, sock, 0) < 0) {
+            zmq_msg_close(&junk);
+            return;
+        }
+        more = zmq_msg_more(&junk);
+        zmq_msg_close(&junk);
+    }
+}
+
+static int drop(void *sock, spm_msg_t *m, spm_wire_stats_t *stats, const char *why)
+{
+    drain(sock);
+    spm_msg_close(m);
+    if (stats)
+        stats->dropped++;
+    spm_log_debug("dropped a message: %s", why);
+    return 0;
+}
+
+int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_stats_t *stats)
+{
+    memset(m, 0, sizeof *m);
+    int flags = dontwait ? ZMQ_DONTWAIT : 0;
+    zmq_msg_t first;
+    zmq_msg_init(&first);
+    if (zmq_msg_recv(&first, sock, flags) < 0) {
+        int err = zmq_errno();
+        zmq_msg_close(&first);
+        if (err == EAGAIN)
+            return 0;
+        return spm_error(SPM_ESYS, "receive: %s", zmq_strerror(err));
+    }
+    if (router) {
+        m->id = first;
+        m->has_id = 1;
+        if (!zmq_msg_more(&m->id))
+            return drop(sock, m, stats, "identity without body");
+        zmq_msg_init(&first);
+        if (zmq_msg_recv(&first, sock, 0) < 0) {
+            zmq_msg_close(&first);
+            return drop(sock, m, stats, "truncated");
+        }
+    }
+    int more = zmq_msg_more(&first);
+    m->env = spm__envelope__unpack(NULL, zmq_msg_size(&first), zmq_msg_data(&first));
+    zmq_msg_close(&first);
+    if (!m->env) {
+        if (more)
+            drain(sock);
+        return drop(sock, m, stats, "envelope does not decode");
+    }
+    if (m->env->version != SPM_PROTOCOL_VERSION)
+        return drop(sock, m, stats, "unknown protocol version");
+    if (m->env->body_case == SPM__ENVELOPE__BODY__NOT_SET)
+        return drop(sock, m, stats, "no body");
+    size_t cap = 0;
+    while (more) {
+        if (m->nframes == SPM_MAX_FRAMES)
+            return drop(sock, m, stats, "too many frames");
+        if (m->nframes == cap) {
+            cap = cap ? cap * 2 : 8;
+            zmq_msg_t *f = realloc(m->frames, cap * sizeof *f);
+            if (!f)
+                return drop(sock, m, stats, "out of memory");
+            m->frames = f;
+        }
+        zmq_msg_init(&m->frames[m->nframes]);
+        if (zmq_msg_recv(&m->frames[m->nframes], sock, 0) < 0) {
+            zmq_msg_close(&m->frames[m->nframes]);
+            return drop(sock, m, stats, "truncated");
+        }
+        more = zmq_msg_more(&m->frames[m->nframes]);
+        m->nframes++;
+    }
+    if (stats)
+        stats->received++;
+    return 1;
+}
+
+static void free_frames(spm_frame_t *frames, size_t from, size_t n)
+{
+    for (size_t i = from; i < n; i++)
+        if (frames[i].free_fn)
+            frames[i].free_fn(frames[i].data, frames[i].hint);
+}
+
+int spm_wire_send(void *sock, const zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *frames,
+                  size_t n, spm_wire_stats_t *stats)
+{
+    env->version = SPM_PROTOCOL_VERSION;
+    size_t len = spm__envelope__get_packed_size(env);
+    zmq_msg_t msg;
+    if (zmq_msg_init_size(&msg, len) != 0) {
+        free_frames(frames, 0, n);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    spm__envelope__pack(env, zmq_msg_data(&msg));
+    if (id) {
+        zmq_msg_t copy;
+        zmq_msg_init(&copy);
+        zmq_msg_copy(&copy, (zmq_msg_t *)id);
+        if (zmq_msg_send(&copy, sock, ZMQ_SNDMORE) < 0) {
+            zmq_msg_close(&copy);
+            zmq_msg_close(&msg);
+            free_frames(frames, 0, n);
+            return spm_error(SPM_ESYS, "send: %s", zmq_strerror(zmq_errno()));
+        }
+    }
+    if (zmq_msg_send(&msg, sock, n ? ZMQ_SNDMORE : 0) < 0) {
+        zmq_msg_close(&msg);
+        free_frames(frames, 0, n);
+        return spm_error(SPM_ESYS, "send: %s", zmq_strerror(zmq_errno()));
+    }
+    for (size_t i = 0; i < n; i++) {
+        zmq_msg_t f;
+        int rc = frames[i].free_fn ? zmq_msg_init_data(&f, frames[i].data, frames[i].len,
+                                                       frames[i].free_fn, frames[i].hint)
+                                   : zmq_msg_init_size(&f, frames[i].len);
+        if (rc != 0) {
+            free_frames(frames, i, n);
+            return spm_error(SPM_ENOMEM, "out of memory");
+        }
+        if (!frames[i].free_fn && frames[i].len)
+            memcpy(zmq_msg_data(&f), frames[i].data, frames[i].len);
+        if (zmq_msg_send(&f, sock, i + 1 < n ? ZMQ_SNDMORE : 0) < 0) {
+            zmq_msg_close(&f);
+            free_frames(frames, i + 1, n);
+            return spm_error(SPM_ESYS, "send: %s", zmq_strerror(zmq_errno()));
+        }
+    }
+    if (stats)
+        stats->sent++;
+    return 0;
+}
