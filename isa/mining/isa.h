@@ -32,7 +32,8 @@
                              lo[k], u32 has_hi, hi[k];  drops candidates with a
                              k-subset in [lo, hi) missing from the blocks;  reply: u32 left
       CountBlockCandidatesSupport
-                             join R, trans R, cands ACC;  params: u32 domain (F1)
+                             join R, trans[1..m-1) R, cands ACC;  params: u32 domain (F1)
+                             (one or more transaction blocks per SI)
       PruneCandidatesBlock   cands RW;  params: u64 minsup;  reply: u32 left
       GetFrequentSetBlock    cands[0..m) R, fsets W;  reply: see spm_mining_fsets_reply
       CheckConfidenceInBlock pre R, post R, rules W;  params: f64 minconf,

@@ -185,20 +185,19 @@ out_c:
     return rc;
 }
 
-/*  CountBlockCandidatesSupport (join R, trans R, cands ACC; u32 domain). */
+/*  CountBlockCandidatesSupport (join R, trans[1..m-1) R, cands ACC; u32 domain). */
 static int count(spm_si_ctx_t *ctx)
 {
     spm_cursor_t p = spm_mining_params(ctx);
     uint32_t domain;
-    if (spm_get_u32(&p, &domain) != 0)
-        return spm_error(SPM_EINVAL, "%s: missing domain", SPM_MINING_COUNT_CANDS);
+    size_t m = spm_si_noperands(ctx);
+    if (spm_get_u32(&p, &domain) != 0 || m < 3)
+        return spm_error(SPM_EINVAL, "%s: bad parameters or operands", SPM_MINING_COUNT_CANDS);
     spm_mining_sets_t c;
     spm_mining_trans_t t;
     int rc = spm_mining_in_sets(ctx, 0, SPM_MINING_KIND_JOIN, &c);
     if (rc != 0)
         return rc;
-    if ((rc = spm_mining_in_trans(ctx, 1, &t)) != 0)
-        goto out_c;
     c.kind = SPM_MINING_KIND_CANDS;
     c.counts = calloc((size_t)c.n + 1, 8);
     spm_mining_trie_t *trie = spm_mining_trie_new(c.items, c.k, c.n, domain);
@@ -206,14 +205,18 @@ static int count(spm_si_ctx_t *ctx)
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_COUNT_CANDS);
         goto out;
     }
-    for (uint32_t i = 0; i < t.n; i++)
-        spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i], t.weight[i],
-                              c.counts);
-    rc = spm_mining_out_sets(ctx, 2, &c);
+    for (size_t q = 1; q + 1 < m && rc == 0; q++) {
+        if ((rc = spm_mining_in_trans(ctx, q, &t)) != 0)
+            break;
+        for (uint32_t i = 0; i < t.n; i++)
+            spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i], t.weight[i],
+                                  c.counts);
+        spm_mining_trans_free(&t);
+    }
+    if (rc == 0)
+        rc = spm_mining_out_sets(ctx, m - 1, &c);
 out:
     spm_mining_trie_destroy(&trie);
-    spm_mining_trans_free(&t);
-out_c:
     spm_mining_sets_free(&c);
     return rc;
 }
