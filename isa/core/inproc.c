@@ -38,9 +38,9 @@ struct spm_inproc {
     uint32_t ieu;       /* our one IEU */
     task_t task;        /* the SI emitted by the last pump */
     int has_task;
-    uint64_t job;    /* the running job */
-    int job_over;    /* its done callback ran */
-    uint64_t sis;    /* SIs executed in the last run */
+    uint64_t job; /* the running job */
+    int job_over; /* its done callback ran */
+    uint64_t sis; /* SIs executed in the last run */
 };
 
 static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
@@ -194,8 +194,8 @@ static void execute(spm_inproc_t *self)
         }
     }
     if (rc == 0)
-        rc = spm_si_exec_local(op->name, ops, t->nops, t->params, t->params_len, &reply,
-                               &reply_len);
+        rc =
+            spm_si_exec_local(op->name, ops, t->nops, t->params, t->params_len, &reply, &reply_len);
     for (size_t i = 0; ops && i < t->nops; i++) {
         if (rc == 0 && t->ops[i].mode != SPM_R) {
             rc = store(self, t->ops[i].sdb, t->ops[i].version, ops[i].out, ops[i].out_len);
@@ -242,8 +242,9 @@ int spm_inproc_run(spm_inproc_t *self, const char *program, const void *args, si
         return spm_error(SPM_ENOTFOUND, "job vanished");
     if (info.state != 1) {
         rc = info.state == 2 ? info.status : SPM_EEXEC;
-        rc = spm_error(rc ? rc : SPM_EEXEC, "%s", info.state == 2 && info.error ? info.error
-                                                      : "job stalled with nothing ready");
+        rc = spm_error(rc ? rc : SPM_EEXEC, "%s",
+                       info.state == 2 && info.error ? info.error
+                                                     : "job stalled with nothing ready");
     } else if (result && info.result_len) {
         if (!(*result = malloc(info.result_len)))
             return spm_error(SPM_ENOMEM, "out of memory");

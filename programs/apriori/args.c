@@ -38,12 +38,12 @@ int spm_apriori_args_decode(const void *data, size_t len, spm_apriori_args_t *a)
 {
     spm_cursor_t c = spm_cursor(data, len);
     memset(a, 0, sizeof *a);
-    if (spm_get_u64(&c, &a->ntrans) || spm_get_u32(&c, &a->domain) ||
-        spm_get_u64(&c, &a->minsup) || spm_get_f64(&c, &a->minconf) ||
-        spm_get_u32(&c, &a->maxcons) || spm_get_u32(&c, &a->block) ||
-        spm_get_u32(&c, &a->join_cap) || spm_get_u32(&c, &a->nstaged) ||
-        get_ids(&c, a->nstaged, &a->staged) || spm_cursor_left(&c) != 0 || a->minsup == 0 ||
-        a->block == 0 || a->join_cap == 0 || !(a->minconf >= 0 && a->minconf <= 1)) {
+    if (spm_get_u64(&c, &a->ntrans) || spm_get_u32(&c, &a->domain) || spm_get_u64(&c, &a->minsup) ||
+        spm_get_f64(&c, &a->minconf) || spm_get_u32(&c, &a->maxcons) ||
+        spm_get_u32(&c, &a->block) || spm_get_u32(&c, &a->join_cap) ||
+        spm_get_u32(&c, &a->nstaged) || get_ids(&c, a->nstaged, &a->staged) ||
+        spm_cursor_left(&c) != 0 || a->minsup == 0 || a->block == 0 || a->join_cap == 0 ||
+        !(a->minconf >= 0 && a->minconf <= 1)) {
         spm_apriori_args_free(a);
         return spm_error(SPM_EINVAL, "%s: malformed arguments", SPM_APRIORI_PROGRAM);
     }

@@ -37,7 +37,7 @@ typedef struct spm_reader spm_reader_t;
 spm_reader_t *spm_reader_open(const char *path, int names);
 
 /*  Reads the next transaction into *ITEMS (valid until the next call) and
-    *N. Returns 1, 0 at the end, or SPM_EFORMAT / SPM_EIO / SPM_ENOMEM. */
+ *N. Returns 1, 0 at the end, or SPM_EFORMAT / SPM_EIO / SPM_ENOMEM. */
 int spm_reader_next(spm_reader_t *r, const uint32_t **items, size_t *n);
 
 /*  Named format: the name of item I (NULL when I was never read). */

@@ -47,22 +47,22 @@ typedef struct {
 
 typedef struct {
     spm_apriori_args_t a;
-    uint32_t np, width;   /* item partitions and their width */
-    spm_sdb_t fitems;     /* the frequent items */
-    uint32_t f1;          /* how many */
-    spm_sdb_t *trans;     /* shrunk transaction blocks (per staged block) */
-    uint32_t *trans_n;    /* their transactions, from replies */
-    uint32_t shrunk;      /* shrink replies so far */
-    spm_sdb_t *tlist;     /* non-empty transaction blocks after merging */
+    uint32_t np, width; /* item partitions and their width */
+    spm_sdb_t fitems;   /* the frequent items */
+    uint32_t f1;        /* how many */
+    spm_sdb_t *trans;   /* shrunk transaction blocks (per staged block) */
+    uint32_t *trans_n;  /* their transactions, from replies */
+    uint32_t shrunk;    /* shrink replies so far */
+    spm_sdb_t *tlist;   /* non-empty transaction blocks after merging */
     uint32_t ntlist;
-    level_t *lv;          /* lv[k - 1]: frequent k-itemsets */
+    level_t *lv; /* lv[k - 1]: frequent k-itemsets */
     uint32_t nlv;
-    spm_sdb_t *cands;     /* join blocks of the stage being generated */
+    spm_sdb_t *cands; /* join blocks of the stage being generated */
     uint32_t ncands;
-    spm_sdb_t *rules;     /* every CheckConfidenceInBlock output */
+    spm_sdb_t *rules; /* every CheckConfidenceInBlock output */
     uint32_t nrules, caprules;
-    int stage;            /* initial or a gen_frequentSet is running */
-    uint32_t live;        /* children of the root not yet finished */
+    int stage;     /* initial or a gen_frequentSet is running */
+    uint32_t live; /* children of the root not yet finished */
 } job_t;
 
 typedef struct {
@@ -283,7 +283,7 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
 typedef struct {
     int active;
     uint32_t b, from, to, eb;
-    uint64_t sum;           /* candidates it will produce */
+    uint64_t sum;             /* candidates it will produce */
     int starts_fam, ends_fam; /* begins at a family's first set / ends at a family's end */
 } run_t;
 
@@ -291,8 +291,8 @@ static void flush(planner_t *pl, run_t *r)
 {
     if (r->active && r->sum > 0) {
         const char *op = r->from == 0 && r->to == pl->l->info[r->b].n ? SPM_MINING_GEN_SMALL
-                         : r->starts_fam && r->ends_fam                  ? SPM_MINING_GEN_MIDDLE
-                                                                         : SPM_MINING_GEN_LARGE;
+                         : r->starts_fam && r->ends_fam               ? SPM_MINING_GEN_MIDDLE
+                                                                      : SPM_MINING_GEN_LARGE;
         join(pl, op, r->b, r->from, r->to, 0, UINT32_MAX, r->eb);
     }
     memset(r, 0, sizeof *r);
@@ -506,8 +506,7 @@ static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
                     job->caprules = cap;
                 }
                 spm_sdb_t out = spm_sdb_new(sf, SPM_MINING_RULES);
-                spm_operand_t ops[3] = {
-                    {pre->id[m], SPM_R}, {post->id[b], SPM_R}, {out, SPM_W}};
+                spm_operand_t ops[3] = {{pre->id[m], SPM_R}, {post->id[b], SPM_R}, {out, SPM_W}};
                 rc = issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, 0);
                 job->rules[job->nrules++] = out;
             }
@@ -559,8 +558,8 @@ static void finish_job(spm_sf_t *sf, job_t *job)
     uint32_t nlv = job->nlv;
     while (nlv > 0 && job->lv[nlv - 1].sets == 0)
         nlv--;
-    spm_apriori_result_t r = {.f1 = job->f1, .fitems = job->fitems, .nlevels = nlv,
-                              .nstore = nstore, .store = store};
+    spm_apriori_result_t r = {
+        .f1 = job->f1, .fitems = job->fitems, .nlevels = nlv, .nstore = nstore, .store = store};
     uint32_t nblocks[nlv + 1];
     spm_sdb_t *levels[nlv + 1];
     for (uint32_t k = 0; k < nlv; k++) {
@@ -690,10 +689,8 @@ static void root_finish(spm_sf_t *sf)
     spm_sf_set_state(sf, NULL);
 }
 
-static const spm_sf_class_t root_class = {.name = "apriori",
-                                          .start = root_start,
-                                          .commit = root_commit,
-                                          .finish = root_finish};
+static const spm_sf_class_t root_class = {
+    .name = "apriori", .start = root_start, .commit = root_commit, .finish = root_finish};
 
 SPM_CONSTRUCTOR(apriori_program)
 {
