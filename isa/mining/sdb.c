@@ -42,6 +42,18 @@ static int get_count(spm_cursor_t *c, const char *type, const char *what, uint32
     return 0;
 }
 
+/*  Copies N little-endian u32 from P into A: one memcpy on a little-endian
+    host, which is where block decoding spends its time. */
+static void copy_le32(uint32_t *a, const unsigned char *p, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(a, p, n * 4);
+#else
+    for (size_t i = 0; i < n; i++)
+        a[i] = spm_le32(p + 4 * i);
+#endif
+}
+
 /*  Reads N u32 into A (allocated here, N may be 0). */
 static int get_u32s(spm_cursor_t *c, const char *type, size_t n, uint32_t **a)
 {
@@ -50,8 +62,8 @@ static int get_u32s(spm_cursor_t *c, const char *type, size_t n, uint32_t **a)
     *a = malloc((n ? n : 1) * sizeof **a);
     if (!*a)
         return spm_error(SPM_ENOMEM, "%s: out of memory", type);
-    for (size_t i = 0; i < n; i++, c->p += 4)
-        (*a)[i] = spm_le32(c->p);
+    copy_le32(*a, c->p, n);
+    c->p += n * 4;
     return 0;
 }
 
@@ -76,8 +88,12 @@ static int get_end(const spm_cursor_t *c, const char *type)
 
 static void put_u32s(spm_buf_t *b, const uint32_t *a, size_t n)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    spm_buf_put(b, a, n * 4);
+#else
     for (size_t i = 0; i < n; i++)
         spm_buf_put_u32(b, a[i]);
+#endif
 }
 
 static void put_u64s(spm_buf_t *b, const uint64_t *a, size_t n)
@@ -121,10 +137,11 @@ int spm_mining_items_decode(const void *data, size_t len, spm_mining_items_t *b)
         (rc = get_u32s(&c, t, b->n, &b->items)) || (rc = get_u64s(&c, t, b->n, &b->counts)) ||
         (rc = get_end(&c, t)))
         goto err;
-    rc = spm_error(SPM_EFORMAT, "%s: items unsorted or outside [%u, %u)", t, b->lo, b->hi);
     if (b->lo > b->hi || !increasing(b->items, b->n) ||
-        (b->n && (b->items[0] < b->lo || b->items[b->n - 1] >= b->hi)))
+        (b->n && (b->items[0] < b->lo || b->items[b->n - 1] >= b->hi))) {
+        rc = spm_error(SPM_EFORMAT, "%s: items unsorted or outside [%u, %u)", t, b->lo, b->hi);
         goto err;
+    }
     return 0;
 err:
     spm_mining_items_free(b);
@@ -168,34 +185,44 @@ int spm_mining_trans_decode(const void *data, size_t len, spm_mining_trans_t *b)
         goto err;
     /* Each transaction takes at least 8 bytes and each item 4: refuse a
        forged count before allocating for it. */
-    rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
-    if (spm_cursor_left(&c) < (size_t)b->n * 8 + (size_t)total * 4)
+    if (spm_cursor_left(&c) < (size_t)b->n * 8 + (size_t)total * 4) {
+        rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
         goto err;
+    }
     b->off = malloc(((size_t)b->n + 1) * sizeof *b->off);
     b->weight = malloc(((size_t)b->n + 1) * sizeof *b->weight);
     b->items = malloc(((size_t)total + 1) * sizeof *b->items);
-    rc = spm_error(SPM_ENOMEM, "%s: out of memory", t);
-    if (!b->off || !b->weight || !b->items)
+    if (!b->off || !b->weight || !b->items) {
+        rc = spm_error(SPM_ENOMEM, "%s: out of memory", t);
         goto err;
+    }
     b->off[0] = 0;
     for (uint32_t i = 0; i < b->n; i++) {
-        uint32_t w, l;
-        if ((rc = get_count(&c, t, "weight", UINT32_MAX, &w)) ||
-            (rc = get_count(&c, t, "items in a transaction", total - b->off[i], &l)))
+        if (spm_cursor_left(&c) < 8) {
+            rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
             goto err;
-        rc = spm_error(SPM_EFORMAT, "%s: transaction %u: zero weight or truncated", t, i);
-        if (w == 0 || spm_cursor_left(&c) / 4 < l)
+        }
+        uint32_t w = spm_le32(c.p), l = spm_le32(c.p + 4);
+        c.p += 8;
+        if (w == 0 || l > total - b->off[i] || spm_cursor_left(&c) / 4 < l) {
+            rc = spm_error(SPM_EFORMAT, "%s: transaction %u: zero weight, bad length or truncated",
+                           t, i);
             goto err;
+        }
         b->weight[i] = w;
-        for (uint32_t j = 0; j < l; j++, c.p += 4)
-            b->items[b->off[i] + j] = spm_le32(c.p);
+        copy_le32(b->items + b->off[i], c.p, l);
+        c.p += (size_t)l * 4;
         b->off[i + 1] = b->off[i] + l;
-        rc = spm_error(SPM_EFORMAT, "%s: transaction %u: items not increasing", t, i);
-        if (b->normalized && !increasing(b->items + b->off[i], l))
+        if (b->normalized && !increasing(b->items + b->off[i], l)) {
+            rc = spm_error(SPM_EFORMAT, "%s: transaction %u: items not increasing", t, i);
             goto err;
+        }
     }
-    rc = spm_error(SPM_EFORMAT, "%s: item total %u does not match", t, total);
-    if (b->off[b->n] != total || (rc = get_end(&c, t)))
+    if (b->off[b->n] != total) {
+        rc = spm_error(SPM_EFORMAT, "%s: item total %u does not match", t, total);
+        goto err;
+    }
+    if ((rc = get_end(&c, t)) != 0)
         goto err;
     return 0;
 err:
@@ -261,18 +288,20 @@ int spm_mining_sets_decode(spm_mining_kind_t kind, const void *data, size_t len,
         (rc = get_count(&c, t, "items per set", SPM_MINING_MAX_K, &b->k)) ||
         (rc = get_count(&c, t, "sets", SPM_MINING_MAX_ENTRIES, &b->n)))
         goto err;
-    rc = spm_error(SPM_EFORMAT, "%s: empty sets (k = 0) or truncated block", t);
-    if (b->k == 0 || spm_cursor_left(&c) / 4 / b->k < b->n)
+    if (b->k == 0 || spm_cursor_left(&c) / 4 / b->k < b->n) {
+        rc = spm_error(SPM_EFORMAT, "%s: empty sets (k = 0) or truncated block", t);
         goto err;
+    }
     if ((rc = get_u32s(&c, t, (size_t)b->n * b->k, &b->items)) ||
         (kind != SPM_MINING_KIND_JOIN && (rc = get_u64s(&c, t, b->n, &b->counts))) ||
         (rc = get_end(&c, t)))
         goto err;
     for (uint32_t i = 0; i < b->n; i++) {
         const uint32_t *s = b->items + (size_t)i * b->k;
-        rc = spm_error(SPM_EFORMAT, "%s: set %u unsorted or out of order", t, i);
-        if (!increasing(s, b->k) || (i > 0 && spm_mining_set_cmp(s - b->k, s, b->k) >= 0))
+        if (!increasing(s, b->k) || (i > 0 && spm_mining_set_cmp(s - b->k, s, b->k) >= 0)) {
+            rc = spm_error(SPM_EFORMAT, "%s: set %u unsorted or out of order", t, i);
             goto err;
+        }
     }
     return 0;
 err:
@@ -330,9 +359,10 @@ int spm_mining_rules_decode(const void *data, size_t len, spm_mining_rules_t *b)
     if ((rc = get_head(&c, MAGIC_RULES, t)) ||
         (rc = get_count(&c, t, "rules", SPM_MINING_MAX_ENTRIES, &b->n)))
         goto err;
-    rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
-    if (spm_cursor_left(&c) / 32 < b->n)
+    if (spm_cursor_left(&c) / 32 < b->n) {
+        rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
         goto err;
+    }
     size_t n1 = (size_t)b->n + 1, items = spm_cursor_left(&c) / 4 + 1;
     b->xlen = malloc(n1 * 4);
     b->ylen = malloc(n1 * 4);
@@ -340,27 +370,32 @@ int spm_mining_rules_decode(const void *data, size_t len, spm_mining_rules_t *b)
     b->supx = malloc(n1 * 8);
     b->off = malloc(n1 * 4);
     b->items = malloc(items * 4);
-    rc = spm_error(SPM_ENOMEM, "%s: out of memory", t);
-    if (!b->xlen || !b->ylen || !b->supz || !b->supx || !b->off || !b->items)
+    if (!b->xlen || !b->ylen || !b->supz || !b->supx || !b->off || !b->items) {
+        rc = spm_error(SPM_ENOMEM, "%s: out of memory", t);
         goto err;
+    }
     b->off[0] = 0;
-    for (uint32_t i = 0; i < b->n; i++) {
-        rc = spm_error(SPM_EFORMAT, "%s: rule %u truncated or malformed", t, i);
+    uint32_t i;
+    for (i = 0; i < b->n; i++) {
         if (spm_get_u32(&c, &b->xlen[i]) || spm_get_u32(&c, &b->ylen[i]) ||
             spm_get_u64(&c, &b->supz[i]) || spm_get_u64(&c, &b->supx[i]))
-            goto err;
+            goto bad;
         uint32_t xl = b->xlen[i], yl = b->ylen[i];
         if (xl == 0 || yl == 0 || xl > SPM_MINING_MAX_K || yl > SPM_MINING_MAX_K ||
             spm_cursor_left(&c) / 4 < (size_t)xl + yl || b->supz[i] > b->supx[i])
-            goto err;
+            goto bad;
         uint32_t *x = b->items + b->off[i];
         for (uint32_t j = 0; j < xl + yl; j++, c.p += 4)
             x[j] = spm_le32(c.p);
         if (!increasing(x, xl) || !increasing(x + xl, yl) || !disjoint(x, xl, x + xl, yl))
-            goto err;
+            goto bad;
         b->off[i + 1] = b->off[i] + xl + yl;
     }
+    if ((rc = get_end(&c, t)) != 0)
+        goto err;
     return 0;
+bad:
+    rc = spm_error(SPM_EFORMAT, "%s: rule %u truncated or malformed", t, i);
 err:
     spm_mining_rules_free(b);
     return rc;
@@ -496,9 +531,10 @@ static int merge_items(const void *a, size_t alen, const void *b, size_t blen, v
         return rc;
     if ((rc = spm_mining_items_decode(b, blen, &y)) != 0)
         goto out_x;
-    rc = spm_error(SPM_EFORMAT, "%s: merge of different partitions", SPM_MINING_ITEMS);
-    if (x.lo != y.lo || x.hi != y.hi)
+    if (x.lo != y.lo || x.hi != y.hi) {
+        rc = spm_error(SPM_EFORMAT, "%s: merge of different partitions", SPM_MINING_ITEMS);
         goto out;
+    }
     z.lo = x.lo;
     z.hi = x.hi;
     z.items = malloc(((size_t)x.n + y.n + 1) * 4);
@@ -540,9 +576,10 @@ static int merge_cands(const void *a, size_t alen, const void *b, size_t blen, v
         return rc;
     if ((rc = spm_mining_sets_decode(SPM_MINING_KIND_CANDS, b, blen, &y)) != 0)
         goto out_x;
-    rc = spm_error(SPM_EFORMAT, "%s: merge of blocks with different sets", SPM_MINING_CANDS);
-    if (x.k != y.k || x.n != y.n || memcmp(x.items, y.items, (size_t)x.n * x.k * 4) != 0)
+    if (x.k != y.k || x.n != y.n || memcmp(x.items, y.items, (size_t)x.n * x.k * 4) != 0) {
+        rc = spm_error(SPM_EFORMAT, "%s: merge of blocks with different sets", SPM_MINING_CANDS);
         goto out;
+    }
     for (uint32_t i = 0; i < x.n; i++)
         x.counts[i] += y.counts[i];
     rc = spm_mining_sets_encode(&x, out, outlen);

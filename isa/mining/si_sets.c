@@ -152,10 +152,11 @@ static int filter(spm_si_ctx_t *ctx)
         return rc;
     if ((rc = concat(ctx, 1, spm_si_noperands(ctx), SPM_MINING_KIND_FSETS, &f)) != 0)
         goto out_c;
-    rc = spm_error(SPM_EFORMAT, "%s: candidates of %u items against sets of %u", SPM_MINING_FILTER,
-                   c.k, k);
-    if (c.k != k + 1 || (f.n > 0 && f.k != k))
+    if (c.k != k + 1 || (f.n > 0 && f.k != k)) {
+        rc = spm_error(SPM_EFORMAT, "%s: candidates of %u items against sets of %u",
+                       SPM_MINING_FILTER, c.k, k);
         goto out;
+    }
     rc = 0;
     uint32_t keep = 0, sub[FILTER_MAX_K];
     for (uint32_t i = 0; i < c.n; i++) {
