@@ -4,6 +4,7 @@
 */
 #include "programs/apriori/apriori.h"
 #include "isa/core/codec.h"
+#include "isa/mining/isa.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -33,7 +33,16 @@
 
 #define MAX_OPS 256 /* SPM_MAX_OPERANDS */
 
-enum { TAG_INITIAL = 1, TAG_CAND, TAG_FREQ, TAG_RULES, TAG_SHRINK, TAG_FITEMS, TAG_FSET };
+enum {
+    TAG_INITIAL = 1,
+    TAG_CAND,
+    TAG_FREQ,
+    TAG_RULES,
+    TAG_SHRINK,
+    TAG_FITEMS,
+    TAG_FSET,
+    TAG_PRUNE
+};
 #define TAG(kind, n) ((uint64_t)(kind) << 32 | (uint32_t)(n))
 #define TAG_KIND(t) ((uint32_t)((t) >> 32))
 #define TAG_N(t) ((uint32_t)(t))
@@ -403,6 +412,16 @@ static const spm_sf_class_t gen_candidate_class = {
 
 /* --------------------------------------------------------- gen_frequentSet */
 
+/*  gen_frequentSet's own state: the pruned blocks waiting to be gathered. */
+typedef struct {
+    job_t *job;
+    uint32_t k;
+    spm_sdb_t *pruned; /* per candidate block: its pruned counts */
+    int64_t *left;     /* per candidate block: sets left after pruning, -1 until known */
+    uint32_t next;     /* first candidate block not yet gathered */
+    uint32_t nc;       /* candidate blocks */
+} freq_t;
+
 static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
 {
     uint32_t k;
@@ -411,10 +430,18 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
         return SPM_EINVAL;
     level_t *l = &job->lv[k - 1];
     uint32_t nc = job->ncands, nt = job->ntlist;
-    l->n = nc;
+    freq_t *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return SPM_ENOMEM;
+    spm_sf_set_state(sf, fs);
+    fs->job = job;
+    fs->k = k;
+    fs->nc = nc;
+    fs->pruned = calloc((size_t)nc + 1, sizeof *fs->pruned);
+    fs->left = calloc((size_t)nc + 1, sizeof *fs->left);
     l->id = calloc((size_t)nc + 1, sizeof *l->id);
     l->info = calloc((size_t)nc + 1, sizeof *l->info);
-    if (!l->id || !l->info)
+    if (!fs->pruned || !fs->left || !l->id || !l->info)
         return SPM_ENOMEM;
     /* Enough counting SIs to keep every IEU busy a few times over, each
        reading a consecutive share of the transaction blocks. */
@@ -431,6 +458,8 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
     int rc = 0;
     for (uint32_t m = 0; m < nc && rc == 0; m++) {
         spm_sdb_t counts = spm_sdb_new(sf, SPM_MINING_CANDS);
+        fs->left[m] = -1;
+        fs->pruned[m] = counts;
         for (uint32_t g = 0; g < groups && rc == 0; g++) {
             uint32_t a = (uint32_t)((uint64_t)nt * g / groups);
             uint32_t e = (uint32_t)((uint64_t)nt * (g + 1) / groups), n = 0;
@@ -442,35 +471,81 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
         }
         ops[0] = (spm_operand_t){counts, SPM_RW};
         if (rc == 0)
-            rc = issue(sf, SPM_MINING_PRUNE, ops, 1, &sup, 0);
-        l->id[m] = spm_sdb_new(sf, SPM_MINING_FSETS);
-        ops[0] = (spm_operand_t){counts, SPM_R};
-        ops[1] = (spm_operand_t){l->id[m], SPM_W};
-        if (rc == 0)
-            rc = issue(sf, SPM_MINING_FREQ_SETS, ops, 2, NULL, TAG(TAG_FSET, m));
+            rc = issue(sf, SPM_MINING_PRUNE, ops, 1, &sup, TAG(TAG_PRUNE, m));
     }
     spm_buf_free(&dom);
     spm_buf_free(&sup);
-    spm_sf_done(sf);
+    if (nc == 0)
+        spm_sf_done(sf);
     return rc;
+}
+
+/*  Gathers consecutive pruned blocks whose sizes are known into frequent-set
+    blocks of up to SPM_MINING_MAX_FSETS sets (GetFrequentSetBlock), so a
+    level has few, full blocks however many candidate blocks it came from. */
+static void gather(spm_sf_t *sf, freq_t *fs)
+{
+    level_t *l = &fs->job->lv[fs->k - 1];
+    spm_operand_t ops[MAX_OPS];
+    while (fs->next < fs->nc) {
+        uint64_t sum = 0;
+        uint32_t e = fs->next, n = 0;
+        while (e < fs->nc && fs->left[e] >= 0 && n < MAX_OPS - 1 &&
+               sum + (uint64_t)fs->left[e] <= SPM_MINING_MAX_FSETS) {
+            sum += (uint64_t)fs->left[e];
+            ops[n++] = (spm_operand_t){fs->pruned[e++], SPM_R};
+        }
+        int closed = e == fs->nc || (fs->left[e] >= 0 || n == MAX_OPS - 1);
+        if (!closed || n == 0)
+            return; /* wait for more replies (n == 0: the next one is unknown) */
+        fs->next = e;
+        if (sum == 0)
+            continue; /* nothing survived: no block */
+        uint32_t b = l->n++;
+        l->id[b] = spm_sdb_new(sf, SPM_MINING_FSETS);
+        ops[n++] = (spm_operand_t){l->id[b], SPM_W};
+        if (issue(sf, SPM_MINING_FREQ_SETS, ops, n, NULL, TAG(TAG_FSET, b)) != 0)
+            return;
+    }
+    spm_sf_done(sf);
 }
 
 static void gen_freq_commit(spm_sf_t *sf, const spm_result_t *r)
 {
-    job_t *job = spm_sf_state(sf);
-    if (check_status(sf, r) != 0 || TAG_KIND(r->tag) != TAG_FSET)
+    freq_t *fs = spm_sf_state(sf);
+    if (check_status(sf, r) != 0)
         return;
-    level_t *l = &job->lv[job->nlv - 1];
-    spm_mining_fsets_reply_t *in = &l->info[TAG_N(r->tag)];
-    if (spm_mining_fsets_reply_decode(r->reply, r->reply_len, in) != 0) {
-        spm_sf_fail(sf, SPM_EPROTO, "%s", spm_error_detail());
-        return;
+    level_t *l = &fs->job->lv[fs->k - 1];
+    spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
+    uint32_t v;
+    if (TAG_KIND(r->tag) == TAG_PRUNE && spm_get_u32(&c, &v) == 0) {
+        fs->left[TAG_N(r->tag)] = v;
+        gather(sf, fs);
+    } else if (TAG_KIND(r->tag) == TAG_FSET) {
+        spm_mining_fsets_reply_t *in = &l->info[TAG_N(r->tag)];
+        if (spm_mining_fsets_reply_decode(r->reply, r->reply_len, in) != 0) {
+            spm_sf_fail(sf, SPM_EPROTO, "%s", spm_error_detail());
+            return;
+        }
+        l->sets += in->n;
     }
-    l->sets += in->n;
 }
 
-static const spm_sf_class_t gen_freq_class = {
-    .name = "apriori.gen_frequentSet", .start = gen_freq_start, .commit = gen_freq_commit};
+static void gen_freq_finish(spm_sf_t *sf)
+{
+    freq_t *fs = spm_sf_state(sf);
+    if (!fs)
+        return;
+    free(fs->pruned);
+    free(fs->left);
+    free(fs);
+    spm_sf_set_state(sf, NULL);
+}
+
+static const spm_sf_class_t gen_freq_class = {.name = "apriori.gen_frequentSet",
+                                              .start = gen_freq_start,
+                                              .commit = gen_freq_commit,
+                                              .finish = gen_freq_finish};
 
 /* -------------------------------------------------------------- find_rules */
 
