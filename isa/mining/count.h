@@ -32,9 +32,10 @@ spm_mining_trie_t *spm_mining_trie_new(const uint32_t *sets, uint32_t k, uint32_
                                        uint32_t domain);
 
 /*  Adds W to COUNTS[i] for every candidate i contained in the strictly
-    increasing transaction ITEMS[0..LEN). COUNTS has one entry per set. */
-void spm_mining_trie_count(const spm_mining_trie_t *t, const uint32_t *items, uint32_t len,
-                           uint64_t w, uint64_t *counts);
+    increasing transaction ITEMS[0..LEN). COUNTS has one entry per set. T
+    keeps scratch space: one thread at a time per tree. */
+void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t len, uint64_t w,
+                           uint64_t *counts);
 
 /*  Frees *T and sets it to NULL. */
 void spm_mining_trie_destroy(spm_mining_trie_t **t);

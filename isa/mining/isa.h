@@ -35,7 +35,9 @@
                              join R, trans[1..m-1) R, cands ACC;  params: u32 domain (F1)
                              (one or more transaction blocks per SI)
       PruneCandidatesBlock   cands RW;  params: u64 minsup;  reply: u32 left
-      GetFrequentSetBlock    cands[0..m) R, fsets W;  reply: see spm_mining_fsets_reply
+      GetFrequentSetBlock    cands[0..m) R, fsets W;  params: u32 skip, u32 take;
+                             the sets skip..skip+take of the operands in order
+                             (at most SPM_MINING_MAX_FSETS);  reply: see spm_mining_fsets_reply
       CheckConfidenceInBlock pre R, post R, rules W;  params: f64 minconf,
                              u32 max consequent (0: any);  reply: u32 rules
                              rules Z\X from post Z and X in pre (|X| < |Z|)

@@ -246,26 +246,38 @@ static int prune(spm_si_ctx_t *ctx)
     return rc;
 }
 
-/*  GetFrequentSetBlock (cands[0..m) R, fsets W). */
+/*  GetFrequentSetBlock (cands[0..m) R, fsets W; u32 skip, u32 take): the sets
+    skip .. skip + take of the operands' concatenation. */
 static int frequent_sets(spm_si_ctx_t *ctx)
 {
+    spm_cursor_t p = spm_mining_params(ctx);
+    uint32_t skip, take;
     size_t m = spm_si_noperands(ctx);
-    if (m < 2)
-        return spm_error(SPM_EINVAL, "%s: needs at least 2 operands", SPM_MINING_FREQ_SETS);
+    if (spm_get_u32(&p, &skip) || spm_get_u32(&p, &take) || m < 2)
+        return spm_error(SPM_EINVAL, "%s: bad parameters or operands", SPM_MINING_FREQ_SETS);
+    if (take > SPM_MINING_MAX_FSETS)
+        return spm_error(SPM_ERANGE, "%s: %u sets, over the bound of %u", SPM_MINING_FREQ_SETS,
+                         take, SPM_MINING_MAX_FSETS);
     spm_mining_sets_t all;
     int rc = concat(ctx, 0, m - 1, SPM_MINING_KIND_CANDS, &all);
     if (rc != 0)
         return rc;
+    if ((uint64_t)skip + take > all.n) {
+        rc = spm_error(SPM_ERANGE, "%s: sets %u..%u of %u", SPM_MINING_FREQ_SETS, skip, skip + take,
+                       all.n);
+        goto out;
+    }
+    memmove(all.items, all.items + (size_t)skip * all.k, (size_t)take * all.k * 4);
+    memmove(all.counts, all.counts + skip, (size_t)take * 8);
+    all.n = take;
     all.kind = SPM_MINING_KIND_FSETS;
     void *reply = NULL;
     size_t len = 0;
-    if (all.n > SPM_MINING_MAX_FSETS)
-        rc = spm_error(SPM_ERANGE, "%s: %u sets, over the bound of %u", SPM_MINING_FREQ_SETS, all.n,
-                       SPM_MINING_MAX_FSETS);
-    else if ((rc = spm_mining_out_sets(ctx, m - 1, &all)) == 0 &&
-             (rc = spm_mining_fsets_reply_encode(&all, &reply, &len)) == 0)
+    if ((rc = spm_mining_out_sets(ctx, m - 1, &all)) == 0 &&
+        (rc = spm_mining_fsets_reply_encode(&all, &reply, &len)) == 0)
         rc = spm_si_reply(ctx, reply, len);
     free(reply);
+out:
     spm_mining_sets_free(&all);
     return rc;
 }

@@ -311,7 +311,7 @@ static int mine_main(int argc, char **argv)
     spm_apriori_args_t a = {.minconf = o.minconf,
                             .maxcons = (uint32_t)o.maxcons,
                             .block = (uint32_t)o.block,
-                            .join_cap = SPM_MINING_MAX_FSETS};
+                            .join_cap = 65536};
     spm_apriori_result_t res = {0};
     spm_mine_out_t out = {.minconf = o.minconf};
     void *bytes = NULL;

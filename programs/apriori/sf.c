@@ -419,6 +419,7 @@ typedef struct {
     spm_sdb_t *pruned; /* per candidate block: its pruned counts */
     int64_t *left;     /* per candidate block: sets left after pruning, -1 until known */
     uint32_t next;     /* first candidate block not yet gathered */
+    uint64_t skip;     /* sets of it already gathered */
     uint32_t nc;       /* candidate blocks */
 } freq_t;
 
@@ -480,32 +481,57 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
     return rc;
 }
 
-/*  Gathers consecutive pruned blocks whose sizes are known into frequent-set
-    blocks of up to SPM_MINING_MAX_FSETS sets (GetFrequentSetBlock), so a
-    level has few, full blocks however many candidate blocks it came from. */
+/*  Cuts the stream of pruned blocks, in order, into frequent-set blocks of
+    SPM_MINING_MAX_FSETS sets (GetFrequentSetBlock with skip and take), as
+    far as the prune replies are in: a level has few, full blocks however
+    many candidate blocks it came from, and no block is ever too large. */
 static void gather(spm_sf_t *sf, freq_t *fs)
 {
     level_t *l = &fs->job->lv[fs->k - 1];
     spm_operand_t ops[MAX_OPS];
-    while (fs->next < fs->nc) {
-        uint64_t sum = 0;
+    spm_buf_t p = {0};
+    for (;;) {
+        while (fs->next < fs->nc && fs->left[fs->next] >= 0 &&
+               fs->skip == (uint64_t)fs->left[fs->next]) {
+            fs->next++; /* this block is used up */
+            fs->skip = 0;
+        }
+        if (fs->next == fs->nc)
+            break;
+        uint64_t avail = 0;
         uint32_t e = fs->next, n = 0;
         while (e < fs->nc && fs->left[e] >= 0 && n < MAX_OPS - 1 &&
-               sum + (uint64_t)fs->left[e] <= SPM_MINING_MAX_FSETS) {
-            sum += (uint64_t)fs->left[e];
+               avail < SPM_MINING_MAX_FSETS + fs->skip) {
+            avail += (uint64_t)fs->left[e];
             ops[n++] = (spm_operand_t){fs->pruned[e++], SPM_R};
         }
-        int closed = e == fs->nc || (fs->left[e] >= 0 || n == MAX_OPS - 1);
-        if (!closed || n == 0)
-            return; /* wait for more replies (n == 0: the next one is unknown) */
-        fs->next = e;
-        if (sum == 0)
-            continue; /* nothing survived: no block */
+        avail -= fs->skip;
+        uint64_t take = avail < SPM_MINING_MAX_FSETS ? avail : SPM_MINING_MAX_FSETS;
+        /* Issue a full block, or the rest when every reply is in. */
+        if (n == 0 || (take < SPM_MINING_MAX_FSETS && e < fs->nc && n < MAX_OPS - 1))
+            return;
+        if (take == 0) {
+            fs->next = e;
+            fs->skip = 0;
+            continue;
+        }
         uint32_t b = l->n++;
         l->id[b] = spm_sdb_new(sf, SPM_MINING_FSETS);
         ops[n++] = (spm_operand_t){l->id[b], SPM_W};
-        if (issue(sf, SPM_MINING_FREQ_SETS, ops, n, NULL, TAG(TAG_FSET, b)) != 0)
+        spm_buf_put_u32(&p, (uint32_t)fs->skip);
+        spm_buf_put_u32(&p, (uint32_t)take);
+        int rc = issue(sf, SPM_MINING_FREQ_SETS, ops, n, &p, TAG(TAG_FSET, b));
+        spm_buf_free(&p);
+        if (rc != 0)
             return;
+        /* Advance past what was taken. */
+        uint64_t used = fs->skip + take;
+        while (fs->next < fs->nc && used >= (uint64_t)fs->left[fs->next] &&
+               fs->left[fs->next] >= 0) {
+            used -= (uint64_t)fs->left[fs->next];
+            fs->next++;
+        }
+        fs->skip = used;
     }
     spm_sf_done(sf);
 }
