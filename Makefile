@@ -82,7 +82,8 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a tests/check_main.h
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a
 	@mkdir -p $(dir $@)
 	@echo "  BENCH   $@"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS)
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
+	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
 
 tests: $(TEST_BINS)
 

@@ -37,7 +37,7 @@ spm_idu_t *spm_idu_new(spm_idu_emit_fn emit, spm_idu_job_fn done, void *arg)
     self->sdbs = spm_hmap_new();
     self->issued = spm_hmap_new();
     self->jobs = spm_hmap_new();
-    if (!self->sdbs || !self->issued || !self->jobs) {
+    if (!self->sdbs || !self->issued || !self->jobs || spm_dir_init(self) != 0) {
         spm_idu_destroy(&self);
         return NULL;
     }
@@ -100,9 +100,15 @@ void spm_idu_destroy(spm_idu_t **selfp)
             free(p->waiters.v);
             free(p);
         }
+        for (readers_t *r = s->readers, *n; r; r = n) {
+            n = r->next;
+            free(r);
+        }
         free(s->partials);
         free(s);
     }
+    spm_dir_free(self);
+    free(self->garbage);
     spm_hmap_destroy(&self->sdbs);
     spm_hmap_destroy(&self->issued);
     spm_hmap_destroy(&self->jobs);
@@ -204,14 +210,32 @@ void spm_idu_make_ready(spm_idu_t *self, si_t *si, int front)
     ring_insert(self, sf);
 }
 
-static si_t *pop_ready(spm_idu_t *self, spm_sf_t *sf)
+#define LOCALITY_WINDOW 8 /* ready SIs of one SF compared for locality */
+
+/*  Takes a ready SI of SF for NODE: of the first LOCALITY_WINDOW, the one
+    whose operands would move the fewest bytes to NODE (the first on ties,
+    so without a directory this is FIFO). */
+static si_t *pop_ready(spm_idu_t *self, spm_sf_t *sf, uint32_t node)
 {
-    si_t *si = sf->ready_head;
-    if (!si)
+    si_t **best = &sf->ready_head, *prev = NULL, *best_prev = NULL;
+    if (!*best)
         return NULL;
-    sf->ready_head = si->next;
-    if (!sf->ready_head)
-        sf->ready_tail = NULL;
+    uint64_t best_cost = spm_dir_si_cost(self, *best, node);
+    si_t *cur = sf->ready_head;
+    for (int k = 0; cur && best_cost > 0 && k < LOCALITY_WINDOW; k++) {
+        uint64_t cost = k ? spm_dir_si_cost(self, cur, node) : best_cost;
+        if (cost < best_cost) {
+            best_cost = cost;
+            best_prev = prev;
+        }
+        prev = cur;
+        cur = cur->next;
+    }
+    best = best_prev ? &best_prev->next : &sf->ready_head;
+    si_t *si = *best;
+    *best = si->next;
+    if (sf->ready_tail == si)
+        sf->ready_tail = best_prev;
     si->next = NULL;
     self->ready--;
     return si;
@@ -223,9 +247,10 @@ static si_t *take_ready(spm_idu_t *self, uint32_t who)
 {
     for (size_t li = 0; li < self->nlevels; li++) {
         level_t *l = &self->levels[li];
+        uint32_t node = self->ieus[who].node;
         if (l->ring) {
             spm_sf_t *sf = l->ring;
-            si_t *si = pop_ready(self, sf);
+            si_t *si = pop_ready(self, sf, node);
             if (!sf->ready_head)
                 ring_remove(self, sf);
             else
@@ -246,7 +271,7 @@ static si_t *take_ready(spm_idu_t *self, uint32_t who)
             }
             if (sf->ready_head) {
                 l->feed_next = (l->feed_next + k + 1) % (l->nfeeders ? l->nfeeders : 1);
-                si_t *si = pop_ready(self, sf);
+                si_t *si = pop_ready(self, sf, node);
                 if (!sf->ready_head)
                     ring_remove(self, sf);
                 return si;
@@ -374,7 +399,7 @@ static void job_end(job_t *job, int state)
         ring_remove(self, sf);
         feeder_remove(self, sf);
         while (sf->ready_head)
-            spm_idu_si_free(pop_ready(self, sf));
+            spm_idu_si_free(pop_ready(self, sf, 0));
     }
     if (self->nnotify == self->capnotify) {
         size_t cap = self->capnotify ? self->capnotify * 2 : 8;
@@ -674,8 +699,11 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
         st->localize_us += c->localize_us;
     }
     job->l1_hits += c->l1_hits;
+    job->l2_hits += c->l2_hits;
     job->store_reads += c->store_reads;
-    job->bytes_in += c->bytes_in;
+    job->bytes_l2 += c->bytes_l2;
+    job->bytes_store += c->bytes_store;
+    job->evictions += c->evictions;
     if (c->status != 0) {
         const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
         const char *name = op ? op->name : "?";
@@ -740,8 +768,11 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .expected = job->expected,
                                  .merges = job->merges,
                                  .l1_hits = job->l1_hits,
+                                 .l2_hits = job->l2_hits,
                                  .store_reads = job->store_reads,
-                                 .bytes_in = job->bytes_in,
+                                 .bytes_l2 = job->bytes_l2,
+                                 .bytes_store = job->bytes_store,
+                                 .evictions = job->evictions,
                                  .result = job->result,
                                  .result_len = job->result_len};
     return 0;

@@ -75,7 +75,7 @@ typedef struct {
     int status;
     const char *error;
     uint64_t wall_us, issued, committed, reissued, stale, expected, merges;
-    uint64_t l1_hits, store_reads, bytes_in;
+    uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     const void *result;
     size_t result_len;
 } spm_idu_job_info_t;
@@ -128,8 +128,8 @@ typedef struct {
     const void *reply; /* SI reply bytes */
     size_t reply_len;
     uint64_t wait_us, exec_us, localize_us;
-    uint32_t l1_hits, store_reads;
-    uint64_t bytes_in;
+    uint32_t l1_hits, l2_hits, store_reads, evictions;
+    uint64_t bytes_l2, bytes_store;
 } spm_idu_commit_t;
 
 /*  Applies the commit of SI (as returned by spm_idu_lookup, outputs already
@@ -157,6 +157,29 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t job);
     for its report (w_man). */
 void spm_idu_job_set_cpu(spm_idu_t *self, uint64_t job, uint64_t cpu_us);
 uint64_t spm_idu_job_cpu(spm_idu_t *self, uint64_t job);
+
+/* ------------------------------------------------------------ directory */
+
+/*  Records that NODE's cache holds (ID, VERSION) of BYTES bytes. */
+void spm_idu_dir_add(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint64_t bytes,
+                     uint32_t node);
+
+/*  Records that NODE's cache no longer holds (ID, VERSION). */
+void spm_idu_dir_drop(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t node);
+
+/*  Forgets every block NODE held (its agent is gone). */
+void spm_idu_dir_node_gone(spm_idu_t *self, uint32_t node);
+
+/*  Fills up to MAX nodes holding (ID, VERSION), starting the list at a
+    rotating offset so that requests spread over holders. Returns how many
+    nodes hold it (may exceed MAX). */
+size_t spm_idu_dir_holders(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t *nodes,
+                           size_t max);
+
+/*  Takes the next block version nobody can read any more (garbage) into
+    *ID and *VERSION. Returns 1, or 0 when there is none. The caller deletes
+    it from the store. */
+int spm_idu_gc_take(spm_idu_t *self, spm_sdb_t *id, uint64_t *version);
 
 /*  SIs ready but not issued, over all jobs (queue depth). */
 uint64_t spm_idu_ready(const spm_idu_t *self);

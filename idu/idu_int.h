@@ -34,8 +34,17 @@ typedef struct sdb {
     pending_t *pending;  /* versions issued but not committed */
     spm_sdb_t *partials; /* open ACC group: partial SDBs not yet merged */
     size_t npartials, cappartials;
-    int hidden; /* a partial of an ACC group, not visible to SFs */
+    int hidden;              /* a partial of an ACC group, not visible to SFs */
+    uint64_t gc_floor;       /* versions below it are deleted */
+    struct readers *readers; /* versions with SIs issued to read them */
 } sdb_t;
+
+/*  How many issued SIs still read one version of an SDB. */
+typedef struct readers {
+    uint64_t version;
+    uint32_t count;
+    struct readers *next;
+} readers_t;
 
 enum { SI_WAITING = 0, SI_READY, SI_ISSUED, SI_DONE };
 
@@ -87,7 +96,7 @@ struct job {
     char *error;
     uint64_t start_us, end_us;
     uint64_t issued, committed, reissued, stale, expected, merges;
-    uint64_t l1_hits, store_reads, bytes_in;
+    uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     uint64_t cpu_us;
     uint32_t live_sfs;
     struct spm_sf *root;
@@ -132,6 +141,10 @@ struct spm_idu {
     uint64_t ready; /* SIs ready and not issued */
     job_t **notify; /* jobs ended, to report */
     size_t nnotify, capnotify;
+    spm_hmap_t *dir;       /* SDB id -> directory entry (directory.c) */
+    uint32_t dir_turn;     /* rotates holder lists */
+    spm_idu_op_t *garbage; /* versions to delete from the store */
+    size_t ngarbage, capgarbage, garbage_head;
 };
 
 /* scoreboard.c */
@@ -147,6 +160,16 @@ void spm_sb_commit(spm_idu_t *self, si_t *si);
 /*  Issues a merge SI for SDB's open ACC group, owned by SF. Returns 0 or SPM_E*. */
 int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *sdb);
 int spm_sb_wait_push(waitlist_t *w, si_t *si);
+
+/* directory.c */
+int spm_dir_init(spm_idu_t *self);
+void spm_dir_free(spm_idu_t *self);
+/*  Bytes (ID, VERSION) would move to NODE: 0 when NODE holds it. */
+uint64_t spm_dir_cost(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t node);
+/*  Forgets (ID, VERSION) everywhere (garbage). */
+void spm_dir_forget(spm_idu_t *self, spm_sdb_t id, uint64_t version);
+/*  Bytes SI's inputs would move to NODE. */
+uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
 
 /* idu.c, for scoreboard.c */
 si_t *spm_idu_si_alloc(spm_idu_t *self, struct spm_sf *sf, const char *opcode, size_t nops,

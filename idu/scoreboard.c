@@ -73,9 +73,86 @@ static int pending_add(sdb_t *s, uint64_t version)
     return 0;
 }
 
-/*  Makes SI wait for (S, VERSION) if that version is still being produced. */
+static readers_t *readers_of(sdb_t *s, uint64_t version)
+{
+    for (readers_t *r = s->readers; r; r = r->next)
+        if (r->version == version)
+            return r;
+    return NULL;
+}
+
+/*  Counts one more issued SI reading (S, VERSION): it is not garbage. */
+static int readers_inc(sdb_t *s, uint64_t version)
+{
+    readers_t *r = readers_of(s, version);
+    if (!r) {
+        if (!(r = calloc(1, sizeof *r)))
+            return SPM_ENOMEM;
+        r->version = version;
+        r->next = s->readers;
+        s->readers = r;
+    }
+    r->count++;
+    return 0;
+}
+
+static void readers_dec(sdb_t *s, uint64_t version)
+{
+    for (readers_t **pr = &s->readers; *pr; pr = &(*pr)->next)
+        if ((*pr)->version == version) {
+            if (--(*pr)->count == 0) {
+                readers_t *r = *pr;
+                *pr = r->next;
+                free(r);
+            }
+            return;
+        }
+}
+
+static void garbage_push(spm_idu_t *self, spm_sdb_t id, uint64_t version)
+{
+    if (self->ngarbage == self->capgarbage) {
+        size_t cap = self->capgarbage ? self->capgarbage * 2 : 64;
+        spm_idu_op_t *v = realloc(self->garbage, cap * sizeof *v);
+        if (!v)
+            return; /* left in the store: costs space, not correctness */
+        self->garbage = v;
+        self->capgarbage = cap;
+    }
+    self->garbage[self->ngarbage++] = (spm_idu_op_t){.sdb = id, .version = version};
+    spm_dir_forget(self, id, version);
+}
+
+/*  Versions of S below its newest committed one that no issued SI reads
+    and no SI is writing can never be read again: garbage. Versions are
+    collected in order, so one still read holds back those above it. */
+static void collect(spm_idu_t *self, sdb_t *s)
+{
+    if (s->gc_floor == 0)
+        s->gc_floor = 1;
+    while (s->gc_floor < s->committed && !readers_of(s, s->gc_floor) &&
+           !pending_find(s, s->gc_floor))
+        garbage_push(self, s->id, s->gc_floor++);
+}
+
+int spm_idu_gc_take(spm_idu_t *self, spm_sdb_t *id, uint64_t *version)
+{
+    if (self->garbage_head == self->ngarbage) {
+        self->garbage_head = self->ngarbage = 0;
+        return 0;
+    }
+    spm_idu_op_t *g = &self->garbage[self->garbage_head++];
+    *id = g->sdb;
+    *version = g->version;
+    return 1;
+}
+
+/*  Makes SI wait for (S, VERSION) if that version is still being produced,
+    and counts it as a reader of that version. */
 static int depend(si_t *si, sdb_t *s, uint64_t version)
 {
+    if (readers_inc(s, version) != 0)
+        return SPM_ENOMEM;
     pending_t *p = pending_find(s, version);
     if (!p)
         return 0;
@@ -186,8 +263,24 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
     return 0;
 }
 
+/*  Frees a merged partial: nobody can read it any more. */
+static void drop_partial(spm_idu_t *self, sdb_t *p)
+{
+    garbage_push(self, p->id, 1);
+    spm_hmap_remove(self->sdbs, p->id);
+    free(p->partials);
+    free(p);
+}
+
 void spm_sb_commit(spm_idu_t *self, si_t *si)
 {
+    for (size_t i = 0; i < si->pub.nops; i++) {
+        spm_idu_op_t *o = &si->ops[i];
+        if (o->mode == SPM_R)
+            readers_dec(si->sdbs[i], o->version);
+        else if (o->mode == SPM_RW && o->in_version)
+            readers_dec(si->sdbs[i], o->in_version);
+    }
     for (size_t i = 0; i < si->pub.nops; i++) {
         if (si->ops[i].mode == SPM_R)
             continue;
@@ -209,5 +302,12 @@ void spm_sb_commit(spm_idu_t *self, si_t *si)
         }
         free(p->waiters.v);
         free(p);
+    }
+    for (size_t i = 0; i < si->pub.nops; i++) {
+        sdb_t *s = si->sdbs[i];
+        if (s->hidden && si->ops[i].mode == SPM_R && !s->readers && !s->pending)
+            drop_partial(self, s); /* this was the merge that folded it */
+        else if (!s->hidden)
+            collect(self, s);
     }
 }

@@ -18,6 +18,8 @@ static spm_command_t commands[MAX_COMMANDS]; /* registered subcommands */
 static unsigned ncommands;
 static spm_command_t generators[MAX_COMMANDS]; /* registered `spm gen` kinds */
 static unsigned ngenerators;
+static spm_command_t runners[MAX_COMMANDS]; /* registered `spm run` programs */
+static unsigned nrunners;
 
 static int add(spm_command_t *tab, unsigned *n, const spm_command_t *cmd)
 {
@@ -66,6 +68,21 @@ const spm_command_t *spm_generator_find(const char *name)
 const spm_command_t *spm_generator_at(unsigned i)
 {
     return i < ngenerators ? &generators[i] : NULL;
+}
+
+int spm_runner_register(const spm_command_t *runner)
+{
+    return add(runners, &nrunners, runner);
+}
+
+const spm_command_t *spm_runner_find(const char *name)
+{
+    return find(runners, nrunners, name);
+}
+
+const spm_command_t *spm_runner_at(unsigned i)
+{
+    return i < nrunners ? &runners[i] : NULL;
 }
 
 int spm_cli_fail(const char *what, int code)

@@ -27,6 +27,12 @@ int spm_generator_register(const spm_command_t *gen);
 const spm_command_t *spm_generator_find(const char *name);
 const spm_command_t *spm_generator_at(unsigned i);
 
+/*  `spm run NAME` dispatches to registered runners: a program's own
+    command line (its options plus SPM_RUN_LONGOPTS). */
+int spm_runner_register(const spm_command_t *runner);
+const spm_command_t *spm_runner_find(const char *name);
+const spm_command_t *spm_runner_at(unsigned i);
+
 /*  Prints "spm: WHAT: DETAIL" on stderr, DETAIL being spm_error_detail() or,
     when empty, spm_strerror(CODE). Returns the exit status to use (1). */
 int spm_cli_fail(const char *what, int code);

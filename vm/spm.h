@@ -247,6 +247,15 @@ int spm_sf_set_result(spm_sf_t *sf, const void *data, size_t len);
 uint32_t spm_sf_ieus(const spm_sf_t *sf);
 uint32_t spm_sf_nodes(const spm_sf_t *sf);
 
+/*  Locality, for feed policies: the bytes the operands OPS would move to
+    WHO's node (the sizes of the versions they read that its cache lacks;
+    0 when everything is local). */
+uint64_t spm_sf_bytes_to(spm_sf_t *sf, const spm_operand_t *ops, size_t n, const spm_ieu_t *who);
+
+/*  Fills up to MAX nodes whose caches hold the newest version of SDB.
+    Returns how many hold it. */
+size_t spm_sdb_holders(spm_sf_t *sf, spm_sdb_t sdb, uint32_t *nodes, size_t max);
+
 /*  A program: what `spm run NAME` and the packaged commands submit. */
 typedef struct spm_program {
     const char *name;           /* e.g. "synthetic" */

@@ -78,7 +78,7 @@ static int drop(void *sock, spm_msg_t *m, spm_wire_stats_t *stats, const char *w
     if (stats)
         stats->dropped++;
     spm_log_debug("dropped a message: %s", why);
-    return 0;
+    return 2;
 }
 
 int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_stats_t *stats)

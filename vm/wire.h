@@ -45,8 +45,9 @@ typedef struct {
 void *spm_wire_socket(void *ctx, int type);
 
 /*  Receives one message (non-blocking when DONTWAIT). Returns 1 with *M
-    filled, 0 when a malformed message was dropped or nothing was waiting,
-    or SPM_ESYS when the socket failed (context terminated, interrupted). */
+    filled, 2 when a malformed message was dropped (and counted), 0 when
+    nothing was waiting, or SPM_ESYS when the socket failed (context
+    terminated, interrupted). Only with 1 does *M need spm_msg_close. */
 int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_stats_t *stats);
 
 /*  Frees everything *M owns. */

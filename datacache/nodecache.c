@@ -1,0 +1,719 @@
+/*  =========================================================================
+    nodecache - the node's level-1 cache of SDB versions, shared by its IEUs
+
+    Locking inside one process: LMDB may remap the environment only while no
+    transaction of the process is open, and a remap would pull the map from
+    under every reader. So every transaction holds MAPLOCK shared (a reader
+    from its start to its end) and a remap takes it exclusively. The lock
+    prefers writers, so a waiting remap is not starved by a stream of new
+    readers; a thread that holds a reader does not take MAPLOCK again (it
+    could deadlock behind the waiting remap), and cannot remap itself.
+    =========================================================================
+*/
+#include "datacache/nodecache.h"
+#include "datacache/store.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIN_MAP ((size_t)64 << 20)
+#define MAX_MAP ((size_t)1 << 40)
+#define MAX_READERS 1024
+#define FLUSH_NOTES 1024                   /* notes that make reader_end flush */
+#define FLUSH_AGE_NS ((uint64_t)100000000) /* note age that makes reader_end flush */
+#define LRU_KEY_LEN (8 + SPM_STORE_KEY_LEN)
+#define HDR 8 /* value header: type id and padding, so large blocks are 8-byte aligned */
+
+/* One pending note that a block was used. */
+typedef struct {
+    spm_sdb_t id;     /* 0: empty slot */
+    uint64_t version; /* the block's version */
+    uint64_t stamp;   /* when it was last used */
+} note_t;
+
+/* Node-wide totals, kept in the "meta" database (native byte order: the file never leaves
+   the node). */
+typedef struct {
+    uint64_t blocks;        /* blocks in the cache */
+    uint64_t bytes;         /* bytes of those blocks */
+    uint64_t evictions;     /* blocks evicted so far */
+    uint64_t bytes_evicted; /* bytes evicted so far */
+} totals_t;
+
+struct spm_nodecache {
+    MDB_env *env;                 /* the node's shared environment */
+    MDB_dbi blocks;               /* key -> type + bytes */
+    MDB_dbi atime;                /* key -> stamp of last use */
+    MDB_dbi lru;                  /* (stamp, key) -> nothing, oldest first */
+    MDB_dbi meta;                 /* "totals" -> totals_t */
+    char *dir;                    /* the directory, for error details */
+    uint64_t budget;              /* bytes of blocks allowed, 0: unlimited */
+    size_t mapsize;               /* this process's map size; changed under maplock held
+                                     exclusively */
+    pthread_rwlock_t maplock;     /* shared by open transactions, exclusive to remap */
+    pthread_mutex_t notelock;     /* guards notes, nnotes, capnotes, oldest */
+    note_t *notes;                /* pending use notes, open addressing by key */
+    size_t nnotes;                /* used slots in notes */
+    size_t capnotes;              /* slots in notes (a power of two, or 0) */
+    uint64_t oldest;              /* stamp of the oldest pending note */
+    _Atomic uint64_t clock;       /* last stamp handed out by this process */
+    _Atomic uint64_t hits;        /* gets of this handle that found the block */
+    _Atomic uint64_t misses;      /* gets of this handle that did not */
+    spm_nodecache_evict_fn evict; /* called before a block is evicted, or NULL */
+    void *evict_arg;              /* its argument */
+    int locks_ready;              /* 1 once maplock and notelock are initialized */
+};
+
+struct spm_nodecache_reader {
+    spm_nodecache_t *cache; /* the cache read */
+    MDB_txn *txn;           /* the read transaction */
+};
+
+/* The cache on which this thread holds a reader (and so MAPLOCK shared), or NULL. */
+static _Thread_local spm_nodecache_t *reading;
+
+static int is_lmdb(int rc)
+{
+    return rc > 0 || rc < SPM_ELAST;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A stamp later than every earlier one of this process. */
+static uint64_t next_stamp(spm_nodecache_t *self)
+{
+    uint64_t now = now_ns(), last = atomic_load(&self->clock), next;
+    do
+        next = now > last ? now : last + 1;
+    while (!atomic_compare_exchange_weak(&self->clock, &last, next));
+    return next;
+}
+
+/* ------------------------------------------------------------- map lock */
+
+static int map_enter(spm_nodecache_t *self)
+{
+    if (reading == self)
+        return 0;
+    pthread_rwlock_rdlock(&self->maplock);
+    return 1;
+}
+
+static void map_leave(spm_nodecache_t *self, int locked)
+{
+    if (locked)
+        pthread_rwlock_unlock(&self->maplock);
+}
+
+/* Grows the map (GROW) or adopts the size another process grew it to. SEEN is the map size
+   the caller failed with: if another thread remapped since, there is nothing left to do. */
+static int remap(spm_nodecache_t *self, size_t seen, int grow)
+{
+    if (reading == self)
+        return spm_error(SPM_EFULL,
+                         "%s: the cache map must be resized while this thread holds a reader; "
+                         "end the reader before writing",
+                         self->dir);
+    pthread_rwlock_wrlock(&self->maplock);
+    int rc = 0, dead = 0;
+    if (self->mapsize == seen && grow) {
+        /* Readers of dead processes pin old pages; freeing their slots may be enough. */
+        if (mdb_reader_check(self->env, &dead) != 0 || dead == 0)
+            rc = spm_store_env_grow(self->env, self->dir, &self->mapsize);
+    } else if (self->mapsize == seen) {
+        rc = mdb_env_set_mapsize(self->env, 0);
+        MDB_envinfo info;
+        if (rc == 0 && (rc = mdb_env_info(self->env, &info)) == 0)
+            self->mapsize = info.me_mapsize;
+        if (rc)
+            rc = spm_store_lmdb_error(rc, self->dir, "adopting the grown map");
+    }
+    pthread_rwlock_unlock(&self->maplock);
+    return rc;
+}
+
+/* Begins a read transaction with MAPLOCK held shared (unless this thread holds it through a
+   reader), adopting a map another process grew. Returns 0 with *TXN and *LOCKED (for
+   map_leave), or an SPM_E* code. */
+static int read_begin(spm_nodecache_t *self, MDB_txn **txn, int *locked)
+{
+    for (;;) {
+        *locked = map_enter(self);
+        size_t seen = self->mapsize;
+        int rc = mdb_txn_begin(self->env, NULL, MDB_RDONLY, txn);
+        if (rc == 0)
+            return 0;
+        map_leave(self, *locked);
+        if (rc != MDB_MAP_RESIZED)
+            return spm_store_lmdb_error(rc, self->dir, "beginning a read");
+        if ((rc = remap(self, seen, 0)) != 0)
+            return rc;
+    }
+}
+
+/* A write transaction's work: returns 0 to commit, or an SPM_E* or LMDB code to abort. */
+typedef int (*body_fn)(spm_nodecache_t *self, MDB_txn *txn, void *arg);
+
+/* Runs BODY in a write transaction and commits; when the map is too small, grows it (or adopts
+   another process's size) and runs BODY again. Returns 0 or an SPM_E* code. */
+static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
+{
+    for (;;) {
+        int locked = map_enter(self);
+        size_t seen = self->mapsize;
+        MDB_txn *txn;
+        int rc = mdb_txn_begin(self->env, NULL, 0, &txn);
+        if (rc == 0) {
+            rc = body(self, txn, arg);
+            if (rc == 0)
+                rc = mdb_txn_commit(txn);
+            else
+                mdb_txn_abort(txn);
+        }
+        map_leave(self, locked);
+        if (rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED) {
+            if ((rc = remap(self, seen, rc == MDB_MAP_FULL)) != 0)
+                return rc;
+            continue;
+        }
+        return is_lmdb(rc) ? spm_store_lmdb_error(rc, self->dir, "writing the cache") : rc;
+    }
+}
+
+/* ----------------------------------------------------------- use notes */
+
+static size_t note_slot(const note_t *notes, size_t cap, spm_sdb_t id, uint64_t version)
+{
+    size_t i = (size_t)((id * 0x9E3779B97F4A7C15ull) ^ (version * 0xC2B2AE3D27D4EB4Full));
+    for (i &= cap - 1;; i = (i + 1) & (cap - 1))
+        if (notes[i].id == 0 || (notes[i].id == id && notes[i].version == version))
+            return i;
+}
+
+/* Notes that (ID, VERSION) was used at STAMP. A note that finds no memory is dropped: recency
+   is advice. */
+static void note_use(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint64_t stamp)
+{
+    pthread_mutex_lock(&self->notelock);
+    if (2 * (self->nnotes + 1) > self->capnotes) {
+        size_t cap = self->capnotes ? 2 * self->capnotes : 64;
+        note_t *notes = calloc(cap, sizeof *notes);
+        if (!notes)
+            goto out;
+        for (size_t i = 0; i < self->capnotes; i++)
+            if (self->notes[i].id)
+                notes[note_slot(notes, cap, self->notes[i].id, self->notes[i].version)] =
+                    self->notes[i];
+        free(self->notes);
+        self->notes = notes;
+        self->capnotes = cap;
+    }
+    note_t *n = &self->notes[note_slot(self->notes, self->capnotes, id, version)];
+    if (n->id == 0) {
+        if (self->nnotes++ == 0)
+            self->oldest = stamp;
+        *n = (note_t){id, version, stamp};
+    } else if (n->stamp < stamp) {
+        n->stamp = stamp;
+    }
+out:
+    pthread_mutex_unlock(&self->notelock);
+}
+
+/* The pending notes, taken out of the process's table. */
+typedef struct {
+    note_t *notes; /* owned: free() */
+    size_t cap;    /* slots in notes */
+} taken_t;
+
+static taken_t take_notes(spm_nodecache_t *self)
+{
+    pthread_mutex_lock(&self->notelock);
+    taken_t t = {self->notes, self->capnotes};
+    self->notes = NULL;
+    self->nnotes = self->capnotes = 0;
+    pthread_mutex_unlock(&self->notelock);
+    return t;
+}
+
+static void lru_key(uint8_t *k, uint64_t stamp, const uint8_t *key)
+{
+    spm_store_be64_put(k, stamp);
+    memcpy(k + 8, key, SPM_STORE_KEY_LEN);
+}
+
+/* Records STAMP as the last use of the block KEY: moves its entry in the LRU index. OLD is
+   its previous stamp, or 0 for a new block. Returns 0 or an LMDB code. */
+static int set_stamp(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, uint64_t old,
+                     uint64_t stamp)
+{
+    uint8_t lk[LRU_KEY_LEN];
+    MDB_val k = {sizeof lk, lk}, none = {0, NULL};
+    int rc = 0;
+    if (old) {
+        lru_key(lk, old, key);
+        rc = mdb_del(txn, self->lru, &k, NULL);
+        if (rc == MDB_NOTFOUND)
+            rc = 0;
+    }
+    lru_key(lk, stamp, key);
+    if (!rc)
+        rc = mdb_put(txn, self->lru, &k, &none, 0);
+    MDB_val ak = {SPM_STORE_KEY_LEN, (void *)key}, av = {sizeof stamp, &stamp};
+    if (!rc)
+        rc = mdb_put(txn, self->atime, &ak, &av, 0);
+    return rc;
+}
+
+/* The stamp of block KEY, or 0 when it is not in the cache. */
+static int get_stamp(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, uint64_t *stamp)
+{
+    MDB_val k = {SPM_STORE_KEY_LEN, (void *)key}, v;
+    int rc = mdb_get(txn, self->atime, &k, &v);
+    *stamp = 0;
+    if (rc == 0 && v.mv_size == sizeof *stamp)
+        memcpy(stamp, v.mv_data, sizeof *stamp);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Writes the taken notes into the LRU index (blocks gone since are skipped). */
+static int apply_notes(spm_nodecache_t *self, MDB_txn *txn, const taken_t *t)
+{
+    for (size_t i = 0; i < t->cap; i++) {
+        const note_t *n = &t->notes[i];
+        if (n->id == 0)
+            continue;
+        uint8_t key[SPM_STORE_KEY_LEN];
+        spm_store_key(key, n->id, n->version);
+        uint64_t old;
+        int rc = get_stamp(self, txn, key, &old);
+        if (rc == 0 && old && old < n->stamp)
+            rc = set_stamp(self, txn, key, old, n->stamp);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- totals */
+
+static int totals_get(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
+{
+    MDB_val k = {6, "totals"}, v;
+    int rc = mdb_get(txn, self->meta, &k, &v);
+    memset(t, 0, sizeof *t);
+    if (rc == 0 && v.mv_size == sizeof *t)
+        memcpy(t, v.mv_data, sizeof *t);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int totals_put(spm_nodecache_t *self, MDB_txn *txn, const totals_t *t)
+{
+    MDB_val k = {6, "totals"}, v = {sizeof *t, (void *)t};
+    return mdb_put(txn, self->meta, &k, &v, 0);
+}
+
+/* Removes block KEY with stamp STAMP from the three databases and the totals. Returns 0,
+   MDB_NOTFOUND when the block is not there, or an LMDB code. */
+static int remove_block(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, uint64_t stamp,
+                        totals_t *t)
+{
+    MDB_val k = {SPM_STORE_KEY_LEN, (void *)key}, v;
+    int rc = mdb_get(txn, self->blocks, &k, &v);
+    if (rc)
+        return rc;
+    size_t len = v.mv_size >= HDR ? v.mv_size - HDR : 0;
+    uint8_t lk[LRU_KEY_LEN];
+    lru_key(lk, stamp, key);
+    MDB_val lkv = {sizeof lk, lk};
+    if ((rc = mdb_del(txn, self->blocks, &k, NULL)) != 0 ||
+        ((rc = mdb_del(txn, self->atime, &k, NULL)) != 0 && rc != MDB_NOTFOUND) ||
+        ((rc = mdb_del(txn, self->lru, &lkv, NULL)) != 0 && rc != MDB_NOTFOUND))
+        return rc;
+    t->blocks -= t->blocks ? 1 : 0;
+    t->bytes -= t->bytes >= len ? len : t->bytes;
+    return 0;
+}
+
+/* Evicts the least recently used block: hands it to the callback, then removes it. */
+static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
+{
+    MDB_cursor *c;
+    MDB_val lk, none;
+    int rc = mdb_cursor_open(txn, self->lru, &c);
+    if (rc)
+        return rc;
+    rc = mdb_cursor_get(c, &lk, &none, MDB_FIRST);
+    uint8_t key[SPM_STORE_KEY_LEN];
+    uint64_t stamp = 0;
+    if (rc == 0 && lk.mv_size == LRU_KEY_LEN) {
+        stamp = spm_store_be64_get(lk.mv_data);
+        memcpy(key, (uint8_t *)lk.mv_data + 8, sizeof key);
+    } else if (rc == 0 || rc == MDB_NOTFOUND) {
+        rc = spm_error(SPM_ESTORE, "%s: cache totals say %llu bytes but no block is left",
+                       self->dir, (unsigned long long)t->bytes);
+    }
+    mdb_cursor_close(c);
+    if (rc)
+        return rc;
+    MDB_val k = {sizeof key, key}, v;
+    spm_sdb_t id;
+    uint64_t version;
+    spm_store_key_parse(key, &id, &version);
+    uint32_t type;
+    const void *data;
+    size_t len;
+    if ((rc = mdb_get(txn, self->blocks, &k, &v)) != 0)
+        return rc;
+    if (spm_store_value_parse(&v, HDR, &type, &data, &len) == 0 && self->evict)
+        self->evict(self->evict_arg, id, version, type, data, len);
+    if ((rc = remove_block(self, txn, key, stamp, t)) != 0)
+        return rc;
+    t->evictions++;
+    t->bytes_evicted += len;
+    return 0;
+}
+
+/* ---------------------------------------------------------- open, close */
+
+/* The first map: the size of the filesystem that holds (or will hold) DIR, within [MIN_MAP,
+   MAX_MAP]. */
+static size_t default_map(const char *dir)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", dir);
+    struct statvfs vfs;
+    while (statvfs(path, &vfs) != 0) {
+        char *slash = strrchr(path, '/');
+        if (strcmp(path, "/") == 0 || strcmp(path, ".") == 0)
+            return MIN_MAP;
+        if (!slash)
+            strcpy(path, ".");
+        else if (slash == path)
+            path[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    uint64_t size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+    return size < MIN_MAP ? MIN_MAP : size > MAX_MAP ? MAX_MAP : (size_t)size;
+}
+
+/* Removes the files of an earlier cache in DIR. */
+static int wipe(const char *dir)
+{
+    static const char *const files[] = {"data.mdb", "lock.mdb"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (unlink(path) != 0 && errno != ENOENT)
+            return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+static int open_dbis(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    int rc = mdb_dbi_open(txn, "blocks", MDB_CREATE, &self->blocks);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "atime", MDB_CREATE, &self->atime);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "lru", MDB_CREATE, &self->lru);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &self->meta);
+    return rc;
+}
+
+spm_nodecache_t *spm_nodecache_open(const char *dir, uint64_t budget, int fresh)
+{
+    return spm_nodecache_open_map(dir, budget, fresh, 0);
+}
+
+spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fresh,
+                                        size_t map_bytes)
+{
+    spm_nodecache_t *self = calloc(1, sizeof *self);
+    if (!self || !(self->dir = strdup(dir))) {
+        spm_error(SPM_ENOMEM, "out of memory");
+        goto err;
+    }
+    self->budget = budget;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&self->maplock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    pthread_mutex_init(&self->notelock, NULL);
+    self->locks_ready = 1;
+    if (fresh && wipe(dir) != 0)
+        goto err;
+    if (spm_store_env_open(&self->env, dir, map_bytes ? map_bytes : default_map(dir), 4,
+                           MAX_READERS, MDB_NOSYNC | MDB_NOTLS) != 0)
+        goto err;
+    int dead;
+    mdb_reader_check(self->env, &dead); /* free the slots of readers that died */
+    MDB_envinfo info;
+    mdb_env_info(self->env, &info);
+    self->mapsize = info.me_mapsize;
+    if (write_txn(self, open_dbis, NULL) != 0)
+        goto err;
+    return self;
+err:
+    spm_nodecache_close(&self);
+    return NULL;
+}
+
+void spm_nodecache_close(spm_nodecache_t **self)
+{
+    if (!self || !*self)
+        return;
+    spm_nodecache_t *s = *self;
+    if (s->env && s->notes)
+        spm_nodecache_flush(s);
+    if (s->env)
+        mdb_env_close(s->env);
+    if (s->locks_ready) {
+        pthread_rwlock_destroy(&s->maplock);
+        pthread_mutex_destroy(&s->notelock);
+    }
+    free(s->notes);
+    free(s->dir);
+    free(s);
+    *self = NULL;
+}
+
+void spm_nodecache_on_evict(spm_nodecache_t *self, spm_nodecache_evict_fn fn, void *arg)
+{
+    assert(self);
+    self->evict = fn;
+    self->evict_arg = arg;
+}
+
+/* --------------------------------------------------------------- writes */
+
+typedef struct {
+    spm_sdb_t id;     /* the block's id */
+    uint64_t version; /* its version */
+    uint32_t type;    /* its type id (put) */
+    const void *data; /* its bytes (put) */
+    size_t len;       /* number of bytes (put) */
+    taken_t notes;    /* the process's use notes, written first */
+    int missing;      /* set by drop_body: the block was not there */
+} write_t;
+
+static int put_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    write_t *w = arg;
+    int rc = apply_notes(self, txn, &w->notes);
+    if (rc)
+        return rc;
+    uint8_t key[SPM_STORE_KEY_LEN];
+    spm_store_key(key, w->id, w->version);
+    MDB_val k = {sizeof key, key}, v;
+    if ((rc = mdb_get(txn, self->blocks, &k, &v)) != MDB_NOTFOUND)
+        return rc; /* 0: already there, nothing else to do */
+    totals_t t;
+    if ((rc = totals_get(self, txn, &t)) != 0)
+        return rc;
+    while (self->budget && t.bytes + w->len > self->budget)
+        if ((rc = evict_one(self, txn, &t)) != 0)
+            return rc;
+    v = (MDB_val){HDR + w->len, NULL};
+    if ((rc = mdb_put(txn, self->blocks, &k, &v, MDB_RESERVE)) != 0)
+        return rc;
+    spm_store_value_write(v.mv_data, HDR, w->type, w->data, w->len);
+    if ((rc = set_stamp(self, txn, key, 0, next_stamp(self))) != 0)
+        return rc;
+    t.blocks++;
+    t.bytes += w->len;
+    return totals_put(self, txn, &t);
+}
+
+int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
+                      const void *data, size_t len)
+{
+    assert(self);
+    int rc = spm_store_check_put(id, version, data, len);
+    if (rc)
+        return rc;
+    if (self->budget && len > self->budget)
+        return spm_error(SPM_EFULL,
+                         "%s: SDB %llu version %llu (%zu bytes) is larger than the cache "
+                         "budget of %llu bytes",
+                         self->dir, (unsigned long long)id, (unsigned long long)version, len,
+                         (unsigned long long)self->budget);
+    write_t w = {id, version, type, data, len, take_notes(self), 0};
+    rc = write_txn(self, put_body, &w);
+    free(w.notes.notes);
+    return rc;
+}
+
+static int drop_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    write_t *w = arg;
+    int rc = apply_notes(self, txn, &w->notes);
+    uint8_t key[SPM_STORE_KEY_LEN];
+    spm_store_key(key, w->id, w->version);
+    totals_t t;
+    uint64_t stamp = 0;
+    if (!rc)
+        rc = totals_get(self, txn, &t);
+    if (!rc)
+        rc = get_stamp(self, txn, key, &stamp);
+    if (!rc)
+        rc = remove_block(self, txn, key, stamp, &t);
+    if (rc == MDB_NOTFOUND) {
+        w->missing = 1; /* commit the notes all the same */
+        return 0;
+    }
+    return rc ? rc : totals_put(self, txn, &t);
+}
+
+int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
+{
+    assert(self);
+    write_t w = {.id = id, .version = version, .notes = take_notes(self)};
+    int rc = write_txn(self, drop_body, &w);
+    free(w.notes.notes);
+    if (rc == 0 && w.missing)
+        rc = spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu in the cache", self->dir,
+                       (unsigned long long)id, (unsigned long long)version);
+    return rc;
+}
+
+static int flush_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    return apply_notes(self, txn, arg);
+}
+
+int spm_nodecache_flush(spm_nodecache_t *self)
+{
+    assert(self);
+    taken_t notes = take_notes(self);
+    if (!notes.notes)
+        return 0;
+    int rc = write_txn(self, flush_body, &notes);
+    free(notes.notes);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reads */
+
+spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self)
+{
+    assert(self);
+    if (reading) {
+        spm_error(SPM_EINVAL, "%s: this thread already holds a cache reader", self->dir);
+        return NULL;
+    }
+    spm_nodecache_reader_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        spm_error(SPM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    int locked;
+    if (read_begin(self, &r->txn, &locked) != 0) {
+        free(r);
+        return NULL;
+    }
+    r->cache = self;
+    reading = self;
+    return r;
+}
+
+int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
+                      const void **data, size_t *len)
+{
+    assert(r);
+    spm_nodecache_t *self = r->cache;
+    uint8_t key[SPM_STORE_KEY_LEN];
+    spm_store_key(key, id, version);
+    MDB_val k = {sizeof key, key}, v;
+    int rc = mdb_get(r->txn, self->blocks, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        atomic_fetch_add(&self->misses, 1);
+        return spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu in the cache", self->dir,
+                         (unsigned long long)id, (unsigned long long)version);
+    }
+    if (rc)
+        return spm_store_lmdb_error(rc, self->dir, "reading the cache");
+    if (spm_store_value_parse(&v, HDR, type, data, len) != 0)
+        return spm_error(SPM_ESTORE, "%s: SDB %llu version %llu: stored value has no header",
+                         self->dir, (unsigned long long)id, (unsigned long long)version);
+    atomic_fetch_add(&self->hits, 1);
+    note_use(self, id, version, next_stamp(self));
+    return 0;
+}
+
+void spm_nodecache_reader_end(spm_nodecache_reader_t **r)
+{
+    if (!r || !*r)
+        return;
+    spm_nodecache_t *self = (*r)->cache;
+    mdb_txn_abort((*r)->txn);
+    free(*r);
+    *r = NULL;
+    reading = NULL;
+    pthread_rwlock_unlock(&self->maplock);
+    pthread_mutex_lock(&self->notelock);
+    int due =
+        self->nnotes >= FLUSH_NOTES || (self->nnotes && now_ns() - self->oldest > FLUSH_AGE_NS);
+    pthread_mutex_unlock(&self->notelock);
+    if (due)
+        spm_nodecache_flush(self);
+}
+
+int spm_nodecache_has(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
+{
+    assert(self);
+    MDB_txn *txn;
+    int locked;
+    if (read_begin(self, &txn, &locked) != 0)
+        return 0;
+    uint8_t key[SPM_STORE_KEY_LEN];
+    spm_store_key(key, id, version);
+    MDB_val k = {sizeof key, key}, v;
+    int found = mdb_get(txn, self->blocks, &k, &v) == 0;
+    mdb_txn_abort(txn);
+    map_leave(self, locked);
+    return found;
+}
+
+void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
+{
+    assert(self);
+    memset(out, 0, sizeof *out);
+    out->budget = self->budget;
+    out->hits = atomic_load(&self->hits);
+    out->misses = atomic_load(&self->misses);
+    MDB_txn *txn;
+    int locked;
+    if (read_begin(self, &txn, &locked) != 0)
+        return;
+    totals_t t;
+    int rc = totals_get(self, txn, &t);
+    mdb_txn_abort(txn);
+    map_leave(self, locked);
+    if (rc) {
+        spm_store_lmdb_error(rc, self->dir, "reading the totals");
+        return;
+    }
+    out->blocks = t.blocks;
+    out->bytes = t.bytes;
+    out->evictions = t.evictions;
+    out->bytes_evicted = t.bytes_evicted;
+}

@@ -1,0 +1,153 @@
+/*  =========================================================================
+    nodecache - the node's level-1 cache of SDB versions, shared by its IEUs
+
+    @header
+    One LMDB environment on the node's local disk, opened by the agent and by
+    every IEU process of the node. Readers get pointers straight into the
+    memory map: a block read by an SI is never copied through a socket or a
+    buffer. The cache holds at most BUDGET bytes of blocks and evicts the
+    least recently used ones to make room, handing each evicted block to a
+    callback first so that a sole copy can be written back to the center.
+    @discuss
+        spm_nodecache_t *nc = spm_nodecache_open("/tmp/spm-node", 8ull << 30, 0);
+        spm_nodecache_put(nc, id, version, type, bytes, len);
+        spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+        const void *p; size_t n; uint32_t t;
+        if (spm_nodecache_get(r, id, version, &t, &p, &n) == 0)
+            ... use p[0..n) read-only ...
+        spm_nodecache_reader_end(&r);                 // p is invalid from here
+
+    Processes: each process opens its own handle (a handle must not cross a
+    fork). Writers of all processes are serialized by LMDB's own write lock;
+    readers never wait for writers. A reader sees the cache as it was when the
+    reader began.
+
+    Recency, and why it is kept this way: marking a block used on every read
+    would turn each read into a write transaction, serializing all readers of
+    the node behind LMDB's write lock. Instead a get only notes (block, time)
+    in a small table in the process's memory (a mutex, a hash insert). The
+    notes are written to the LRU index in the writer path: at every put and
+    drop of this process (before it evicts, so its own reads count), at
+    spm_nodecache_flush, at close, and when a reader ends while the table
+    holds many notes or notes older than 100 ms. Times come from
+    CLOCK_MONOTONIC, which all processes of a node share. Known limit: reads
+    another process has not flushed yet (at most about 100 ms of them, while
+    it keeps ending readers) do not count when this process evicts.
+
+    Layout: database "blocks" maps the 16-byte key of datacache/store.h to an
+    8-byte header (the little-endian type id, 4 zero bytes) then the bytes:
+    a block larger than about 2 KiB sits on its own LMDB pages, and the
+    header keeps its bytes 8-byte aligned in the map, so an SI may read
+    doubles in place (smaller blocks have no alignment guarantee); "atime" maps the key to its
+   last-use stamp; "lru" holds (stamp, key) with no value, oldest first; "meta" holds the node-wide
+   totals. BUDGET counts the bytes of blocks, not LMDB's pages.
+
+    The cache is not durable (MDB_NOSYNC): the agent opens it with FRESH=1 at
+    start, which wipes what a crashed node left. The map starts as large as
+    the filesystem holding DIR (address space, not disk: the file only grows
+    as blocks are written), so growing it, which must wait until no thread of
+    the process holds a reader, happens in practice only with a small
+    explicit map (spm_nodecache_open_map).
+    @end
+    =========================================================================
+*/
+#ifndef SPM_NODECACHE_H_INCLUDED
+#define SPM_NODECACHE_H_INCLUDED
+
+#include "vm/spm.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct spm_nodecache spm_nodecache_t;
+
+/*  Opens the cache in DIR (created with its parents, mode 0700) with a byte
+    BUDGET (0: unlimited). FRESH=1 removes any earlier content first (only
+    the agent does this, before the node's IEUs open with FRESH=0). Several
+    processes may open the same DIR at once. Returns the handle, owned by the
+    caller (spm_nodecache_close), or NULL with the detail set: SPM_EIO
+    "DIR: reason" when DIR cannot be created or written, SPM_ENOMEM,
+    SPM_ESTORE for an LMDB failure. */
+spm_nodecache_t *spm_nodecache_open(const char *dir, uint64_t budget, int fresh);
+
+/*  As spm_nodecache_open, with the first map size MAP_BYTES instead of the
+    filesystem's size (a larger existing map is kept). For tests. */
+spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fresh,
+                                        size_t map_bytes);
+
+/*  Writes this process's pending recency notes, closes the handle, frees it
+    and sets *SELF to NULL. Every reader must have ended. Does nothing when
+    *SELF is NULL. The content stays for the node's other processes. */
+void spm_nodecache_close(spm_nodecache_t **self);
+
+/*  Inserts block (ID, VERSION) of TYPE with the LEN bytes at DATA (copied;
+    DATA may be NULL when LEN is 0). A block already present is left as it
+    is: no-op success. While the cache would hold more than the budget, the
+    least recently used blocks are evicted, each first passed to the evict
+    callback. Returns 0, SPM_EINVAL (id or version 0), SPM_EFULL (the block
+    alone exceeds the budget, the disk is full, or the map must grow while
+    the calling thread holds a reader: end it before putting), SPM_ENOMEM,
+    SPM_EIO or SPM_ESTORE. Any thread may put. */
+int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
+                      const void *data, size_t len);
+
+/*  Called for each block a put of this handle evicts, BEFORE the block is
+    removed, with its bytes (valid during the call only). It runs inside the
+    put's write transaction, holding the node's write lock: it must not call
+    into the cache, and should be quick. It may be called again for the same
+    block when the put is retried after growing the map, so what it does
+    (writing the block back to the store) must be idempotent. */
+typedef void (*spm_nodecache_evict_fn)(void *arg, spm_sdb_t id, uint64_t version, uint32_t type,
+                                       const void *data, size_t len);
+
+/*  Sets the evict callback FN with its ARG (NULL: none). Set it before the
+    handle is used by several threads. */
+void spm_nodecache_on_evict(spm_nodecache_t *self, spm_nodecache_evict_fn fn, void *arg);
+
+/*  A reader is an LMDB read transaction: the pointers it hands out stay
+    valid (and their bytes unchanged, even if the block is evicted) until it
+    ends. One reader per thread at a time, ended by the thread that made it;
+    many threads and processes may read at once. Returns the reader, owned by
+    the caller (spm_nodecache_reader_end), or NULL with the detail set:
+    SPM_EINVAL when this thread already holds a reader, SPM_ENOMEM,
+    SPM_ESTORE (for example, all reader slots are taken). */
+typedef struct spm_nodecache_reader spm_nodecache_reader_t;
+spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self);
+
+/*  Looks up block (ID, VERSION) (the exact version; 0 finds nothing). Returns
+    0 with *TYPE (may be NULL), *DATA (read-only, in the map, valid until the
+    reader ends; 8-byte aligned for blocks over 2 KiB) and *LEN, and notes the block as used now; or
+   SPM_ENOTFOUND; or SPM_ESTORE. Counts a hit or a miss. */
+int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
+                      const void **data, size_t *len);
+
+/*  Ends the reader (its pointers become invalid), frees it and sets *R to
+    NULL; may write the process's recency notes (see the header). Does
+    nothing when *R is NULL. */
+void spm_nodecache_reader_end(spm_nodecache_reader_t **r);
+
+/*  Returns 1 when block (ID, VERSION) is in the cache now, else 0 (also when
+    the cache cannot be read). Not counted as a use, hit or miss. */
+int spm_nodecache_has(spm_nodecache_t *self, spm_sdb_t id, uint64_t version);
+
+/*  Removes block (ID, VERSION) without calling the evict callback. Returns
+    0, SPM_ENOTFOUND, SPM_EFULL, SPM_EIO or SPM_ESTORE. */
+int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version);
+
+/*  Writes this process's pending recency notes to the LRU index now, so the
+    node's other processes see them when they evict. Returns 0 or an SPM_E*
+    code (the notes are then lost, which only blurs recency). */
+int spm_nodecache_flush(spm_nodecache_t *self);
+
+/*  Counters. BLOCKS, BYTES, EVICTIONS and BYTES_EVICTED are node-wide (all
+    processes); HITS and MISSES count the gets of this handle; BUDGET is this
+    handle's budget. */
+typedef struct {
+    uint64_t blocks, bytes, budget, hits, misses, evictions, bytes_evicted;
+} spm_nodecache_stats_t;
+
+/*  Fills *OUT (the node-wide counters are 0 when the cache cannot be read,
+    with the detail set). */
+void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out);
+
+#endif

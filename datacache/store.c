@@ -1,0 +1,678 @@
+/*  =========================================================================
+    store - the VM's durable memory: every committed SDB version, in LMDB
+
+    Why the batch keeps a copy of its operations: LMDB reports a full map
+    (MDB_MAP_FULL) in the middle of a write transaction, which must then be
+    aborted; the map can only be resized with no transaction open. To make
+    growing invisible to the caller, the store aborts, doubles the map and
+    replays the batch so far into a fresh transaction. Outside a batch the
+    single operation is replayed from the caller's own buffer (no copy).
+    =========================================================================
+*/
+#include "datacache/store.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#define DEFAULT_MAP ((size_t)64 << 20)
+
+/* One put or delete, as applied to a write transaction. */
+typedef struct {
+    int del;          /* 1: delete, 0: put */
+    spm_sdb_t id;     /* the block's SDB id */
+    uint64_t version; /* the block's version */
+    uint32_t type;    /* type id of a put */
+    const void *data; /* bytes of a put (owned by the log in a batch) */
+    size_t len;       /* number of bytes at data */
+    int wrote;        /* set by apply: the put stored a new version */
+} op_t;
+
+struct spm_store {
+    MDB_env *env;            /* the LMDB environment */
+    MDB_dbi dbi;             /* its main database: key -> type + bytes */
+    char *dir;               /* the directory, for error details */
+    size_t mapsize;          /* current map size in bytes */
+    MDB_txn *rtxn;           /* read txn reused (reset) by gets outside batches, or NULL */
+    int in_batch;            /* 1 between begin and commit or abort */
+    MDB_txn *wtxn;           /* the batch's write txn, opened at its first operation */
+    int batch_err;           /* the failure that spoiled the batch, or 0 */
+    op_t *log;               /* the batch's accepted operations, replayed after growing */
+    size_t nlog;             /* operations in log */
+    size_t caplog;           /* operations allocated in log */
+    spm_store_stats_t stats; /* counters for reports */
+};
+
+/* -------------------------------------------------------- shared plumbing */
+
+void spm_store_be64_put(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+uint64_t spm_store_be64_get(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void spm_store_key(uint8_t *key, spm_sdb_t id, uint64_t version)
+{
+    spm_store_be64_put(key, id);
+    spm_store_be64_put(key + 8, version);
+}
+
+void spm_store_key_parse(const uint8_t *key, spm_sdb_t *id, uint64_t *version)
+{
+    *id = spm_store_be64_get(key);
+    *version = spm_store_be64_get(key + 8);
+}
+
+int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t len)
+{
+    if (id == 0 || version == 0)
+        return spm_error(SPM_EINVAL, "SDB id and version must not be 0 (got %llu, %llu)",
+                         (unsigned long long)id, (unsigned long long)version);
+    if (len && !data)
+        return spm_error(SPM_EINVAL, "no bytes given for a block of %zu bytes", len);
+    return 0;
+}
+
+void spm_store_value_write(void *dst, size_t hdr, uint32_t type, const void *data, size_t len)
+{
+    uint8_t *p = dst;
+    memset(p, 0, hdr);
+    for (int i = 0; i < 4; i++, type >>= 8)
+        p[i] = (uint8_t)type;
+    if (len)
+        memcpy(p + hdr, data, len);
+}
+
+int spm_store_value_parse(const MDB_val *v, size_t hdr, uint32_t *type, const void **data,
+                          size_t *len)
+{
+    if (v->mv_size < hdr)
+        return spm_error(SPM_EFORMAT, "stored value of %zu bytes has no type header", v->mv_size);
+    const uint8_t *p = v->mv_data;
+    if (type)
+        *type = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    *data = p + hdr;
+    *len = v->mv_size - hdr;
+    return 0;
+}
+
+/* LMDB reports a write cut short by a full disk (or by the file size limit) as EIO, so a failed
+   write is taken for a full disk when less than 1 MiB is left. Writes REASON and returns 1 then. */
+static int looks_full(const char *dir, char *reason, size_t size)
+{
+    const uint64_t slack = 1 << 20;
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < slack) {
+        snprintf(reason, size, "%llu KiB free",
+                 (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 10);
+        return 1;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    struct stat st;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        stat(path, &st) == 0 && (uint64_t)st.st_size + slack >= (uint64_t)lim.rlim_cur) {
+        snprintf(reason, size, "the file size limit of %llu KiB is reached",
+                 (unsigned long long)lim.rlim_cur >> 10);
+        return 1;
+    }
+    return 0;
+}
+
+int spm_store_lmdb_error(int rc, const char *dir, const char *what)
+{
+    char reason[96];
+    if (rc == EIO && looks_full(dir, reason, sizeof reason))
+        return spm_error(SPM_EFULL, "%s: disk full while %s (%s)", dir, what, reason);
+    switch (rc) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case MDB_MAP_FULL:
+        return spm_error(SPM_EFULL, "%s: disk full while %s (%s)", dir, what, mdb_strerror(rc));
+    case EACCES:
+    case EPERM:
+    case EROFS:
+        return spm_error(SPM_EIO, "%s: %s", dir, strerror(rc));
+    case EIO:
+        return spm_error(SPM_EIO, "%s: %s: %s", dir, what, strerror(rc));
+    case ENOMEM:
+        return spm_error(SPM_ENOMEM, "%s: out of memory while %s", dir, what);
+    default:
+        return spm_error(SPM_ESTORE, "%s: %s: %s", dir, what, mdb_strerror(rc));
+    }
+}
+
+/* Creates DIR and its missing parents with mode 0700. */
+static int mkdirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return spm_error(SPM_EIO, "%s: File name too long", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST)
+            return spm_error(SPM_EIO, "%s: %s", dir, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return spm_error(SPM_EIO, "%s: %s", dir, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return spm_error(SPM_EIO, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return spm_error(SPM_EIO, "%s: %s", dir, strerror(ENOTDIR));
+    if (access(dir, W_OK | X_OK) != 0)
+        return spm_error(SPM_EIO, "%s: %s", dir, strerror(errno));
+    return 0;
+}
+
+static size_t round_page(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return n < page ? page : (n + page - 1) / page * page;
+}
+
+int spm_store_env_open(MDB_env **env, const char *dir, size_t mapsize, unsigned maxdbs,
+                       unsigned maxreaders, unsigned flags)
+{
+    *env = NULL;
+    int rc = mkdirs(dir);
+    if (rc)
+        return rc;
+    MDB_env *e;
+    rc = mdb_env_create(&e);
+    if (rc)
+        return spm_store_lmdb_error(rc, dir, "creating the environment");
+    rc = mdb_env_set_mapsize(e, round_page(mapsize));
+    if (!rc && maxdbs)
+        rc = mdb_env_set_maxdbs(e, maxdbs);
+    if (!rc && maxreaders)
+        rc = mdb_env_set_maxreaders(e, maxreaders);
+    if (!rc)
+        rc = mdb_env_open(e, dir, flags, 0600);
+    if (rc) {
+        mdb_env_close(e);
+        return spm_store_lmdb_error(rc, dir, "opening the environment");
+    }
+    *env = e;
+    return 0;
+}
+
+int spm_store_env_grow(MDB_env *env, const char *dir, size_t *mapsize)
+{
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) != 0)
+        return spm_error(SPM_ESTORE, "%s: %s", dir, strerror(errno));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    struct stat st;
+    uint64_t used = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    uint64_t limit = used + avail;
+    limit -= limit % (uint64_t)sysconf(_SC_PAGESIZE);
+    if (limit > SIZE_MAX / 2)
+        limit = SIZE_MAX / 2;
+    if (*mapsize >= limit)
+        return spm_error(SPM_EFULL,
+                         "%s: disk full: the data needs more than %zu MiB and %llu MiB are free",
+                         dir, *mapsize >> 20, (unsigned long long)(avail >> 20));
+    uint64_t want = (uint64_t)*mapsize * 2;
+    if (want > limit)
+        want = limit;
+    int rc = mdb_env_set_mapsize(env, (size_t)want);
+    if (rc)
+        return spm_store_lmdb_error(rc, dir, "growing the map");
+    MDB_envinfo info;
+    mdb_env_info(env, &info);
+    *mapsize = info.me_mapsize;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the store */
+
+spm_store_t *spm_store_open(const char *dir)
+{
+    return spm_store_open_map(dir, DEFAULT_MAP);
+}
+
+spm_store_t *spm_store_open_map(const char *dir, size_t map_bytes)
+{
+    spm_store_t *self = calloc(1, sizeof *self);
+    if (!self || !(self->dir = strdup(dir))) {
+        spm_error(SPM_ENOMEM, "out of memory");
+        goto err;
+    }
+    if (spm_store_env_open(&self->env, dir, map_bytes, 0, 0, MDB_NOTLS) != 0)
+        goto err;
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(self->env, NULL, MDB_RDONLY, &txn);
+    if (!rc) {
+        rc = mdb_dbi_open(txn, NULL, 0, &self->dbi);
+        mdb_txn_abort(txn);
+    }
+    if (rc) {
+        spm_store_lmdb_error(rc, dir, "opening the database");
+        goto err;
+    }
+    MDB_envinfo info;
+    mdb_env_info(self->env, &info);
+    self->mapsize = info.me_mapsize;
+    return self;
+err:
+    spm_store_close(&self);
+    return NULL;
+}
+
+static void batch_end(spm_store_t *self)
+{
+    if (self->wtxn)
+        mdb_txn_abort(self->wtxn);
+    self->wtxn = NULL;
+    for (size_t i = 0; i < self->nlog; i++)
+        free((void *)self->log[i].data);
+    free(self->log);
+    self->log = NULL;
+    self->nlog = self->caplog = 0;
+    self->in_batch = 0;
+    self->batch_err = 0;
+}
+
+void spm_store_close(spm_store_t **self)
+{
+    if (!self || !*self)
+        return;
+    spm_store_t *s = *self;
+    batch_end(s);
+    if (s->rtxn)
+        mdb_txn_abort(s->rtxn);
+    if (s->env)
+        mdb_env_close(s->env);
+    free(s->dir);
+    free(s);
+    *self = NULL;
+}
+
+size_t spm_store_mapsize(const spm_store_t *self)
+{
+    assert(self);
+    return self->mapsize;
+}
+
+/* Doubles the map; no write transaction may be open. */
+static int grow(spm_store_t *self)
+{
+    if (self->rtxn)
+        mdb_txn_abort(self->rtxn);
+    self->rtxn = NULL;
+    int rc = spm_store_env_grow(self->env, self->dir, &self->mapsize);
+    if (!rc)
+        self->stats.map_grows++;
+    return rc;
+}
+
+static int is_refusal(int rc)
+{
+    return rc == SPM_EINVAL || rc == SPM_ENOTFOUND;
+}
+
+/* Applies OP to TXN. Returns 0, a refusal (SPM_EINVAL: other bytes under an existing version;
+   SPM_ENOTFOUND: nothing to delete), both with the detail set and TXN still usable, or an LMDB
+   code (TXN must then be aborted). */
+static int apply(spm_store_t *self, MDB_txn *txn, op_t *op)
+{
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, op->id, op->version);
+    MDB_val key = {sizeof k, k};
+    op->wrote = 0;
+    if (op->del) {
+        int rc = mdb_del(txn, self->dbi, &key, NULL);
+        if (rc == MDB_NOTFOUND)
+            return spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu to delete", self->dir,
+                             (unsigned long long)op->id, (unsigned long long)op->version);
+        return rc;
+    }
+    MDB_val val = {SPM_STORE_HDR + op->len, NULL};
+    int rc = mdb_put(txn, self->dbi, &key, &val, MDB_NOOVERWRITE | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST) {
+        uint32_t type;
+        const void *data;
+        size_t len;
+        if (spm_store_value_parse(&val, SPM_STORE_HDR, &type, &data, &len) == 0 &&
+            type == op->type && len == op->len && (len == 0 || memcmp(data, op->data, len) == 0))
+            return 0;
+        return spm_error(SPM_EINVAL,
+                         "SDB %llu version %llu is already stored with other contents "
+                         "(versions are immutable)",
+                         (unsigned long long)op->id, (unsigned long long)op->version);
+    }
+    if (rc)
+        return rc;
+    spm_store_value_write(val.mv_data, SPM_STORE_HDR, op->type, op->data, op->len);
+    op->wrote = 1;
+    return 0;
+}
+
+/* Begins a write transaction and applies the N operations, growing the map and starting over
+   on MDB_MAP_FULL. Returns 0 with *TXN open; a refusal of the last operation with *TXN open
+   (earlier ones were accepted before, so only the last can be refused); or another SPM_E* code
+   with *TXN NULL. */
+static int txn_apply(spm_store_t *self, op_t *ops, size_t n, MDB_txn **txn)
+{
+    for (;;) {
+        int rc = mdb_txn_begin(self->env, NULL, 0, txn);
+        if (rc == MDB_MAP_RESIZED && mdb_env_set_mapsize(self->env, 0) == 0)
+            continue; /* another process grew the map: adopt its size */
+        if (rc) {
+            *txn = NULL;
+            return spm_store_lmdb_error(rc, self->dir, "beginning a write");
+        }
+        size_t i = 0;
+        while (i < n && (rc = apply(self, *txn, &ops[i])) == 0)
+            i++;
+        if (rc == 0 || (is_refusal(rc) && i + 1 == n))
+            return rc;
+        mdb_txn_abort(*txn);
+        *txn = NULL;
+        if (is_refusal(rc))
+            return rc;
+        if (rc != MDB_MAP_FULL)
+            return spm_store_lmdb_error(rc, self->dir, "writing");
+        rc = grow(self);
+        if (rc)
+            return rc;
+    }
+}
+
+static void count_puts(spm_store_t *self, const op_t *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].wrote) {
+            self->stats.puts++;
+            self->stats.bytes_put += ops[i].len;
+        }
+    }
+}
+
+/* Applies the N operations and commits them as one transaction, growing the map as needed.
+   Returns 0 or an SPM_E* code (nothing written). */
+static int txn_run(spm_store_t *self, op_t *ops, size_t n)
+{
+    for (;;) {
+        MDB_txn *txn;
+        int rc = txn_apply(self, ops, n, &txn);
+        if (rc) {
+            if (txn)
+                mdb_txn_abort(txn);
+            return rc;
+        }
+        rc = mdb_txn_commit(txn);
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = grow(self)) != 0)
+                return rc;
+            continue;
+        }
+        if (rc)
+            return spm_store_lmdb_error(rc, self->dir, "committing");
+        count_puts(self, ops, n);
+        return 0;
+    }
+}
+
+/* Adds OP to the open batch: copies its bytes into the log and applies it to the batch's
+   transaction, replaying the whole log after growing the map. */
+static int batch_add(spm_store_t *self, const op_t *op)
+{
+    if (self->batch_err)
+        return spm_error(self->batch_err, "%s: the open batch failed earlier: %s", self->dir,
+                         spm_strerror(self->batch_err));
+    if (self->nlog == self->caplog) {
+        size_t cap = self->caplog ? 2 * self->caplog : 16;
+        op_t *log = realloc(self->log, cap * sizeof *log);
+        if (!log)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        self->log = log;
+        self->caplog = cap;
+    }
+    op_t *last = &self->log[self->nlog];
+    *last = *op;
+    if (op->len) {
+        void *copy = malloc(op->len);
+        if (!copy)
+            return spm_error(SPM_ENOMEM, "out of memory for a block of %zu bytes", op->len);
+        last->data = memcpy(copy, op->data, op->len);
+    } else {
+        last->data = NULL;
+    }
+    self->nlog++;
+    int rc;
+    if (!self->wtxn) {
+        rc = txn_apply(self, self->log, self->nlog, &self->wtxn);
+    } else if ((rc = apply(self, self->wtxn, last)) != 0 && !is_refusal(rc)) {
+        mdb_txn_abort(self->wtxn);
+        self->wtxn = NULL;
+        if (rc == MDB_MAP_FULL && (rc = grow(self)) == 0)
+            rc = txn_apply(self, self->log, self->nlog, &self->wtxn);
+        else if (rc != MDB_MAP_FULL)
+            rc = spm_store_lmdb_error(rc, self->dir, "writing");
+    }
+    if (is_refusal(rc)) {
+        free((void *)last->data);
+        self->nlog--;
+    } else if (rc) {
+        self->batch_err = rc;
+    }
+    return rc;
+}
+
+int spm_store_begin(spm_store_t *self)
+{
+    assert(self);
+    if (self->in_batch)
+        return spm_error(SPM_EINVAL, "%s: a batch is already open", self->dir);
+    self->in_batch = 1;
+    return 0;
+}
+
+int spm_store_commit(spm_store_t *self)
+{
+    assert(self);
+    if (!self->in_batch)
+        return spm_error(SPM_EINVAL, "%s: no batch is open", self->dir);
+    int rc = self->batch_err;
+    if (rc) {
+        spm_error(rc, "%s: batch not stored: one of its writes failed (%s)", self->dir,
+                  spm_strerror(rc));
+    } else if (self->wtxn) {
+        rc = mdb_txn_commit(self->wtxn);
+        self->wtxn = NULL;
+        if (rc == MDB_MAP_FULL && (rc = grow(self)) == 0)
+            rc = txn_run(self, self->log, self->nlog);
+        else if (rc == 0)
+            count_puts(self, self->log, self->nlog);
+        else if (rc != MDB_MAP_FULL)
+            rc = spm_store_lmdb_error(rc, self->dir, "committing");
+    }
+    batch_end(self);
+    return rc;
+}
+
+int spm_store_set_lazy(spm_store_t *self, int lazy)
+{
+    assert(self);
+    int rc = mdb_env_set_flags(self->env, MDB_NOSYNC, lazy ? 1 : 0);
+    return rc ? spm_store_lmdb_error(rc, self->dir, "setting the sync mode") : 0;
+}
+
+int spm_store_sync(spm_store_t *self)
+{
+    assert(self);
+    int rc = mdb_env_sync(self->env, 1);
+    if (rc == ENOSPC || rc == EDQUOT)
+        return spm_error(SPM_EFULL, "%s: disk full while syncing", self->dir);
+    return rc ? spm_store_lmdb_error(rc, self->dir, "syncing") : 0;
+}
+
+void spm_store_abort(spm_store_t *self)
+{
+    assert(self);
+    batch_end(self);
+}
+
+int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
+                  const void *data, size_t len)
+{
+    assert(self);
+    int rc = spm_store_check_put(id, version, data, len);
+    if (rc)
+        return rc;
+    op_t op = {.id = id, .version = version, .type = type, .data = data, .len = len};
+    return self->in_batch ? batch_add(self, &op) : txn_run(self, &op, 1);
+}
+
+int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version)
+{
+    assert(self);
+    op_t op = {.del = 1, .id = id, .version = version};
+    return self->in_batch ? batch_add(self, &op) : txn_run(self, &op, 1);
+}
+
+/* The transaction reads go through: the batch's, or the reused read transaction. */
+static int read_begin(spm_store_t *self, MDB_txn **txn)
+{
+    if (self->wtxn) {
+        *txn = self->wtxn;
+        return 0;
+    }
+    int rc = self->rtxn ? mdb_txn_renew(self->rtxn)
+                        : mdb_txn_begin(self->env, NULL, MDB_RDONLY, &self->rtxn);
+    if (rc == MDB_MAP_RESIZED) {
+        if (self->rtxn)
+            mdb_txn_abort(self->rtxn);
+        self->rtxn = NULL;
+        rc = mdb_env_set_mapsize(self->env, 0);
+        if (!rc)
+            rc = mdb_txn_begin(self->env, NULL, MDB_RDONLY, &self->rtxn);
+    }
+    if (rc) {
+        if (self->rtxn)
+            mdb_txn_abort(self->rtxn);
+        self->rtxn = NULL;
+        return spm_store_lmdb_error(rc, self->dir, "beginning a read");
+    }
+    *txn = self->rtxn;
+    return 0;
+}
+
+static void read_end(spm_store_t *self, MDB_txn *txn)
+{
+    if (txn == self->rtxn)
+        mdb_txn_reset(txn);
+}
+
+/* Positions KEY and VAL on the newest version of ID: the last key below (ID + 1, 0), found
+   with MDB_SET_RANGE on (ID, max) and one step back. Returns 0 or an LMDB code. */
+static int find_newest(MDB_txn *txn, MDB_dbi dbi, spm_sdb_t id, MDB_val *key, MDB_val *val)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, dbi, &c);
+    if (rc)
+        return rc;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, id, UINT64_MAX);
+    *key = (MDB_val){sizeof k, k};
+    rc = mdb_cursor_get(c, key, val, MDB_SET_RANGE);
+    if (rc == 0 && memcmp(key->mv_data, k, sizeof k) != 0)
+        rc = mdb_cursor_get(c, key, val, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(c, key, val, MDB_LAST);
+    if (rc == 0 && (key->mv_size != SPM_STORE_KEY_LEN || spm_store_be64_get(key->mv_data) != id))
+        rc = MDB_NOTFOUND;
+    mdb_cursor_close(c);
+    return rc;
+}
+
+int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *found_version,
+                  uint32_t *type, void **data, size_t *len)
+{
+    assert(self);
+    MDB_txn *txn;
+    int rc = read_begin(self, &txn);
+    if (rc)
+        return rc;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, id, version);
+    MDB_val key = {sizeof k, k}, val;
+    rc =
+        version ? mdb_get(txn, self->dbi, &key, &val) : find_newest(txn, self->dbi, id, &key, &val);
+    const void *bytes;
+    size_t n;
+    if (rc == MDB_NOTFOUND) {
+        rc = version ? spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu", self->dir,
+                                 (unsigned long long)id, (unsigned long long)version)
+                     : spm_error(SPM_ENOTFOUND, "%s: no version of SDB %llu", self->dir,
+                                 (unsigned long long)id);
+    } else if (rc) {
+        rc = spm_store_lmdb_error(rc, self->dir, "reading");
+    } else if ((rc = spm_store_value_parse(&val, SPM_STORE_HDR, type, &bytes, &n)) != 0) {
+        rc = spm_error(SPM_ESTORE, "%s: SDB %llu: stored value has no type header", self->dir,
+                       (unsigned long long)id);
+    } else if (!(*data = malloc(n ? n : 1))) {
+        rc = spm_error(SPM_ENOMEM, "out of memory for a block of %zu bytes", n);
+    } else {
+        memcpy(*data, bytes, n);
+        *len = n;
+        if (found_version)
+            *found_version = spm_store_be64_get((const uint8_t *)key.mv_data + 8);
+        self->stats.gets++;
+        self->stats.bytes_get += n;
+    }
+    read_end(self, txn);
+    return rc;
+}
+
+spm_sdb_t spm_store_max_id(spm_store_t *self)
+{
+    assert(self);
+    MDB_txn *txn;
+    if (read_begin(self, &txn) != 0)
+        return 0;
+    MDB_cursor *c;
+    MDB_val key, val;
+    spm_sdb_t id = 0;
+    int rc = mdb_cursor_open(txn, self->dbi, &c);
+    if (!rc) {
+        rc = mdb_cursor_get(c, &key, &val, MDB_LAST);
+        if (rc == 0 && key.mv_size == SPM_STORE_KEY_LEN)
+            id = spm_store_be64_get(key.mv_data);
+        mdb_cursor_close(c);
+    }
+    if (rc && rc != MDB_NOTFOUND)
+        spm_store_lmdb_error(rc, self->dir, "finding the largest id");
+    read_end(self, txn);
+    return id;
+}
+
+void spm_store_stats(const spm_store_t *self, spm_store_stats_t *out)
+{
+    assert(self);
+    *out = self->stats;
+}

@@ -1,0 +1,192 @@
+/*  =========================================================================
+    store - the VM's durable memory: every committed SDB version, in LMDB
+
+    @header
+    The center keeps every input block, every committed output and every
+    written-back eviction in one LMDB environment on its local disk. A block
+    is addressed by (SDB id, version); a version is immutable once written.
+    A restarted center reopens the store and resumes with its contents.
+    @discuss
+    Keys are 16 bytes, big-endian (id, version), so the versions of one SDB
+    are adjacent and sorted: a cursor positioned with MDB_SET_RANGE finds the
+    newest version of an id. A value is a 4-byte little-endian type id
+    followed by the block's bytes.
+
+        spm_store_t *st = spm_store_open("/var/lib/spm/store");
+        spm_store_begin(st);
+        spm_store_put(st, id, 1, type, bytes, len);   // part of the batch
+        spm_store_put(st, marker, 1, type, "", 0);
+        if (spm_store_commit(st) != 0)                 // all or nothing
+            ... spm_error_detail() says why ...
+
+    Outside a batch each put or delete is its own transaction. The map (the
+    address space LMDB may use) starts small and doubles whenever it is full,
+    transparently: the write transaction is started again with the puts of
+    the batch so far, which the store keeps for that purpose (a batch holds a
+    copy of its blocks in memory until it commits). Growing stops when the
+    disk could not hold a larger store: the put then fails with SPM_EFULL.
+
+    The center is single-threaded and so is this class: one thread uses a
+    store. The environment is synced at every commit (durable).
+    @end
+    =========================================================================
+*/
+#ifndef SPM_STORE_H_INCLUDED
+#define SPM_STORE_H_INCLUDED
+
+#include "vm/spm.h"
+
+#include <lmdb.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct spm_store spm_store_t;
+
+/*  Opens (creating DIR and its missing parents with mode 0700) the LMDB
+    environment in DIR, with a map of 64 MiB to start with. A store that
+    already exists is reopened with its contents. Returns the store, owned by
+    the caller (spm_store_close), or NULL with the detail set: SPM_EIO
+    "DIR: Permission denied" (or another system reason) when DIR cannot be
+    created or written, SPM_ENOMEM, SPM_ESTORE for an LMDB failure (with the
+    message of mdb_strerror). */
+spm_store_t *spm_store_open(const char *dir);
+
+/*  As spm_store_open, with the first map size MAP_BYTES (rounded up to the
+    page size; a store that is already larger keeps its size). Tests and
+    benchmarks use a small map to exercise growing. */
+spm_store_t *spm_store_open_map(const char *dir, size_t map_bytes);
+
+/*  LAZY=1: commits no longer wait for the disk (LMDB's MDB_NOSYNC); what
+    they wrote is in the operating system's cache, safe from a crash of the
+    process, and reaches the disk at the next spm_store_sync. A crash of the
+    operating system before that sync can lose those commits. LAZY=0 (the
+    default) syncs at every commit. Returns 0 or SPM_ESTORE. */
+int spm_store_set_lazy(spm_store_t *self, int lazy);
+
+/*  Flushes everything committed so far to disk. Returns 0 or SPM_ESTORE
+    (SPM_EFULL when the disk is full). */
+int spm_store_sync(spm_store_t *self);
+
+/*  Aborts an open batch, closes the environment, frees the store and sets
+ *SELF to NULL. Does nothing when *SELF is NULL. */
+void spm_store_close(spm_store_t **self);
+
+/*  Starts a batch: every put and delete until spm_store_commit is one LMDB
+    write transaction, so a crash at any moment leaves either all or none of
+    them. Gets during a batch see its puts. Returns 0, or SPM_EINVAL when a
+    batch is already open. */
+int spm_store_begin(spm_store_t *self);
+
+/*  Commits the open batch (synced to disk). Returns 0, SPM_EINVAL when no
+    batch is open, SPM_EFULL when the disk is full, SPM_EIO, SPM_ESTORE, or
+    the error with which a put or delete of the batch failed earlier (other
+    than the refusals SPM_EINVAL and SPM_ENOTFOUND, which change nothing and
+    leave the batch usable). On any failure nothing of the batch is stored.
+    The batch is closed either way. */
+int spm_store_commit(spm_store_t *self);
+
+/*  Drops the open batch: nothing of it is stored. Does nothing without a
+    batch. */
+void spm_store_abort(spm_store_t *self);
+
+/*  Writes block (ID, VERSION) of TYPE with the LEN bytes at DATA (copied;
+    DATA may be NULL when LEN is 0). Writing the same (id, version) again
+    with the same type and bytes is a no-op success; with other bytes it is
+    refused with SPM_EINVAL (versions are immutable), as are id 0 and
+    version 0 (0 means "no SDB" and "newest"). When the map is full it grows
+    as the header says; when the disk is full, SPM_EFULL with a detail naming
+    DIR and the free space. Returns 0, SPM_EINVAL, SPM_EFULL, SPM_ENOMEM,
+    SPM_EIO or SPM_ESTORE. In a batch, a failure other than a refusal fails
+    the whole batch. */
+int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
+                  const void *data, size_t len);
+
+/*  Reads block (ID, VERSION); VERSION 0 means the newest stored version of
+    ID, whose version is reported in *FOUND_VERSION (may be NULL; TYPE may be
+    NULL too). *DATA is malloc'd (never NULL on success, even for 0 bytes)
+    and owned by the caller. Returns 0, SPM_ENOTFOUND, SPM_ENOMEM or
+    SPM_ESTORE. */
+int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *found_version,
+                  uint32_t *type, void **data, size_t *len);
+
+/*  Deletes block (ID, VERSION) (version 0 is not special here). Returns 0,
+    SPM_ENOTFOUND, SPM_EFULL, SPM_EIO or SPM_ESTORE. */
+int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version);
+
+/*  Largest SDB id stored (0 when the store is empty, or when it cannot be
+    read: the detail is then set), so a restarted center allocates fresh
+    ids. */
+spm_sdb_t spm_store_max_id(spm_store_t *self);
+
+/*  Counters for reports: blocks and bytes written (puts that stored a new
+    version, counted when their transaction commits) and read, and how often
+    the map grew. */
+typedef struct {
+    uint64_t puts, gets, bytes_put, bytes_get, map_grows;
+} spm_store_stats_t;
+
+/*  Copies the counters into *OUT. */
+void spm_store_stats(const spm_store_t *self, spm_store_stats_t *out);
+
+/*  Current map size in bytes (grows as the store does). */
+size_t spm_store_mapsize(const spm_store_t *self);
+
+/* ---------------------------------------------------------------------------
+   For the modules of datacache/ only: the LMDB plumbing that the store and
+   the node cache share. Not part of the interface the center uses.
+   ------------------------------------------------------------------------ */
+
+#define SPM_STORE_KEY_LEN 16
+
+/*  Writes the 16-byte big-endian key of (ID, VERSION) into KEY. */
+void spm_store_key(uint8_t *key, spm_sdb_t id, uint64_t version);
+
+/*  Reads back ID and VERSION from a 16-byte key. */
+void spm_store_key_parse(const uint8_t *key, spm_sdb_t *id, uint64_t *version);
+
+/*  Writes / reads a big-endian uint64 (8 bytes at P). */
+void spm_store_be64_put(uint8_t *p, uint64_t v);
+uint64_t spm_store_be64_get(const uint8_t *p);
+
+/*  Checks the arguments of a put: ID and VERSION not 0, DATA given when LEN
+    is not 0. Returns 0 or SPM_EINVAL with the detail set. */
+int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t len);
+
+/*  A value is a header of HDR bytes (SPM_STORE_HDR in the store) whose
+    first 4 hold the little-endian type id (the rest are 0), then the bytes.
+    The node cache uses a header of 8 so that large blocks, which LMDB keeps
+    on their own pages, start 8-byte aligned in the map. */
+#define SPM_STORE_HDR 4
+
+/*  Writes the value of TYPE and the LEN bytes at DATA into DST (HDR + LEN
+    bytes, e.g. space reserved with MDB_RESERVE). */
+void spm_store_value_write(void *dst, size_t hdr, uint32_t type, const void *data, size_t len);
+
+/*  Splits the stored value V with a header of HDR bytes into TYPE (may be
+    NULL), *DATA (pointing into V) and *LEN. Returns 0, or SPM_EFORMAT when V
+    is shorter than a header. */
+int spm_store_value_parse(const MDB_val *v, size_t hdr, uint32_t *type, const void **data,
+                          size_t *len);
+
+/*  Creates DIR (and its parents, 0700) when missing, checks it is a
+    writable directory, creates an environment with MAPSIZE, MAXDBS named
+    databases and MAXREADERS reader slots, and opens it with FLAGS. Returns
+    0 with *ENV set (owned by the caller: mdb_env_close), or SPM_EIO
+    "DIR: reason", SPM_ESTORE. */
+int spm_store_env_open(MDB_env **env, const char *dir, size_t mapsize, unsigned maxdbs,
+                       unsigned maxreaders, unsigned flags);
+
+/*  Grows the map of ENV (in directory DIR) from *MAPSIZE by doubling, but
+    not beyond what the disk could hold (the data file plus the free space);
+    no transaction of this process may be open. Returns 0 with *MAPSIZE
+    updated, or SPM_EFULL "DIR: disk full: ..." when the map already covers
+    the whole free disk, SPM_ESTORE. */
+int spm_store_env_grow(MDB_env *env, const char *dir, size_t *mapsize);
+
+/*  Turns the LMDB or errno code RC, met while doing WHAT in DIR, into an
+    SPM_E* code with the detail "DIR: WHAT: reason" and returns it:
+    SPM_EFULL for ENOSPC/EDQUOT/MDB_MAP_FULL, SPM_EIO for EACCES/EROFS/EIO,
+    SPM_ENOMEM for ENOMEM, SPM_ESTORE for the rest. */
+int spm_store_lmdb_error(int rc, const char *dir, const char *what);
+
+#endif

@@ -1,0 +1,968 @@
+/*  =========================================================================
+    ieu - `spm ieu`: an execution unit that pulls SIs and runs them
+
+    The main thread owns the DEALER socket to the center: it asks for work
+    (PULL with credits: slots + prefetch SIs in hand), localizes each SI's
+    operands (node cache, else a GET to the center's store) as soon as the SI
+    arrives, so the operands of prefetched SIs load while earlier ones run,
+    and commits results in batches. `slots` worker threads execute SI bodies
+    on operands read zero-copy from the node cache's memory map. Workers and
+    the main thread meet at two mutex-guarded queues; an eventfd wakes the
+    main thread's poll when a result is done.
+    =========================================================================
+*/
+#include "datacache/nodecache.h"
+#include "isa/core/registry.h"
+#include "isa/core/si.h"
+#include "vm/cli.h"
+#include "vm/hmap.h"
+#include "vm/log.h"
+#include "vm/wire.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+typedef struct {
+    spm_sdb_t sdb;
+    uint64_t version;    /* written (W, RW, ACC) or read (R) */
+    uint64_t in_version; /* RW: read */
+    spm_mode_t mode;
+    uint32_t type;
+} op_t;
+
+typedef struct task {
+    uint64_t id;
+    uint32_t attempt;
+    const spm_opcode_t *op;
+    op_t *ops;
+    size_t nops;
+    void *params;
+    size_t params_len;
+    uint32_t missing;  /* operand fetches outstanding */
+    uint64_t recv_us;  /* arrived */
+    uint64_t local_us; /* all operands local */
+    uint32_t l1_hits, l2_hits, store_reads, evictions;
+    uint64_t bytes_l2, bytes_store;
+    uint32_t relocalized; /* times an operand was evicted before the SI ran */
+    int missing_operand;  /* set by the worker: localize again */
+    /* filled by the worker */
+    spm_si_operand_t *cops;
+    int status;
+    char *error;
+    unsigned char *reply;
+    size_t reply_len;
+    uint64_t wait_us, exec_us;
+    struct task *next;
+} task_t;
+
+typedef struct {
+    task_t *head, *tail;
+} queue_t;
+
+typedef struct {
+    task_t *task;     /* the SI waiting for this block */
+    size_t op;        /* operand index */
+    uint64_t version; /* the version fetched */
+    void *peer;       /* the peer socket asked (level 2), or NULL: the center */
+    uint64_t sent_us; /* when asked */
+} fetch_t;
+
+typedef struct {
+    char *endpoint; /* another node's data agent */
+    void *sock;     /* DEALER connected to it */
+} peer_t;
+
+typedef struct {
+    Spm__BlockRef *v; /* blocks to PUBLISH or DROP in the next message */
+    size_t n, cap;
+} refs_t;
+
+#define FETCH_TIMEOUT_US 2000000 /* a peer silent this long: use the store */
+#define MAX_RELOCALIZE 3
+
+typedef struct {
+    void *ctx, *dealer;
+    spm_nodecache_t *cache;
+    uint32_t index, node, slots, prefetch;
+    uint32_t held;        /* SIs received and not yet committed */
+    uint32_t requested;   /* credits asked for and not yet used */
+    spm_hmap_t *fetches;  /* GET/FETCH req -> fetch_t */
+    spm_hmap_t *peers;    /* endpoint hash -> peer_t */
+    refs_t publish, drop; /* directory updates not yet sent */
+    uint32_t evictions;   /* node-cache evictions since the last commit */
+    uint64_t next_req;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    queue_t ready; /* operands local, waiting for a slot */
+    queue_t done;  /* executed, waiting to be committed */
+    int stop;
+    int efd; /* eventfd: workers -> main thread */
+    pthread_t *workers;
+    spm_wire_stats_t wire;
+    uint32_t heartbeat_ms, dead_ms;
+} ieu_t;
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void push(queue_t *q, task_t *t)
+{
+    t->next = NULL;
+    if (q->tail)
+        q->tail->next = t;
+    else
+        q->head = t;
+    q->tail = t;
+}
+
+static task_t *pop(queue_t *q)
+{
+    task_t *t = q->head;
+    if (t) {
+        q->head = t->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return t;
+}
+
+static void task_free(task_t *t)
+{
+    if (!t)
+        return;
+    if (t->cops) {
+        for (size_t i = 0; i < t->nops; i++)
+            free(t->cops[i].out);
+        free(t->cops);
+    }
+    free(t->ops);
+    free(t->params);
+    free(t->error);
+    free(t->reply);
+    free(t);
+}
+
+/* -------------------------------------------------------------- workers */
+
+static void execute(ieu_t *ieu, task_t *t)
+{
+    spm_nodecache_reader_t *rd = NULL;
+    t->cops = calloc(t->nops ? t->nops : 1, sizeof *t->cops);
+    if (!t->cops) {
+        t->status = SPM_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < t->nops; i++) {
+        op_t *o = &t->ops[i];
+        t->cops[i].mode = o->mode;
+        uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
+        if (!v)
+            continue;
+        if (!rd && !(rd = spm_nodecache_reader(ieu->cache))) {
+            t->status = SPM_ESTORE;
+            t->error = strdup("cannot read the node cache");
+            return;
+        }
+        uint32_t type;
+        if (spm_nodecache_get(rd, o->sdb, v, &type, &t->cops[i].in, &t->cops[i].in_len) != 0) {
+            t->missing_operand = 1; /* evicted since localized: fetch it again */
+            spm_nodecache_reader_end(&rd);
+            return;
+        }
+    }
+    spm_si_ctx_t ctx = {.op = t->op,
+                        .ops = t->cops,
+                        .nops = t->nops,
+                        .params = t->params,
+                        .params_len = t->params_len};
+    uint64_t t0 = spm_now_us();
+    t->status = spm_si_ctx_run(&ctx);
+    t->exec_us = spm_now_us() - t0;
+    if (t->status != 0) {
+        t->error = strdup(spm_error_detail());
+        spm_si_ctx_release(&ctx);
+    } else {
+        t->reply = ctx.reply;
+        t->reply_len = ctx.reply_len;
+    }
+    spm_nodecache_reader_end(&rd);
+}
+
+static void *worker(void *arg)
+{
+    ieu_t *ieu = arg;
+    pthread_mutex_lock(&ieu->lock);
+    for (;;) {
+        uint64_t free_since = spm_now_us();
+        while (!ieu->ready.head && !ieu->stop)
+            pthread_cond_wait(&ieu->cond, &ieu->lock);
+        if (ieu->stop)
+            break;
+        task_t *t = pop(&ieu->ready);
+        pthread_mutex_unlock(&ieu->lock);
+        /* The slot was free since FREE_SINCE; the part of that during which
+           this SI was here but not yet local is communication wait. */
+        uint64_t from = t->recv_us > free_since ? t->recv_us : free_since;
+        t->wait_us = t->local_us > from ? t->local_us - from : 0;
+        execute(ieu, t);
+        pthread_mutex_lock(&ieu->lock);
+        push(&ieu->done, t);
+        uint64_t one = 1;
+        if (write(ieu->efd, &one, sizeof one) < 0)
+            spm_log_debug("eventfd write failed");
+    }
+    pthread_mutex_unlock(&ieu->lock);
+    return NULL;
+}
+
+static void make_local(ieu_t *ieu, task_t *t)
+{
+    t->local_us = spm_now_us();
+    pthread_mutex_lock(&ieu->lock);
+    push(&ieu->ready, t);
+    pthread_cond_signal(&ieu->cond);
+    pthread_mutex_unlock(&ieu->lock);
+}
+
+/* ---------------------------------------------------------- main thread */
+
+static int send_env(ieu_t *ieu, Spm__Envelope *env, spm_frame_t *f, size_t n)
+{
+    return spm_wire_send(ieu->dealer, NULL, env, f, n, &ieu->wire);
+}
+
+/*  Credits to ask for now: enough to hold slots + prefetch SIs. */
+static uint32_t wanted(const ieu_t *ieu)
+{
+    uint32_t want = ieu->slots + ieu->prefetch;
+    return ieu->held + ieu->requested >= want ? 0 : want - ieu->held - ieu->requested;
+}
+
+static void pull(ieu_t *ieu)
+{
+    uint32_t credits = wanted(ieu);
+    if (!credits)
+        return;
+    Spm__Pull p = SPM__PULL__INIT;
+    p.credits = credits;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_PULL;
+    env.pull = &p;
+    if (send_env(ieu, &env, NULL, 0) == 0)
+        ieu->requested += p.credits;
+}
+
+/*  Fails T without running it (a malformed SI): it is committed with the
+    error so the center decides. */
+static void fail_task(ieu_t *ieu, task_t *t, int code, const char *msg)
+{
+    t->status = code;
+    t->error = strdup(msg);
+    t->cops = calloc(t->nops ? t->nops : 1, sizeof *t->cops);
+    pthread_mutex_lock(&ieu->lock);
+    push(&ieu->done, t);
+    pthread_mutex_unlock(&ieu->lock);
+    uint64_t one = 1;
+    if (write(ieu->efd, &one, sizeof one) < 0)
+        spm_log_debug("eventfd write failed");
+}
+
+static void refs_add(refs_t *r, spm_sdb_t sdb, uint64_t version, uint64_t bytes)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 32;
+        Spm__BlockRef *v = realloc(r->v, cap * sizeof *v);
+        if (!v)
+            return; /* the directory is a hint: a missed update costs a fetch */
+        r->v = v;
+        r->cap = cap;
+    }
+    Spm__BlockRef *b = &r->v[r->n++];
+    spm__block_ref__init(b);
+    b->sdb = sdb;
+    b->version = version;
+    b->bytes = bytes;
+}
+
+/*  Sends the pending PUBLISH and DROP messages. */
+static void send_refs(ieu_t *ieu)
+{
+    refs_t *lists[2] = {&ieu->publish, &ieu->drop};
+    for (int k = 0; k < 2; k++) {
+        refs_t *r = lists[k];
+        if (!r->n)
+            continue;
+        Spm__BlockRef **ptrs = malloc(r->n * sizeof *ptrs);
+        if (!ptrs)
+            return;
+        for (size_t i = 0; i < r->n; i++)
+            ptrs[i] = &r->v[i];
+        Spm__Publish pub = SPM__PUBLISH__INIT;
+        Spm__Drop drop = SPM__DROP__INIT;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        if (k == 0) {
+            pub.n_blocks = r->n;
+            pub.blocks = ptrs;
+            env.body_case = SPM__ENVELOPE__BODY_PUBLISH;
+            env.publish = &pub;
+        } else {
+            drop.n_blocks = r->n;
+            drop.blocks = ptrs;
+            env.body_case = SPM__ENVELOPE__BODY_DROP;
+            env.drop = &drop;
+        }
+        send_env(ieu, &env, NULL, 0);
+        free(ptrs);
+        r->n = 0;
+    }
+}
+
+/*  Node-cache callback: a block left this node's cache. */
+static void on_evict(void *arg, spm_sdb_t id, uint64_t version, uint32_t type, const void *data,
+                     size_t len)
+{
+    (void)type;
+    (void)data;
+    ieu_t *ieu = arg;
+    refs_add(&ieu->drop, id, version, len);
+    ieu->evictions++;
+}
+
+/*  Asks the center for operand I of T at VERSION: the center answers with
+    the block from its store or, unless STORE_ONLY, with other nodes that
+    cache it. */
+static void request(ieu_t *ieu, task_t *t, size_t i, uint64_t version, int store_only)
+{
+    fetch_t *f = malloc(sizeof *f);
+    if (!f)
+        return;
+    *f = (fetch_t){t, i, version, NULL, spm_now_us()};
+    uint64_t req = ++ieu->next_req;
+    spm_hmap_put(ieu->fetches, req, f);
+    Spm__Get g = SPM__GET__INIT;
+    g.req = req;
+    g.sdb = t->ops[i].sdb;
+    g.version = version;
+    g.store_only = store_only;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_GET;
+    env.get = &g;
+    send_env(ieu, &env, NULL, 0);
+}
+
+static uint64_t endpoint_key(const char *ep)
+{
+    uint64_t k = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)ep; *p; p++)
+        k = (k ^ *p) * 1099511628211ull;
+    return k ? k : 1;
+}
+
+/*  The DEALER connected to another node's data agent at EP (connected on
+    first use). NULL when it cannot be made. */
+static void *peer_socket(ieu_t *ieu, const char *ep)
+{
+    peer_t *p = spm_hmap_get(ieu->peers, endpoint_key(ep));
+    if (p)
+        return p->sock;
+    p = calloc(1, sizeof *p);
+    if (!p || !(p->endpoint = strdup(ep)) || !(p->sock = spm_wire_socket(ieu->ctx, ZMQ_DEALER)) ||
+        zmq_connect(p->sock, ep) != 0) {
+        if (p && p->sock)
+            zmq_close(p->sock);
+        if (p)
+            free(p->endpoint);
+        free(p);
+        return NULL;
+    }
+    spm_hmap_put(ieu->peers, endpoint_key(ep), p);
+    return p->sock;
+}
+
+/*  Fetches operand I of T from another node's cache at EP (level 2). */
+static int fetch_from_peer(ieu_t *ieu, task_t *t, size_t i, uint64_t version, const char *ep)
+{
+    void *sock = peer_socket(ieu, ep);
+    fetch_t *f = sock ? malloc(sizeof *f) : NULL;
+    if (!f)
+        return SPM_EUNREACH;
+    *f = (fetch_t){t, i, version, sock, spm_now_us()};
+    uint64_t req = ++ieu->next_req;
+    spm_hmap_put(ieu->fetches, req, f);
+    Spm__Fetch fe = SPM__FETCH__INIT;
+    fe.req = req;
+    fe.sdb = t->ops[i].sdb;
+    fe.version = version;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_FETCH;
+    env.fetch = &fe;
+    return spm_wire_send(sock, NULL, &env, NULL, 0, &ieu->wire);
+}
+
+/*  Starts localizing T: operands already in the node cache are level-1
+    hits; the others are asked for. T goes to the ready queue once all are
+    local. */
+static void localize(ieu_t *ieu, task_t *t)
+{
+    for (size_t i = 0; i < t->nops; i++) {
+        op_t *o = &t->ops[i];
+        uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
+        if (!v)
+            continue;
+        if (spm_nodecache_has(ieu->cache, o->sdb, v)) {
+            t->l1_hits++;
+        } else {
+            t->missing++;
+            request(ieu, t, i, v, 0);
+        }
+    }
+    if (t->missing == 0)
+        make_local(ieu, t);
+}
+
+/*  One operand fetch of T ended with STATUS (WHY when it failed). */
+static void fetched(ieu_t *ieu, task_t *t, int status, const char *why)
+{
+    if (status != 0 && !t->status) {
+        t->status = status;
+        t->error = strdup(why);
+    }
+    if (--t->missing > 0)
+        return;
+    if (t->status) {
+        int st = t->status;
+        char *err = t->error;
+        t->status = 0;
+        t->error = NULL;
+        fail_task(ieu, t, st == SPM_EFORMAT ? SPM_ESTORE : st, err);
+        free(err);
+    } else {
+        make_local(ieu, t);
+    }
+}
+
+/*  Checks and caches a block that arrived for F in frame FR. Returns 0, or
+    SPM_EFORMAT (malformed: the caller tries elsewhere) or a cache error. */
+static int accept_block(ieu_t *ieu, fetch_t *f, zmq_msg_t *fr)
+{
+    task_t *t = f->task;
+    op_t *o = &t->ops[f->op];
+    const spm_sdb_type_t *type = spm_sdb_type_by_id(o->type);
+    size_t len = zmq_msg_size(fr);
+    if (!type || type->validate(zmq_msg_data(fr), len) != 0)
+        return SPM_EFORMAT;
+    int rc = spm_nodecache_put(ieu->cache, o->sdb, f->version, o->type, zmq_msg_data(fr), len);
+    if (rc != 0)
+        return rc;
+    refs_add(&ieu->publish, o->sdb, f->version, len);
+    if (f->peer) {
+        t->l2_hits++;
+        t->bytes_l2 += len;
+    } else {
+        t->store_reads++;
+        t->bytes_store += len;
+    }
+    return 0;
+}
+
+static void on_get_reply(ieu_t *ieu, spm_msg_t *m)
+{
+    Spm__GetReply *r = m->env->get_reply;
+    fetch_t *f = spm_hmap_remove(ieu->fetches, r->req);
+    if (!f)
+        return; /* a reply nobody asked for */
+    task_t *t = f->task;
+    size_t i = f->op;
+    uint64_t v = f->version;
+    if (r->status == 0 && r->n_holders > 0 && m->nframes == 0) {
+        free(f);
+        /* The directory names other nodes that cache it: fetch peer to peer. */
+        if (fetch_from_peer(ieu, t, i, v, r->holders[0]) != 0)
+            request(ieu, t, i, v, 1);
+        return;
+    }
+    int status = r->status;
+    const char *why = "the store has no such block";
+    if (status == 0) {
+        status = m->nframes == 1 && r->type == t->ops[i].type ? accept_block(ieu, f, &m->frames[0])
+                                                              : SPM_EFORMAT;
+        why = status == SPM_EFORMAT ? "a block from the store is malformed"
+                                    : "cannot write the node cache";
+    }
+    free(f);
+    fetched(ieu, t, status, why);
+}
+
+/*  A peer's answer to a FETCH. Anything but a good block sends the request
+    to the store instead. */
+static void on_fetch_reply(ieu_t *ieu, spm_msg_t *m)
+{
+    Spm__FetchReply *r = m->env->fetch_reply;
+    fetch_t *f = spm_hmap_get(ieu->fetches, r->req);
+    if (!f || !f->peer)
+        return; /* timed out already, or forged */
+    spm_hmap_remove(ieu->fetches, r->req);
+    int rc = r->status == 0 && m->nframes == 1 ? accept_block(ieu, f, &m->frames[0]) : SPM_EFORMAT;
+    if (rc == SPM_EFORMAT || r->status != 0) {
+        spm_log_info("level-2 fetch of SDB %llu v%llu failed; using the store",
+                     (unsigned long long)f->task->ops[f->op].sdb, (unsigned long long)f->version);
+        request(ieu, f->task, f->op, f->version, 1);
+    } else {
+        fetched(ieu, f->task, rc, "cannot write the node cache");
+    }
+    free(f);
+}
+
+/*  Peer fetches unanswered for FETCH_TIMEOUT_US go to the store. */
+static void expire_fetches(ieu_t *ieu)
+{
+    uint64_t now = spm_now_us(), key;
+    size_t pos = 0;
+    void *value;
+    uint64_t late[64];
+    size_t n = 0;
+    while (n < 64 && spm_hmap_next(ieu->fetches, &pos, &key, &value)) {
+        fetch_t *f = value;
+        if (f->peer && now - f->sent_us > FETCH_TIMEOUT_US)
+            late[n++] = key;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fetch_t *f = spm_hmap_remove(ieu->fetches, late[i]);
+        request(ieu, f->task, f->op, f->version, 1);
+        free(f);
+    }
+}
+
+static void on_issue(ieu_t *ieu, Spm__Issue *is)
+{
+    uint64_t now = spm_now_us();
+    for (size_t k = 0; k < is->n_sis; k++) {
+        Spm__Si *s = is->sis[k];
+        task_t *t = calloc(1, sizeof *t);
+        if (!t)
+            continue;
+        ieu->held++;
+        if (ieu->requested)
+            ieu->requested--;
+        t->id = s->id;
+        t->attempt = s->attempt;
+        t->recv_us = now;
+        t->nops = s->n_ops;
+        t->ops = calloc(s->n_ops ? s->n_ops : 1, sizeof *t->ops);
+        t->params = malloc(s->params.len ? s->params.len : 1);
+        t->params_len = s->params.len;
+        if (!t->ops || !t->params) {
+            fail_task(ieu, t, SPM_ENOMEM, "out of memory");
+            continue;
+        }
+        if (s->params.len)
+            memcpy(t->params, s->params.data, s->params.len);
+        t->op = spm_opcode_by_id(s->opcode);
+        if (!t->op) {
+            fail_task(ieu, t, SPM_ENOTFOUND, "unknown opcode (IEU binary differs from center's)");
+            continue;
+        }
+        int bad = 0;
+        for (size_t i = 0; i < s->n_ops; i++) {
+            Spm__Operand *o = s->ops[i];
+            t->ops[i] = (op_t){o->sdb, o->version, o->in_version, (spm_mode_t)o->mode, o->type};
+            bad |= o->mode < SPM_R || o->mode > SPM_ACC;
+        }
+        if (bad) {
+            fail_task(ieu, t, SPM_EPROTO, "invalid operand mode");
+            continue;
+        }
+        localize(ieu, t);
+    }
+}
+
+/*  Sends every finished SI in one COMMIT, outputs as frames. */
+static void commit_done(ieu_t *ieu)
+{
+    uint64_t junk;
+    if (read(ieu->efd, &junk, sizeof junk) < 0 && errno != EAGAIN)
+        spm_log_debug("eventfd read failed");
+    pthread_mutex_lock(&ieu->lock);
+    task_t *all = ieu->done.head, *list = NULL, **tail = &list;
+    ieu->done.head = ieu->done.tail = NULL;
+    pthread_mutex_unlock(&ieu->lock);
+    /* An SI whose operand was evicted between localizing and running is
+       localized again (a few times), not failed. */
+    for (task_t *t = all, *next; t; t = next) {
+        next = t->next;
+        if (t->missing_operand && t->relocalized < MAX_RELOCALIZE) {
+            t->missing_operand = 0;
+            t->relocalized++;
+            free(t->cops);
+            t->cops = NULL;
+            localize(ieu, t);
+            continue;
+        }
+        if (t->missing_operand && !t->status) {
+            t->status = SPM_ESTORE;
+            t->error = strdup("operands keep leaving the node cache: budget too small?");
+        }
+        t->next = NULL;
+        *tail = t;
+        tail = &t->next;
+    }
+    if (!list)
+        return;
+    size_t n = 0, nframes = 0;
+    for (task_t *t = list; t; t = t->next) {
+        n++;
+        for (size_t i = 0; t->status == 0 && i < t->nops; i++)
+            nframes += t->ops[i].mode != SPM_R;
+    }
+    Spm__Result *res = calloc(n, sizeof *res);
+    Spm__Result **resp = calloc(n, sizeof *resp);
+    spm_frame_t *frames = calloc(nframes ? nframes : 1, sizeof *frames);
+    if (!res || !resp || !frames) {
+        free(res);
+        free(resp);
+        free(frames);
+        return; /* leases bring these SIs back */
+    }
+    size_t k = 0, f = 0;
+    for (task_t *t = list; t; t = t->next, k++) {
+        Spm__Result *r = &res[k];
+        spm__result__init(r);
+        resp[k] = r;
+        r->si = t->id;
+        r->attempt = t->attempt;
+        r->status = t->status;
+        r->error = t->error ? t->error : "";
+        r->wait_us = t->wait_us;
+        r->exec_us = t->exec_us;
+        r->localize_us = t->local_us > t->recv_us ? t->local_us - t->recv_us : 0;
+        r->reply.data = t->reply;
+        r->reply.len = t->reply_len;
+        r->l1_hits = t->l1_hits;
+        r->l2_hits = t->l2_hits;
+        r->store_reads = t->store_reads;
+        r->bytes_l2 = t->bytes_l2;
+        r->bytes_store = t->bytes_store;
+        r->bytes_in = t->bytes_l2 + t->bytes_store;
+        r->evictions = k == 0 ? ieu->evictions : 0;
+        if (t->status != 0)
+            continue;
+        for (size_t i = 0; i < t->nops; i++) {
+            if (t->ops[i].mode == SPM_R)
+                continue;
+            spm_si_operand_t *c = &t->cops[i];
+            /* Keep a copy on this node: the next SI here may read it. */
+            spm_nodecache_put(ieu->cache, t->ops[i].sdb, t->ops[i].version, t->ops[i].type, c->out,
+                              c->out_len);
+            frames[f++] = (spm_frame_t){c->out, c->out_len, spm_wire_free, NULL};
+            c->out = NULL;
+            r->outputs++;
+        }
+    }
+    ieu->evictions = 0;
+    for (task_t *t = list; t; t = t->next)
+        ieu->held--;
+    Spm__Commit cm = SPM__COMMIT__INIT;
+    cm.n_results = n;
+    cm.results = resp;
+    cm.credits = wanted(ieu); /* the next PULL rides on the COMMIT */
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_COMMIT;
+    env.commit = &cm;
+    if (send_env(ieu, &env, frames, f) == 0)
+        ieu->requested += cm.credits;
+    for (task_t *t = list, *next; t; t = next) {
+        next = t->next;
+        task_free(t);
+    }
+    free(res);
+    free(resp);
+    free(frames);
+}
+
+static int hello(ieu_t *ieu, long timeout_ms)
+{
+    Spm__Hello h = SPM__HELLO__INIT;
+    h.role = SPM__HELLO__ROLE__IEU;
+    h.node_index = ieu->node;
+    h.slots = ieu->slots;
+    h.pid = (uint32_t)getpid();
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    if (send_env(ieu, &env, NULL, 0) != 0)
+        return SPM_EUNREACH;
+    zmq_pollitem_t item = {ieu->dealer, 0, ZMQ_POLLIN, 0};
+    uint64_t deadline = spm_now_us() + (uint64_t)timeout_ms * 1000;
+    while (!stop_flag && spm_now_us() < deadline) {
+        if (zmq_poll(&item, 1, 100) <= 0)
+            continue;
+        spm_msg_t m;
+        if (spm_wire_recv(ieu->dealer, 0, 1, &m, &ieu->wire) != 1)
+            continue;
+        int ok = m.env->body_case == SPM__ENVELOPE__BODY_WELCOME;
+        if (ok) {
+            ieu->index = m.env->welcome->index;
+            ieu->heartbeat_ms = m.env->welcome->heartbeat_ms;
+            ieu->dead_ms = m.env->welcome->dead_ms;
+        }
+        spm_msg_close(&m);
+        if (ok)
+            return 0;
+    }
+    return SPM_EUNREACH;
+}
+
+static int run(ieu_t *ieu)
+{
+    uint64_t last_heard = spm_now_us(), last_beat = 0;
+    pull(ieu);
+    while (!stop_flag) {
+        /* The center, the workers' eventfd, and every peer asked so far. */
+        zmq_pollitem_t items[2 + 64];
+        void *socks[2 + 64];
+        int nitems = 2;
+        items[0] = (zmq_pollitem_t){ieu->dealer, 0, ZMQ_POLLIN, 0};
+        items[1] = (zmq_pollitem_t){NULL, ieu->efd, ZMQ_POLLIN, 0};
+        socks[0] = ieu->dealer;
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (nitems < 2 + 64 && spm_hmap_next(ieu->peers, &pos, &key, &value)) {
+            socks[nitems] = ((peer_t *)value)->sock;
+            items[nitems] = (zmq_pollitem_t){socks[nitems], 0, ZMQ_POLLIN, 0};
+            nitems++;
+        }
+        int n =
+            zmq_poll(items, nitems, spm_hmap_size(ieu->fetches) ? 100 : (long)ieu->heartbeat_ms);
+        if (n < 0 && zmq_errno() != EINTR)
+            return SPM_ESYS;
+        if (items[1].revents & ZMQ_POLLIN)
+            commit_done(ieu);
+        for (int s = 2; s < nitems; s++)
+            for (int k = 0; (items[s].revents & ZMQ_POLLIN) && k < 256; k++) {
+                spm_msg_t m;
+                int r = spm_wire_recv(socks[s], 0, 1, &m, &ieu->wire);
+                if (r == 2)
+                    continue;
+                if (r != 1)
+                    break;
+                if (m.env->body_case == SPM__ENVELOPE__BODY_FETCH_REPLY)
+                    on_fetch_reply(ieu, &m);
+                spm_msg_close(&m);
+            }
+        for (int k = 0; (items[0].revents & ZMQ_POLLIN) && k < 1024; k++) {
+            spm_msg_t m;
+            int r = spm_wire_recv(ieu->dealer, 0, 1, &m, &ieu->wire);
+            if (r == 2)
+                continue;
+            if (r != 1)
+                break;
+            last_heard = spm_now_us();
+            switch (m.env->body_case) {
+            case SPM__ENVELOPE__BODY_ISSUE:
+                on_issue(ieu, m.env->issue);
+                break;
+            case SPM__ENVELOPE__BODY_GET_REPLY:
+                on_get_reply(ieu, &m);
+                break;
+            case SPM__ENVELOPE__BODY_SHUTDOWN:
+                spm_msg_close(&m);
+                return 0;
+            default:
+                break;
+            }
+            spm_msg_close(&m);
+        }
+        expire_fetches(ieu);
+        send_refs(ieu);
+        pull(ieu);
+        uint64_t now = spm_now_us();
+        if (now - last_beat >= (uint64_t)ieu->heartbeat_ms * 1000) {
+            Spm__Heartbeat hb = SPM__HEARTBEAT__INIT;
+            Spm__Envelope env = SPM__ENVELOPE__INIT;
+            env.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
+            env.heartbeat = &hb;
+            send_env(ieu, &env, NULL, 0);
+            last_beat = now;
+        }
+        if (now - last_heard > 2 * (uint64_t)ieu->dead_ms * 1000) {
+            spm_log_warn("the center has been silent for %u ms; exiting", 2 * ieu->dead_ms);
+            return SPM_EUNREACH;
+        }
+    }
+    /* Leaving on a signal: tell the center so it re-issues at once. */
+    Spm__Bye bye = SPM__BYE__INIT;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_BYE;
+    env.bye = &bye;
+    send_env(ieu, &env, NULL, 0);
+    return 0;
+}
+
+static const char ieu_help[] =
+    "usage: spm ieu --center ENDPOINT --node N --cache-dir DIR [OPTIONS]\n\n"
+    "Runs one execution unit. Normally started by `spm agent`, not by hand.\n\n"
+    "  --center ENDPOINT   the center to pull SIs from\n"
+    "  --node N            this node's index, as the center gave it to the agent\n"
+    "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
+    "  --slots N           SIs executed at once, one thread each (default 1)\n"
+    "  --prefetch N        SIs asked for ahead, localized while others run (default 1)\n"
+    "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
+    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+
+static int ieu_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"center", required_argument, 0, 'c'},
+                                         {"node", required_argument, 0, 'n'},
+                                         {"cache-dir", required_argument, 0, 'd'},
+                                         {"slots", required_argument, 0, 's'},
+                                         {"prefetch", required_argument, 0, 'p'},
+                                         {"log-level", required_argument, 0, 'v'},
+                                         {"cache-mb", required_argument, 0, 'm'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *center = NULL, *cache_dir = NULL;
+    long node = 0, slots = 1, prefetch = 1, cache_mb = 0;
+    spm_log_level_t level = SPM_LOG_WARN;
+    int ch, rc;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        rc = 0;
+        switch (ch) {
+        case 'c':
+            center = optarg;
+            break;
+        case 'd':
+            cache_dir = optarg;
+            break;
+        case 'n':
+            rc = spm_parse_long("--node", optarg, 0, UINT32_MAX, &node);
+            break;
+        case 's':
+            rc = spm_parse_long("--slots", optarg, 1, 256, &slots);
+            break;
+        case 'p':
+            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &prefetch);
+            break;
+        case 'v':
+            rc = spm_log_parse_level(optarg, &level);
+            break;
+        case 'm':
+            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);
+            break;
+        case 'h':
+            fputs(ieu_help, stdout);
+            return 0;
+        default:
+            return spm_cli_usage("ieu", "invalid option");
+        }
+        if (rc != 0)
+            return spm_cli_fail("ieu", rc);
+    }
+    if (!center || !cache_dir)
+        return spm_cli_usage("ieu", "--center and --cache-dir are required");
+    spm_log_init("ieu", level);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    ieu_t ieu = {.node = (uint32_t)node,
+                 .slots = (uint32_t)slots,
+                 .prefetch = (uint32_t)prefetch,
+                 .heartbeat_ms = 1000,
+                 .dead_ms = 5000,
+                 .efd = -1};
+    pthread_mutex_init(&ieu.lock, NULL);
+    pthread_cond_init(&ieu.cond, NULL);
+    int status = 1;
+    size_t started = 0;
+    ieu.cache = spm_nodecache_open(cache_dir, (uint64_t)cache_mb << 20, 0);
+    if (ieu.cache)
+        spm_nodecache_on_evict(ieu.cache, on_evict, &ieu);
+    ieu.fetches = spm_hmap_new();
+    ieu.peers = spm_hmap_new();
+    ieu.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ieu.ctx = zmq_ctx_new();
+    ieu.workers = calloc((size_t)slots, sizeof *ieu.workers);
+    if (!ieu.cache || !ieu.fetches || !ieu.peers || ieu.efd < 0 || !ieu.ctx || !ieu.workers) {
+        spm_cli_fail("ieu", SPM_ESYS);
+        goto done;
+    }
+    ieu.dealer = spm_wire_socket(ieu.ctx, ZMQ_DEALER);
+    if (!ieu.dealer || zmq_connect(ieu.dealer, center) != 0) {
+        spm_error(SPM_EUNREACH, "%s: %s", center, zmq_strerror(zmq_errno()));
+        spm_cli_fail("ieu", SPM_EUNREACH);
+        goto done;
+    }
+    if (hello(&ieu, 10000) != 0) {
+        if (!stop_flag) {
+            spm_error(SPM_EUNREACH, "%s: the center did not answer", center);
+            spm_cli_fail("ieu", SPM_EUNREACH);
+        }
+        goto done;
+    }
+    for (; started < (size_t)slots; started++)
+        if (pthread_create(&ieu.workers[started], NULL, worker, &ieu) != 0)
+            break;
+    rc = run(&ieu);
+    status = rc == 0 ? 0 : 1;
+done:
+    pthread_mutex_lock(&ieu.lock);
+    ieu.stop = 1;
+    pthread_cond_broadcast(&ieu.cond);
+    pthread_mutex_unlock(&ieu.lock);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(ieu.workers[i], NULL);
+    free(ieu.workers);
+    for (task_t *t; (t = pop(&ieu.ready)) || (t = pop(&ieu.done));)
+        task_free(t);
+    if (ieu.fetches) {
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (spm_hmap_next(ieu.fetches, &pos, &key, &value))
+            free(value); /* their tasks are freed with the queues or leak at exit */
+        spm_hmap_destroy(&ieu.fetches);
+    }
+    if (ieu.peers) {
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (spm_hmap_next(ieu.peers, &pos, &key, &value)) {
+            peer_t *p = value;
+            zmq_close(p->sock);
+            free(p->endpoint);
+            free(p);
+        }
+        spm_hmap_destroy(&ieu.peers);
+    }
+    free(ieu.publish.v);
+    free(ieu.drop.v);
+    if (ieu.dealer)
+        zmq_close(ieu.dealer);
+    if (ieu.ctx)
+        zmq_ctx_term(ieu.ctx);
+    if (ieu.efd >= 0)
+        close(ieu.efd);
+    spm_nodecache_close(&ieu.cache);
+    return status;
+}
+
+SPM_CONSTRUCTOR(ieu_cmd)
+{
+    spm_command_register(
+        &(spm_command_t){.name = "ieu",
+                         .summary = "run one execution unit (started by the agent)",
+                         .main = ieu_main});
+}

@@ -1,0 +1,283 @@
+/*  Integration tests of the VM with real processes: center, agents and IEUs
+    talking ZeroMQ, started through the spm binary as a user would. */
+#include "tests/check_main.h"
+#include "tests/spm_test.h"
+
+#include <dirent.h>
+
+/*  Pids of processes running `spm ROLE` whose command line mentions NEEDLE
+    (an endpoint or directory unique to the test). Returns how many. */
+static int find_procs(const char *role, const char *needle, pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) && n < max) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0)
+            continue;
+        char path[64], cmd[4096];
+        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, cmd, sizeof cmd - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        cmd[len] = '\0';
+        const char *arg1 = cmd + strlen(cmd) + 1; /* argv[1] */
+        if (arg1 >= cmd + len || strcmp(arg1, role) != 0)
+            continue;
+        for (ssize_t i = 0; i < len; i++)
+            if (cmd[i] == '\0')
+                cmd[i] = ' ';
+        if (strstr(cmd, needle))
+            pids[n++] = pid;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/*  The embedded VM's runtime directory of the `spm run` process RUN (found
+    from its center's command line), copied into DIR. */
+static int embedded_rundir(pid_t run, char *dir, size_t size)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        char path[64], buf[64];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)run, (int)run);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            int child;
+            while (fscanf(f, "%d", &child) == 1) {
+                snprintf(buf, sizeof buf, "/proc/%d/cmdline", child);
+                int fd = open(buf, O_RDONLY);
+                char cmd[1024];
+                ssize_t len = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : -1;
+                if (fd >= 0)
+                    close(fd);
+                if (len <= 0)
+                    continue;
+                cmd[len] = '\0';
+                for (ssize_t i = 0; i < len; i++) {
+                    const char *p = cmd + i;
+                    if (strncmp(p, "ipc:///tmp/spm-run-", 19) == 0) {
+                        snprintf(dir, size, "%.*s", 19 + 6, p + 6);
+                        fclose(f);
+                        return 0;
+                    }
+                }
+            }
+            fclose(f);
+        }
+        usleep(20000);
+    }
+    return -1;
+}
+
+START_TEST(synthetic_job_commits_every_si_exactly_once)
+{
+    const char *argv[] = {"run",    "synthetic", "--sis",  "3000", "--work", "uniform:0:400us",
+                          "--ieus", "2",         "--json", NULL};
+    char *out, *err;
+    int rc = spm_test_run(argv, 60, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    /* The synthetic SF fails its job if any SI is committed twice. */
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 3000);
+    ck_assert_double_eq(spm_test_json_num(out, "issued"), 3000);
+    ck_assert_double_eq(spm_test_json_num(out, "reissued"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"status\": \"done\""));
+    double e = spm_test_json_num(out, "efficiency");
+    ck_assert(e > 0 && e <= 1);
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(killed_ieu_costs_time_not_results)
+{
+    const char *argv[] = {"run",        "synthetic", "--sis", "300",    "--work",
+                          "fixed:10ms", "--ieus",    "2",     "--json", NULL};
+    spm_test_proc_t p = spm_test_start(argv);
+    char dir[64];
+    ck_assert_int_eq(embedded_rundir(p.pid, dir, sizeof dir), 0);
+    pid_t ieus[4];
+    int n = 0;
+    for (int tries = 0; tries < 100 && n < 2; tries++) {
+        usleep(20000);
+        n = find_procs("ieu", dir, ieus, 4);
+    }
+    ck_assert_int_eq(n, 2);
+    usleep(500000); /* mid-job */
+    kill(ieus[0], SIGKILL);
+    char *out, *err;
+    int rc = spm_test_finish(&p, 60, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 300);
+    ck_assert_msg(spm_test_json_num(out, "reissued") >= 1, "no re-issue counted: %s", out);
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(agent_joining_mid_job_receives_work)
+{
+    const char *dir = spm_test_tmpdir();
+    char ep[128], store[128], c1[128], c2[128];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(c1, sizeof c1, "%s/cache1", dir);
+    snprintf(c2, sizeof c2, "%s/cache2", dir);
+    const char *center[] = {"center", "--listen",    ep,     "--store",
+                            store,    "--log-level", "warn", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    const char *agent1[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", c1, NULL};
+    spm_test_proc_t pa1 = spm_test_start(agent1);
+    const char *run[] = {"run", "synthetic", "--center",   ep,       "--sis",
+                         "200", "--work",    "fixed:10ms", "--json", NULL};
+    spm_test_proc_t pr = spm_test_start(run);
+    usleep(600000);
+    const char *agent2[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", c2, NULL};
+    spm_test_proc_t pa2 = spm_test_start(agent2);
+    char *out, *err;
+    int rc = spm_test_finish(&pr, 60, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 200);
+    const char *second = strstr(out, "\"node\": 1,");
+    ck_assert_msg(second != NULL, "no IEU of the second node in the report: %s", out);
+    ck_assert_msg(spm_test_json_num(second, "sis") > 0, "the late node got no work: %s", out);
+    kill(pc.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&pc, 10, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&pa1, 15, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&pa2, 15, NULL, NULL), 0);
+    free(out);
+    free(err);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(interrupt_leaves_no_process_or_socket_file)
+{
+    const char *argv[] = {"run",       "synthetic", "--sis", "100000",  "--work",
+                          "fixed:5ms", "--ieus",    "2",     "--quiet", NULL};
+    spm_test_proc_t p = spm_test_start(argv);
+    char dir[64];
+    ck_assert_int_eq(embedded_rundir(p.pid, dir, sizeof dir), 0);
+    pid_t pids[8];
+    int n = 0;
+    for (int tries = 0; tries < 100 && n < 2; tries++) {
+        usleep(20000);
+        n = find_procs("ieu", dir, pids, 8);
+    }
+    ck_assert_int_eq(n, 2);
+    kill(p.pid, SIGINT);
+    char *err;
+    int rc = spm_test_finish(&p, 20, NULL, &err);
+    ck_assert_int_ne(rc, 0);
+    ck_assert_ptr_nonnull(strstr(err, "interrupted"));
+    struct stat sb;
+    ck_assert_msg(stat(dir, &sb) != 0, "%s is still there", dir);
+    const char *roles[] = {"center", "agent", "ieu"};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(find_procs(roles[i], dir, pids, 8), 0);
+    free(err);
+}
+END_TEST
+
+/*  Runs ARGV, expects exit status RC and one stderr line containing WHAT. */
+static void expect_one_line_error(const char *const *argv, int rc, const char *what)
+{
+    char *out, *err;
+    int got = spm_test_run(argv, 30, &out, &err);
+    ck_assert_msg(got == rc, "exit %d, wanted %d: %s", got, rc, err);
+    ck_assert_msg(strstr(err, what) != NULL, "stderr lacks '%s': %s", what, err);
+    ck_assert_msg(spm_test_lines(err) == 1, "not one line: %s", err);
+    ck_assert_msg(strncmp(err, "spm: ", 5) == 0, "not an spm error line: %s", err);
+    free(out);
+    free(err);
+}
+
+START_TEST(bad_command_lines_end_in_one_line)
+{
+    const char *a1[] = {"frobnicate", NULL};
+    expect_one_line_error(a1, 2, "unknown command 'frobnicate'");
+    const char *a2[] = {"run", "synthetic", "--bogus", NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(a2, 10, &out, &err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "invalid option"));
+    free(out);
+    free(err);
+    const char *a3[] = {"run", "synthetic", "--work", "gaussian:5ms", NULL};
+    expect_one_line_error(a3, 1, "--work: 'gaussian:5ms'");
+    const char *a4[] = {"run", "synthetic", "--sis", "-4", NULL};
+    expect_one_line_error(a4, 1, "--sis");
+    const char *a5[] = {"run", "nosuchprogram", NULL};
+    expect_one_line_error(a5, 2, "no PROGRAM named 'nosuchprogram'");
+}
+END_TEST
+
+START_TEST(unreachable_center_is_one_line)
+{
+    const char *argv[] = {"run",       "synthetic", "--center", "tcp://127.0.0.1:9",
+                          "--timeout", "500",       NULL};
+    expect_one_line_error(argv, 1, "did not answer");
+}
+END_TEST
+
+START_TEST(second_center_on_a_used_port_is_refused)
+{
+    const char *dir = spm_test_tmpdir();
+    char s1[128], s2[128];
+    snprintf(s1, sizeof s1, "%s/s1", dir);
+    snprintf(s2, sizeof s2, "%s/s2", dir);
+    const char *first[] = {"center", "--listen", "tcp://127.0.0.1:47391", "--store", s1, NULL};
+    spm_test_proc_t p = spm_test_start(first);
+    usleep(300000);
+    const char *second[] = {"center", "--listen", "tcp://127.0.0.1:47391", "--store", s2, NULL};
+    expect_one_line_error(second, 1, "address already in use");
+    kill(p.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&p, 10, NULL, NULL), 0);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(unwritable_store_is_one_line)
+{
+    const char *dir = spm_test_tmpdir();
+    char file[128], store[160];
+    snprintf(file, sizeof file, "%s/plainfile", dir);
+    FILE *f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    snprintf(store, sizeof store, "%s/store", file); /* below a regular file */
+    const char *argv[] = {"center", "--listen", "tcp://127.0.0.1:47392", "--store", store, NULL};
+    expect_one_line_error(argv, 1, "plainfile/store");
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static Suite *vm_suite(void)
+{
+    Suite *s = suite_create("vm");
+    TCase *tc = tcase_create("processes");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, synthetic_job_commits_every_si_exactly_once);
+    tcase_add_test(tc, killed_ieu_costs_time_not_results);
+    tcase_add_test(tc, agent_joining_mid_job_receives_work);
+    tcase_add_test(tc, interrupt_leaves_no_process_or_socket_file);
+    tcase_add_test(tc, bad_command_lines_end_in_one_line);
+    tcase_add_test(tc, unreachable_center_is_one_line);
+    tcase_add_test(tc, second_center_on_a_used_port_is_refused);
+    tcase_add_test(tc, unwritable_store_is_one_line);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SPM_TEST_MAIN(vm_suite)

@@ -1,0 +1,154 @@
+/*  Helpers for integration tests that run the real spm binary: where it is
+    ($SPM_BIN, set by `make check`), running it with captured output, and a
+    scratch directory. Header-only; include from test files. */
+#ifndef SPM_TEST_H_INCLUDED
+#define SPM_TEST_H_INCLUDED
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Benchmarks include this too, outside any Check test: they define these
+   two to exit with a message instead. */
+#ifndef SPM_TEST_ASSERT
+#define SPM_TEST_ASSERT(c) ck_assert(c)
+#define SPM_TEST_FAIL(...) ck_abort_msg(__VA_ARGS__)
+#endif
+
+/*  Path of the spm binary under test. */
+static inline const char *spm_test_bin(void)
+{
+    const char *b = getenv("SPM_BIN");
+    return b && *b ? b : "build/spm";
+}
+
+/*  Reads all of FD into a malloc'd NUL-terminated string. */
+static inline char *spm_test_slurp(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (cap - len < 2) {
+            cap *= 2;
+            char *b = realloc(buf, cap);
+            if (!b)
+                break;
+            buf = b;
+        }
+    }
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+/*  Starts `spm ARGV...` with stdout and stderr sent to files under /tmp.
+    Returns the pid; the outputs are read by spm_test_finish. */
+typedef struct {
+    pid_t pid;
+    char out_path[64], err_path[64];
+} spm_test_proc_t;
+
+static inline spm_test_proc_t spm_test_start(const char *const *argv)
+{
+    spm_test_proc_t p;
+    snprintf(p.out_path, sizeof p.out_path, "/tmp/spm-test-out-XXXXXX");
+    snprintf(p.err_path, sizeof p.err_path, "/tmp/spm-test-err-XXXXXX");
+    int out = mkstemp(p.out_path), err = mkstemp(p.err_path);
+    SPM_TEST_ASSERT(out >= 0 && err >= 0);
+    p.pid = fork();
+    SPM_TEST_ASSERT(p.pid >= 0);
+    if (p.pid == 0) {
+        dup2(out, 1);
+        dup2(err, 2);
+        int n = 0;
+        while (argv[n])
+            n++;
+        char **args = calloc((size_t)n + 2, sizeof *args);
+        args[0] = (char *)"spm";
+        for (int i = 0; i < n; i++)
+            args[i + 1] = (char *)argv[i];
+        execv(spm_test_bin(), args);
+        _exit(127);
+    }
+    close(out);
+    close(err);
+    return p;
+}
+
+/*  Waits up to TIMEOUT_S for P (then kills it and fails the test), sets
+    *OUT and *ERR (malloc'd; may be NULL to discard) and returns the exit
+    status (128 + signal for a signal). */
+static inline int spm_test_finish(spm_test_proc_t *p, int timeout_s, char **out, char **err)
+{
+    int status = 0;
+    time_t end = time(NULL) + timeout_s;
+    while (waitpid(p->pid, &status, WNOHANG) == 0) {
+        if (time(NULL) > end) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, &status, 0);
+            SPM_TEST_FAIL("spm did not finish within %d s", timeout_s);
+        }
+        usleep(20000);
+    }
+    int fo = open(p->out_path, O_RDONLY), fe = open(p->err_path, O_RDONLY);
+    char *o = spm_test_slurp(fo), *e = spm_test_slurp(fe);
+    close(fo);
+    close(fe);
+    unlink(p->out_path);
+    unlink(p->err_path);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    if (err)
+        *err = e;
+    else
+        free(e);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*  Runs `spm ARGV...` to the end. */
+static inline int spm_test_run(const char *const *argv, int timeout_s, char **out, char **err)
+{
+    spm_test_proc_t p = spm_test_start(argv);
+    return spm_test_finish(&p, timeout_s, out, err);
+}
+
+/*  Reads the number after "KEY": in a flat JSON text; -1 when absent. */
+static inline double spm_test_json_num(const char *json, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = json ? strstr(json, pat) : NULL;
+    return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+/*  Creates a scratch directory (mkdtemp) and returns it (static buffer). */
+static inline const char *spm_test_tmpdir(void)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/spm-test-XXXXXX");
+    SPM_TEST_ASSERT(mkdtemp(dir) != NULL);
+    return dir;
+}
+
+/*  Counts lines of text. */
+static inline size_t spm_test_lines(const char *s)
+{
+    size_t n = 0;
+    for (; s && *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+#endif

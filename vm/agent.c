@@ -1,0 +1,427 @@
+/*  =========================================================================
+    agent - `spm agent`: one per node; starts and supervises the node's IEUs
+
+    The agent registers its node with the center, empties the node cache
+    (a cache left by an earlier run may hold blocks of ids the center has
+    reused), starts N `spm ieu` processes, tells the center at once when one
+    dies (so its SIs are re-issued without waiting for heartbeats) and
+    restarts it with a growing delay, up to a cap. SIGTERM or SIGINT, a
+    SHUTDOWN from the center, or a center silent too long stop the IEUs and
+    the agent.
+    =========================================================================
+*/
+#include "datacache/nodecache.h"
+#include "vm/cli.h"
+#include "vm/log.h"
+#include "vm/proc.h"
+#include "vm/wire.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_RESTARTS 10
+
+typedef struct {
+    pid_t pid;           /* 0 when not running */
+    uint32_t restarts;   /* so far */
+    uint64_t restart_at; /* monotonic us when to start it again (0: not pending) */
+} child_t;
+
+typedef struct {
+    const char *center, *cache_dir;
+    const char *data_listen, *data_advertise; /* the data agent's endpoints */
+    long slots, prefetch;
+    long cache_mb; /* node cache budget, MiB (0: none) */
+    const char *log_level;
+    uint32_t node;
+    child_t *kids;
+    long nkids;
+} agent_t;
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static pid_t start_ieu(agent_t *a)
+{
+    char node[16], slots[16], prefetch[16], cache_mb[24];
+    snprintf(cache_mb, sizeof cache_mb, "%ld", a->cache_mb);
+    snprintf(node, sizeof node, "%u", a->node);
+    snprintf(slots, sizeof slots, "%ld", a->slots);
+    snprintf(prefetch, sizeof prefetch, "%ld", a->prefetch);
+    char *argv[] = {"spm",         "ieu",
+                    "--center",    (char *)a->center,
+                    "--node",      node,
+                    "--cache-dir", (char *)a->cache_dir,
+                    "--slots",     slots,
+                    "--prefetch",  prefetch,
+                    "--log-level", (char *)a->log_level,
+                    "--cache-mb",  cache_mb,
+                    NULL};
+    return spm_proc_spawn(argv);
+}
+
+static void report_death(void *dealer, pid_t pid, int status)
+{
+    Spm__IeuDied d = SPM__IEU_DIED__INIT;
+    d.pid = (uint32_t)pid;
+    d.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    d.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_IEU_DIED;
+    env.ieu_died = &d;
+    spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
+}
+
+/*  Reaps dead IEUs, reports them, schedules restarts; starts due ones. */
+static void supervise(agent_t *a, void *dealer)
+{
+    int status;
+    pid_t pid;
+    uint64_t now = spm_now_us();
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (long i = 0; i < a->nkids; i++) {
+            child_t *k = &a->kids[i];
+            if (k->pid != pid)
+                continue;
+            k->pid = 0;
+            report_death(dealer, pid, status);
+            if (k->restarts >= MAX_RESTARTS) {
+                spm_log_error("IEU %ld died %u times; not restarting it", i, k->restarts);
+                break;
+            }
+            uint64_t delay = 100000ull << (k->restarts < 8 ? k->restarts : 8);
+            k->restart_at = now + delay;
+            spm_log_warn("IEU pid %d %s %d; restarting in %.1f s", (int)pid,
+                         WIFSIGNALED(status) ? "killed by signal" : "exited with",
+                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), delay / 1e6);
+        }
+    }
+    for (long i = 0; i < a->nkids; i++) {
+        child_t *k = &a->kids[i];
+        if (!k->pid && k->restart_at && now >= k->restart_at) {
+            k->restart_at = 0;
+            k->restarts++;
+            k->pid = start_ieu(a);
+            if (k->pid < 0)
+                k->pid = 0;
+        }
+    }
+}
+
+static void stop_all(agent_t *a)
+{
+    for (long i = 0; i < a->nkids; i++)
+        if (a->kids[i].pid > 0)
+            kill(a->kids[i].pid, SIGTERM);
+    uint64_t deadline = spm_now_us() + 3000000;
+    for (;;) {
+        int alive = 0;
+        for (long i = 0; i < a->nkids; i++) {
+            if (a->kids[i].pid <= 0)
+                continue;
+            if (waitpid(a->kids[i].pid, NULL, WNOHANG) == a->kids[i].pid)
+                a->kids[i].pid = 0;
+            else
+                alive = 1;
+        }
+        if (!alive)
+            return;
+        if (spm_now_us() > deadline)
+            break;
+        usleep(10000);
+    }
+    for (long i = 0; i < a->nkids; i++)
+        if (a->kids[i].pid > 0) {
+            kill(a->kids[i].pid, SIGKILL);
+            waitpid(a->kids[i].pid, NULL, 0);
+        }
+}
+
+/*  The data agent: answers one FETCH from another node's IEU with the
+    block from this node's cache (copied into the frame: a zero-copy frame
+    would pin an LMDB read transaction until ZeroMQ's I/O thread frees it,
+    and LMDB's reader slots are few). */
+static void serve_fetch(void *router, spm_nodecache_t *cache, spm_msg_t *m)
+{
+    Spm__Fetch *f = m->env->fetch;
+    Spm__FetchReply r = SPM__FETCH_REPLY__INIT;
+    r.req = f->req;
+    spm_frame_t frame = {0};
+    spm_nodecache_reader_t *rd = spm_nodecache_reader(cache);
+    const void *data;
+    size_t len;
+    uint32_t type;
+    r.status = rd ? spm_nodecache_get(rd, f->sdb, f->version, &type, &data, &len) : SPM_ESTORE;
+    if (r.status == 0) {
+        frame.data = malloc(len ? len : 1);
+        frame.len = len;
+        frame.free_fn = spm_wire_free;
+        if (frame.data)
+            memcpy(frame.data, data, len);
+        else
+            r.status = SPM_ENOMEM;
+    }
+    spm_nodecache_reader_end(&rd);
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_FETCH_REPLY;
+    env.fetch_reply = &r;
+    spm_wire_send(router, &m->id, &env, &frame, r.status == 0 ? 1 : 0, NULL);
+}
+
+/*  Binds the data agent's ROUTER and works out the endpoint peers use.
+    Returns the socket or NULL with the detail set. */
+static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
+{
+    char listen[512];
+    if (a->data_listen)
+        snprintf(listen, sizeof listen, "%s", a->data_listen);
+    else if (strncmp(a->center, "ipc://", 6) == 0)
+        snprintf(listen, sizeof listen, "ipc://%s/data", a->cache_dir);
+    else
+        snprintf(listen, sizeof listen, "tcp://*:0");
+    void *router = spm_wire_socket(ctx, ZMQ_ROUTER);
+    if (!router)
+        return NULL;
+    if (zmq_bind(router, listen) != 0) {
+        spm_error(SPM_EADDRINUSE, "--data-listen %s: %s", listen, zmq_strerror(zmq_errno()));
+        zmq_close(router);
+        return NULL;
+    }
+    char bound[512];
+    size_t blen = sizeof bound;
+    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &blen);
+    if (a->data_advertise) {
+        snprintf(advertise, size, "%s", a->data_advertise);
+    } else if (strncmp(bound, "tcp://0.0.0.0:", 14) == 0) {
+        char host[256] = "localhost";
+        gethostname(host, sizeof host - 1);
+        snprintf(advertise, size, "tcp://%s:%s", host, bound + 14);
+    } else {
+        snprintf(advertise, size, "%s", bound);
+    }
+    return router;
+}
+
+static const char agent_help[] =
+    "usage: spm agent --center ENDPOINT [OPTIONS]\n\n"
+    "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
+    "and reports their deaths to the center.\n\n"
+    "  --center ENDPOINT   the center, e.g. tcp://head:7700\n"
+    "  --ieus N            IEU processes on this node (default: number of cores)\n"
+    "  --slots N           SIs each IEU executes at once (default 1)\n"
+    "  --prefetch N        SIs each IEU asks for ahead (default 1)\n"
+    "  --cache-dir DIR     node cache directory, emptied at start\n"
+    "                      (default /tmp/spm-cache-UID-PID)\n"
+    "  --cache-mb N        node cache budget in MiB; least recently used blocks\n"
+    "                      are evicted beyond it (default 0: no limit)\n"
+    "  --data-listen EP    where this node serves its cached blocks to other nodes\n"
+    "                      (default ipc://CACHE-DIR/data with an ipc center, else\n"
+    "                      tcp://*:RANDOM)\n"
+    "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
+    "                      (default: the bound endpoint, with this host's name)\n"
+    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+
+static int agent_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"center", required_argument, 0, 'c'},
+                                         {"ieus", required_argument, 0, 'n'},
+                                         {"slots", required_argument, 0, 's'},
+                                         {"prefetch", required_argument, 0, 'p'},
+                                         {"cache-dir", required_argument, 0, 'd'},
+                                         {"log-level", required_argument, 0, 'v'},
+                                         {"cache-mb", required_argument, 0, 'm'},
+                                         {"data-listen", required_argument, 0, 'L'},
+                                         {"data-advertise", required_argument, 0, 'A'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    agent_t a = {.slots = 1, .prefetch = 1, .log_level = "warn"};
+    long nieus = sysconf(_SC_NPROCESSORS_ONLN);
+    spm_log_level_t level = SPM_LOG_WARN;
+    char default_cache[128];
+    int ch, rc;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        rc = 0;
+        switch (ch) {
+        case 'c':
+            a.center = optarg;
+            break;
+        case 'n':
+            rc = spm_parse_long("--ieus", optarg, 1, 1024, &nieus);
+            break;
+        case 's':
+            rc = spm_parse_long("--slots", optarg, 1, 256, &a.slots);
+            break;
+        case 'p':
+            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &a.prefetch);
+            break;
+        case 'd':
+            a.cache_dir = optarg;
+            break;
+        case 'm':
+            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &a.cache_mb);
+            break;
+        case 'L':
+            a.data_listen = optarg;
+            break;
+        case 'A':
+            a.data_advertise = optarg;
+            break;
+        case 'v':
+            rc = spm_log_parse_level(optarg, &level);
+            a.log_level = optarg;
+            break;
+        case 'h':
+            fputs(agent_help, stdout);
+            return 0;
+        default:
+            return spm_cli_usage("agent", "invalid option");
+        }
+        if (rc != 0)
+            return spm_cli_fail("agent", rc);
+    }
+    if (!a.center)
+        return spm_cli_usage("agent", "--center is required");
+    if (!a.cache_dir) {
+        snprintf(default_cache, sizeof default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
+                 (int)getpid());
+        a.cache_dir = default_cache;
+    }
+    spm_log_init("agent", level);
+    setenv("OPENBLAS_NUM_THREADS", "1", 0); /* IEU slots, not BLAS threads, use the cores */
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    int status = 1;
+    void *ctx = zmq_ctx_new(), *dealer = NULL;
+    void *data = NULL;
+    char advertise[512] = "";
+    spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 1);
+    if (!cache) {
+        spm_cli_fail("agent", SPM_EIO);
+        goto done;
+    }
+    if (!ctx || !(data = bind_data(ctx, &a, advertise, sizeof advertise))) {
+        spm_cli_fail("agent", SPM_EADDRINUSE);
+        goto done;
+    }
+    dealer = ctx ? spm_wire_socket(ctx, ZMQ_DEALER) : NULL;
+    if (!dealer || zmq_connect(dealer, a.center) != 0) {
+        spm_error(SPM_EUNREACH, "%s: %s", a.center, zmq_strerror(zmq_errno()));
+        spm_cli_fail("agent", SPM_EUNREACH);
+        goto done;
+    }
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    Spm__Hello h = SPM__HELLO__INIT;
+    h.role = SPM__HELLO__ROLE__AGENT;
+    h.node = host;
+    h.pid = (uint32_t)getpid();
+    h.data_endpoint = advertise;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
+    uint32_t hb_ms = 1000, dead_ms = 5000;
+    int welcomed = 0;
+    uint64_t deadline = spm_now_us() + 10000000;
+    while (!welcomed && !stop_flag && spm_now_us() < deadline) {
+        zmq_pollitem_t item = {dealer, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&item, 1, 100) <= 0)
+            continue;
+        spm_msg_t m;
+        if (spm_wire_recv(dealer, 0, 1, &m, NULL) != 1)
+            continue;
+        if (m.env->body_case == SPM__ENVELOPE__BODY_WELCOME) {
+            a.node = m.env->welcome->index;
+            hb_ms = m.env->welcome->heartbeat_ms;
+            dead_ms = m.env->welcome->dead_ms;
+            welcomed = 1;
+        }
+        spm_msg_close(&m);
+    }
+    if (!welcomed) {
+        if (!stop_flag) {
+            spm_error(SPM_EUNREACH, "%s: the center did not answer within 10 s", a.center);
+            spm_cli_fail("agent", SPM_EUNREACH);
+        }
+        goto done;
+    }
+    a.nkids = nieus;
+    a.kids = calloc((size_t)nieus, sizeof *a.kids);
+    if (!a.kids)
+        goto done;
+    for (long i = 0; i < nieus; i++)
+        a.kids[i].pid = start_ieu(&a);
+    spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
+    uint64_t last_heard = spm_now_us(), last_beat = 0;
+    while (!stop_flag) {
+        zmq_pollitem_t items[2] = {{dealer, 0, ZMQ_POLLIN, 0}, {data, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, 2, 100);
+        int shutdown = 0;
+        spm_msg_t m;
+        int r;
+        for (int k = 0; k < 256 && (r = spm_wire_recv(data, 1, 1, &m, NULL)) > 0; k++) {
+            if (r == 1 && m.env->body_case == SPM__ENVELOPE__BODY_FETCH)
+                serve_fetch(data, cache, &m);
+            if (r == 1)
+                spm_msg_close(&m);
+        }
+        while ((r = spm_wire_recv(dealer, 0, 1, &m, NULL)) > 0) {
+            if (r != 1)
+                continue;
+            last_heard = spm_now_us();
+            shutdown |= m.env->body_case == SPM__ENVELOPE__BODY_SHUTDOWN;
+            spm_msg_close(&m);
+        }
+        if (shutdown)
+            break;
+        supervise(&a, dealer);
+        uint64_t now = spm_now_us();
+        if (now - last_beat >= (uint64_t)hb_ms * 1000) {
+            Spm__Heartbeat hbm = SPM__HEARTBEAT__INIT;
+            Spm__Envelope e = SPM__ENVELOPE__INIT;
+            e.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
+            e.heartbeat = &hbm;
+            spm_wire_send(dealer, NULL, &e, NULL, 0, NULL);
+            last_beat = now;
+        }
+        if (now - last_heard > 2 * (uint64_t)dead_ms * 1000) {
+            spm_log_warn("the center has been silent for %u ms; stopping", 2 * dead_ms);
+            break;
+        }
+    }
+    status = 0;
+done:
+    if (a.kids)
+        stop_all(&a);
+    free(a.kids);
+    if (dealer)
+        zmq_close(dealer);
+    if (data)
+        zmq_close(data);
+    if (ctx)
+        zmq_ctx_term(ctx);
+    spm_nodecache_close(&cache);
+    if (a.cache_dir == default_cache)
+        spm_rmtree(default_cache);
+    return status;
+}
+
+SPM_CONSTRUCTOR(agent_cmd)
+{
+    spm_command_register(&(spm_command_t){.name = "agent",
+                                          .summary = "run the agent of one node (starts its IEUs)",
+                                          .main = agent_main});
+}

@@ -1,0 +1,964 @@
+/*  =========================================================================
+    center - `spm center`: the IDU, the durable store and the control
+    endpoint of one VM
+
+    One thread, one ROUTER socket, one poll loop (as Redis does it): IEUs,
+    agents and clients all talk to the same socket, and every message is
+    handled to the end before the next is read. No locks. The CPU time this
+    process uses while a job runs is that job's management overhead (w_man).
+    =========================================================================
+*/
+#include "datacache/store.h"
+#include "idu/idu.h"
+#include "isa/core/registry.h"
+#include "vm/cli.h"
+#include "vm/hmap.h"
+#include "vm/log.h"
+#include "vm/report.h"
+#include "vm/wire.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+enum {
+    ROLE_IEU = SPM__HELLO__ROLE__IEU,
+    ROLE_AGENT = SPM__HELLO__ROLE__AGENT,
+    ROLE_CLIENT = SPM__HELLO__ROLE__CLIENT
+};
+
+typedef struct {
+    zmq_msg_t id;       /* routing id */
+    int role;           /* ROLE_* */
+    uint32_t index;     /* IEU index or node index */
+    uint32_t node;      /* node of an IEU or agent */
+    uint32_t pid;       /* process id on its node */
+    uint64_t last_seen; /* monotonic us of the last message */
+    int dead;
+    Spm__Si **batch; /* SIs to send in the next ISSUE (IEUs) */
+    size_t nbatch, capbatch;
+} peer_t;
+
+typedef struct {
+    uint64_t job;
+    zmq_msg_t id; /* the watching client */
+    uint64_t cpu_start_us;
+    uint64_t last_progress_us;
+} watch_t;
+
+/*  A COMMIT whose outputs are in the open store batch. */
+typedef struct {
+    spm_msg_t m; /* the message, owned */
+    void *ieu;   /* its peer_t */
+    uint8_t *ok; /* per result: accepted in the first half */
+} pending_t;
+
+typedef struct {
+    void *ctx, *router;
+    pending_t *pending; /* COMMITs waiting for this turn's store batch */
+    size_t npending, cappending;
+    int batch_open; /* a store write transaction is open */
+    int batch_rc;   /* the first failure of this turn's batch */
+    spm_idu_t *idu;
+    spm_store_t *store;
+    spm_hmap_t *peers;   /* routing-id key -> peer_t */
+    spm_hmap_t *ieus;    /* IEU index + 1 -> peer_t */
+    spm_hmap_t *watches; /* job -> watch_t */
+    spm_hmap_t *cpu_at;  /* job -> CPU time at submit (us, boxed) */
+    uint32_t next_node;
+    char **node_data; /* node index -> its data agent's endpoint (or NULL) */
+    size_t nnode_data;
+    uint32_t heartbeat_ms, dead_ms;
+    uint64_t lease_us;
+    uint64_t gc_versions; /* block versions deleted as garbage */
+    uint64_t sync_us;     /* flush the store this often (0: at every commit) */
+    uint64_t last_sync;   /* when it was flushed last */
+    int dirty;            /* commits since then */
+    spm_wire_stats_t wire;
+    volatile sig_atomic_t *stop;
+    int stopping;
+} center_t;
+
+static volatile sig_atomic_t stop_flag; /* set by SIGINT/SIGTERM */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static uint64_t cpu_us(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+           (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/*  Routing ids from ZeroMQ are 5 bytes; fold them into a map key. */
+static uint64_t id_key(zmq_msg_t *id)
+{
+    const unsigned char *p = zmq_msg_data(id);
+    size_t n = zmq_msg_size(id);
+    uint64_t k = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        k = (k ^ p[i]) * 1099511628211ull;
+    return k ? k : 1;
+}
+
+static peer_t *peer_of(center_t *c, spm_msg_t *m)
+{
+    return spm_hmap_get(c->peers, id_key(&m->id));
+}
+
+static void send_to(center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
+{
+    spm_wire_send(c->router, id, env, f, n, &c->wire);
+}
+
+static void send_error(center_t *c, zmq_msg_t *id, int code, const char *msg)
+{
+    Spm__Error e = SPM__ERROR__INIT;
+    e.status = code;
+    e.message = (char *)msg;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_ERROR;
+    env.error = &e;
+    send_to(c, id, &env, NULL, 0);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static void free_si_msg(Spm__Si *s)
+{
+    for (size_t i = 0; i < s->n_ops; i++)
+        free(s->ops[i]);
+    free(s->ops);
+    free(s);
+}
+
+/*  IDU emit callback: queue SI for IEU's next ISSUE message. */
+static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
+{
+    center_t *c = arg;
+    peer_t *p = spm_hmap_get(c->ieus, (uint64_t)ieu + 1);
+    Spm__Si *s = malloc(sizeof *s);
+    if (!p || !s) {
+        free(s);
+        return; /* the lease brings it back */
+    }
+    spm__si__init(s);
+    s->id = si->id;
+    s->attempt = si->attempt;
+    s->opcode = si->opcode;
+    s->job = si->job;
+    s->params.data = (uint8_t *)si->params;
+    s->params.len = si->params_len;
+    s->n_ops = si->nops;
+    s->ops = calloc(si->nops ? si->nops : 1, sizeof *s->ops);
+    for (size_t i = 0; s->ops && i < si->nops; i++) {
+        Spm__Operand *o = s->ops[i] = malloc(sizeof *o);
+        if (!o)
+            continue;
+        spm__operand__init(o);
+        o->sdb = si->ops[i].sdb;
+        o->version = si->ops[i].version;
+        o->in_version = si->ops[i].in_version;
+        o->mode = si->ops[i].mode;
+        o->type = si->ops[i].type;
+    }
+    if (p->nbatch == p->capbatch) {
+        size_t cap = p->capbatch ? p->capbatch * 2 : 16;
+        Spm__Si **v = realloc(p->batch, cap * sizeof *v);
+        if (!v) {
+            free_si_msg(s);
+            return;
+        }
+        p->batch = v;
+        p->capbatch = cap;
+    }
+    p->batch[p->nbatch++] = s;
+}
+
+/*  Runs the pool and sends each IEU's batch as one ISSUE. */
+static void pump(center_t *c)
+{
+    spm_idu_pump(c->idu);
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
+        peer_t *p = value;
+        if (!p->nbatch)
+            continue;
+        Spm__Issue issue = SPM__ISSUE__INIT;
+        issue.n_sis = p->nbatch;
+        issue.sis = p->batch;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_ISSUE;
+        env.issue = &issue;
+        send_to(c, &p->id, &env, NULL, 0);
+        for (size_t i = 0; i < p->nbatch; i++)
+            free_si_msg(p->batch[i]);
+        p->nbatch = 0;
+    }
+}
+
+/* ------------------------------------------------------------- reports */
+
+static void send_report(center_t *c, watch_t *w)
+{
+    Spm__Report *r = spm_report_build(c->idu, w->job);
+    if (!r)
+        return;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_REPORT;
+    env.report = r;
+    send_to(c, &w->id, &env, NULL, 0);
+    spm_report_free(r);
+}
+
+static void send_progress(center_t *c, watch_t *w)
+{
+    spm_idu_job_info_t info;
+    if (spm_idu_job_info(c->idu, w->job, &info) != 0)
+        return;
+    Spm__Progress p = SPM__PROGRESS__INIT;
+    p.job = w->job;
+    p.committed = info.committed;
+    p.known = info.expected > info.issued ? info.expected : info.issued;
+    p.ieus = spm_idu_ieus(c->idu);
+    p.elapsed_us = info.wall_us;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_PROGRESS;
+    env.progress = &p;
+    send_to(c, &w->id, &env, NULL, 0);
+}
+
+static void record_cpu(center_t *c, uint64_t job)
+{
+    uint64_t *start = spm_hmap_remove(c->cpu_at, job);
+    if (start) {
+        spm_idu_job_set_cpu(c->idu, job, cpu_us() - *start);
+        free(start);
+    }
+}
+
+/*  IDU callback: JOB ended. Its watcher gets the report now. */
+static void job_done(void *arg, uint64_t job)
+{
+    center_t *c = arg;
+    record_cpu(c, job);
+    spm_idu_job_info_t info;
+    if (spm_idu_job_info(c->idu, job, &info) == 0)
+        spm_log_info("job %llu (%s) %s after %.3f s", (unsigned long long)job, info.program,
+                     info.state == 1 ? "done" : "failed", info.wall_us / 1e6);
+    watch_t *w = spm_hmap_remove(c->watches, job);
+    if (w) {
+        send_report(c, w);
+        zmq_msg_close(&w->id);
+        free(w);
+        spm_idu_job_forget(c->idu, job);
+    }
+}
+
+/* ------------------------------------------------------------- handlers */
+
+static void on_hello(center_t *c, spm_msg_t *m)
+{
+    Spm__Hello *h = m->env->hello;
+    uint64_t key = id_key(&m->id);
+    if (spm_hmap_get(c->peers, key))
+        return; /* a second HELLO on one connection is out of order: ignore */
+    peer_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return;
+    zmq_msg_init(&p->id);
+    zmq_msg_copy(&p->id, &m->id);
+    p->role = h->role;
+    p->pid = h->pid;
+    p->last_seen = spm_now_us();
+    Spm__Welcome w = SPM__WELCOME__INIT;
+    w.heartbeat_ms = c->heartbeat_ms;
+    w.dead_ms = c->dead_ms;
+    if ((int)h->role == ROLE_IEU) {
+        p->node = h->node_index;
+        p->index = spm_idu_ieu_join(c->idu, h->node_index, h->slots);
+        spm_hmap_put(c->ieus, (uint64_t)p->index + 1, p);
+        spm_log_info("IEU %u joined (node %u, pid %u, %u slots)", p->index, p->node, p->pid,
+                     h->slots);
+    } else if ((int)h->role == ROLE_AGENT) {
+        p->index = p->node = c->next_node++;
+        char **v = realloc(c->node_data, (p->node + 1) * sizeof *v);
+        if (v) {
+            c->node_data = v;
+            for (size_t i = c->nnode_data; i <= p->node; i++)
+                v[i] = NULL;
+            c->nnode_data = p->node + 1;
+            if (h->data_endpoint && *h->data_endpoint)
+                v[p->node] = strdup(h->data_endpoint);
+        }
+        spm_log_info("agent of node %u (%s) joined", p->node, h->node);
+    }
+    w.index = p->index;
+    spm_hmap_put(c->peers, key, p);
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_WELCOME;
+    env.welcome = &w;
+    send_to(c, &m->id, &env, NULL, 0);
+}
+
+static void ieu_gone(center_t *c, peer_t *p, const char *why)
+{
+    if (p->dead)
+        return;
+    p->dead = 1;
+    uint32_t n = spm_idu_ieu_dead(c->idu, p->index);
+    /* With its last IEU gone, nobody serves the node's cache any more
+       (its agent is likely gone too): stop sending fetches there. */
+    int alive = 0;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (!alive && spm_hmap_next(c->ieus, &pos, &key, &value))
+        alive = !((peer_t *)value)->dead && ((peer_t *)value)->node == p->node;
+    if (!alive)
+        spm_idu_dir_node_gone(c->idu, p->node);
+    spm_log_warn("IEU %u (node %u, pid %u) %s; %u SIs re-issued", p->index, p->node, p->pid, why,
+                 n);
+}
+
+/*  Deletes from the store the versions the IDU found nobody can read. */
+static void collect_garbage(center_t *c)
+{
+    spm_sdb_t id;
+    uint64_t version;
+    if (!spm_idu_gc_take(c->idu, &id, &version))
+        return;
+    if (spm_store_begin(c->store) != 0)
+        return;
+    do {
+        spm_store_delete(c->store, id, version); /* not found: it never committed */
+        c->gc_versions++;
+    } while (spm_idu_gc_take(c->idu, &id, &version));
+    if (spm_store_commit(c->store) != 0)
+        spm_log_warn("garbage collection: %s", spm_error_detail());
+}
+
+/*  COMMIT, first half: writes the outputs of its live results into the
+    store batch of this loop turn and keeps the message until the batch is
+    durable (group commit: one LMDB sync per turn, not per SI). Takes M. */
+static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
+{
+    Spm__Commit *cm = m->env->commit;
+    pending_t *pc = NULL;
+    if (c->npending == c->cappending) {
+        size_t cap = c->cappending ? c->cappending * 2 : 16;
+        pending_t *v = realloc(c->pending, cap * sizeof *v);
+        if (!v)
+            return; /* dropped: the leases bring these SIs back */
+        c->pending = v;
+        c->cappending = cap;
+    }
+    uint8_t *ok = calloc(cm->n_results ? cm->n_results : 1, 1);
+    if (!ok)
+        return;
+    size_t frame = 0;
+    for (size_t i = 0; i < cm->n_results; i++) {
+        Spm__Result *r = cm->results[i];
+        if (frame + r->outputs > m->nframes) {
+            spm_log_warn("COMMIT from IEU %u announces more frames than it has", p->index);
+            break;
+        }
+        const spm_idu_si_t *si = spm_idu_lookup(c->idu, p->index, r->si, r->attempt);
+        size_t want = 0;
+        for (size_t k = 0; si && k < si->nops; k++)
+            want += si->ops[k].mode != SPM_R;
+        if (si && r->status == 0 && want != r->outputs) {
+            spm_log_warn("COMMIT of SI %llu has %u outputs, expected %zu; dropped",
+                         (unsigned long long)r->si, r->outputs, want);
+            si = NULL;
+        }
+        ok[i] = si != NULL;
+        for (size_t k = 0, f = frame; si && r->status == 0 && k < si->nops; k++) {
+            if (si->ops[k].mode == SPM_R)
+                continue;
+            zmq_msg_t *fm = &m->frames[f++];
+            if (!c->batch_open && c->batch_rc == 0) {
+                c->batch_rc = spm_store_begin(c->store);
+                c->batch_open = c->batch_rc == 0;
+            }
+            int rc = c->batch_rc;
+            if (rc == 0) {
+                rc = spm_store_put(c->store, si->ops[k].sdb, si->ops[k].version, si->ops[k].type,
+                                   zmq_msg_data(fm), zmq_msg_size(fm));
+                if (rc == SPM_EINVAL) { /* an earlier attempt's bytes, never applied */
+                    spm_store_delete(c->store, si->ops[k].sdb, si->ops[k].version);
+                    rc = spm_store_put(c->store, si->ops[k].sdb, si->ops[k].version,
+                                       si->ops[k].type, zmq_msg_data(fm), zmq_msg_size(fm));
+                }
+            }
+            if (rc != 0 && c->batch_rc == 0)
+                c->batch_rc = rc;
+            /* The committing IEU keeps a copy in its node's cache. */
+            spm_idu_dir_add(c->idu, si->ops[k].sdb, si->ops[k].version, zmq_msg_size(fm), p->node);
+        }
+        frame += r->outputs;
+    }
+    pc = &c->pending[c->npending++];
+    pc->m = *m;
+    memset(m, 0, sizeof *m); /* the pending list owns it now */
+    pc->ieu = p;
+    pc->ok = ok;
+}
+
+/*  COMMIT, second half, once per loop turn: makes the batch durable, then
+    applies the results (versions readable, waiters wake, SF commits run). */
+static void flush_commits(center_t *c)
+{
+    int rc = c->batch_rc;
+    if (c->batch_open) {
+        if (rc == 0)
+            rc = spm_store_commit(c->store);
+        else
+            spm_store_abort(c->store);
+    }
+    c->dirty |= c->batch_open && rc == 0;
+    c->batch_open = 0;
+    c->batch_rc = 0;
+    for (size_t n = 0; n < c->npending; n++) {
+        pending_t *pc = &c->pending[n];
+        Spm__Commit *cm = pc->m.env->commit;
+        peer_t *p = pc->ieu;
+        for (size_t i = 0; i < cm->n_results; i++) {
+            Spm__Result *r = cm->results[i];
+            /* still the live lease? (the IEU may have died this turn) */
+            const spm_idu_si_t *si =
+                pc->ok[i] ? spm_idu_lookup(c->idu, p->index, r->si, r->attempt) : NULL;
+            if (!si)
+                continue;
+            if (rc != 0 && r->status == 0) {
+                /* Its outputs did not reach the store: the job cannot go on. */
+                spm_idu_job_fail(c->idu, si->job, rc, spm_error_detail());
+                continue;
+            }
+            spm_idu_commit_t ct = {.status = r->status,
+                                   .error = r->error,
+                                   .reply = r->reply.data,
+                                   .reply_len = r->reply.len,
+                                   .wait_us = r->wait_us,
+                                   .exec_us = r->exec_us,
+                                   .localize_us = r->localize_us,
+                                   .l1_hits = r->l1_hits,
+                                   .l2_hits = r->l2_hits,
+                                   .store_reads = r->store_reads,
+                                   .evictions = r->evictions,
+                                   .bytes_l2 = r->bytes_l2,
+                                   .bytes_store = r->bytes_store};
+            spm_idu_commit(c->idu, p->index, r->si, &ct);
+        }
+        if (!p->dead)
+            spm_idu_ieu_pull(c->idu, p->index, cm->credits);
+        free(pc->ok);
+        spm_msg_close(&pc->m);
+    }
+    c->npending = 0;
+    collect_garbage(c);
+}
+
+/*  Answers an IEU's operand miss with the data endpoints of other nodes
+    that cache the block, when there are any and it did not ask for the
+    store. Returns 1 when it answered. */
+static int redirect(center_t *c, peer_t *p, spm_msg_t *m, uint64_t version)
+{
+    Spm__Get *g = m->env->get;
+    uint32_t nodes[8];
+    size_t n = spm_idu_dir_holders(c->idu, g->sdb, version, nodes, 8);
+    char *eps[8];
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (nodes[i] != p->node && nodes[i] < c->nnode_data && c->node_data[nodes[i]])
+            eps[k++] = c->node_data[nodes[i]];
+    if (!k)
+        return 0;
+    Spm__GetReply r = SPM__GET_REPLY__INIT;
+    r.req = g->req;
+    r.sdb = g->sdb;
+    r.version = version;
+    r.n_holders = k;
+    r.holders = eps;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
+    env.get_reply = &r;
+    send_to(c, &m->id, &env, NULL, 0);
+    return 1;
+}
+
+static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
+{
+    Spm__Get *g = m->env->get;
+    uint64_t version = g->version ? g->version : spm_idu_sdb_version(c->idu, g->sdb, NULL);
+    if (p->role == ROLE_IEU && !g->store_only && version && redirect(c, p, m, version))
+        return;
+    Spm__GetReply r = SPM__GET_REPLY__INIT;
+    r.req = g->req;
+    r.sdb = g->sdb;
+    void *data = NULL;
+    size_t len = 0;
+    uint32_t type = 0;
+    r.status = version ? spm_store_get(c->store, g->sdb, version, NULL, &type, &data, &len)
+                       : SPM_ENOTFOUND;
+    r.version = version;
+    r.type = type;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
+    env.get_reply = &r;
+    spm_frame_t f = {data, len, spm_wire_free, NULL};
+    send_to(c, &m->id, &env, &f, r.status == 0 ? 1 : 0);
+}
+
+/*  PUBLISH and DROP: an IEU's node cache gained or lost blocks. */
+static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (gained)
+            spm_idu_dir_add(c->idu, refs[i]->sdb, refs[i]->version, refs[i]->bytes, p->node);
+        else
+            spm_idu_dir_drop(c->idu, refs[i]->sdb, refs[i]->version, p->node);
+    }
+}
+
+static void on_put(center_t *c, spm_msg_t *m)
+{
+    Spm__Put *pu = m->env->put;
+    Spm__PutReply r = SPM__PUT_REPLY__INIT;
+    r.req = pu->req;
+    const spm_sdb_type_t *type = spm_sdb_type_find(pu->type);
+    if (!type) {
+        r.status = SPM_ENOTFOUND;
+        r.error = "unknown SDB type";
+    } else if (m->nframes != 1) {
+        r.status = SPM_EPROTO;
+        r.error = "PUT needs exactly one block frame";
+    } else if (type->validate(zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0])) != 0) {
+        r.status = SPM_EFORMAT;
+        r.error = "malformed block";
+    } else {
+        spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
+        r.status = id ? spm_store_put(c->store, id, 1, spm_name_id(pu->type),
+                                      zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]))
+                      : SPM_ENOMEM;
+        r.sdb = id;
+        if (r.status != 0)
+            r.error = (char *)spm_error_detail();
+    }
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_PUT_REPLY;
+    env.put_reply = &r;
+    send_to(c, &m->id, &env, NULL, 0);
+}
+
+static void on_submit(center_t *c, spm_msg_t *m)
+{
+    Spm__Submit *s = m->env->submit;
+    Spm__Submitted r = SPM__SUBMITTED__INIT;
+    uint64_t *cpu = malloc(sizeof *cpu);
+    uint64_t job = 0;
+    if (cpu)
+        *cpu = cpu_us();
+    spm_error(0, "%s", "");
+    r.status = spm_idu_submit(c->idu, s->program, s->args.data, s->args.len, s->priority, &job);
+    r.job = job;
+    if (r.status != 0)
+        r.error = (char *)spm_error_detail();
+    if (job && cpu)
+        spm_hmap_put(c->cpu_at, job, cpu);
+    else
+        free(cpu);
+    if (job)
+        spm_log_info("job %llu (%s) submitted", (unsigned long long)job, s->program);
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_SUBMITTED;
+    env.submitted = &r;
+    send_to(c, &m->id, &env, NULL, 0);
+}
+
+static void on_watch(center_t *c, spm_msg_t *m)
+{
+    uint64_t job = m->env->watch->job;
+    spm_idu_job_info_t info;
+    if (spm_idu_job_info(c->idu, job, &info) != 0) {
+        send_error(c, &m->id, SPM_ENOTFOUND, "no such job");
+        return;
+    }
+    watch_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return;
+    w->job = job;
+    zmq_msg_init(&w->id);
+    zmq_msg_copy(&w->id, &m->id);
+    watch_t *old = spm_hmap_get(c->watches, job);
+    if (old) { /* one watcher per job: the newest */
+        zmq_msg_close(&old->id);
+        free(old);
+    }
+    spm_hmap_put(c->watches, job, w);
+    if (info.state != 0)
+        job_done(c, job);
+    else
+        send_progress(c, w);
+}
+
+static void on_status(center_t *c, spm_msg_t *m)
+{
+    char *json = spm_report_status_json(c->idu);
+    Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
+    r.json = json ? json : "{}";
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_STATUS_REPLY;
+    env.status_reply = &r;
+    send_to(c, &m->id, &env, NULL, 0);
+    free(json);
+}
+
+static void on_ieu_died(center_t *c, peer_t *agent, spm_msg_t *m)
+{
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
+        peer_t *p = value;
+        if (!p->dead && p->node == agent->node && p->pid == m->env->ieu_died->pid)
+            ieu_gone(c, p, "died");
+    }
+}
+
+static void handle(center_t *c, spm_msg_t *m)
+{
+    peer_t *p = peer_of(c, m);
+    int body = m->env->body_case;
+    if (body == SPM__ENVELOPE__BODY_HELLO) {
+        on_hello(c, m);
+        return;
+    }
+    if (!p) { /* everything else needs a HELLO first */
+        c->wire.dropped++;
+        return;
+    }
+    p->last_seen = spm_now_us();
+    switch (body) {
+    case SPM__ENVELOPE__BODY_PULL:
+        if (p->role == ROLE_IEU && !p->dead)
+            spm_idu_ieu_pull(c->idu, p->index, m->env->pull->credits);
+        break;
+    case SPM__ENVELOPE__BODY_COMMIT:
+        if (p->role == ROLE_IEU)
+            on_commit(c, p, m);
+        break;
+    case SPM__ENVELOPE__BODY_HEARTBEAT: {
+        Spm__Heartbeat hb = SPM__HEARTBEAT__INIT;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
+        env.heartbeat = &hb;
+        send_to(c, &m->id, &env, NULL, 0);
+        break;
+    }
+    case SPM__ENVELOPE__BODY_BYE:
+        if (p->role == ROLE_IEU)
+            ieu_gone(c, p, "left");
+        break;
+    case SPM__ENVELOPE__BODY_IEU_DIED:
+        if (p->role == ROLE_AGENT)
+            on_ieu_died(c, p, m);
+        break;
+    case SPM__ENVELOPE__BODY_SUBMIT:
+        on_submit(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_WATCH:
+        on_watch(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_GET:
+        on_get(c, p, m);
+        break;
+    case SPM__ENVELOPE__BODY_PUBLISH:
+        if (p->role == ROLE_IEU)
+            on_blocks(c, p, m->env->publish->blocks, m->env->publish->n_blocks, 1);
+        break;
+    case SPM__ENVELOPE__BODY_DROP:
+        if (p->role == ROLE_IEU)
+            on_blocks(c, p, m->env->drop->blocks, m->env->drop->n_blocks, 0);
+        break;
+    case SPM__ENVELOPE__BODY_PUT:
+        on_put(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_STATUS:
+        on_status(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_SHUTDOWN:
+        if (p->role == ROLE_CLIENT)
+            c->stopping = 1;
+        break;
+    default:
+        c->wire.dropped++; /* a message the center never receives */
+        break;
+    }
+}
+
+/*  Once every tick: silent peers are dead, leases expire, watchers get
+    progress. */
+static void tick(center_t *c)
+{
+    uint64_t now = spm_now_us();
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
+        peer_t *p = value;
+        if (!p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000)
+            ieu_gone(c, p, "went silent");
+    }
+    pos = 0;
+    while (spm_hmap_next(c->peers, &pos, &key, &value)) {
+        peer_t *p = value;
+        if (p->role == ROLE_AGENT && !p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000) {
+            p->dead = 1;
+            spm_idu_dir_node_gone(c->idu, p->node);
+            spm_log_warn("agent of node %u went silent", p->node);
+        }
+    }
+    if (c->lease_us)
+        spm_idu_expire(c->idu, now, c->lease_us);
+    pos = 0;
+    while (spm_hmap_next(c->watches, &pos, &key, &value)) {
+        watch_t *w = value;
+        if (now - w->last_progress_us >= 200000) {
+            w->last_progress_us = now;
+            send_progress(c, w);
+        }
+    }
+}
+
+static void shutdown_peers(center_t *c)
+{
+    Spm__Shutdown s = SPM__SHUTDOWN__INIT;
+    s.reason = "center shutting down";
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_SHUTDOWN;
+    env.shutdown = &s;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(c->peers, &pos, &key, &value)) {
+        peer_t *p = value;
+        if (p->role == ROLE_IEU || p->role == ROLE_AGENT)
+            send_to(c, &p->id, &env, NULL, 0);
+    }
+}
+
+static void center_free(center_t *c)
+{
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (c->peers && spm_hmap_next(c->peers, &pos, &key, &value)) {
+        peer_t *p = value;
+        for (size_t i = 0; i < p->nbatch; i++)
+            free_si_msg(p->batch[i]);
+        free(p->batch);
+        zmq_msg_close(&p->id);
+        free(p);
+    }
+    pos = 0;
+    while (c->watches && spm_hmap_next(c->watches, &pos, &key, &value)) {
+        zmq_msg_close(&((watch_t *)value)->id);
+        free(value);
+    }
+    pos = 0;
+    while (c->cpu_at && spm_hmap_next(c->cpu_at, &pos, &key, &value))
+        free(value);
+    for (size_t n = 0; n < c->npending; n++) {
+        free(c->pending[n].ok);
+        spm_msg_close(&c->pending[n].m);
+    }
+    free(c->pending);
+    for (size_t i = 0; i < c->nnode_data; i++)
+        free(c->node_data[i]);
+    free(c->node_data);
+    spm_hmap_destroy(&c->peers);
+    spm_hmap_destroy(&c->ieus);
+    spm_hmap_destroy(&c->watches);
+    spm_hmap_destroy(&c->cpu_at);
+    spm_idu_destroy(&c->idu);
+    spm_store_close(&c->store);
+    if (c->router)
+        zmq_close(c->router);
+    if (c->ctx)
+        zmq_ctx_term(c->ctx);
+}
+
+static const char center_help[] =
+    "usage: spm center --listen ENDPOINT --store DIR [OPTIONS]\n\n"
+    "Runs the center of a VM: the dispatch unit (IDU) with its task pool, the\n"
+    "durable SDB store and the endpoint agents, IEUs and clients connect to.\n\n"
+    "  --listen ENDPOINT   where to listen, e.g. tcp://0.0.0.0:7700 or ipc:///run/spm/c\n"
+    "  --store DIR         LMDB store directory (created 0700 if missing)\n"
+    "  --heartbeat-ms N    heartbeat interval asked of IEUs (default 1000)\n"
+    "  --dead-ms N         silence after which an IEU is dead and its SIs re-issued\n"
+    "                      (default 5000)\n"
+    "  --lease-s N         re-issue an SI not committed after N seconds (default 600; 0 off)\n"
+    "  --sync-ms N         flush the store to disk at most N ms after a commit\n"
+    "                      (default 100). Commits are safe from a crash of any spm\n"
+    "                      process at once; an operating-system crash can lose the\n"
+    "                      last N ms. 0 syncs at every commit: durable, slower\n"
+    "  --log-level LEVEL   error, warn, info or debug (default info)\n";
+
+static int center_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
+                                         {"store", required_argument, 0, 's'},
+                                         {"heartbeat-ms", required_argument, 0, 'H'},
+                                         {"dead-ms", required_argument, 0, 'D'},
+                                         {"lease-s", required_argument, 0, 'L'},
+                                         {"sync-ms", required_argument, 0, 'S'},
+                                         {"log-level", required_argument, 0, 'v'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *listen = NULL, *store = NULL;
+    long hb = 1000, dead = 5000, lease = 600, sync_ms = 100;
+    spm_log_level_t level = SPM_LOG_INFO;
+    int ch, rc;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'l':
+            listen = optarg;
+            break;
+        case 's':
+            store = optarg;
+            break;
+        case 'H':
+            if ((rc = spm_parse_long("--heartbeat-ms", optarg, 10, 60000, &hb)) != 0)
+                return spm_cli_fail("center", rc);
+            break;
+        case 'D':
+            if ((rc = spm_parse_long("--dead-ms", optarg, 100, 3600000, &dead)) != 0)
+                return spm_cli_fail("center", rc);
+            break;
+        case 'L':
+            if ((rc = spm_parse_long("--lease-s", optarg, 0, 86400 * 30, &lease)) != 0)
+                return spm_cli_fail("center", rc);
+            break;
+        case 'v':
+            if ((rc = spm_log_parse_level(optarg, &level)) != 0)
+                return spm_cli_fail("center", rc);
+            break;
+        case 'S':
+            if ((rc = spm_parse_long("--sync-ms", optarg, 0, 600000, &sync_ms)) != 0)
+                return spm_cli_fail("center", rc);
+            break;
+        case 'h':
+            fputs(center_help, stdout);
+            return 0;
+        default:
+            return spm_cli_usage("center", "invalid option");
+        }
+    }
+    if (optind < argc)
+        return spm_cli_usage("center", "unexpected argument '%s'", argv[optind]);
+    if (!listen || !store)
+        return spm_cli_usage("center", "--listen and --store are required");
+    spm_log_init("center", level);
+
+    center_t c = {.heartbeat_ms = (uint32_t)hb,
+                  .dead_ms = (uint32_t)dead,
+                  .lease_us = (uint64_t)lease * 1000000u,
+                  .sync_us = (uint64_t)sync_ms * 1000u};
+    int status = 1;
+    c.store = spm_store_open(store);
+    if (!c.store) {
+        spm_cli_fail("center", SPM_ESTORE);
+        goto done;
+    }
+    c.idu = spm_idu_new(emit, job_done, &c);
+    c.peers = spm_hmap_new();
+    c.ieus = spm_hmap_new();
+    c.watches = spm_hmap_new();
+    c.cpu_at = spm_hmap_new();
+    c.ctx = zmq_ctx_new();
+    if (!c.idu || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.ctx) {
+        spm_cli_fail("center", SPM_ENOMEM);
+        goto done;
+    }
+    spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
+    if (c.sync_us && spm_store_set_lazy(c.store, 1) != 0) {
+        spm_cli_fail("center", SPM_ESTORE);
+        goto done;
+    }
+    c.router = spm_wire_socket(c.ctx, ZMQ_ROUTER);
+    if (!c.router) {
+        spm_cli_fail("center", SPM_ESYS);
+        goto done;
+    }
+    if (zmq_bind(c.router, listen) != 0) {
+        int err = zmq_errno();
+        spm_error(err == EADDRINUSE ? SPM_EADDRINUSE : SPM_EINVAL, "%s: %s", listen,
+                  err == EADDRINUSE ? "address already in use (is another center running?)"
+                                    : zmq_strerror(err));
+        spm_cli_fail("center", SPM_EADDRINUSE);
+        goto done;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    spm_log_info("listening on %s, store %s", listen, store);
+    uint64_t last_tick = 0;
+    while (!stop_flag && !c.stopping) {
+        zmq_pollitem_t item = {c.router, 0, ZMQ_POLLIN, 0};
+        int n = zmq_poll(&item, 1, 100);
+        if (n < 0 && zmq_errno() != EINTR)
+            break;
+        for (int k = 0; n > 0 && k < 4096; k++) { /* drain, bounded */
+            spm_msg_t m;
+            int r = spm_wire_recv(c.router, 1, 1, &m, &c.wire);
+            if (r == 2)
+                continue;
+            if (r != 1)
+                break;
+            handle(&c, &m);
+            spm_msg_close(&m);
+        }
+        uint64_t now = spm_now_us();
+        if (now - last_tick > 100000) {
+            tick(&c);
+            last_tick = now;
+        }
+        flush_commits(&c);
+        if (c.dirty && now - c.last_sync >= c.sync_us) {
+            if (spm_store_sync(c.store) != 0)
+                spm_log_error("%s", spm_error_detail());
+            c.dirty = 0;
+            c.last_sync = now;
+        }
+        pump(&c);
+    }
+    flush_commits(&c);
+    if (c.dirty && spm_store_sync(c.store) != 0)
+        spm_log_error("%s", spm_error_detail());
+    shutdown_peers(&c);
+    spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)c.wire.received,
+                 (unsigned long long)c.wire.dropped);
+    status = 0;
+done:
+    center_free(&c);
+    return status;
+}
+
+SPM_CONSTRUCTOR(center_cmd)
+{
+    spm_command_register(&(spm_command_t){.name = "center",
+                                          .summary = "run the center of a VM (IDU and store)",
+                                          .main = center_main});
+}

@@ -1,0 +1,203 @@
+/*  =========================================================================
+    report - the run report: built in the center, printed by the client
+    =========================================================================
+*/
+#include "vm/report.h"
+#include "vm/spm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IEUS 4096
+
+void spm_report_free(Spm__Report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_ieus; i++)
+        free(r->ieus[i]);
+    free(r->ieus);
+    free(r->program);
+    free(r->error);
+    free(r->result.data);
+    free(r);
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
+{
+    spm_idu_job_info_t info;
+    if (spm_idu_job_info(idu, job, &info) != 0)
+        return NULL;
+    Spm__Report *r = calloc(1, sizeof *r);
+    spm_idu_ieu_stats_t *st = calloc(MAX_IEUS, sizeof *st);
+    if (!r || !st) {
+        free(r);
+        free(st);
+        return NULL;
+    }
+    spm__report__init(r);
+    r->job = job;
+    r->program = dup_or_empty(info.program);
+    r->status = info.state == 1 ? 0 : (info.status ? info.status : SPM_EEXEC);
+    r->error = dup_or_empty(info.error);
+    r->wall_us = info.wall_us;
+    r->issued = info.issued;
+    r->committed = info.committed;
+    r->reissued = info.reissued;
+    r->stale = info.stale;
+    r->merges = info.merges;
+    r->center_cpu_us = spm_idu_job_cpu(idu, job);
+    r->l1_hits = info.l1_hits;
+    r->l2_hits = info.l2_hits;
+    r->store_reads = info.store_reads;
+    r->bytes_l2 = info.bytes_l2;
+    r->bytes_store = info.bytes_store;
+    r->bytes_in = info.bytes_l2 + info.bytes_store;
+    r->evictions = info.evictions;
+    if (info.result_len && (r->result.data = malloc(info.result_len))) {
+        memcpy(r->result.data, info.result, info.result_len);
+        r->result.len = info.result_len;
+    }
+    size_t n = spm_idu_job_ieus(idu, job, st, MAX_IEUS);
+    if (n > MAX_IEUS)
+        n = MAX_IEUS;
+    r->ieus = calloc(n ? n : 1, sizeof *r->ieus);
+    for (size_t i = 0; r->ieus && i < n; i++) {
+        Spm__IeuReport *e = malloc(sizeof *e);
+        if (!e)
+            break;
+        spm__ieu_report__init(e);
+        e->ieu = st[i].ieu;
+        e->node = st[i].node;
+        e->slots = st[i].slots;
+        e->sis = st[i].sis;
+        e->busy_us = st[i].busy_us;
+        e->wait_us = st[i].wait_us;
+        e->idle_us = st[i].idle_us;
+        e->localize_us = st[i].localize_us;
+        e->dead = st[i].dead;
+        r->ieus[r->n_ieus++] = e;
+    }
+    free(st);
+    return r;
+}
+
+char *spm_report_status_json(spm_idu_t *idu)
+{
+    char *out = NULL;
+    if (asprintf(&out, "{\"ieus\": %u, \"nodes\": %u, \"jobs_running\": %u, \"ready\": %llu}",
+                 spm_idu_ieus(idu), spm_idu_nodes(idu), spm_idu_running(idu),
+                 (unsigned long long)spm_idu_ready(idu)) < 0)
+        return NULL;
+    return out;
+}
+
+void spm_report_overheads(const Spm__Report *r, spm_overheads_t *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < r->n_ieus; i++) {
+        o->busy_s += r->ieus[i]->busy_us / 1e6;
+        o->wait_s += r->ieus[i]->wait_us / 1e6;
+        o->idle_s += r->ieus[i]->idle_us / 1e6;
+    }
+    o->man_s = r->center_cpu_us / 1e6;
+    if (o->busy_s > 0) {
+        o->w_idle = o->idle_s / o->busy_s;
+        o->w_comm = o->wait_s / o->busy_s;
+        o->w_man = o->man_s / o->busy_s;
+        o->efficiency = 1.0 / (1.0 + o->w_idle + o->w_comm + o->w_man);
+    }
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out)
+{
+    fprintf(out, "{\"job\": %llu, \"program\": ", (unsigned long long)r->job);
+    json_string(out, r->program);
+    fprintf(out, ", \"status\": \"%s\", \"error\": ", r->status == 0 ? "done" : "failed");
+    json_string(out, r->error);
+    fprintf(out,
+            ", \"wall_s\": %.6f, \"issued\": %llu, \"committed\": %llu, \"reissued\": %llu, "
+            "\"stale\": %llu, \"merges\": %llu, \"w_idle\": %.6f, \"w_comm\": %.6f, "
+            "\"w_man\": %.6f, \"efficiency\": %.6f, \"busy_s\": %.6f, \"center_cpu_s\": %.6f, "
+            "\"l1_hits\": %llu, \"l2_hits\": %llu, \"store_reads\": %llu, \"bytes_l2\": %llu, "
+            "\"bytes_store\": %llu, \"evictions\": %llu, \"ieus\": [",
+            r->wall_us / 1e6, (unsigned long long)r->issued, (unsigned long long)r->committed,
+            (unsigned long long)r->reissued, (unsigned long long)r->stale,
+            (unsigned long long)r->merges, o->w_idle, o->w_comm, o->w_man, o->efficiency, o->busy_s,
+            o->man_s, (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits,
+            (unsigned long long)r->store_reads, (unsigned long long)r->bytes_l2,
+            (unsigned long long)r->bytes_store, (unsigned long long)r->evictions);
+    for (size_t i = 0; i < r->n_ieus; i++) {
+        const Spm__IeuReport *e = r->ieus[i];
+        fprintf(out,
+                "%s{\"ieu\": %u, \"node\": %u, \"slots\": %u, \"sis\": %llu, \"busy_s\": %.6f, "
+                "\"wait_s\": %.6f, \"idle_s\": %.6f, \"dead\": %s}",
+                i ? ", " : "", e->ieu, e->node, e->slots, (unsigned long long)e->sis,
+                e->busy_us / 1e6, e->wait_us / 1e6, e->idle_us / 1e6, e->dead ? "true" : "false");
+    }
+    fprintf(out, "]}\n");
+}
+
+static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out)
+{
+    double cap = o->busy_s + o->wait_s + o->idle_s;
+    fprintf(out, "job %llu (%s) %s in %.3f s\n", (unsigned long long)r->job, r->program,
+            r->status == 0 ? "done" : "FAILED", r->wall_us / 1e6);
+    if (r->status != 0)
+        fprintf(out, "  error: %s\n", r->error);
+    fprintf(out,
+            "  SIs: %llu issued, %llu committed, %llu re-issued, %llu stale commits, "
+            "%llu merges\n",
+            (unsigned long long)r->issued, (unsigned long long)r->committed,
+            (unsigned long long)r->reissued, (unsigned long long)r->stale,
+            (unsigned long long)r->merges);
+    if (cap > 0)
+        fprintf(out, "  IEU slots: %.1f%% executing, %.1f%% waiting for data, %.1f%% idle\n",
+                100 * o->busy_s / cap, 100 * o->wait_s / cap, 100 * o->idle_s / cap);
+    fprintf(out, "  overheads: w_idle %.4f  w_comm %.4f  w_man %.4f  efficiency %.3f\n", o->w_idle,
+            o->w_comm, o->w_man, o->efficiency);
+    fprintf(out,
+            "  data: %llu level-1 hits, %llu level-2 hits (%.1f MiB), %llu store reads (%.1f MiB), "
+            "%llu evictions\n",
+            (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits, r->bytes_l2 / 1048576.0,
+            (unsigned long long)r->store_reads, r->bytes_store / 1048576.0,
+            (unsigned long long)r->evictions);
+    fprintf(out, "  %5s %5s %8s %10s %10s %10s\n", "ieu", "node", "SIs", "busy s", "wait s",
+            "idle s");
+    for (size_t i = 0; i < r->n_ieus; i++) {
+        const Spm__IeuReport *e = r->ieus[i];
+        fprintf(out, "  %5u %5u %8llu %10.3f %10.3f %10.3f%s\n", e->ieu, e->node,
+                (unsigned long long)e->sis, e->busy_us / 1e6, e->wait_us / 1e6, e->idle_us / 1e6,
+                e->dead ? "  (dead)" : "");
+    }
+}
+
+void spm_report_print(const Spm__Report *r, int as_json, FILE *out)
+{
+    spm_overheads_t o;
+    spm_report_overheads(r, &o);
+    if (as_json)
+        print_json(r, &o, out);
+    else
+        print_text(r, &o, out);
+}

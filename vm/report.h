@@ -1,0 +1,39 @@
+/*  =========================================================================
+    report - the run report: built in the center, printed by the client
+
+    @discuss
+    The overhead model is the SPM dissertation's (equations 5.5-5.7), with
+    every term measured: W_ideal is the time IEU slots spent executing SI
+    bodies, W_comm the time a free slot waited for operands, W_idle the rest
+    of the slots' capacity while the job ran, W_man the center's CPU time
+    during the job. w_x = W_x / W_ideal and E = W_ideal / (sum of all).
+    @end
+    =========================================================================
+*/
+#ifndef SPM_REPORT_H_INCLUDED
+#define SPM_REPORT_H_INCLUDED
+
+#include <stdio.h>
+
+#include "idu/idu.h"
+#include "vm/spm.pb-c.h" /* generated into build/gen */
+
+/*  Builds the report of JOB (malloc'd; free with spm_report_free), or NULL. */
+Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job);
+void spm_report_free(Spm__Report *r);
+
+/*  The center's status as a JSON object (malloc'd, caller frees), or NULL. */
+char *spm_report_status_json(spm_idu_t *idu);
+
+typedef struct {
+    double w_idle, w_comm, w_man, efficiency;
+    double busy_s, wait_s, idle_s, man_s;
+} spm_overheads_t;
+
+/*  Derives the overhead figures from R. */
+void spm_report_overheads(const Spm__Report *r, spm_overheads_t *o);
+
+/*  Prints R as text (JSON when AS_JSON, with stable key names) to OUT. */
+void spm_report_print(const Spm__Report *r, int as_json, FILE *out);
+
+#endif

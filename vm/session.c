@@ -1,0 +1,419 @@
+/*  =========================================================================
+    session - a client's connection to a VM, embedded or remote
+    =========================================================================
+*/
+#include "vm/session.h"
+#include "vm/cli.h"
+#include "vm/log.h"
+#include "vm/proc.h"
+#include "vm/report.h"
+#include "vm/wire.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct spm_session {
+    spm_run_opts_t o;
+    void *ctx, *dealer;
+    char *rundir;        /* embedded VM: private runtime directory (0700), else NULL */
+    char *endpoint;      /* the center's endpoint */
+    pid_t center, agent; /* embedded VM processes, else 0 */
+    uint64_t next_req;
+};
+
+const char spm_run_opts_help[] =
+    "  --center ENDPOINT   run on this VM (e.g. tcp://head:7700); without it an\n"
+    "                      embedded VM (center, agent, IEUs) runs on this machine\n"
+    "  --ieus N            embedded VM: IEU processes (default: number of cores)\n"
+    "  --slots N           embedded VM: SIs each IEU executes at once (default 1)\n"
+    "  --prefetch N        embedded VM: SIs each IEU asks for ahead (default 1)\n"
+    "  --priority N        job priority; larger runs first (default 0)\n"
+    "  --json              print the run report as JSON on stdout\n"
+    "  --quiet             no progress bar and no text report\n"
+    "  --timeout MS        how long to wait for the center to answer (default 10000)\n";
+
+static volatile sig_atomic_t interrupted; /* Ctrl-C or SIGTERM while a session is open */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+void spm_run_opts_init(spm_run_opts_t *o)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    *o = (spm_run_opts_t){
+        .ieus = cores > 0 ? (int)cores : 1, .slots = 1, .prefetch = 1, .timeout_ms = 10000};
+}
+
+int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
+{
+    long v;
+    int rc = 0;
+    switch (opt) {
+    case SPM_OPT_CENTER:
+        o->center = arg;
+        break;
+    case SPM_OPT_IEUS:
+        rc = spm_parse_long("--ieus", arg, 1, 1024, &v);
+        o->ieus = (int)v;
+        break;
+    case SPM_OPT_SLOTS:
+        rc = spm_parse_long("--slots", arg, 1, 256, &v);
+        o->slots = (int)v;
+        break;
+    case SPM_OPT_PREFETCH:
+        rc = spm_parse_long("--prefetch", arg, 0, 4096, &v);
+        o->prefetch = (int)v;
+        break;
+    case SPM_OPT_PRIORITY:
+        rc = spm_parse_long("--priority", arg, -1000000, 1000000, &v);
+        o->priority = (int)v;
+        break;
+    case SPM_OPT_TIMEOUT:
+        rc = spm_parse_long("--timeout", arg, 100, 3600000, &v);
+        o->timeout_ms = v;
+        break;
+    case SPM_OPT_JSON:
+        o->json = 1;
+        break;
+    case SPM_OPT_QUIET:
+        o->quiet = 1;
+        break;
+    case SPM_OPT_TRACE:
+        o->trace = arg;
+        break;
+    case SPM_OPT_KEYS:
+        o->keys = arg;
+        break;
+    default:
+        return spm_error(SPM_EINVAL, "not a run option");
+    }
+    return rc;
+}
+
+static int send_env(spm_session_t *s, Spm__Envelope *env, spm_frame_t *f, size_t n)
+{
+    if (spm_wire_send(s->dealer, NULL, env, f, n, NULL) != 0)
+        return spm_error(SPM_EUNREACH, "%s: cannot send", s->endpoint);
+    return 0;
+}
+
+/*  Checks that the embedded VM's processes are still there. */
+static int vm_alive(spm_session_t *s)
+{
+    int st;
+    if (s->center && spm_proc_exited(s->center, &st)) {
+        s->center = 0;
+        return spm_error(SPM_EDEAD, "the embedded center exited unexpectedly");
+    }
+    return 0;
+}
+
+/*  Waits for the next message whose body is WANT (others, e.g. stray
+    progress, are dropped). Returns 1 with *M set, or an SPM_E* code. */
+static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
+{
+    uint64_t deadline = spm_now_us() + (uint64_t)timeout_ms * 1000;
+    while (!interrupted) {
+        if (vm_alive(s) != 0)
+            return SPM_EDEAD;
+        zmq_pollitem_t item = {s->dealer, 0, ZMQ_POLLIN, 0};
+        zmq_poll(&item, 1, 100);
+        int r;
+        while ((r = spm_wire_recv(s->dealer, 0, 1, m, NULL)) > 0) {
+            if (r != 1)
+                continue;
+            if ((int)m->env->body_case == want)
+                return 1;
+            if (m->env->body_case == SPM__ENVELOPE__BODY_ERROR) {
+                int code = m->env->error->status ? m->env->error->status : SPM_EPROTO;
+                spm_error(code, "%s", m->env->error->message);
+                spm_msg_close(m);
+                return code;
+            }
+            spm_msg_close(m);
+        }
+        if (spm_now_us() > deadline)
+            return spm_error(SPM_EUNREACH, "%s: the center did not answer within %ld ms",
+                             s->endpoint, timeout_ms);
+    }
+    return spm_error(SPM_ECANCELED, "interrupted");
+}
+
+static int start_embedded(spm_session_t *s)
+{
+    char tmpl[] = "/tmp/spm-run-XXXXXX";
+    if (!mkdtemp(tmpl))
+        return spm_error(SPM_ESYS, "cannot create a runtime directory in /tmp: %s",
+                         strerror(errno));
+    s->rundir = strdup(tmpl);
+    char store[sizeof tmpl + 16], cache[sizeof tmpl + 16], ieus[16], slots[16], pre[16];
+    snprintf(store, sizeof store, "%s/store", tmpl);
+    snprintf(cache, sizeof cache, "%s/cache", tmpl);
+    snprintf(ieus, sizeof ieus, "%d", s->o.ieus);
+    snprintf(slots, sizeof slots, "%d", s->o.slots);
+    snprintf(pre, sizeof pre, "%d", s->o.prefetch);
+    if (!s->rundir || asprintf(&s->endpoint, "ipc://%s/center", tmpl) < 0)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    char *center[] = {"spm", "center",      "--listen", s->endpoint, "--store",
+                      store, "--log-level", "warn",     NULL};
+    s->center = spm_proc_spawn(center);
+    if (s->center < 0) {
+        s->center = 0;
+        return SPM_ESYS;
+    }
+    char *agent[] = {"spm", "agent",      "--center", s->endpoint,   "--ieus", ieus, "--slots",
+                     slots, "--prefetch", pre,        "--cache-dir", cache,    NULL};
+    s->agent = spm_proc_spawn(agent);
+    if (s->agent < 0) {
+        s->agent = 0;
+        return SPM_ESYS;
+    }
+    return 0;
+}
+
+int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
+{
+    *out = NULL;
+    spm_session_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    s->o = *o;
+    interrupted = 0;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    int rc = 0;
+    if (o->center) {
+        s->endpoint = strdup(o->center);
+        if (!s->endpoint)
+            rc = spm_error(SPM_ENOMEM, "out of memory");
+    } else {
+        rc = start_embedded(s);
+    }
+    s->ctx = zmq_ctx_new();
+    if (rc == 0 && !(s->dealer = s->ctx ? spm_wire_socket(s->ctx, ZMQ_DEALER) : NULL))
+        rc = SPM_ESYS;
+    if (rc == 0 && zmq_connect(s->dealer, s->endpoint) != 0)
+        rc = spm_error(SPM_EUNREACH, "%s: %s", s->endpoint, zmq_strerror(zmq_errno()));
+    if (rc == 0) {
+        Spm__Hello h = SPM__HELLO__INIT;
+        h.role = SPM__HELLO__ROLE__CLIENT;
+        h.pid = (uint32_t)getpid();
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_HELLO;
+        env.hello = &h;
+        rc = send_env(s, &env, NULL, 0);
+    }
+    spm_msg_t m;
+    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_WELCOME, o->timeout_ms, &m)) == 1) {
+        spm_msg_close(&m);
+        rc = 0;
+    }
+    if (rc != 0) {
+        char detail[1024];
+        snprintf(detail, sizeof detail, "%s", spm_error_detail());
+        spm_session_close(&s);
+        return spm_error(rc, "%s", detail);
+    }
+    *out = s;
+    return 0;
+}
+
+int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t len, spm_sdb_t *id)
+{
+    Spm__Put p = SPM__PUT__INIT;
+    p.req = ++s->next_req;
+    p.type = (char *)type;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_PUT;
+    env.put = &p;
+    spm_frame_t f = {(void *)data, len, NULL, NULL};
+    int rc = send_env(s, &env, &f, 1);
+    spm_msg_t m;
+    while (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_PUT_REPLY, s->o.timeout_ms, &m)) == 1) {
+        Spm__PutReply *r = m.env->put_reply;
+        if (r->req != p.req) {
+            spm_msg_close(&m);
+            rc = 0;
+            continue;
+        }
+        rc = r->status;
+        if (rc != 0)
+            spm_error(rc, "storing a %s block: %s", type, r->error);
+        *id = r->sdb;
+        spm_msg_close(&m);
+        break;
+    }
+    return rc;
+}
+
+int spm_session_get(spm_session_t *s, spm_sdb_t id, void **data, size_t *len)
+{
+    Spm__Get g = SPM__GET__INIT;
+    g.req = ++s->next_req;
+    g.sdb = id;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_GET;
+    env.get = &g;
+    int rc = send_env(s, &env, NULL, 0);
+    spm_msg_t m;
+    while (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_GET_REPLY, s->o.timeout_ms, &m)) == 1) {
+        Spm__GetReply *r = m.env->get_reply;
+        if (r->req != g.req) {
+            spm_msg_close(&m);
+            rc = 0;
+            continue;
+        }
+        rc = r->status;
+        if (rc == 0 && m.nframes != 1)
+            rc = SPM_EPROTO;
+        if (rc == 0) {
+            size_t n = zmq_msg_size(&m.frames[0]);
+            *data = malloc(n ? n : 1);
+            if (*data) {
+                memcpy(*data, zmq_msg_data(&m.frames[0]), n);
+                *len = n;
+            } else {
+                rc = SPM_ENOMEM;
+            }
+        }
+        if (rc != 0)
+            spm_error(rc, "fetching SDB %llu: %s", (unsigned long long)id, spm_strerror(rc));
+        spm_msg_close(&m);
+        break;
+    }
+    return rc;
+}
+
+static void draw_progress(const Spm__Progress *p)
+{
+    double el = p->elapsed_us / 1e6;
+    double rate = el > 0 ? p->committed / el : 0;
+    double frac = p->known ? (double)p->committed / (double)p->known : 0;
+    if (frac > 1)
+        frac = 1;
+    char bar[31];
+    int fill = (int)(frac * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stdout, "\r[%s] %llu/%llu SIs  %.0f SI/s  %.1f s  %u IEUs ", bar,
+            (unsigned long long)p->committed, (unsigned long long)p->known, rate, el, p->ieus);
+    fflush(stdout);
+}
+
+int spm_session_run(spm_session_t *s, const char *program, const void *args, size_t len,
+                    void **result, size_t *result_len)
+{
+    if (result)
+        *result = NULL;
+    Spm__Submit sub = SPM__SUBMIT__INIT;
+    sub.program = (char *)program;
+    sub.args.data = (uint8_t *)args;
+    sub.args.len = len;
+    sub.priority = s->o.priority;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    int rc = send_env(s, &env, NULL, 0);
+    spm_msg_t m;
+    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_SUBMITTED, s->o.timeout_ms, &m)) != 1)
+        return rc;
+    uint64_t job = m.env->submitted->job;
+    spm_msg_close(&m);
+    Spm__Watch w = SPM__WATCH__INIT;
+    w.job = job;
+    env = (Spm__Envelope)SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_WATCH;
+    env.watch = &w;
+    if ((rc = send_env(s, &env, NULL, 0)) != 0)
+        return rc;
+    int bar = !s->o.quiet && !s->o.json && isatty(STDOUT_FILENO);
+    int drawn = 0;
+    uint64_t last_heard = spm_now_us();
+    while (!interrupted) {
+        if ((rc = vm_alive(s)) != 0)
+            return rc;
+        zmq_pollitem_t item = {s->dealer, 0, ZMQ_POLLIN, 0};
+        zmq_poll(&item, 1, 200);
+        int r;
+        while ((r = spm_wire_recv(s->dealer, 0, 1, &m, NULL)) > 0) {
+            if (r != 1)
+                continue;
+            last_heard = spm_now_us();
+            if (m.env->body_case == SPM__ENVELOPE__BODY_PROGRESS && bar) {
+                draw_progress(m.env->progress);
+                drawn = 1;
+            } else if (m.env->body_case == SPM__ENVELOPE__BODY_REPORT) {
+                Spm__Report *rep = m.env->report;
+                if (drawn)
+                    fprintf(stdout, "\r\033[K");
+                if (s->o.json)
+                    spm_report_print(rep, 1, stdout);
+                else if (!s->o.quiet)
+                    spm_report_print(rep, 0, stdout);
+                fflush(stdout);
+                rc = rep->status;
+                if (rc != 0)
+                    spm_error(rc, "job %llu failed: %s", (unsigned long long)job, rep->error);
+                if (rc == 0 && result && rep->result.len) {
+                    *result = malloc(rep->result.len);
+                    if (*result) {
+                        memcpy(*result, rep->result.data, rep->result.len);
+                        *result_len = rep->result.len;
+                    }
+                }
+                spm_msg_close(&m);
+                return rc;
+            }
+            spm_msg_close(&m);
+        }
+        if (spm_now_us() - last_heard > (uint64_t)s->o.timeout_ms * 1000)
+            return spm_error(SPM_EUNREACH, "%s: the center stopped answering", s->endpoint);
+    }
+    if (drawn)
+        fprintf(stdout, "\n");
+    return spm_error(SPM_ECANCELED, "interrupted");
+}
+
+void spm_session_close(spm_session_t **sp)
+{
+    spm_session_t *s = *sp;
+    if (!s)
+        return;
+    if (s->center && s->dealer) {
+        /* Ask the embedded center to stop; it tells the agent and IEUs. */
+        Spm__Shutdown sh = SPM__SHUTDOWN__INIT;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_SHUTDOWN;
+        env.shutdown = &sh;
+        spm_wire_send(s->dealer, NULL, &env, NULL, 0, NULL);
+    }
+    pid_t procs[2] = {s->agent, s->center}; /* the agent stops its IEUs first */
+    for (int k = 0; k < 2; k++) {
+        if (!procs[k])
+            continue;
+        int gone = 0;
+        for (int i = 0; i < 300 && !(gone = spm_proc_exited(procs[k], NULL)); i++)
+            usleep(10000);
+        if (!gone)
+            spm_proc_stop(procs[k], 3000);
+    }
+    if (s->dealer)
+        zmq_close(s->dealer);
+    if (s->ctx)
+        zmq_ctx_term(s->ctx);
+    if (s->rundir)
+        spm_rmtree(s->rundir);
+    free(s->rundir);
+    free(s->endpoint);
+    free(s);
+    *sp = NULL;
+}
