@@ -3,10 +3,6 @@
 
     Streams one transaction per line (FIMI format) through spm_outfile_t,
     so an interrupted run leaves no partial file.
-
-    Until the core provides the `spm gen KIND` dispatcher, this file also
-    registers a minimal one; whichever registers "gen" first wins and both
-    dispatch the same way over spm_generator_find.
     =========================================================================
 */
 #include "isa/core/textio.h"
@@ -16,7 +12,6 @@
 
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 static const char usage[] =
     "usage: spm gen transactions [options] -o FILE\n"
@@ -130,33 +125,10 @@ static int gen_transactions(int argc, char **argv)
     return 0;
 }
 
-/*  The stand-in `spm gen KIND ...` dispatcher. */
-static int gen_main(int argc, char **argv)
-{
-    const spm_command_t *g;
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        FILE *out = argc < 2 ? stderr : stdout;
-        fprintf(out, "usage: spm gen KIND [options]\n\nkinds:\n");
-        for (unsigned i = 0; (g = spm_generator_at(i)) != NULL; i++)
-            fprintf(out, "  %-14s %s\n", g->name, g->summary);
-        return argc < 2 ? 2 : 0;
-    }
-    if (!(g = spm_generator_find(argv[1]))) {
-        fprintf(stderr, "spm: gen: unknown kind '%s' (see 'spm gen --help')\n", argv[1]);
-        return 2;
-    }
-    char name[64];
-    snprintf(name, sizeof name, "spm gen %s", g->name);
-    argv[1] = name;
-    return g->main(argc - 1, argv + 1);
-}
-
 SPM_CONSTRUCTOR(gen_transactions)
 {
     spm_generator_register(
         &(spm_command_t){.name = "transactions",
                          .summary = "synthetic transactions (IBM Quest generator, FIMI format)",
                          .main = gen_transactions});
-    spm_command_register(
-        &(spm_command_t){.name = "gen", .summary = "generate inputs", .main = gen_main});
 }
