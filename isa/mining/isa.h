@@ -93,6 +93,10 @@ void spm_mining_fsets_reply_free(spm_mining_fsets_reply_t *r);
 int spm_mining_rule_cmp(const uint32_t *x1, uint32_t xl1, const uint32_t *y1, uint32_t yl1,
                         const uint32_t *x2, uint32_t xl2, const uint32_t *y2, uint32_t yl2);
 
+/*  Copies the rules of IN into *OUT (arrays malloc'd; free with
+    spm_mining_rules_free) in that order. Returns 0 or SPM_ENOMEM. */
+int spm_mining_rules_sort(const spm_mining_rules_t *in, spm_mining_rules_t *out);
+
 /*  1 when a rule with support SUPZ whose antecedent has support SUPX has
     confidence at least MINCONF (a fraction; a tolerance of 1e-12 keeps
     exact ratios such as 4/5 >= 0.8 from failing on rounding). */

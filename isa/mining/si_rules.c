@@ -84,22 +84,12 @@ out_pre:
     return rc;
 }
 
-static int cmp_rule(const void *a, const void *b, void *arg)
-{
-    const spm_mining_rules_t *r = arg;
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    const uint32_t *xi = r->items + r->off[i], *xj = r->items + r->off[j];
-    return spm_mining_rule_cmp(xi, r->xlen[i], xi + r->xlen[i], r->ylen[i], xj, r->xlen[j],
-                               xj + r->xlen[j], r->ylen[j]);
-}
-
 /*  StoreResult (rules[0..m) R, store W): the rules of all operands, sorted. */
 static int store(spm_si_ctx_t *ctx)
 {
     size_t m = spm_si_noperands(ctx);
-    spm_mining_rules_builder_t all = {0}, out = {0};
-    spm_mining_rules_t b;
-    uint32_t *idx = NULL;
+    spm_mining_rules_builder_t all = {0};
+    spm_mining_rules_t b, out = {0};
     int rc = 0;
     if (m < 2)
         return spm_error(SPM_EINVAL, "%s: needs at least 2 operands", SPM_MINING_STORE);
@@ -116,27 +106,13 @@ static int store(spm_si_ctx_t *ctx)
         }
         spm_mining_rules_free(&b);
     }
-    if (rc == 0 && (all.failed || !(idx = malloc(((size_t)all.r.n + 1) * 4))))
+    if (rc == 0 && all.failed)
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_STORE);
-    if (rc == 0) {
-        for (uint32_t i = 0; i < all.r.n; i++)
-            idx[i] = i;
-        qsort_r(idx, all.r.n, 4, cmp_rule, &all.r);
-        const spm_mining_rules_t *r = &all.r;
-        for (uint32_t a = 0; a < r->n; a++) {
-            uint32_t i = idx[a];
-            const uint32_t *x = r->items + r->off[i];
-            spm_mining_rules_add(&out, x, r->xlen[i], x + r->xlen[i], r->ylen[i], r->supz[i],
-                                 r->supx[i]);
-        }
-        if (out.failed)
-            rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_STORE);
-        else if ((rc = spm_mining_out_rules(ctx, m - 1, &out.r)) == 0)
-            rc = spm_mining_reply_u32(ctx, &out.r.n, 1);
-    }
-    free(idx);
+    if (rc == 0 && (rc = spm_mining_rules_sort(&all.r, &out)) == 0 &&
+        (rc = spm_mining_out_rules(ctx, m - 1, &out)) == 0)
+        rc = spm_mining_reply_u32(ctx, &out.n, 1);
     spm_mining_rules_free(&all.r);
-    spm_mining_rules_free(&out.r);
+    spm_mining_rules_free(&out);
     return rc;
 }
 

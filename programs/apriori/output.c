@@ -50,20 +50,12 @@ static int fetch_level(spm_session_t *s, const spm_sdb_t *ids, uint32_t n, uint3
     return 0;
 }
 
-static int cmp_rule(const void *a, const void *b, void *arg)
-{
-    const spm_mining_rules_t *r = arg;
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    const uint32_t *xi = r->items + r->off[i], *xj = r->items + r->off[j];
-    return spm_mining_rule_cmp(xi, r->xlen[i], xi + r->xlen[i], r->ylen[i], xj, r->xlen[j],
-                               xj + r->xlen[j], r->ylen[j]);
-}
-
 /*  Gathers the rules of all store blocks, sorted. */
 static int fetch_rules(spm_session_t *s, const spm_apriori_result_t *r, spm_mining_rules_t *out)
 {
-    spm_mining_rules_builder_t all = {0}, sorted = {0};
+    spm_mining_rules_builder_t all = {0};
     int rc = 0;
+    memset(out, 0, sizeof *out);
     for (uint32_t b = 0; b < r->nstore && rc == 0; b++) {
         void *data;
         size_t len;
@@ -79,27 +71,11 @@ static int fetch_rules(spm_session_t *s, const spm_apriori_result_t *r, spm_mini
         }
         spm_mining_rules_free(&blk);
     }
-    uint32_t *idx = malloc(((size_t)all.r.n + 1) * 4);
-    if (rc == 0 && (all.failed || !idx))
+    if (rc == 0 && all.failed)
         rc = spm_error(SPM_ENOMEM, "out of memory");
-    if (rc == 0) {
-        for (uint32_t i = 0; i < all.r.n; i++)
-            idx[i] = i;
-        qsort_r(idx, all.r.n, 4, cmp_rule, &all.r);
-        for (uint32_t a = 0; a < all.r.n; a++) {
-            uint32_t i = idx[a];
-            const uint32_t *x = all.r.items + all.r.off[i];
-            spm_mining_rules_add(&sorted, x, all.r.xlen[i], x + all.r.xlen[i], all.r.ylen[i],
-                                 all.r.supz[i], all.r.supx[i]);
-        }
-        if (sorted.failed)
-            rc = spm_error(SPM_ENOMEM, "out of memory");
-    }
-    free(idx);
+    if (rc == 0)
+        rc = spm_mining_rules_sort(&all.r, out);
     spm_mining_rules_free(&all.r);
-    if (rc != 0)
-        spm_mining_rules_free(&sorted.r);
-    *out = sorted.r;
     return rc;
 }
 
