@@ -295,6 +295,11 @@ static int stage_input(spm_session_t *s, spm_reader_t *r, const opts_t *o, spm_a
     return rc;
 }
 
+static int session_get(void *s, spm_sdb_t id, void **data, size_t *len)
+{
+    return spm_session_get(s, id, data, len);
+}
+
 static int mine_main(int argc, char **argv)
 {
     opts_t o = {.minconf = 0.8, .block = 1000};
@@ -338,7 +343,7 @@ static int mine_main(int argc, char **argv)
     out.ntrans = a.ntrans;
     out.minsup = a.minsup;
     out.names = o.names ? r : NULL;
-    if (rc != 0 || (rc = spm_mine_fetch(s, &res, &out)) != 0)
+    if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
     if ((rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0 ||
         (sets && (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))

@@ -9,7 +9,7 @@
 #include <string.h>
 
 /*  Appends the frequent-set blocks IDS[0..N) into one sorted set list. */
-static int fetch_level(spm_session_t *s, const spm_sdb_t *ids, uint32_t n, uint32_t k,
+static int fetch_level(spm_mine_get_fn *get, void *s, const spm_sdb_t *ids, uint32_t n, uint32_t k,
                        spm_mining_sets_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -20,7 +20,7 @@ static int fetch_level(spm_session_t *s, const spm_sdb_t *ids, uint32_t n, uint3
         void *data;
         size_t len;
         spm_mining_sets_t blk;
-        int rc = spm_session_get(s, ids[b], &data, &len);
+        int rc = get(s, ids[b], &data, &len);
         if (rc != 0)
             return rc;
         rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, &blk);
@@ -51,7 +51,8 @@ static int fetch_level(spm_session_t *s, const spm_sdb_t *ids, uint32_t n, uint3
 }
 
 /*  Gathers the rules of all store blocks, sorted. */
-static int fetch_rules(spm_session_t *s, const spm_apriori_result_t *r, spm_mining_rules_t *out)
+static int fetch_rules(spm_mine_get_fn *get, void *s, const spm_apriori_result_t *r,
+                       spm_mining_rules_t *out)
 {
     spm_mining_rules_builder_t all = {0};
     int rc = 0;
@@ -60,7 +61,7 @@ static int fetch_rules(spm_session_t *s, const spm_apriori_result_t *r, spm_mini
         void *data;
         size_t len;
         spm_mining_rules_t blk;
-        if ((rc = spm_session_get(s, r->store[b], &data, &len)) != 0)
+        if ((rc = get(s, r->store[b], &data, &len)) != 0)
             break;
         rc = spm_mining_rules_decode(data, len, &blk);
         free(data);
@@ -79,7 +80,7 @@ static int fetch_rules(spm_session_t *s, const spm_apriori_result_t *r, spm_mini
     return rc;
 }
 
-int spm_mine_fetch(spm_session_t *s, const spm_apriori_result_t *r, spm_mine_out_t *o)
+int spm_mine_fetch(spm_mine_get_fn *get, void *s, const spm_apriori_result_t *r, spm_mine_out_t *o)
 {
     int rc;
     o->f1 = r->f1;
@@ -87,7 +88,7 @@ int spm_mine_fetch(spm_session_t *s, const spm_apriori_result_t *r, spm_mine_out
         void *data;
         size_t len;
         spm_mining_items_t f;
-        if ((rc = spm_session_get(s, r->fitems, &data, &len)) != 0)
+        if ((rc = get(s, r->fitems, &data, &len)) != 0)
             return rc;
         rc = spm_mining_items_decode(data, len, &f);
         free(data);
@@ -102,9 +103,9 @@ int spm_mine_fetch(spm_session_t *s, const spm_apriori_result_t *r, spm_mine_out
     if (!(o->lv = calloc((size_t)o->nlv + 1, sizeof *o->lv)))
         return spm_error(SPM_ENOMEM, "out of memory");
     for (uint32_t k = 0; k < o->nlv; k++)
-        if ((rc = fetch_level(s, r->levels[k], r->nblocks[k], k + 1, &o->lv[k])) != 0)
+        if ((rc = fetch_level(get, s, r->levels[k], r->nblocks[k], k + 1, &o->lv[k])) != 0)
             return rc;
-    return fetch_rules(s, r, &o->rules);
+    return fetch_rules(get, s, r, &o->rules);
 }
 
 uint64_t spm_mine_nitemsets(const spm_mine_out_t *o)

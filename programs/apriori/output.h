@@ -19,7 +19,6 @@
 #include "isa/mining/sdb.h"
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/reader.h"
-#include "vm/session.h"
 
 typedef enum { SPM_MINE_TEXT = 0, SPM_MINE_CSV, SPM_MINE_JSON } spm_mine_format_t;
 
@@ -35,9 +34,14 @@ typedef struct {
     const spm_reader_t *names; /* named format: item number -> name (else NULL) */
 } spm_mine_out_t;
 
-/*  Fetches everything result R names into O (arrays malloc'd). Returns 0 or
-    the SPM_E* of a failed get or a malformed block. */
-int spm_mine_fetch(spm_session_t *s, const spm_apriori_result_t *r, spm_mine_out_t *o);
+/*  How results are fetched: spm_session_get, or spm_inproc_get in tests.
+    Copies the newest version of ID into *DATA (malloc'd) and *LEN. */
+typedef int(spm_mine_get_fn)(void *vm, spm_sdb_t id, void **data, size_t *len);
+
+/*  Fetches everything result R names, through GET on VM, into O (arrays
+    malloc'd). Returns 0 or the SPM_E* of a failed get or a malformed block. */
+int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r,
+                   spm_mine_out_t *o);
 
 /*  Writes the frequent itemsets / the rules of O to F in FORMAT. Return 0,
     or SPM_EIO when a write failed. */

@@ -67,7 +67,7 @@ typedef struct {
     level_t *lv; /* lv[k - 1]: frequent k-itemsets */
     uint32_t nlv;
     spm_sdb_t *cands; /* join blocks of the stage being generated */
-    uint32_t ncands;
+    uint32_t ncands, capcands;
     spm_sdb_t *rules; /* every CheckConfidenceInBlock output */
     uint32_t nrules, caprules;
     int stage;     /* initial or a gen_frequentSet is running */
@@ -270,7 +270,19 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
     spm_buf_free(&p);
     if (pl->failed)
         return;
-    pl->job->cands[pl->job->ncands++] = cand;
+    job_t *job = pl->job;
+    if (job->ncands == job->capcands) {
+        uint32_t cap = job->capcands ? job->capcands * 2 : 64;
+        spm_sdb_t *v = realloc(job->cands, cap * sizeof *v);
+        if (!v) {
+            spm_sf_fail(pl->sf, SPM_ENOMEM, "apriori: out of memory");
+            pl->failed = 1;
+            return;
+        }
+        job->cands = v;
+        job->capcands = cap;
+    }
+    job->cands[job->ncands++] = cand;
     if (pl->k < 2)
         return; /* the 1-subsets of a 2-candidate are frequent items */
     ops[0] = (spm_operand_t){cand, SPM_RW};
@@ -385,14 +397,9 @@ static int gen_candidate_start(spm_sf_t *sf, const void *args, size_t len)
         return SPM_EINVAL;
     const level_t *l = &job->lv[k - 1];
     planner_t pl = {.sf = sf, .job = job, .l = l, .k = k};
-    /* Each source set yields at least one join block only when it has a
-       partner, so the sets of the level bound the number of joins. */
-    uint64_t bound = l->sets + l->n + 1;
-    free(job->cands);
     job->ncands = 0;
-    job->cands = malloc(bound * sizeof *job->cands);
     pl.base = malloc(((size_t)l->n + 1) * sizeof *pl.base);
-    if (!job->cands || !pl.base) {
+    if (!pl.base) {
         free(pl.base);
         return SPM_ENOMEM;
     }
