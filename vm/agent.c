@@ -13,6 +13,8 @@
 #include "datacache/nodecache.h"
 #include "vm/cli.h"
 #include "vm/config.h"
+#include "vm/dataagent.h"
+
 #include "vm/log.h"
 #include "vm/proc.h"
 #include "vm/security.h"
@@ -162,37 +164,6 @@ static void stop_all(agent_t *a)
             kill(a->kids[i].pid, SIGKILL);
             waitpid(a->kids[i].pid, NULL, 0);
         }
-}
-
-/*  The data agent: answers one FETCH from another node's IEU with the
-    block from this node's cache (copied into the frame: a zero-copy frame
-    would pin an LMDB read transaction until ZeroMQ's I/O thread frees it,
-    and LMDB's reader slots are few). */
-static void serve_fetch(void *router, spm_nodecache_t *cache, spm_msg_t *m)
-{
-    Spm__Fetch *f = m->env->fetch;
-    Spm__FetchReply r = SPM__FETCH_REPLY__INIT;
-    r.req = f->req;
-    spm_frame_t frame = {0};
-    spm_nodecache_reader_t *rd = spm_nodecache_reader(cache);
-    const void *data;
-    size_t len;
-    uint32_t type;
-    r.status = rd ? spm_nodecache_get(rd, f->sdb, f->version, &type, &data, &len) : SPM_ESTORE;
-    if (r.status == 0) {
-        frame.data = malloc(len ? len : 1);
-        frame.len = len;
-        frame.free_fn = spm_wire_free;
-        if (frame.data)
-            memcpy(frame.data, data, len);
-        else
-            r.status = SPM_ENOMEM;
-    }
-    spm_nodecache_reader_end(&rd);
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_FETCH_REPLY;
-    env.fetch_reply = &r;
-    spm_wire_send(router, &m->id, &env, &frame, r.status == 0 ? 1 : 0, NULL);
 }
 
 /*  Binds the data agent's ROUTER and works out the endpoint peers use.
@@ -406,6 +377,7 @@ static int agent_main(int argc, char **argv)
     int status = 1;
     void *ctx = zmq_ctx_new(), *dealer = NULL;
     void *data = NULL;
+    spm_dataagent_t *served = NULL; /* serves this node's blocks on DATA */
     char advertise[512] = "";
     spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 1);
     if (!cache) {
@@ -423,6 +395,10 @@ static int agent_main(int argc, char **argv)
         a.keys = spm_config_str("security", "keys");
     if (!(data = bind_data(ctx, &a, advertise, sizeof advertise, &rc))) {
         spm_cli_fail("agent", rc);
+        goto done;
+    }
+    if (!(served = spm_dataagent_new(data, cache))) {
+        spm_cli_fail("agent", SPM_ENOMEM);
         goto done;
     }
     dealer = spm_wire_socket(ctx, ZMQ_DEALER);
@@ -491,12 +467,7 @@ static int agent_main(int argc, char **argv)
         int shutdown = 0;
         spm_msg_t m;
         int r;
-        for (int k = 0; k < 256 && (r = spm_wire_recv(data, 1, 1, &m, NULL)) > 0; k++) {
-            if (r == 1 && m.env->body_case == SPM__ENVELOPE__BODY_FETCH)
-                serve_fetch(data, cache, &m);
-            if (r == 1)
-                spm_msg_close(&m);
-        }
+        spm_dataagent_serve(served);
         while ((r = spm_wire_recv(dealer, 0, 1, &m, NULL)) > 0) {
             if (r != 1)
                 continue;
@@ -532,7 +503,8 @@ done:
         zmq_close(data);
     spm_security_destroy(&a.security);
     if (ctx)
-        zmq_ctx_term(ctx);
+        zmq_ctx_term(ctx); /* releases every frame still pointing into the cache */
+    spm_dataagent_destroy(&served);
     spm_nodecache_close(&cache);
     if (a.cache_dir == default_cache)
         spm_rmtree(default_cache);
