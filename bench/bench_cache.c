@@ -122,7 +122,7 @@ static void raw_send(void *sock, int i)
     zmq_send(sock, "x", 1, 0);
 }
 
-#define NBLOCKS 16        /* blocks stored per size, fetched round-robin */
+#define NBLOCKS 16       /* blocks stored per size, fetched round-robin */
 static uint64_t id_base; /* first SDB id of the current size */
 
 static void spm_send(void *sock, int i)
@@ -146,13 +146,13 @@ int main(void)
     snprintf(store, sizeof store, "%s/store", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
     snprintf(data_ep, sizeof data_ep, "tcp://127.0.0.1:%d", port);
-    const char *center[] = {"center", "--listen", ep, "--store", store, "--log-level", "error",
-                            NULL};
+    const char *center[] = {"center", "--listen",    ep,      "--store",
+                            store,    "--log-level", "error", NULL};
     spm_test_proc_t pc = spm_test_start(center);
     usleep(200000);
-    const char *agent[] = {"agent",       "--center",   ep,         "--ieus",     "1",
-                           "--cache-dir", cache,        "--data-listen", data_ep,
-                           "--insecure",  "--log-level", "error",  NULL};
+    const char *agent[] = {
+        "agent",         "--center", ep,           "--ieus",      "1",     "--cache-dir", cache,
+        "--data-listen", data_ep,    "--insecure", "--log-level", "error", NULL};
     spm_test_proc_t pa = spm_test_start(agent);
     usleep(500000);
     const size_t sizes[] = {64 << 10, 512 << 10, 8 << 20};
@@ -176,8 +176,8 @@ int main(void)
         for (uint64_t i = 1; i <= NBLOCKS; i++) {
             spm_put_le64(block, i);
             spm_put_le64(block + 8, size - 16); /* a syn.block: seed, length, payload */
-            SPM_TEST_ASSERT(spm_nodecache_put(nc, id_base + i, 1, spm_name_id("syn.block"), block,
-                                              size) == 0);
+            SPM_TEST_ASSERT(
+                spm_nodecache_put(nc, id_base + i, 1, spm_name_id("syn.block"), block, size) == 0);
         }
         spm_nodecache_close(&nc);
         void *d = spm_wire_socket(ctx, ZMQ_DEALER);

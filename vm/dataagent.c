@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define BATCH 256 /* FETCHes answered per call */
 
@@ -18,10 +19,10 @@ typedef struct lease {
 } lease_t;
 
 struct spm_dataagent {
-    void *router;            /* not owned */
-    spm_nodecache_t *cache;  /* not owned */
-    lease_t *leases;         /* outstanding read transactions */
-    uint64_t served, bytes;  /* counters */
+    void *router;           /* not owned */
+    spm_nodecache_t *cache; /* not owned */
+    lease_t *leases;        /* outstanding read transactions */
+    uint64_t served, bytes; /* counters */
 };
 
 spm_dataagent_t *spm_dataagent_new(void *router, spm_nodecache_t *cache)
@@ -79,6 +80,33 @@ static void answer(spm_dataagent_t *self, lease_t *l, spm_msg_t *m)
     spm_wire_send(self->router, &m->id, &env, &frame, r.status == 0 ? 1 : 0, NULL);
 }
 
+/*  The read transaction for a new batch. The node cache allows one reader
+    per thread, so a fresh one waits (briefly) until ZeroMQ has released
+    the frames of earlier batches; past that, the batch shares the newest
+    transaction, whose snapshot may miss blocks cached since: the peer then
+    gets "not found" and reads from the store. */
+static lease_t *lease(spm_dataagent_t *self)
+{
+    reap(self);
+    for (int i = 0; i < 20 && self->leases; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        reap(self);
+    }
+    if (self->leases) {
+        atomic_fetch_add(&self->leases->refs, 1);
+        return self->leases;
+    }
+    lease_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    atomic_init(&l->refs, 1);
+    l->reader = spm_nodecache_reader(self->cache);
+    l->next = self->leases;
+    self->leases = l;
+    return l;
+}
+
 void spm_dataagent_serve(spm_dataagent_t *self)
 {
     lease_t *l = NULL;
@@ -88,12 +116,8 @@ void spm_dataagent_serve(spm_dataagent_t *self)
         if (r != 1)
             continue;
         if (m.env->body_case == SPM__ENVELOPE__BODY_FETCH) {
-            if (!l && (l = calloc(1, sizeof *l)) != NULL) {
-                atomic_init(&l->refs, 1);
-                l->reader = spm_nodecache_reader(self->cache);
-                l->next = self->leases;
-                self->leases = l;
-            }
+            if (!l)
+                l = lease(self);
             answer(self, l, &m);
         }
         spm_msg_close(&m);
