@@ -10,9 +10,9 @@
 
 #include <stdarg.h>
 
-static char tag[16];  /* unique namespace prefix for this run */
-static char dir[64];  /* scratch directory */
-static int have_net;  /* the namespaces exist */
+static char tag[16]; /* unique namespace prefix for this run */
+static char dir[64]; /* scratch directory */
+static int have_net; /* the namespaces exist */
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
@@ -88,27 +88,49 @@ START_TEST(job_across_three_hosts_survives_a_cut_link)
     snprintf(store, sizeof store, "%s/store", dir);
     snprintf(c1, sizeof c1, "%s/c1", dir);
     snprintf(c2, sizeof c2, "%s/c2", dir);
-    const char *center[] = {"center", "--listen", "tcp://10.77.0.1:7700", "--store", store,
-                            "--keys", keys, "--dead-ms", "1500", "--log-level", "error", NULL};
+    const char *center[] = {
+        "center",    "--listen", "tcp://10.77.0.1:7700", "--store", store, "--keys", keys,
+        "--dead-ms", "1500",     "--log-level",          "error",   NULL};
     spm_test_proc_t pc = on_host(1, center);
     usleep(300000);
-    const char *a1[] = {"agent", "--center", "tcp://10.77.0.1:7700", "--keys", keys, "--ieus",
-                        "1", "--cache-dir", c1, "--data-listen", "tcp://10.77.0.2:7701", NULL};
-    const char *a2[] = {"agent", "--center", "tcp://10.77.0.1:7700", "--keys", keys, "--ieus",
-                        "1", "--cache-dir", c2, "--data-listen", "tcp://10.77.0.3:7701", NULL};
+    const char *a1[] = {"agent",
+                        "--center",
+                        "tcp://10.77.0.1:7700",
+                        "--keys",
+                        keys,
+                        "--ieus",
+                        "1",
+                        "--cache-dir",
+                        c1,
+                        "--data-listen",
+                        "tcp://10.77.0.2:7701",
+                        NULL};
+    const char *a2[] = {"agent",
+                        "--center",
+                        "tcp://10.77.0.1:7700",
+                        "--keys",
+                        keys,
+                        "--ieus",
+                        "1",
+                        "--cache-dir",
+                        c2,
+                        "--data-listen",
+                        "tcp://10.77.0.3:7701",
+                        NULL};
     spm_test_proc_t pa1 = on_host(2, a1), pa2 = on_host(3, a2);
     usleep(600000);
     /* the reference: the same job on one machine */
-    const char *ref[] = {"run", "synthetic", "--sis", "160", "--sfs", "4", "--bytes", "32768",
-                         "--work", "fixed:0", "--ieus", "1", NULL};
+    const char *ref[] = {"run",   "synthetic", "--sis",   "160",    "--sfs", "4", "--bytes",
+                         "32768", "--work",    "fixed:0", "--ieus", "1",     NULL};
     char *want, *err;
     ck_assert_int_eq(spm_test_run(ref, 60, &want, &err), 0);
     free(err);
     char *sum = strstr(want, "checksum");
     ck_assert_ptr_nonnull(sum);
-    const char *job[] = {"run", "synthetic", "--center", "tcp://10.77.0.1:7700", "--keys", keys,
-                         "--sis", "160", "--sfs", "4", "--bytes", "32768", "--work", "fixed:0",
-                         NULL};
+    const char *job[] = {"run",    "synthetic", "--center", "tcp://10.77.0.1:7700",
+                         "--keys", keys,        "--sis",    "160",
+                         "--sfs",  "4",         "--bytes",  "32768",
+                         "--work", "fixed:0",   NULL};
     spm_test_proc_t pj = on_host(1, job);
     char *out;
     int rc = spm_test_finish(&pj, 60, &out, &err);
@@ -118,9 +140,10 @@ START_TEST(job_across_three_hosts_survives_a_cut_link)
     free(out);
     free(err);
     /* a slower job; host 3's link goes down in the middle */
-    const char *slow[] = {"run", "synthetic", "--center", "tcp://10.77.0.1:7700", "--keys", keys,
-                          "--sis", "160", "--sfs", "4", "--bytes", "32768", "--work",
-                          "fixed:20ms", NULL};
+    const char *slow[] = {"run",    "synthetic",  "--center", "tcp://10.77.0.1:7700",
+                          "--keys", keys,         "--sis",    "160",
+                          "--sfs",  "4",          "--bytes",  "32768",
+                          "--work", "fixed:20ms", NULL};
     pj = on_host(1, slow);
     usleep(900000);
     ck_assert_int_eq(sh("ip -n %s0 link set h3 down", tag), 0);
