@@ -146,9 +146,18 @@ static void bench_trace(void)
     double with[16], without[16];
     for (int r = 0; r < reps(); r++) {
         for (int k = 0; k < 2; k++) {
-            const char *argv[] = {"run",   "synthetic", "--sis", sis, "--work", "fixed:1ms",
-                                  "--ieus", "2",        "--json", k ? "--trace" : NULL,
-                                  "/tmp/spm-bench-trace.json", NULL};
+            const char *argv[] = {"run",
+                                  "synthetic",
+                                  "--sis",
+                                  sis,
+                                  "--work",
+                                  "fixed:1ms",
+                                  "--ieus",
+                                  "2",
+                                  "--json",
+                                  k ? "--trace" : NULL,
+                                  "/tmp/spm-bench-trace.json",
+                                  NULL};
             char *out, *err;
             if (spm_test_run(argv, 600, &out, &err) != 0) {
                 fprintf(stderr, "bench: traced run failed: %s", err);

@@ -825,6 +825,34 @@ size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t id, spm_idu_ieu_stats_t *out, 
     return n;
 }
 
+void spm_idu_job_floor(spm_idu_t *self, uint64_t floor)
+{
+    if (floor > self->next_job)
+        self->next_job = floor;
+}
+
+int spm_idu_job_lost(spm_idu_t *self, uint64_t id, const char *program, int code,
+                     const char *message)
+{
+    job_t *job = calloc(1, sizeof *job);
+    if (!job || !(job->program = strdup(program)) || !(job->error = strdup(message)) ||
+        spm_hmap_put(self->jobs, id, job) != 0) {
+        if (job) {
+            free(job->program);
+            free(job->error);
+        }
+        free(job);
+        return SPM_ENOMEM;
+    }
+    job->id = id;
+    job->idu = self;
+    job->state = 2;
+    job->status = code;
+    job->start_us = job->end_us = spm_now_us();
+    job->notified = 1;
+    return 0;
+}
+
 void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
 {
     job_t *job = job_get(self, id);

@@ -150,6 +150,15 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t job, spm_idu_job_info_t *info);
 /*  Per-IEU stats of JOB: fills up to MAX entries, returns how many IEUs. */
 size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t job, spm_idu_ieu_stats_t *out, size_t max);
 
+/*  A restarted center: job ids allocated from now on start above FLOOR. */
+void spm_idu_job_floor(spm_idu_t *self, uint64_t floor);
+
+/*  Records JOB of PROGRAM as ended with CODE and MESSAGE without running it
+    (a job lost in a center restart), so that its watcher learns why.
+    Returns 0 or SPM_ENOMEM. */
+int spm_idu_job_lost(spm_idu_t *self, uint64_t job, const char *program, int code,
+                     const char *message);
+
 /*  Forgets a finished JOB. */
 void spm_idu_job_forget(spm_idu_t *self, uint64_t job);
 

@@ -135,6 +135,22 @@ static void supervise(agent_t *a, void *dealer)
     }
 }
 
+/*  After a rejoin: every IEU is stopped and started again at once under the
+    node's new index; the restart does not count against the cap. */
+static void restart_all(agent_t *a)
+{
+    for (long i = 0; i < a->nkids; i++) {
+        child_t *k = &a->kids[i];
+        if (k->pid > 0) {
+            spm_proc_stop(k->pid, 3000);
+        }
+        k->pid = start_ieu(a);
+        if (k->pid < 0)
+            k->pid = 0;
+        k->restart_at = 0;
+    }
+}
+
 /*  SIGTERM to every IEU: each finishes its running SIs, commits them and
     exits. Whoever is still there after DRAIN_S seconds is killed. */
 static void stop_all(agent_t *a)
@@ -419,6 +435,8 @@ static int agent_main(int argc, char **argv)
     env.hello = &h;
     spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
     uint32_t hb_ms = 1000, dead_ms = 5000;
+    int lost = 0; /* the center went silent; HELLO until it answers */
+    uint64_t last_hello = 0;
     int welcomed = 0;
     uint64_t deadline = spm_now_us() + 10000000;
     while (!welcomed && !stop_flag && spm_now_us() < deadline) {
@@ -473,12 +491,25 @@ static int agent_main(int argc, char **argv)
                 continue;
             last_heard = spm_now_us();
             shutdown |= m.env->body_case == SPM__ENVELOPE__BODY_SHUTDOWN;
+            if (m.env->body_case == SPM__ENVELOPE__BODY_WELCOME && lost) {
+                /* A restarted center: this node has a new index, and its
+                   IEUs must join again under it. */
+                a.node = m.env->welcome->index;
+                lost = 0;
+                spm_log_warn("the center is back; node %u rejoined, restarting its IEUs", a.node);
+                restart_all(&a);
+            }
             spm_msg_close(&m);
         }
         if (shutdown)
             break;
-        supervise(&a, dealer);
+        if (!lost)
+            supervise(&a, dealer);
         uint64_t now = spm_now_us();
+        if (lost && now - last_hello > 2000000) {
+            spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
+            last_hello = now;
+        }
         if (now - last_beat >= (uint64_t)hb_ms * 1000) {
             Spm__Heartbeat hbm = SPM__HEARTBEAT__INIT;
             Spm__Envelope e = SPM__ENVELOPE__INIT;
@@ -487,9 +518,11 @@ static int agent_main(int argc, char **argv)
             spm_wire_send(dealer, NULL, &e, NULL, 0, NULL);
             last_beat = now;
         }
-        if (now - last_heard > 2 * (uint64_t)dead_ms * 1000) {
-            spm_log_warn("the center has been silent for %u ms; stopping", 2 * dead_ms);
-            break;
+        if (!lost && now - last_heard > 2 * (uint64_t)dead_ms * 1000) {
+            /* Wait for it (a restarted center, a healed network) rather than
+               exit: its IEUs exit on their own, and come back on rejoin. */
+            spm_log_warn("the center has been silent for %u ms; waiting for it", 2 * dead_ms);
+            lost = 1;
         }
     }
     status = 0;

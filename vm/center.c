@@ -18,6 +18,8 @@
 #include "vm/trace.h"
 
 #include "vm/hmap.h"
+#include "vm/journal.h"
+
 #include "vm/log.h"
 #include "vm/report.h"
 #include "vm/wire.h"
@@ -80,6 +82,7 @@ typedef struct {
     spm_security_t *security; /* CurveZMQ keys and the allow-list */
     spm_status_t status;      /* counters and recent failures for spm status */
     spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
+    spm_journal_t *journal;   /* jobs started and ended, next to the store */
     uint64_t started_us;      /* when the center started */
     uint32_t next_node;
     char **node_data; /* node index -> its data agent's endpoint (or NULL) */
@@ -308,6 +311,8 @@ static void job_done(void *arg, uint64_t job)
         if (info.state == 2)
             spm_status_failure(&c->status, "job %llu (%s) failed: %s", (unsigned long long)job,
                                info.program, info.error ? info.error : "");
+        if (spm_journal_end(c->journal, job, info.state == 1 ? 0 : info.status) != 0)
+            spm_log_error("%s", spm_error_detail());
     }
     deliver_report(c, job);
 }
@@ -690,8 +695,11 @@ static void on_submit(center_t *c, spm_msg_t *m)
         spm_hmap_put(c->cpu_at, job, cpu);
     else
         free(cpu);
-    if (job)
+    if (job) {
         spm_log_info("job %llu (%s) submitted", (unsigned long long)job, s->program);
+        if (spm_journal_start(c->journal, job, s->program) != 0)
+            spm_log_error("%s", spm_error_detail());
+    }
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_SUBMITTED;
     env.submitted = &r;
@@ -954,11 +962,31 @@ static void center_free(center_t *c)
     spm_hmap_destroy(&c->traces);
     spm_idu_destroy(&c->idu);
     spm_store_close(&c->store);
+    spm_journal_close(&c->journal);
     if (c->router)
         zmq_close(c->router);
     spm_security_destroy(&c->security); /* closes the ZAP socket before the context */
     if (c->ctx)
         zmq_ctx_term(c->ctx);
+}
+
+/*  A center restarted on an old store: job ids continue, and jobs that were
+    running are reported as lost to whoever waits for them. */
+static void restore_jobs(center_t *c)
+{
+    spm_idu_job_floor(c->idu, spm_journal_max_job(c->journal));
+    spm_journal_job_t lost[256];
+    size_t n = spm_journal_unfinished(c->journal, lost, 256);
+    for (size_t i = 0; i < n && i < 256; i++) {
+        spm_idu_job_lost(c->idu, lost[i].job, lost[i].program, SPM_EDEAD,
+                         "the center restarted while this job ran; its committed blocks are "
+                         "kept in the store, but the job must be submitted again");
+        spm_journal_end(c->journal, lost[i].job, SPM_EDEAD);
+        spm_status_failure(&c->status, "job %llu (%s) lost in a center restart",
+                           (unsigned long long)lost[i].job, lost[i].program);
+    }
+    if (n)
+        spm_log_warn("%zu jobs were running when the center stopped; marked lost", n);
 }
 
 static const char center_help[] =
@@ -1080,6 +1108,11 @@ static int center_main(int argc, char **argv)
         goto done;
     }
     spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
+    if (!(c.journal = spm_journal_open(store))) {
+        spm_cli_fail("center", SPM_EIO);
+        goto done;
+    }
+    restore_jobs(&c);
     if (c.sync_us && spm_store_set_lazy(c.store, 1) != 0) {
         spm_cli_fail("center", SPM_ESTORE);
         goto done;
@@ -1123,7 +1156,7 @@ static int center_main(int argc, char **argv)
         }
         flush_commits(&c);
         if (c.dirty && now - c.last_sync >= c.sync_us) {
-            if (spm_store_sync(c.store) != 0)
+            if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
                 spm_log_error("%s", spm_error_detail());
             c.dirty = 0;
             c.last_sync = now;

@@ -38,8 +38,7 @@ typedef struct {
     double end; /* seconds, last slice end */
 } run_t;
 
-static int add_slice(run_t *r, const char *name, double ts, double dur, unsigned tid,
-                     double wait)
+static int add_slice(run_t *r, const char *name, double ts, double dur, unsigned tid, double wait)
 {
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 1024;
@@ -83,11 +82,11 @@ static int read_trace(const char *path, run_t *r)
         double ts, dur, wait = 0;
         unsigned pid, tid;
         const char *w = strstr(line, "\"wait_us\": ");
-        if (sscanf(line, "{\"name\": \"%39[^\"]\", \"cat\": \"si\", \"ph\": \"X\", \"ts\": %lf, "
-                         "\"dur\": %lf, \"pid\": %u, \"tid\": %u",
+        if (sscanf(line,
+                   "{\"name\": \"%39[^\"]\", \"cat\": \"si\", \"ph\": \"X\", \"ts\": %lf, "
+                   "\"dur\": %lf, \"pid\": %u, \"tid\": %u",
                    name, &ts, &dur, &pid, &tid) != 5) {
-            rc = spm_error(SPM_EFORMAT, "%s:%lu: not a slice written by spm --trace", path,
-                           lineno);
+            rc = spm_error(SPM_EFORMAT, "%s:%lu: not a slice written by spm --trace", path, lineno);
             break;
         }
         if (w)
@@ -96,8 +95,7 @@ static int read_trace(const char *path, run_t *r)
     }
     fclose(f);
     if (rc == 0 && (!header || r->n == 0))
-        rc = spm_error(SPM_EFORMAT, "%s: no SI slices (not a trace written by spm --trace?)",
-                       path);
+        rc = spm_error(SPM_EFORMAT, "%s: no SI slices (not a trace written by spm --trace?)", path);
     return rc;
 }
 
@@ -129,7 +127,8 @@ static int write_inputs(const run_t *r, const char *dir, const char *out, int sv
         wait += s->wait;
         for (int b = (int)(s->start / width); b < BINS && b * width < s->start + s->dur; b++) {
             double lo = b * width, hi = lo + width;
-            double o = (s->start + s->dur < hi ? s->start + s->dur : hi) - (s->start > lo ? s->start : lo);
+            double o =
+                (s->start + s->dur < hi ? s->start + s->dur : hi) - (s->start > lo ? s->start : lo);
             if (o > 0)
                 bins[b] += o;
         }
@@ -147,25 +146,28 @@ static int write_inputs(const run_t *r, const char *dir, const char *out, int sv
     fprintf(p, "set title 'IEUs (one box per SI, colour = opcode)'\nset ylabel 'IEU'\n");
     fprintf(p, "set yrange [-0.6:%u.6]\nset ytics 1\nset xrange [0:%.6f]\n", lanes - 1, span);
     static const char *colours[] = {"#3465a4", "#f57900", "#4e9a06", "#cc0000",
-                                     "#75507b", "#c4a000", "#06989a", "#555753"};
+                                    "#75507b", "#c4a000", "#06989a", "#555753"};
     for (int k = 0; k < 8; k++)
         fprintf(p, "set linetype %d lc rgb '%s'\n", k + 1, colours[k]);
     fprintf(p, "set key outside right top\n");
-    fprintf(p, "plot '%s/gantt.dat' using 1:2:3:(0.4):(int($4) %% 8 + 1) with boxxyerror fs solid "
-               "0.85 noborder lc variable notitle",
+    fprintf(p,
+            "plot '%s/gantt.dat' using 1:2:3:(0.4):(int($4) %% 8 + 1) with boxxyerror fs solid "
+            "0.85 noborder lc variable notitle",
             dir);
     for (int k = 0; k < r->nnames && k < 8; k++)
         fprintf(p, ", NaN with boxes fs solid lc %d title '%s'", k + 1, r->names[k]);
     fprintf(p, "\nunset key\n");
     fprintf(p, "set title 'IEUs executing over time'\nset ylabel '%%'\nset yrange [0:105]\n"
                "set ytics auto\nset xlabel 'seconds'\n");
-    fprintf(p, "plot '%s/util.dat' using 1:2 with filledcurves x1 fs solid 0.4 lc rgb "
-               "'#3465a4'\n",
+    fprintf(p,
+            "plot '%s/util.dat' using 1:2 with filledcurves x1 fs solid 0.4 lc rgb "
+            "'#3465a4'\n",
             dir);
     fprintf(p, "unset xlabel\nset title 'Where the IEUs'' time went'\nset style data "
                "histograms\nset style fill solid 0.8\nset yrange [0:105]\nset xrange [-0.5:2.5]\n"
                "set xtics ('executing' 0, 'waiting for data' 1, 'idle' 2)\n");
-    fprintf(p, "plot '-' using 1:2:xtic(3) with boxes lc rgb '#4e9a06', '' using 1:2:(sprintf('%%.1f%%%%', $2)) with labels offset 0,1\n");
+    fprintf(p, "plot '-' using 1:2:xtic(3) with boxes lc rgb '#4e9a06', '' using "
+               "1:2:(sprintf('%%.1f%%%%', $2)) with labels offset 0,1\n");
     for (int k = 0; k < 2; k++) {
         fprintf(p, "0 %.3f executing\n1 %.3f waiting\n2 %.3f idle\ne\n", 100 * busy / cap,
                 100 * wait / cap, 100 * idle / cap);
@@ -238,6 +240,7 @@ static int plot_main(int argc, char **argv)
 
 SPM_CONSTRUCTOR(plot_cmd)
 {
-    spm_command_register(&(spm_command_t){
-        .name = "plot", .summary = "draw a traced run (Gantt chart, utilisation)", .main = plot_main});
+    spm_command_register(&(spm_command_t){.name = "plot",
+                                          .summary = "draw a traced run (Gantt chart, utilisation)",
+                                          .main = plot_main});
 }

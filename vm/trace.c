@@ -50,8 +50,7 @@ size_t spm_trace_count(const spm_trace_t *self)
     return self->n;
 }
 
-void spm_trace_map_clocks(spm_trace_t *self, int64_t (*offset)(void *arg, uint32_t ieu),
-                          void *arg)
+void spm_trace_map_clocks(spm_trace_t *self, int64_t (*offset)(void *arg, uint32_t ieu), void *arg)
 {
     for (size_t i = 0; i < self->n; i++)
         if (self->ev[i].phase == 'X')
@@ -169,8 +168,9 @@ int spm_trace_write(const spm_trace_t *self, const char *path, const char *progr
     for (size_t i = 0; i < self->n; i++)
         if (self->ev[i].ts < t0)
             t0 = self->ev[i].ts;
-    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"program\": \"%s\", \"tool\": "
-               "\"spm\"},\n\"traceEvents\": [\n",
+    fprintf(f,
+            "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"program\": \"%s\", \"tool\": "
+            "\"spm\"},\n\"traceEvents\": [\n",
             program);
     write_lanes(self, f);
     for (size_t i = 0; i < self->n; i++) {

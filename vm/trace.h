@@ -22,10 +22,10 @@
 #include "vm/spm.pb-c.h" /* generated into build/gen */
 
 typedef struct {
-    char name[40];  /* opcode, or what happened */
-    char phase;     /* 'X' slice, 'i' instant, 'C' counter */
-    uint64_t ts;    /* us, center clock (absolute until written) */
-    uint64_t dur;   /* us, slices */
+    char name[40]; /* opcode, or what happened */
+    char phase;    /* 'X' slice, 'i' instant, 'C' counter */
+    uint64_t ts;   /* us, center clock (absolute until written) */
+    uint64_t dur;  /* us, slices */
     uint32_t ieu, node;
     uint64_t si;
     uint64_t bytes, wait_us; /* operand bytes fetched, slot wait for them */
@@ -45,8 +45,7 @@ size_t spm_trace_count(const spm_trace_t *self);
 
 /*  Moves the slices ('X', recorded on their IEU's clock) to the center's
     clock: ts += OFFSET(ARG, ieu). */
-void spm_trace_map_clocks(spm_trace_t *self, int64_t (*offset)(void *arg, uint32_t ieu),
-                          void *arg);
+void spm_trace_map_clocks(spm_trace_t *self, int64_t (*offset)(void *arg, uint32_t ieu), void *arg);
 
 /*  Packs events FROM .. FROM+N-1 into MSG (its arrays malloc'd; free with
     spm_trace_msg_free). Returns how many it packed. */

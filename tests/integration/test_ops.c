@@ -265,6 +265,44 @@ START_TEST(example_config_parses_and_bad_values_name_file_line_key)
 }
 END_TEST
 
+START_TEST(restarted_center_reports_lost_jobs_and_agents_rejoin)
+{
+    char ep[128], store[128], cache[128];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--dead-ms",
+                            "500",    "--log-level", "error", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    usleep(200000);
+    const char *agent[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache, NULL};
+    spm_test_proc_t pa = spm_test_start(agent);
+    usleep(300000);
+    long lost = submit(ep, "2000", "0");
+    usleep(500000);
+    kill(pc.pid, SIGKILL);
+    spm_test_finish(&pc, 10, NULL, NULL);
+    pc = spm_test_start(center);
+    char js[32];
+    snprintf(js, sizeof js, "%ld", lost);
+    const char *wait[] = {"wait", js, "--center", ep, "--quiet", NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(wait, 30, &out, &err), 1);
+    ck_assert_msg(strstr(err, "the center restarted while this job ran") != NULL, "%s", err);
+    free(out);
+    free(err);
+    /* the agent rejoins by itself; new work runs, with a fresh job id */
+    const char *job[] = {"run",    "synthetic", "--center", ep,          "--sis", "50",
+                         "--work", "fixed:1ms", "--json",   "--timeout", "30000", NULL};
+    ck_assert_int_eq(spm_test_run(job, 60, &out, &err), 0);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 50);
+    ck_assert_msg(spm_test_json_num(out, "job") > lost, "job ids restarted: %s", out);
+    free(out);
+    free(err);
+    stop_vm(&pc, &pa);
+}
+END_TEST
+
 static Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
@@ -275,6 +313,7 @@ static Suite *ops_suite(void)
     tcase_add_test(tc, jobs_share_fairly_and_priority_overtakes);
     tcase_add_test(tc, drained_agent_finishes_running_sis);
     tcase_add_test(tc, example_config_parses_and_bad_values_name_file_line_key);
+    tcase_add_test(tc, restarted_center_reports_lost_jobs_and_agents_rejoin);
     suite_add_tcase(s, tc);
     return s;
 }
