@@ -1009,6 +1009,8 @@ static const char center_help[] =
     "                      (default 100). Commits are safe from a crash of any spm\n"
     "                      process at once; an operating-system crash can lose the\n"
     "                      last N ms. 0 syncs at every commit: durable, slower\n"
+    "  --speculate         copy stragglers to idle IEUs at the end of a stage; the\n"
+    "                      first result wins (default off)\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
 static int center_main(int argc, char **argv)
@@ -1023,11 +1025,13 @@ static int center_main(int argc, char **argv)
                                          {"config", required_argument, 0, 'C'},
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
+                                         {"speculate", no_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
     if (rc != 0)
         return spm_cli_fail("center", rc);
+    int speculate = spm_config_bool("center", "speculate");
     const char *listen = spm_config_str("center", "listen");
     const char *store = spm_config_str("center", "store");
     const char *keys = NULL;
@@ -1052,6 +1056,9 @@ static int center_main(int argc, char **argv)
             break;
         case 'I':
             insecure = 1;
+            break;
+        case 'P':
+            speculate = 1;
             break;
         case 'C':
             break; /* loaded above */
@@ -1108,6 +1115,7 @@ static int center_main(int argc, char **argv)
         goto done;
     }
     spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
+    spm_idu_set_speculate(c.idu, speculate);
     if (!(c.journal = spm_journal_open(store))) {
         spm_cli_fail("center", SPM_EIO);
         goto done;
