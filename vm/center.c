@@ -1137,6 +1137,7 @@ static int center_main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
     spm_log_info("listening on %s, store %s", listen, store);
     uint64_t last_tick = 0;
     while (!stop_flag && !c.stopping) {

@@ -6,6 +6,7 @@
 #include "tests/spm_test.h"
 #include "vm/wire.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 static char dir[64];
@@ -355,6 +356,42 @@ START_TEST(stuck_ieu_is_overtaken_by_speculation)
 }
 END_TEST
 
+START_TEST(full_disk_fails_the_job_not_the_center)
+{
+    char ep[128], store[128], cache[128];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    /* the center's files may not grow past 4 MiB: a disk that fills up */
+    struct rlimit old, small = {4 << 20, 4 << 20};
+    getrlimit(RLIMIT_FSIZE, &old);
+    setrlimit(RLIMIT_FSIZE, &small);
+    const char *center[] = {"center", "--listen",    ep,      "--store",
+                            store,    "--log-level", "error", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    setrlimit(RLIMIT_FSIZE, &old);
+    usleep(200000);
+    const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
+    spm_test_proc_t pa = spm_test_start(agent);
+    usleep(300000);
+    const char *big[] = {"run",     "synthetic", "--center", ep,        "--sis",   "100",
+                         "--bytes", "262144",    "--work",   "fixed:0", "--quiet", NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(big, 60, &out, &err), 1);
+    ck_assert_msg(strstr(err, "full") != NULL && spm_test_lines(err) == 1, "%s", err);
+    free(out);
+    free(err);
+    /* the center lives on, its store readable; work without data still runs */
+    const char *small_job[] = {"run", "synthetic", "--center",  ep,       "--sis",
+                               "50",  "--work",    "fixed:1ms", "--json", NULL};
+    ck_assert_int_eq(spm_test_run(small_job, 60, &out, &err), 0);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 50);
+    free(out);
+    free(err);
+    stop_vm(&pc, &pa);
+}
+END_TEST
+
 static Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
@@ -367,6 +404,7 @@ static Suite *ops_suite(void)
     tcase_add_test(tc, example_config_parses_and_bad_values_name_file_line_key);
     tcase_add_test(tc, restarted_center_reports_lost_jobs_and_agents_rejoin);
     tcase_add_test(tc, stuck_ieu_is_overtaken_by_speculation);
+    tcase_add_test(tc, full_disk_fails_the_job_not_the_center);
     suite_add_tcase(s, tc);
     return s;
 }
