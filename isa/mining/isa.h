@@ -93,6 +93,12 @@ void spm_mining_fsets_reply_free(spm_mining_fsets_reply_t *r);
 int spm_mining_rule_cmp(const uint32_t *x1, uint32_t xl1, const uint32_t *y1, uint32_t yl1,
                         const uint32_t *x2, uint32_t xl2, const uint32_t *y2, uint32_t yl2);
 
+/*  The rank order of the frequent items F (sorted by item): rank r is item
+    F->items[(*ORDER)[r]], ranks going by ascending support, then item. Rare
+    items first make the candidate prefix trees narrow where transactions
+    enter them. *ORDER is malloc'd. Returns 0 or SPM_ENOMEM. */
+int spm_mining_rank_order(const spm_mining_items_t *f, uint32_t **order);
+
 /*  Copies the rules of IN into *OUT (arrays malloc'd; free with
     spm_mining_rules_free) in that order. Returns 0 or SPM_ENOMEM. */
 int spm_mining_rules_sort(const spm_mining_rules_t *in, spm_mining_rules_t *out);

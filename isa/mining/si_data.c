@@ -4,8 +4,8 @@
     LoadDataBlock, CountItemSupport, ShrinkItemBlock, GetFrequentItemsBlock,
     ShrinkTransactionBlock and MergeTransactionBlock (see isa.h for their
     operands). After ShrinkTransactionBlock a transaction holds only ranks of
-    frequent items, and identical transactions are one entry with a weight:
-    on dense data (chess) this shrinks blocks severalfold before counting.
+    frequent items (rarest first, see spm_mining_rank_order), and identical transactions are one
+   entry with a weight: on dense data (chess) this shrinks blocks severalfold before counting.
     =========================================================================
 */
 #include "isa/core/codec.h"
@@ -275,29 +275,30 @@ static int frequent_items(spm_si_ctx_t *ctx)
         }
         spm_mining_items_free(&b);
     }
-    if (rc == 0) {
+    uint32_t *order = NULL;
+    if (rc == 0 && (rc = spm_mining_rank_order(&all, &order)) == 0) {
         f.n = all.n;
         f.items = malloc(((size_t)all.n + 1) * 4);
-        if (!f.items)
+        f.counts = malloc(((size_t)all.n + 1) * 8);
+        if (!f.items || !f.counts)
             rc = spm_error(SPM_ENOMEM, "out of memory");
-        for (uint32_t i = 0; rc == 0 && i < all.n; i++)
-            f.items[i] = i;
-        f.counts = all.counts;
+        for (uint32_t r = 0; rc == 0 && r < all.n; r++) {
+            f.items[r] = r;
+            f.counts[r] = all.counts[order[r]];
+        }
     }
+    free(order);
     if (rc == 0 && (rc = spm_mining_out_items(ctx, np, &all)) == 0 &&
         (rc = spm_mining_out_sets(ctx, np + 1, &f)) == 0)
         rc = spm_mining_reply_u32(ctx, &all.n, 1);
-    free(f.items);
+    spm_mining_sets_free(&f);
     spm_mining_items_free(&all);
     return rc;
 }
 
-/*  Maps item V to its rank among the sorted frequent items F (n of them),
-    or returns -1. TABLE, when not NULL, holds the ranks directly. */
-static long rank_of(const spm_mining_items_t *f, const int32_t *table, uint32_t v)
+/*  Index of item V among the sorted frequent items F, or -1. */
+static long index_of(const spm_mining_items_t *f, uint32_t v)
 {
-    if (table)
-        return v < f->hi ? table[v] : -1;
     size_t lo = 0, hi = f->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -316,26 +317,41 @@ static int shrink_trans(spm_si_ctx_t *ctx)
 {
     spm_mining_trans_t t, out;
     spm_mining_items_t f;
+    uint32_t *order = NULL, *rank = NULL;
     int32_t *table = NULL;
     int rc = spm_mining_in_trans(ctx, 0, &t);
     if (rc != 0)
         return rc;
     if ((rc = spm_mining_in_items(ctx, 1, &f)) != 0)
         goto out_t;
+    if ((rc = spm_mining_rank_order(&f, &order)) != 0)
+        goto out_f;
+    if (!(rank = malloc(((size_t)f.n + 1) * 4))) {
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+        goto out_f;
+    }
+    for (uint32_t r = 0; r < f.n; r++)
+        rank[order[r]] = r;
+    /* A direct item -> rank table when the domain is small. */
     if (f.hi <= DENSE_MAX && (table = malloc(((size_t)f.hi + 1) * 4))) {
         memset(table, 0xff, ((size_t)f.hi + 1) * 4);
         for (uint32_t i = 0; i < f.n; i++)
-            table[f.items[i]] = (int32_t)i;
+            table[f.items[i]] = (int32_t)rank[i];
     }
     uint32_t w = 0, start = 0;
     for (uint32_t i = 0; i < t.n; i++) {
         uint32_t end = t.off[i + 1];
         t.off[i] = w;
         for (uint32_t j = start; j < end; j++) {
-            long r = rank_of(&f, table, t.items[j]);
+            long r = -1;
+            if (table)
+                r = t.items[j] < f.hi ? table[t.items[j]] : -1;
+            else if ((r = index_of(&f, t.items[j])) >= 0)
+                r = rank[r];
             if (r >= 0)
                 t.items[w++] = (uint32_t)r;
         }
+        qsort(t.items + t.off[i], w - t.off[i], 4, cmp_u32); /* rank order */
         start = end;
     }
     if (t.n > 0)
@@ -345,7 +361,10 @@ static int shrink_trans(spm_si_ctx_t *ctx)
             rc = reply_trans(ctx, &out);
         spm_mining_trans_free(&out);
     }
+out_f:
     free(table);
+    free(rank);
+    free(order);
     spm_mining_items_free(&f);
 out_t:
     spm_mining_trans_free(&t);
