@@ -23,6 +23,22 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/*  Sorts N items: insertion sort for the short lists transactions mostly
+    are (qsort's indirect compare dominates there), qsort beyond. */
+static void sort_u32(uint32_t *a, uint32_t n)
+{
+    if (n > 32) {
+        qsort(a, n, 4, cmp_u32);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = a[i], j = i;
+        for (; j > 0 && a[j - 1] > v; j--)
+            a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
 /*  Transaction order for merging duplicates: by length, then items. */
 static int cmp_trans(const void *a, const void *b, void *arg)
 {
@@ -101,7 +117,7 @@ static int load(spm_si_ctx_t *ctx)
     for (uint32_t i = 0; i < t.n; i++) {
         uint32_t *a = t.items + start, l = t.off[i + 1] - start, m = 0;
         start = t.off[i + 1];
-        qsort(a, l, 4, cmp_u32);
+        sort_u32(a, l);
         for (uint32_t j = 0; j < l; j++)
             if (m == 0 || a[j] != a[m - 1])
                 a[m++] = a[j];
@@ -351,7 +367,7 @@ static int shrink_trans(spm_si_ctx_t *ctx)
             if (r >= 0)
                 t.items[w++] = (uint32_t)r;
         }
-        qsort(t.items + t.off[i], w - t.off[i], 4, cmp_u32); /* rank order */
+        sort_u32(t.items + t.off[i], w - t.off[i]); /* rank order */
         start = end;
     }
     if (t.n > 0)
