@@ -5,6 +5,7 @@
 #include "programs/apriori/output.h"
 #include "isa/mining/isa.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +213,29 @@ static uint64_t support(const spm_mine_out_t *o, const uint32_t *s, uint32_t k)
     return i < 0 ? 0 : o->lv[k - 1].counts[i];
 }
 
+/*  Writes V in decimal. printf is most of the cost of writing a million
+    rules, so numbers are formatted here. */
+static void put_u64(FILE *f, uint64_t v)
+{
+    char buf[24], *p = buf + sizeof buf;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
+}
+
+/*  Writes V >= 0 with six decimals, as %.6f does. */
+static void put_fixed6(FILE *f, double v)
+{
+    uint64_t n = (uint64_t)llround(v * 1e6);
+    char frac[8];
+    put_u64(f, n / 1000000);
+    frac[0] = '.';
+    for (int i = 6; i >= 1; i--, n /= 10)
+        frac[i] = (char)('0' + n % 10);
+    fwrite(frac, 1, 7, f);
+}
+
 /*  Writes a JSON string with the escapes JSON requires. */
 static void json_string(FILE *f, const char *s)
 {
@@ -244,7 +268,7 @@ static void items(FILE *f, const spm_mine_out_t *o, const uint32_t *s, uint32_t 
         else if (name)
             fputs(name, f);
         else
-            fprintf(f, "%u", item);
+            put_u64(f, item);
     }
     if (format == SPM_MINE_JSON)
         fputc(']', f);
@@ -280,7 +304,9 @@ int spm_mine_write_itemsets(FILE *f, const spm_mine_out_t *o, spm_mine_format_t 
                 continue;
             }
             items(f, o, s, k + 1, format);
-            fprintf(f, format == SPM_MINE_CSV ? ",%llu\n" : " (%llu)\n", c);
+            fputs(format == SPM_MINE_CSV ? "," : " (", f);
+            put_u64(f, c);
+            fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
         }
     if (format == SPM_MINE_JSON)
         fputs(total ? "\n]}\n" : "]}\n", f);
@@ -320,8 +346,14 @@ int spm_mine_write_rules(FILE *f, const spm_mine_out_t *o, spm_mine_format_t for
         items(f, o, x, r->xlen[i], format);
         fputs(format == SPM_MINE_CSV ? "," : " => ", f);
         items(f, o, y, r->ylen[i], format);
-        fprintf(f, format == SPM_MINE_CSV ? ",%llu,%.6f,%.6f\n" : " (%llu, %.6f, %.6f)\n", sz, conf,
-                lift);
+        const char *sep = format == SPM_MINE_CSV ? "," : ", ";
+        fputs(format == SPM_MINE_CSV ? "," : " (", f);
+        put_u64(f, sz);
+        fputs(sep, f);
+        put_fixed6(f, conf);
+        fputs(sep, f);
+        put_fixed6(f, lift);
+        fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
     }
     if (format == SPM_MINE_JSON)
         fputs(r->n ? "\n]}\n" : "]}\n", f);

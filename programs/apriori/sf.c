@@ -648,20 +648,31 @@ static void job_free(job_t *job)
     free(job);
 }
 
-/*  Issues StoreResult over the rule blocks, sets the result, declares done. */
+/*  Issues StoreResult over the rule blocks, sets the result, declares done.
+    The rule blocks are gathered in about four groups per IEU, so the last
+    SIs of the job run in parallel too. */
 static void finish_job(spm_sf_t *sf, job_t *job)
 {
-    uint32_t nstore = (job->nrules + MAX_OPS - 2) / (MAX_OPS - 1);
-    spm_sdb_t store[nstore + 1];
+    uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
+    uint32_t group = (job->nrules + 4 * ieus - 1) / (4 * ieus);
+    group = group < 1 ? 1 : group > MAX_OPS - 1 ? MAX_OPS - 1 : group;
+    uint32_t nstore = (job->nrules + group - 1) / group;
+    spm_sdb_t *store = calloc((size_t)nstore + 1, sizeof *store);
     spm_operand_t ops[MAX_OPS];
+    if (!store) {
+        spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
+        return;
+    }
     for (uint32_t s = 0; s < nstore; s++) {
         uint32_t n = 0;
-        for (uint32_t i = s * (MAX_OPS - 1); i < job->nrules && n < MAX_OPS - 1; i++)
+        for (uint32_t i = s * group; i < job->nrules && n < group; i++)
             ops[n++] = (spm_operand_t){job->rules[i], SPM_R};
         store[s] = spm_sdb_new(sf, SPM_MINING_RULES);
         ops[n++] = (spm_operand_t){store[s], SPM_W};
-        if (issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0)
+        if (issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0) {
+            free(store);
             return;
+        }
     }
     uint32_t nlv = job->nlv;
     while (nlv > 0 && job->lv[nlv - 1].sets == 0)
@@ -676,14 +687,17 @@ static void finish_job(spm_sf_t *sf, job_t *job)
     }
     r.nblocks = nblocks;
     r.levels = levels;
-    void *bytes;
+    void *bytes = NULL;
     size_t len;
-    if (spm_apriori_result_encode(&r, &bytes, &len) != 0 ||
-        spm_sf_set_result(sf, bytes, len) != 0) {
+    int rc = spm_apriori_result_encode(&r, &bytes, &len);
+    if (rc == 0)
+        rc = spm_sf_set_result(sf, bytes, len);
+    free(bytes);
+    free(store);
+    if (rc != 0) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
         return;
     }
-    free(bytes);
     spm_sf_done(sf);
 }
 
