@@ -10,6 +10,7 @@
 */
 #include "tests/check_main.h"
 #include "tests/ref/apriori_ref.h"
+#include "tests/spm_test.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -462,6 +463,38 @@ START_TEST(help_tells_the_truth)
 }
 END_TEST
 
+/* ------------------------------------------------------------ remote center */
+
+START_TEST(remote_center_same_answer)
+{
+    /* A running center and agent, as on a cluster: the client streams the
+       file into the VM's store; nothing is read from a shared disk. */
+    char ep[600], store[600], cache[600];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *center[] = {"center", "--listen",    ep,     "--store",
+                            store,    "--log-level", "warn", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
+    spm_test_proc_t pa = spm_test_start(agent);
+    gen("rc.dat", "--transactions 2000 --avg-size 10 --avg-pattern 4 --items 200 --patterns 100 "
+                  "--seed 8");
+    int rc = run("%s mine %s --min-support 1%% --center %s --quiet --itemsets %s -o %s", bin(),
+                 path("rc.dat"), ep, path("rs.txt"), path("rr.txt"));
+    ck_assert_msg(rc == 0, "remote spm mine failed: %s", slurp(path("stderr")));
+    ck_assert_int_eq(run("%s mine %s --min-support 1%% --quiet --itemsets %s -o %s", bin(),
+                         path("rc.dat"), path("es.txt"), path("er.txt")),
+                     0);
+    ck_assert_int_eq(run("cmp -s %s %s && cmp -s %s %s", path("rs.txt"), path("es.txt"),
+                         path("rr.txt"), path("er.txt")),
+                     0);
+    kill(pc.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&pc, 10, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&pa, 15, NULL, NULL), 0);
+}
+END_TEST
+
 /* ---------------------------------------------------------- reference files */
 
 /*  ../shared/data/fimi/NAME relative to the repository, or NULL. */
@@ -530,6 +563,7 @@ static Suite *suite(void)
     tcase_add_test(t, csv_and_json);
     tcase_add_test(t, bad_inputs);
     tcase_add_test(t, help_tells_the_truth);
+    tcase_add_test(t, remote_center_same_answer);
     tcase_add_test(t, fimi_t10i4d100k);
     tcase_add_test(t, fimi_chess);
     suite_add_tcase(s, t);
