@@ -251,8 +251,9 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
         return;
     if (eb - b + 2 > MAX_OPS || l->n + 1 > MAX_OPS) {
         spm_sf_fail(pl->sf, SPM_ERANGE,
-                    "apriori: frequent %u-itemsets span over %d blocks; use a larger --block",
-                    pl->k, MAX_OPS - 1);
+                    "apriori: frequent %u-itemsets span over %d blocks of %u (a higher "
+                    "--min-support is needed)",
+                    pl->k, MAX_OPS - 1, SPM_MINING_MAX_FSETS);
         pl->failed = 1;
         return;
     }
