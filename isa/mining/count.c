@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vm/spm.h"
+
 /*  Direct tables are used while they stay this small relative to the block,
     since each SI builds its tree anew. */
 #define TABLE_MIN (1u << 16)
@@ -255,4 +257,66 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
     for (uint32_t y = 0; y < len; y++)
         if (items[y] < t->domain)
             t->pos[items[y]] = 0;
+}
+
+int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
+                              const uint32_t *off, const uint32_t *items, const uint32_t *weight,
+                              uint32_t nt, uint64_t *counts)
+{
+    size_t words = ((size_t)nt + 63) / 64;
+    uint64_t *bits = calloc((size_t)domain * words + 1, 8);
+    uint64_t *heavy = calloc(words + 1, 8);              /* transactions of weight > 1 */
+    uint64_t *acc = malloc(((size_t)k * words + 1) * 8); /* acc[d]: AND of items 0..d */
+    if (!bits || !heavy || !acc) {
+        free(bits);
+        free(heavy);
+        free(acc);
+        return SPM_ENOMEM;
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        for (uint32_t j = off[t]; j < off[t + 1]; j++)
+            if (items[j] < domain)
+                bits[(size_t)items[j] * words + t / 64] |= 1ull << (t % 64);
+        if (weight[t] > 1)
+            heavy[t / 64] |= 1ull << (t % 64);
+    }
+    uint32_t valid = 0; /* acc[0 .. valid) hold the prefix of the previous set */
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *c = sets + (size_t)i * k;
+        uint32_t same = 0;
+        if (i > 0)
+            while (same < valid && c[same] == (c - k)[same])
+                same++;
+        int skip = 0;
+        for (uint32_t d = same; d + 1 < k; d++) {
+            uint64_t *a = acc + (size_t)d * words;
+            if (c[d] >= domain) {
+                skip = 1;
+                break;
+            }
+            const uint64_t *b = bits + (size_t)c[d] * words;
+            if (d == 0)
+                memcpy(a, b, words * 8);
+            else
+                for (size_t w = 0; w < words; w++)
+                    a[w] = a[w - words] & b[w];
+        }
+        valid = skip ? 0 : k - 1;
+        if (skip || c[k - 1] >= domain)
+            continue;
+        const uint64_t *last = bits + (size_t)c[k - 1] * words;
+        const uint64_t *pre = k > 1 ? acc + (size_t)(k - 2) * words : NULL;
+        uint64_t sum = 0;
+        for (size_t w = 0; w < words; w++) {
+            uint64_t m = pre ? pre[w] & last[w] : last[w];
+            sum += (uint64_t)__builtin_popcountll(m);
+            for (uint64_t h = m & heavy[w]; h; h &= h - 1) /* weights above 1 */
+                sum += weight[w * 64 + (uint64_t)__builtin_ctzll(h)] - 1;
+        }
+        counts[i] += sum;
+    }
+    free(bits);
+    free(heavy);
+    free(acc);
+    return 0;
 }

@@ -40,4 +40,15 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
 /*  Frees *T and sets it to NULL. */
 void spm_mining_trie_destroy(spm_mining_trie_t **t);
 
+/*  Vertical counting, the alternative for long candidates: adds to COUNTS
+    the weighted supports of the N sorted, distinct K-itemsets at SETS in
+    the NT transactions (OFF, ITEMS, WEIGHT as in a transaction block),
+    every item below DOMAIN. Each item gets a bitset over the transactions;
+    a candidate's support is the popcount of the AND of its items' bitsets,
+    and consecutive candidates share the AND of their common prefix.
+    Returns 0 or SPM_ENOMEM. */
+int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
+                              const uint32_t *off, const uint32_t *items, const uint32_t *weight,
+                              uint32_t nt, uint64_t *counts);
+
 #endif
