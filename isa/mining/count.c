@@ -259,6 +259,11 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
             t->pos[items[y]] = 0;
 }
 
+/*  Built twice, with and without the POPCNT instruction; the loader picks
+    the one the CPU runs (the build targets baseline x86-64). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
 int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
                               const uint32_t *off, const uint32_t *items, const uint32_t *weight,
                               uint32_t nt, uint64_t *counts)

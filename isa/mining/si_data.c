@@ -27,7 +27,7 @@ static int cmp_u32(const void *a, const void *b)
     are (qsort's indirect compare dominates there), qsort beyond. */
 static void sort_u32(uint32_t *a, uint32_t n)
 {
-    if (n > 32) {
+    if (n > 64) {
         qsort(a, n, 4, cmp_u32);
         return;
     }
