@@ -256,8 +256,11 @@ static void json_string(FILE *f, const char *s)
 static void items(FILE *f, const spm_mine_out_t *o, const uint32_t *s, uint32_t k,
                   spm_mine_format_t format)
 {
+    int quote = format == SPM_MINE_CSV && o->names; /* names may hold commas */
     if (format == SPM_MINE_JSON)
         fputc('[', f);
+    if (quote)
+        fputc('"', f);
     for (uint32_t j = 0; j < k; j++) {
         if (j > 0)
             fputs(format == SPM_MINE_JSON ? ", " : " ", f);
@@ -265,11 +268,16 @@ static void items(FILE *f, const spm_mine_out_t *o, const uint32_t *s, uint32_t 
         const char *name = o->names ? spm_reader_name(o->names, item) : NULL;
         if (name && format == SPM_MINE_JSON)
             json_string(f, name);
+        else if (name && quote)
+            for (const char *c = name; *c; c++)
+                fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, f);
         else if (name)
             fputs(name, f);
         else
             put_u64(f, item);
     }
+    if (quote)
+        fputc('"', f);
     if (format == SPM_MINE_JSON)
         fputc(']', f);
 }

@@ -402,6 +402,8 @@ START_TEST(names_round_trip)
     ck_assert_ptr_nonnull(strstr(s, "bread milk (3)\n"));
     ck_assert_ptr_nonnull(strstr(s, "beer (2)\n"));
     ck_assert_ptr_nonnull(strstr(slurp(path("r.txt")), "milk => bread (3, 1.000000, "));
+    mine_text("a,b \"q\"\n\"q\" a,b\n", "--names --min-support 2 --format csv");
+    ck_assert_ptr_nonnull(strstr(slurp(path("s.txt")), "\"a,b \"\"q\"\"\",2\n"));
 }
 END_TEST
 
@@ -449,6 +451,20 @@ START_TEST(bad_inputs)
     expect_failure(path("ok.dat"), "--min-support 150%", "outside (0, 100%]");
     expect_failure(path("ok.dat"), "--min-support -1%", "outside (0, 100%]");
     expect_failure(path("ok.dat"), "--min-support 1 --min-confidence 120%", "outside [0, 100%]");
+}
+END_TEST
+
+START_TEST(device_output_stays_a_device)
+{
+    /* Writing to /dev/null must not rename a regular file over it. */
+    write_file(path("dn.dat"), "1 2\n1 2\n");
+    ck_assert_int_eq(run("%s mine %s --min-support 1 --quiet --itemsets /dev/null -o /dev/null",
+                         bin(), path("dn.dat")),
+                     0);
+    ck_assert_int_eq(run("%s gen transactions --transactions 5 -o /dev/null", bin()), 0);
+    struct stat st;
+    ck_assert_int_eq(stat("/dev/null", &st), 0);
+    ck_assert(S_ISCHR(st.st_mode));
 }
 END_TEST
 
@@ -562,6 +578,7 @@ static Suite *suite(void)
     tcase_add_test(t, names_round_trip);
     tcase_add_test(t, csv_and_json);
     tcase_add_test(t, bad_inputs);
+    tcase_add_test(t, device_output_stays_a_device);
     tcase_add_test(t, help_tells_the_truth);
     tcase_add_test(t, remote_center_same_answer);
     tcase_add_test(t, fimi_t10i4d100k);
