@@ -325,3 +325,60 @@ int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint
     free(acc);
     return 0;
 }
+
+#define PAIRS_MAX_CELLS (1u << 21)
+
+struct spm_mining_pairs {
+    uint32_t lo, hi; /* first items of the block's pairs: lo .. hi */
+    uint32_t domain; /* row width */
+    uint64_t *cell;  /* (hi - lo + 1) rows of domain counters */
+};
+
+spm_mining_pairs_t *spm_mining_pairs_new(const uint32_t *sets, uint32_t n, uint32_t domain)
+{
+    if (n == 0 || domain == 0 || sets[2 * (size_t)(n - 1)] >= domain)
+        return NULL;
+    uint32_t lo = sets[0], hi = sets[2 * (size_t)(n - 1)];
+    size_t cells = (size_t)(hi - lo + 1) * domain;
+    if (cells > PAIRS_MAX_CELLS)
+        return NULL;
+    spm_mining_pairs_t *p = malloc(sizeof *p);
+    if (!p || !(p->cell = calloc(cells, sizeof *p->cell))) {
+        free(p);
+        return NULL;
+    }
+    p->lo = lo;
+    p->hi = hi;
+    p->domain = domain;
+    return p;
+}
+
+void spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_t len, uint64_t w)
+{
+    for (uint32_t y = 0; y + 1 < len; y++) {
+        uint32_t a = items[y];
+        if (a < p->lo || a > p->hi)
+            continue;
+        uint64_t *row = p->cell + (size_t)(a - p->lo) * p->domain;
+        for (uint32_t z = y + 1; z < len; z++)
+            if (items[z] < p->domain)
+                row[items[z]] += w;
+    }
+}
+
+void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, uint32_t n,
+                             uint64_t *counts)
+{
+    for (uint32_t i = 0; i < n; i++)
+        counts[i] +=
+            p->cell[(size_t)(sets[2 * (size_t)i] - p->lo) * p->domain + sets[2 * (size_t)i + 1]];
+}
+
+void spm_mining_pairs_destroy(spm_mining_pairs_t **pp)
+{
+    if (*pp) {
+        free((*pp)->cell);
+        free(*pp);
+        *pp = NULL;
+    }
+}

@@ -210,8 +210,9 @@ static int count(spm_si_ctx_t *ctx)
         return rc;
     c.kind = SPM_MINING_KIND_CANDS;
     c.counts = calloc((size_t)c.n + 1, 8);
-    spm_mining_trie_t *trie = spm_mining_trie_new(c.items, c.k, c.n, domain);
-    if (!c.counts || !trie) {
+    spm_mining_pairs_t *pairs = c.k == 2 ? spm_mining_pairs_new(c.items, c.n, domain) : NULL;
+    spm_mining_trie_t *trie = pairs ? NULL : spm_mining_trie_new(c.items, c.k, c.n, domain);
+    if (!c.counts || (!trie && !pairs)) {
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_COUNT_CANDS);
         goto out;
     }
@@ -229,6 +230,10 @@ static int count(spm_si_ctx_t *ctx)
         if (kernel == 2 || kernel == 3)
             rc = spm_mining_count_vertical(c.items, c.k, c.n, domain, t.off, t.items, t.weight, t.n,
                                            c.counts);
+        else if (pairs)
+            for (uint32_t i = 0; i < t.n; i++)
+                spm_mining_pairs_count(pairs, t.items + t.off[i], t.off[i + 1] - t.off[i],
+                                       t.weight[i]);
         else
             for (uint32_t i = 0; i < t.n; i++)
                 spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i],
@@ -240,9 +245,12 @@ static int count(spm_si_ctx_t *ctx)
         if (rc != 0)
             rc = spm_error(rc, "%s: out of memory", SPM_MINING_COUNT_CANDS);
     }
+    if (rc == 0 && pairs)
+        spm_mining_pairs_finish(pairs, c.items, c.n, c.counts);
     if (rc == 0)
         rc = spm_mining_out_sets(ctx, m - 1, &c);
 out:
+    spm_mining_pairs_destroy(&pairs);
     spm_mining_trie_destroy(&trie);
     spm_mining_sets_free(&c);
     return rc;

@@ -102,6 +102,16 @@ static void compare(uint64_t seed, uint32_t k, uint32_t d, uint32_t ncand, uint3
     }
     ck_assert_int_eq(spm_mining_count_vertical(sets, k, n, d, off, all, w, ntrans, vert), 0);
     ck_assert_mem_eq(vert, want, n * 8);
+    spm_mining_pairs_t *pairs = k == 2 ? spm_mining_pairs_new(sets, n, d) : NULL;
+    ck_assert(k != 2 || pairs != NULL); /* small domains: the pair matrix */
+    if (pairs) {
+        memset(vert, 0, n * 8);
+        for (uint32_t i = 0; i < ntrans; i++)
+            spm_mining_pairs_count(pairs, all + off[i], off[i + 1] - off[i], w[i]);
+        spm_mining_pairs_finish(pairs, sets, n, vert);
+        ck_assert_mem_eq(vert, want, n * 8);
+        spm_mining_pairs_destroy(&pairs);
+    }
     free(vert);
     free(off);
     free(w);
