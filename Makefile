@@ -37,9 +37,11 @@ TESTS    := $(sort $(wildcard tests/unit/test_*.c tests/integration/test_*.c))
 TEST_BINS:= $(patsubst tests/%.c,$(BUILD)/tests/%,$(TESTS))
 BENCHES  := $(sort $(wildcard bench/bench_*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHES))
+PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
+PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps run check bench install clean format format-check tests
+.PHONY: all deps run check bench bench-paper install clean format format-check tests
 all: deps-quiet $(BIN)
 
 deps:
@@ -96,6 +98,10 @@ check: all tests
 
 bench: all $(BENCH_BINS)
 	@SPM_BIN=$(abspath $(BIN)) sh scripts/bench.sh $(BUILD)/bench "$(T)"
+
+# The dissertation's experiments, reproduced in ratios; writes bench/paper/RESULTS.md.
+bench-paper: all $(PAPER_BINS)
+	@SPM_BIN=$(abspath $(BIN)) sh bench/paper/run.sh $(BUILD)/bench/paper
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig \
