@@ -217,7 +217,9 @@ static int count_items(spm_si_ctx_t *ctx)
         goto out_t;
     uint32_t a = 0;
     for (uint32_t q = 0; q < np && rc == 0; q++) {
-        spm_mining_items_t b = {.lo = q * width, .hi = q * width + width};
+        /* The last partition may reach past 2^32 - 1: clamp (items are below). */
+        uint64_t hi = (uint64_t)q * width + width;
+        spm_mining_items_t b = {.lo = q * width, .hi = hi > UINT32_MAX ? UINT32_MAX : (uint32_t)hi};
         b.items = c.item + a;
         b.counts = c.count + a;
         while (a < c.n && c.item[a] < b.hi)

@@ -131,10 +131,12 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
     if (!job)
         return SPM_EINVAL;
     uint32_t n = job->a.nstaged, np = job->np;
-    spm_sdb_t raw[n ? n : 1], items[np];
+    spm_sdb_t *raw = calloc((size_t)n + 1, sizeof *raw), items[np];
     spm_operand_t ops[MAX_OPS];
     spm_buf_t p = {0};
     int rc = 0;
+    if (!raw)
+        return SPM_ENOMEM;
     for (uint32_t q = 0; q < np; q++)
         items[q] = spm_sdb_new(sf, SPM_MINING_ITEMS);
     spm_buf_put_u32(&p, job->a.block);
@@ -175,6 +177,7 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
         ops[2] = (spm_operand_t){job->trans[i], SPM_W};
         rc = issue(sf, SPM_MINING_SHRINK_TRANS, ops, 3, NULL, TAG(TAG_SHRINK, i));
     }
+    free(raw);
     return rc;
 }
 

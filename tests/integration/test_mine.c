@@ -378,6 +378,15 @@ START_TEST(long_transactions)
 }
 END_TEST
 
+START_TEST(huge_item_numbers)
+{
+    mine_text("4294967294 7 100000000\n7 4294967294\n100000000 7\n",
+              "--min-support 2 --min-confidence 0");
+    ck_assert_ptr_nonnull(strstr(slurp(path("s.txt")), "\n7 4294967294 (2)\n"));
+    expect_counts(5, 4);
+}
+END_TEST
+
 START_TEST(empty_file)
 {
     mine_text("", "--min-support 1%");
@@ -573,6 +582,7 @@ static Suite *suite(void)
     tcase_add_test(t, single_items);
     tcase_add_test(t, duplicate_items);
     tcase_add_test(t, long_transactions);
+    tcase_add_test(t, huge_item_numbers);
     tcase_add_test(t, empty_file);
     tcase_add_test(t, empty_lines_count);
     tcase_add_test(t, names_round_trip);
