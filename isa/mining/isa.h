@@ -11,7 +11,8 @@
 
       LoadDataBlock          staged R, raw W;  params: u32 s (most transactions)
                              normalizes a staged block: items sorted, duplicates dropped
-      CountItemSupport       raw R, items[0..P) ACC;  params: u32 P, u32 width
+      CountItemSupport       raw[0..r) R, items[0..P) ACC;  params: u32 P, u32 width
+                             (one or more raw blocks per SI)
                              partition p holds items [p*width, (p+1)*width)
       ShrinkItemBlock        items RW;  params: u64 minsup;  reply: u32 items left
       GetFrequentItemsBlock  items[0..P) R, fitems W, fsets W;  reply: u32 F1

@@ -200,17 +200,60 @@ static int tally(const spm_mining_trans_t *t, uint64_t domain, tally_t *out)
     return 0;
 }
 
-/*  CountItemSupport (raw R, items[0..P) ACC; u32 P, u32 width). */
+/*  Decodes the transaction blocks of operands [FROM, TO) into one block
+ *ALL (arrays malloc'd; free with spm_mining_trans_free). */
+static int concat_trans(spm_si_ctx_t *ctx, size_t from, size_t to, spm_mining_trans_t *all)
+{
+    spm_mining_trans_t b;
+    size_t cap = 0, icap = 0;
+    int rc = 0;
+    memset(all, 0, sizeof *all);
+    all->normalized = 1;
+    for (size_t q = from; q < to && rc == 0; q++) {
+        if ((rc = spm_mining_in_trans(ctx, q, &b)) != 0)
+            break;
+        size_t items = all->n ? all->off[all->n] : 0, add = b.n ? b.off[b.n] : 0;
+        if (all->n + b.n + 1 > cap || items + add + 1 > icap) {
+            cap = (all->n + b.n + 1) * 2;
+            icap = (items + add + 1) * 2;
+            uint32_t *o = realloc(all->off, cap * 4), *w = realloc(all->weight, cap * 4);
+            uint32_t *it = realloc(all->items, icap * 4);
+            all->off = o ? o : all->off;
+            all->weight = w ? w : all->weight;
+            all->items = it ? it : all->items;
+            if (!o || !w || !it)
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+        }
+        if (rc == 0) {
+            all->off[0] = 0;
+            all->normalized &= b.normalized;
+            memcpy(all->items + items, b.items, add * 4);
+            for (uint32_t i = 0; i < b.n; i++) {
+                all->weight[all->n + i] = b.weight[i];
+                all->off[all->n + i + 1] = (uint32_t)items + b.off[i + 1];
+            }
+            all->n += b.n;
+        }
+        spm_mining_trans_free(&b);
+    }
+    if (rc != 0)
+        spm_mining_trans_free(all);
+    return rc;
+}
+
+/*  CountItemSupport (raw[0..r) R, items[0..P) ACC; u32 P, u32 width). */
 static int count_items(spm_si_ctx_t *ctx)
 {
     spm_cursor_t p = spm_mining_params(ctx);
     uint32_t np, width;
+    size_t m = spm_si_noperands(ctx);
     if (spm_get_u32(&p, &np) || spm_get_u32(&p, &width) || np == 0 || width == 0 ||
-        spm_si_noperands(ctx) != (size_t)np + 1)
+        m < (size_t)np + 1)
         return spm_error(SPM_EINVAL, "%s: bad parameters", SPM_MINING_COUNT_ITEMS);
+    size_t nraw = m - np;
     spm_mining_trans_t t;
     tally_t c;
-    int rc = spm_mining_in_trans(ctx, 0, &t);
+    int rc = concat_trans(ctx, 0, nraw, &t);
     if (rc != 0)
         return rc;
     if ((rc = tally(&t, (uint64_t)np * width, &c)) != 0)
@@ -224,7 +267,7 @@ static int count_items(spm_si_ctx_t *ctx)
         b.counts = c.count + a;
         while (a < c.n && c.item[a] < b.hi)
             a++, b.n++;
-        rc = spm_mining_out_items(ctx, 1 + q, &b);
+        rc = spm_mining_out_items(ctx, nraw + q, &b);
     }
     tally_free(&c);
 out_t:
@@ -392,36 +435,11 @@ out_t:
 /*  MergeTransactionBlock (trans RW, trans[1..m) R). */
 static int merge_trans(spm_si_ctx_t *ctx)
 {
-    spm_mining_trans_t all = {.normalized = 1}, b, out;
-    size_t cap = 0, icap = 0;
-    int rc = 0;
-    for (size_t q = 0; q < spm_si_noperands(ctx) && rc == 0; q++) {
-        if ((rc = spm_mining_in_trans(ctx, q, &b)) != 0)
-            break;
-        size_t items = all.n ? all.off[all.n] : 0, add = b.n ? b.off[b.n] : 0;
-        if (all.n + b.n + 1 > cap || items + add > icap) {
-            cap = (all.n + b.n + 1) * 2;
-            icap = (items + add + 1) * 2;
-            uint32_t *o = realloc(all.off, cap * 4), *w = realloc(all.weight, cap * 4);
-            uint32_t *it = realloc(all.items, icap * 4);
-            all.off = o ? o : all.off;
-            all.weight = w ? w : all.weight;
-            all.items = it ? it : all.items;
-            if (!o || !w || !it)
-                rc = spm_error(SPM_ENOMEM, "out of memory");
-        }
-        if (rc == 0) {
-            all.off[0] = 0;
-            memcpy(all.items + items, b.items, add * 4);
-            for (uint32_t i = 0; i < b.n; i++) {
-                all.weight[all.n + i] = b.weight[i];
-                all.off[all.n + i + 1] = (uint32_t)items + b.off[i + 1];
-            }
-            all.n += b.n;
-        }
-        spm_mining_trans_free(&b);
-    }
-    if (rc == 0 && (rc = canonical(&all, 0, &out)) == 0) {
+    spm_mining_trans_t all, out;
+    int rc = concat_trans(ctx, 0, spm_si_noperands(ctx), &all);
+    if (rc != 0)
+        return rc;
+    if ((rc = canonical(&all, 0, &out)) == 0) {
         if ((rc = spm_mining_out_trans(ctx, 0, &out)) == 0)
             rc = reply_trans(ctx, &out);
         spm_mining_trans_free(&out);

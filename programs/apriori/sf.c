@@ -149,11 +149,20 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
     spm_buf_free(&p);
     spm_buf_put_u32(&p, np);
     spm_buf_put_u32(&p, job->width);
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        ops[0] = (spm_operand_t){raw[i], SPM_R};
+    /* A few counting SIs per IEU, each over consecutive raw blocks: fewer
+       partials to merge than one SI per block. */
+    uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1, groups = 4 * ieus;
+    groups = groups > n ? n : groups;
+    if (groups < (n + MAX_OPS - np - 1) / (MAX_OPS - np))
+        groups = (n + MAX_OPS - np - 1) / (MAX_OPS - np);
+    for (uint32_t g = 0; g < groups && rc == 0; g++) {
+        uint32_t a = (uint32_t)((uint64_t)n * g / groups),
+                 e = (uint32_t)((uint64_t)n * (g + 1) / groups), m = 0;
+        for (uint32_t i = a; i < e; i++)
+            ops[m++] = (spm_operand_t){raw[i], SPM_R};
         for (uint32_t q = 0; q < np; q++)
-            ops[1 + q] = (spm_operand_t){items[q], SPM_ACC};
-        rc = issue(sf, SPM_MINING_COUNT_ITEMS, ops, 1 + np, &p, 0);
+            ops[m++] = (spm_operand_t){items[q], SPM_ACC};
+        rc = issue(sf, SPM_MINING_COUNT_ITEMS, ops, m, &p, 0);
     }
     spm_buf_free(&p);
     spm_buf_put_u64(&p, job->a.minsup);
