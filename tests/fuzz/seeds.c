@@ -46,12 +46,12 @@ static void wire_seed(const char *name, Spm__Envelope *env, const char *const *f
 #define PB(T, L, ...) ((T){.base = PROTOBUF_C_MESSAGE_INIT(&spm__##L##__descriptor), __VA_ARGS__})
 
 /*  ENV with body B set to MSG, as a seed NAME with frames F. */
-#define SEED(name, B, b, msg, f, k)                                                              \
-    do {                                                                                         \
-        Spm__Envelope env = SPM__ENVELOPE__INIT;                                                 \
-        env.body_case = SPM__ENVELOPE__BODY_##B;                                                 \
-        env.b = msg;                                                                             \
-        wire_seed(name, &env, f, k);                                                             \
+#define SEED(name, B, b, msg, f, k)                                                                \
+    do {                                                                                           \
+        Spm__Envelope env = SPM__ENVELOPE__INIT;                                                   \
+        env.body_case = SPM__ENVELOPE__BODY_##B;                                                   \
+        env.b = msg;                                                                               \
+        wire_seed(name, &env, f, k);                                                               \
     } while (0)
 
 static void wire_seeds(void)
@@ -66,9 +66,9 @@ static void wire_seeds(void)
     Spm__Operand o1 = PB(Spm__Operand, operand, .sdb = 7, .version = 2, .mode = 1, .type = syn);
     Spm__Operand o2 = PB(Spm__Operand, operand, .sdb = 8, .version = 3, .mode = 2, .type = syn);
     Spm__Operand *ops[2] = {&o1, &o2};
-    Spm__Si si = PB(Spm__Si, si, .id = 12, .attempt = 1, .opcode = spm_name_id("syn.work"),
-                    .n_ops = 2, .ops = ops, .job = 1,
-                    .params = {25, (uint8_t *)"0123456789012345678901234"});
+    Spm__Si si =
+        PB(Spm__Si, si, .id = 12, .attempt = 1, .opcode = spm_name_id("syn.work"), .n_ops = 2,
+           .ops = ops, .job = 1, .params = {25, (uint8_t *)"0123456789012345678901234"});
     Spm__Si *sis[1] = {&si};
     SEED("issue", ISSUE, issue, &PB(Spm__Issue, issue, .n_sis = 1, .sis = sis), NULL, 0);
     Spm__Result r = PB(Spm__Result, result, .si = 12, .attempt = 1, .outputs = 1, .exec_us = 2000,
@@ -92,8 +92,8 @@ static void wire_seeds(void)
     SEED("put", PUT, put, &PB(Spm__Put, put, .req = 4, .type = "syn.block"), blk, 1);
     Spm__BlockRef b = PB(Spm__BlockRef, block_ref, .sdb = 7, .version = 2, .bytes = 4096);
     Spm__BlockRef *bs[1] = {&b};
-    SEED("publish", PUBLISH, publish, &PB(Spm__Publish, publish, .n_blocks = 1, .blocks = bs),
-         NULL, 0);
+    SEED("publish", PUBLISH, publish, &PB(Spm__Publish, publish, .n_blocks = 1, .blocks = bs), NULL,
+         0);
     Spm__IeuReport ir = PB(Spm__IeuReport, ieu_report, .ieu = 1, .sis = 10);
     Spm__IeuReport *irs[1] = {&ir};
     SEED("report", REPORT, report,

@@ -133,8 +133,8 @@ static inline const spm_sdb_type_t *fuzz_sdb_type(uint32_t id)
 }
 
 /*  Merges A into B with T's merge and checks the result validates. */
-static inline void fuzz_sdb_merge(const spm_sdb_type_t *t, const void *a, size_t alen, const void *b,
-                           size_t blen)
+static inline void fuzz_sdb_merge(const spm_sdb_type_t *t, const void *a, size_t alen,
+                                  const void *b, size_t blen)
 {
     void *out = NULL;
     size_t outlen = 0;
@@ -174,7 +174,7 @@ static inline int spm_fuzz_sdb(const uint8_t *data, size_t size)
 /* ------------------------------------------------------------ the table */
 
 typedef struct {
-    const char *name;                         /* tests/fuzz/corpus/NAME */
+    const char *name;                             /* tests/fuzz/corpus/NAME */
     int (*run)(const uint8_t *data, size_t size); /* one input */
 } spm_fuzz_target_t;
 

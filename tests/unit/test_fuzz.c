@@ -64,7 +64,10 @@ START_TEST(wire_target_delivers_and_drops)
     uint8_t buf[64] = {0}; /* k = 0: no block frames */
     size_t n = 1 + spm__envelope__pack(&env, buf + 1);
     ck_assert_int_eq(spm_fuzz_wire(buf, n), 0);
-    ck_assert_int_eq(spm_fuzz_wire((const uint8_t *)"\x02\x03\x00" "abc\xff\xff", 8), 0);
+    ck_assert_int_eq(spm_fuzz_wire((const uint8_t *)"\x02\x03\x00"
+                                                    "abc\xff\xff",
+                                   8),
+                     0);
 }
 END_TEST
 
