@@ -505,6 +505,55 @@ START_TEST(client_asks_for_what_does_not_exist)
 }
 END_TEST
 
+/*  Resident memory of process PID in KiB. */
+static long rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/*  A peer PUBLISHes half a million blocks that were never committed: the
+    center's directory of cached blocks must not grow with them. */
+START_TEST(forged_publish_flood_does_not_grow_the_center)
+{
+    vm_t vm;
+    peer_t p;
+    begin(&vm, &p);
+    long before = rss_kib(vm.center.pid);
+    peer_hello(&p, SPM__HELLO__ROLE__IEU, 0, 1);
+    enum { PER = 5000 };
+    Spm__BlockRef *refs = calloc(PER, sizeof *refs), **prefs = calloc(PER, sizeof *prefs);
+    ck_assert(refs && prefs);
+    for (uint64_t round = 0; round < 100; round++) {
+        for (size_t i = 0; i < PER; i++) {
+            spm__block_ref__init(&refs[i]);
+            refs[i].sdb = 1 + (round * PER + i) / 2;
+            refs[i].version = 1 + i % 2 + (round % 2) * 1000;
+            refs[i].bytes = UINT64_MAX;
+            prefs[i] = &refs[i];
+        }
+        Spm__Publish pb = SPM__PUBLISH__INIT;
+        pb.n_blocks = PER;
+        pb.blocks = prefs;
+        SEND(&p, PUBLISH, publish, &pb);
+    }
+    free(refs);
+    free(prefs);
+    center_answers(&vm); /* after the flood: it has been read */
+    long after = rss_kib(vm.center.pid);
+    end(&vm, &p);
+    ck_assert_msg(after - before < 16 * 1024, "the center grew from %ld to %ld KiB", before, after);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("hostile");
@@ -514,6 +563,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, stale_and_never_held_commits_are_discarded);
     tcase_add_test(tc, impostor_of_another_node);
     tcase_add_test(tc, credit_hoarder_that_goes_silent);
+    tcase_add_test(tc, forged_publish_flood_does_not_grow_the_center);
     tcase_add_test(tc, client_asks_for_what_does_not_exist);
     suite_add_tcase(s, tc);
     return s;
