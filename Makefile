@@ -19,7 +19,7 @@ SANITIZE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
-PKGS     := libzmq libprotobuf-c lmdb openblas
+PKGS     := libzmq libprotobuf-c lmdb openblas inih
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I/usr/include/suitesparse
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
 CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -99,7 +99,7 @@ run: all
 
 # T=name runs only the suite whose file is named test_<name>.c.
 check: all tests
-	@SPM_BIN=$(abspath $(BIN)) sh scripts/check.sh $(BUILD)/tests "$(T)"
+	@SPM_BIN=$(abspath $(BIN)) SPM_SOURCE_DIR=$(CURDIR) sh scripts/check.sh $(BUILD)/tests "$(T)"
 
 check-san:
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined check
@@ -131,9 +131,13 @@ bench: all $(BENCH_BINS)
 	@SPM_BIN=$(abspath $(BIN)) sh scripts/bench.sh $(BUILD)/bench "$(T)"
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/spm
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/spm
 	install -m 644 vm/spm.h $(DESTDIR)$(PREFIX)/include/spm/spm.h
+	install -m 644 docs/man/spm.1 $(DESTDIR)$(PREFIX)/share/man/man1/spm.1
+	install -m 644 conf/spm.conf conf/spm-center.service conf/spm-agent.service $(DESTDIR)$(PREFIX)/share/spm/
+	install -m 755 conf/spm.slurm $(DESTDIR)$(PREFIX)/share/spm/
 	install -m 644 $(BUILD)/libspm.a $(DESTDIR)$(PREFIX)/lib/libspm.a
 	sed -e 's|@PREFIX@|$(PREFIX)|' conf/spm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/spm.pc
 

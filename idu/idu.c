@@ -207,6 +207,7 @@ void spm_idu_make_ready(spm_idu_t *self, si_t *si, int front)
         sf->ready_tail = si;
     }
     self->ready++;
+    si->job->ready++;
     ring_insert(self, sf);
 }
 
@@ -238,6 +239,7 @@ static si_t *pop_ready(spm_idu_t *self, spm_sf_t *sf, uint32_t node)
         sf->ready_tail = best_prev;
     si->next = NULL;
     self->ready--;
+    si->job->ready--;
     return si;
 }
 
@@ -320,6 +322,7 @@ void spm_idu_pump(spm_idu_t *self)
             si->ieu = (int32_t)i;
             si->issued_us = spm_now_us();
             ieu->credits--;
+            ieu->held++;
             if (spm_hmap_put(self->issued, si->pub.id, si) != 0) {
                 job_fail(si->job, SPM_ENOMEM, "out of memory");
                 spm_idu_si_free(si);
@@ -573,6 +576,8 @@ void spm_idu_ieu_pull(spm_idu_t *self, uint32_t ieu, uint32_t credits)
 static void reissue(spm_idu_t *self, si_t *si)
 {
     spm_hmap_remove(self->issued, si->pub.id);
+    if (si->ieu >= 0 && self->ieus[si->ieu].held)
+        self->ieus[si->ieu].held--;
     si->pub.attempt++;
     si->job->reissued++;
     if (si->job->state != 0) {
@@ -673,6 +678,13 @@ const spm_idu_si_t *spm_idu_lookup(spm_idu_t *self, uint32_t ieu, uint64_t id, u
         job_t *job = si ? si->job : NULL;
         if (job)
             job->stale++;
+        if (si && si->ieu == (int32_t)ieu && si->job->state != 0) {
+            /* The holder is done with an SI of an ended job: forget it. */
+            spm_hmap_remove(self->issued, id);
+            if (self->ieus[ieu].held)
+                self->ieus[ieu].held--;
+            spm_idu_si_free(si);
+        }
         return NULL;
     }
     return &si->pub;
@@ -691,6 +703,8 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
         return;
     job_t *job = si->job;
     spm_sf_t *sf = si->sf;
+    if (ieu < self->nieus && self->ieus[ieu].held)
+        self->ieus[ieu].held--;
     ieu_job_stats_t *st = job_ieu_stats(job, ieu);
     if (st) {
         st->sis++;
@@ -766,6 +780,7 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .reissued = job->reissued,
                                  .stale = job->stale,
                                  .expected = job->expected,
+                                 .ready = job->ready,
                                  .merges = job->merges,
                                  .l1_hits = job->l1_hits,
                                  .l2_hits = job->l2_hits,
@@ -836,6 +851,8 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
     }
     for (size_t i = 0; i < n; i++) {
         spm_hmap_remove(self->issued, mine[i]->pub.id);
+        if (mine[i]->ieu >= 0 && self->ieus[mine[i]->ieu].held)
+            self->ieus[mine[i]->ieu].held--;
         spm_idu_si_free(mine[i]);
     }
     free(mine);
@@ -854,6 +871,37 @@ uint64_t spm_idu_job_cpu(spm_idu_t *self, uint64_t id)
 {
     job_t *job = job_get(self, id);
     return job ? job->cpu_us : 0;
+}
+
+int spm_idu_ieu_info(const spm_idu_t *self, uint32_t ieu, spm_idu_ieu_info_t *info)
+{
+    if (ieu >= self->nieus)
+        return SPM_ENOTFOUND;
+    const ieu_t *e = &self->ieus[ieu];
+    *info = (spm_idu_ieu_info_t){.node = e->node,
+                                 .slots = e->slots,
+                                 .alive = e->alive,
+                                 .held = e->held,
+                                 .credits = e->credits};
+    return 0;
+}
+
+uint32_t spm_idu_ieu_total(const spm_idu_t *self)
+{
+    return (uint32_t)self->nieus;
+}
+
+size_t spm_idu_jobs(spm_idu_t *self, uint64_t *ids, size_t max)
+{
+    size_t n = 0, pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(self->jobs, &pos, &key, &value)) {
+        if (n < max)
+            ids[n] = key;
+        n++;
+    }
+    return n;
 }
 
 uint64_t spm_idu_ready(const spm_idu_t *self)

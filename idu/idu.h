@@ -74,7 +74,7 @@ typedef struct {
     int state; /* 0 running, 1 done, 2 failed */
     int status;
     const char *error;
-    uint64_t wall_us, issued, committed, reissued, stale, expected, merges;
+    uint64_t wall_us, issued, committed, reissued, stale, expected, merges, ready;
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     const void *result;
     size_t result_len;
@@ -180,6 +180,23 @@ size_t spm_idu_dir_holders(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint
     *ID and *VERSION. Returns 1, or 0 when there is none. The caller deletes
     it from the store. */
 int spm_idu_gc_take(spm_idu_t *self, spm_sdb_t *id, uint64_t *version);
+
+typedef struct {
+    uint32_t node, slots;
+    int alive;
+    uint32_t held;    /* SIs issued to it and not committed */
+    uint32_t credits; /* SIs it asked for that are not yet sent */
+} spm_idu_ieu_info_t;
+
+/*  Fills INFO for IEU. Returns 0 or SPM_ENOTFOUND. */
+int spm_idu_ieu_info(const spm_idu_t *self, uint32_t ieu, spm_idu_ieu_info_t *info);
+
+/*  IEUs ever joined (alive or dead); their indexes are 0 .. n-1. */
+uint32_t spm_idu_ieu_total(const spm_idu_t *self);
+
+/*  Fills up to MAX ids of the jobs the IDU knows (running or not yet
+    reported); returns how many there are. */
+size_t spm_idu_jobs(spm_idu_t *self, uint64_t *ids, size_t max);
 
 /*  SIs ready but not issued, over all jobs (queue depth). */
 uint64_t spm_idu_ready(const spm_idu_t *self);

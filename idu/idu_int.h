@@ -96,6 +96,7 @@ struct job {
     char *error;
     uint64_t start_us, end_us;
     uint64_t issued, committed, reissued, stale, expected, merges;
+    uint64_t ready; /* SIs ready and not issued */
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     uint64_t cpu_us;
     uint32_t live_sfs;
@@ -121,6 +122,7 @@ typedef struct {
 typedef struct {
     uint32_t node, slots;
     uint32_t credits;
+    uint32_t held; /* SIs issued to it and not committed */
     int alive;
     uint64_t joined_us, left_us;
 } ieu_t;

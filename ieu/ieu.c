@@ -17,6 +17,8 @@
 #include "vm/cli.h"
 #include "vm/hmap.h"
 #include "vm/log.h"
+#include "vm/security.h"
+
 #include "vm/wire.h"
 
 #include <errno.h>
@@ -91,19 +93,22 @@ typedef struct {
     void *ctx, *dealer;
     spm_nodecache_t *cache;
     uint32_t index, node, slots, prefetch;
-    uint32_t held;        /* SIs received and not yet committed */
-    uint32_t requested;   /* credits asked for and not yet used */
-    spm_hmap_t *fetches;  /* GET/FETCH req -> fetch_t */
-    spm_hmap_t *peers;    /* endpoint hash -> peer_t */
-    refs_t publish, drop; /* directory updates not yet sent */
-    uint32_t evictions;   /* node-cache evictions since the last commit */
+    uint32_t held;            /* SIs received and not yet committed */
+    uint32_t requested;       /* credits asked for and not yet used */
+    spm_hmap_t *fetches;      /* GET/FETCH req -> fetch_t */
+    spm_hmap_t *peers;        /* endpoint hash -> peer_t */
+    spm_security_t *security; /* CurveZMQ keys of this node */
+    refs_t publish, drop;     /* directory updates not yet sent */
+    uint32_t evictions;       /* node-cache evictions since the last commit */
     uint64_t next_req;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     queue_t ready; /* operands local, waiting for a slot */
     queue_t done;  /* executed, waiting to be committed */
     int stop;
-    int efd; /* eventfd: workers -> main thread */
+    int draining;       /* SIGTERM: finish running SIs, start no new ones */
+    uint32_t executing; /* SIs in workers' hands */
+    int efd;            /* eventfd: workers -> main thread */
     pthread_t *workers;
     spm_wire_stats_t wire;
     uint32_t heartbeat_ms, dead_ms;
@@ -206,11 +211,12 @@ static void *worker(void *arg)
     pthread_mutex_lock(&ieu->lock);
     for (;;) {
         uint64_t free_since = spm_now_us();
-        while (!ieu->ready.head && !ieu->stop)
+        while (!ieu->ready.head && !ieu->stop && !ieu->draining)
             pthread_cond_wait(&ieu->cond, &ieu->lock);
-        if (ieu->stop)
+        if (ieu->stop || ieu->draining)
             break;
         task_t *t = pop(&ieu->ready);
+        ieu->executing++;
         pthread_mutex_unlock(&ieu->lock);
         /* The slot was free since FREE_SINCE; the part of that during which
            this SI was here but not yet local is communication wait. */
@@ -219,6 +225,7 @@ static void *worker(void *arg)
         execute(ieu, t);
         pthread_mutex_lock(&ieu->lock);
         push(&ieu->done, t);
+        ieu->executing--;
         uint64_t one = 1;
         if (write(ieu->efd, &one, sizeof one) < 0)
             spm_log_debug("eventfd write failed");
@@ -372,14 +379,14 @@ static uint64_t endpoint_key(const char *ep)
 
 /*  The DEALER connected to another node's data agent at EP (connected on
     first use). NULL when it cannot be made. */
-static void *peer_socket(ieu_t *ieu, const char *ep)
+static void *peer_socket(ieu_t *ieu, const char *ep, const char *key)
 {
     peer_t *p = spm_hmap_get(ieu->peers, endpoint_key(ep));
     if (p)
         return p->sock;
     p = calloc(1, sizeof *p);
     if (!p || !(p->endpoint = strdup(ep)) || !(p->sock = spm_wire_socket(ieu->ctx, ZMQ_DEALER)) ||
-        zmq_connect(p->sock, ep) != 0) {
+        spm_security_connect(ieu->security, p->sock, ep, key) != 0) {
         if (p && p->sock)
             zmq_close(p->sock);
         if (p)
@@ -392,9 +399,10 @@ static void *peer_socket(ieu_t *ieu, const char *ep)
 }
 
 /*  Fetches operand I of T from another node's cache at EP (level 2). */
-static int fetch_from_peer(ieu_t *ieu, task_t *t, size_t i, uint64_t version, const char *ep)
+static int fetch_from_peer(ieu_t *ieu, task_t *t, size_t i, uint64_t version, const char *ep,
+                           const char *key)
 {
-    void *sock = peer_socket(ieu, ep);
+    void *sock = peer_socket(ieu, ep, key);
     fetch_t *f = sock ? malloc(sizeof *f) : NULL;
     if (!f)
         return SPM_EUNREACH;
@@ -489,7 +497,8 @@ static void on_get_reply(ieu_t *ieu, spm_msg_t *m)
     if (r->status == 0 && r->n_holders > 0 && m->nframes == 0) {
         free(f);
         /* The directory names other nodes that cache it: fetch peer to peer. */
-        if (fetch_from_peer(ieu, t, i, v, r->holders[0]) != 0)
+        if (fetch_from_peer(ieu, t, i, v, r->holders[0],
+                            r->n_holder_keys ? r->holder_keys[0] : NULL) != 0)
             request(ieu, t, i, v, 1);
         return;
     }
@@ -728,7 +737,22 @@ static int run(ieu_t *ieu)
 {
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     pull(ieu);
-    while (!stop_flag) {
+    for (;;) {
+        if (stop_flag && !ieu->draining) {
+            /* SIGTERM drains: running SIs finish and commit, queued ones
+               go back to the center with the BYE below. */
+            pthread_mutex_lock(&ieu->lock);
+            ieu->draining = 1;
+            pthread_cond_broadcast(&ieu->cond);
+            pthread_mutex_unlock(&ieu->lock);
+        }
+        if (ieu->draining) {
+            pthread_mutex_lock(&ieu->lock);
+            int idle = ieu->executing == 0 && !ieu->done.head;
+            pthread_mutex_unlock(&ieu->lock);
+            if (idle)
+                break;
+        }
         /* The center, the workers' eventfd, and every peer asked so far. */
         zmq_pollitem_t items[2 + 64];
         void *socks[2 + 64];
@@ -787,7 +811,8 @@ static int run(ieu_t *ieu)
         }
         expire_fetches(ieu);
         send_refs(ieu);
-        pull(ieu);
+        if (!ieu->draining)
+            pull(ieu);
         uint64_t now = spm_now_us();
         if (now - last_beat >= (uint64_t)ieu->heartbeat_ms * 1000) {
             Spm__Heartbeat hb = SPM__HEARTBEAT__INIT;
@@ -802,7 +827,7 @@ static int run(ieu_t *ieu)
             return SPM_EUNREACH;
         }
     }
-    /* Leaving on a signal: tell the center so it re-issues at once. */
+    /* Drained: tell the center, which re-issues what is still held here. */
     Spm__Bye bye = SPM__BYE__INIT;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_BYE;
@@ -820,6 +845,8 @@ static const char ieu_help[] =
     "  --slots N           SIs executed at once, one thread each (default 1)\n"
     "  --prefetch N        SIs asked for ahead, localized while others run (default 1)\n"
     "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
+    "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
+    "  --insecure          allow plain TCP without keys\n"
     "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
 
 static int ieu_main(int argc, char **argv)
@@ -831,9 +858,12 @@ static int ieu_main(int argc, char **argv)
                                          {"prefetch", required_argument, 0, 'p'},
                                          {"log-level", required_argument, 0, 'v'},
                                          {"cache-mb", required_argument, 0, 'm'},
+                                         {"keys", required_argument, 0, 'k'},
+                                         {"insecure", no_argument, 0, 'I'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *center = NULL, *cache_dir = NULL;
+    const char *center = NULL, *cache_dir = NULL, *keys = NULL;
+    int insecure = 0;
     long node = 0, slots = 1, prefetch = 1, cache_mb = 0;
     spm_log_level_t level = SPM_LOG_WARN;
     int ch, rc;
@@ -857,6 +887,12 @@ static int ieu_main(int argc, char **argv)
             break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);
+            break;
+        case 'k':
+            keys = optarg;
+            break;
+        case 'I':
+            insecure = 1;
             break;
         case 'm':
             rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);
@@ -892,17 +928,18 @@ static int ieu_main(int argc, char **argv)
         spm_nodecache_on_evict(ieu.cache, on_evict, &ieu);
     ieu.fetches = spm_hmap_new();
     ieu.peers = spm_hmap_new();
+    ieu.security = spm_security_new(keys, "agent", insecure);
     ieu.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ieu.ctx = zmq_ctx_new();
     ieu.workers = calloc((size_t)slots, sizeof *ieu.workers);
-    if (!ieu.cache || !ieu.fetches || !ieu.peers || ieu.efd < 0 || !ieu.ctx || !ieu.workers) {
+    if (!ieu.cache || !ieu.fetches || !ieu.peers || !ieu.security || ieu.efd < 0 || !ieu.ctx ||
+        !ieu.workers) {
         spm_cli_fail("ieu", SPM_ESYS);
         goto done;
     }
     ieu.dealer = spm_wire_socket(ieu.ctx, ZMQ_DEALER);
-    if (!ieu.dealer || zmq_connect(ieu.dealer, center) != 0) {
-        spm_error(SPM_EUNREACH, "%s: %s", center, zmq_strerror(zmq_errno()));
-        spm_cli_fail("ieu", SPM_EUNREACH);
+    if (!ieu.dealer || (rc = spm_security_connect(ieu.security, ieu.dealer, center, NULL)) != 0) {
+        spm_cli_fail("ieu", rc ? rc : SPM_ESYS);
         goto done;
     }
     if (hello(&ieu, 10000) != 0) {
@@ -951,6 +988,7 @@ done:
     free(ieu.drop.v);
     if (ieu.dealer)
         zmq_close(ieu.dealer);
+    spm_security_destroy(&ieu.security);
     if (ieu.ctx)
         zmq_ctx_term(ieu.ctx);
     if (ieu.efd >= 0)

@@ -12,8 +12,10 @@
 */
 #include "datacache/nodecache.h"
 #include "vm/cli.h"
+#include "vm/config.h"
 #include "vm/log.h"
 #include "vm/proc.h"
+#include "vm/security.h"
 #include "vm/wire.h"
 
 #include <errno.h>
@@ -36,8 +38,12 @@ typedef struct {
 typedef struct {
     const char *center, *cache_dir;
     const char *data_listen, *data_advertise; /* the data agent's endpoints */
+    const char *keys;                         /* key directory given with --keys, or NULL */
+    int insecure;                             /* plain TCP allowed */
+    spm_security_t *security;
     long slots, prefetch;
     long cache_mb; /* node cache budget, MiB (0: none) */
+    long drain_s;  /* how long running SIs may take to finish on SIGTERM */
     const char *log_level;
     uint32_t node;
     child_t *kids;
@@ -67,7 +73,15 @@ static pid_t start_ieu(agent_t *a)
                     "--prefetch",  prefetch,
                     "--log-level", (char *)a->log_level,
                     "--cache-mb",  cache_mb,
-                    NULL};
+                    NULL,          NULL,
+                    NULL,          NULL};
+    size_t n = 16;
+    if (a->insecure)
+        argv[n++] = "--insecure";
+    if (a->keys) {
+        argv[n++] = "--keys";
+        argv[n++] = (char *)a->keys;
+    }
     return spm_proc_spawn(argv);
 }
 
@@ -119,12 +133,14 @@ static void supervise(agent_t *a, void *dealer)
     }
 }
 
+/*  SIGTERM to every IEU: each finishes its running SIs, commits them and
+    exits. Whoever is still there after DRAIN_S seconds is killed. */
 static void stop_all(agent_t *a)
 {
     for (long i = 0; i < a->nkids; i++)
         if (a->kids[i].pid > 0)
             kill(a->kids[i].pid, SIGTERM);
-    uint64_t deadline = spm_now_us() + 3000000;
+    uint64_t deadline = spm_now_us() + (uint64_t)a->drain_s * 1000000u;
     for (;;) {
         int alive = 0;
         for (long i = 0; i < a->nkids; i++) {
@@ -181,10 +197,10 @@ static void serve_fetch(void *router, spm_nodecache_t *cache, spm_msg_t *m)
 
 /*  Binds the data agent's ROUTER and works out the endpoint peers use.
     Returns the socket or NULL with the detail set. */
-static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
+static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size, int *rc)
 {
     char listen[512];
-    if (a->data_listen)
+    if (a->data_listen && *a->data_listen)
         snprintf(listen, sizeof listen, "%s", a->data_listen);
     else if (strncmp(a->center, "ipc://", 6) == 0)
         snprintf(listen, sizeof listen, "ipc://%s/data", a->cache_dir);
@@ -193,15 +209,14 @@ static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
     void *router = spm_wire_socket(ctx, ZMQ_ROUTER);
     if (!router)
         return NULL;
-    if (zmq_bind(router, listen) != 0) {
-        spm_error(SPM_EADDRINUSE, "--data-listen %s: %s", listen, zmq_strerror(zmq_errno()));
+    if ((*rc = spm_security_bind(a->security, ctx, router, listen)) != 0) {
         zmq_close(router);
         return NULL;
     }
     char bound[512];
     size_t blen = sizeof bound;
     zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &blen);
-    if (a->data_advertise) {
+    if (a->data_advertise && *a->data_advertise) {
         snprintf(advertise, size, "%s", a->data_advertise);
     } else if (strncmp(bound, "tcp://0.0.0.0:", 14) == 0) {
         char host[256] = "localhost";
@@ -213,11 +228,59 @@ static void *bind_data(void *ctx, agent_t *a, char *advertise, size_t size)
     return router;
 }
 
+/*  Whether PID has exited but not been reaped yet (a zombie). */
+static int exited(int pid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *p = strrchr(stat, ')');
+    return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+/*  `spm agent --drain`: SIGTERM to the agent whose pid file is in
+    CACHE_DIR, then wait for it to exit. */
+static int drain_running(const char *cache_dir)
+{
+    char path[1024];
+    if (!cache_dir || !*cache_dir)
+        return spm_cli_usage("agent", "--drain needs the running agent's --cache-dir");
+    snprintf(path, sizeof path, "%s/agent.pid", cache_dir);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (!f || fscanf(f, "%d", &pid) != 1 || pid <= 0) {
+        if (f)
+            fclose(f);
+        spm_error(SPM_ENOTFOUND, "%s: no running agent's pid file", path);
+        return spm_cli_fail("agent", SPM_ENOTFOUND);
+    }
+    fclose(f);
+    if (kill(pid, SIGTERM) != 0) {
+        spm_error(SPM_ENOTFOUND, "agent pid %d: %s", pid, strerror(errno));
+        return spm_cli_fail("agent", SPM_ENOTFOUND);
+    }
+    while (kill(pid, 0) == 0 && !exited(pid))
+        usleep(50000);
+    printf("agent %d drained\n", pid);
+    return 0;
+}
+
 static const char agent_help[] =
-    "usage: spm agent --center ENDPOINT [OPTIONS]\n\n"
+    "usage: spm agent [OPTIONS]\n\n"
     "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
-    "and reports their deaths to the center.\n\n"
-    "  --center ENDPOINT   the center, e.g. tcp://head:7700\n"
+    "and reports their deaths to the center. SIGTERM (or --drain) lets running\n"
+    "SIs finish, takes no new ones, then exits. Defaults come from the\n"
+    "configuration (see conf/spm.conf); flags win.\n\n"
+    "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
+    "  --center ENDPOINT   the center, e.g. tcp://head:7700 (default agent.center)\n"
+    "  --keys DIR          CurveZMQ keys: agent.key, center.pub, authorized/\n"
+    "                      (default security.keys); needed for tcp:// endpoints\n"
+    "  --insecure          allow plain TCP without keys\n"
     "  --ieus N            IEU processes on this node (default: number of cores)\n"
     "  --slots N           SIs each IEU executes at once (default 1)\n"
     "  --prefetch N        SIs each IEU asks for ahead (default 1)\n"
@@ -230,6 +293,9 @@ static const char agent_help[] =
     "                      tcp://*:RANDOM)\n"
     "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
     "                      (default: the bound endpoint, with this host's name)\n"
+    "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
+    "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
+    "                      pid file) and wait until it has exited\n"
     "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
 
 static int agent_main(int argc, char **argv)
@@ -243,13 +309,31 @@ static int agent_main(int argc, char **argv)
                                          {"cache-mb", required_argument, 0, 'm'},
                                          {"data-listen", required_argument, 0, 'L'},
                                          {"data-advertise", required_argument, 0, 'A'},
+                                         {"config", required_argument, 0, 'C'},
+                                         {"keys", required_argument, 0, 'k'},
+                                         {"insecure", no_argument, 0, 'I'},
+                                         {"drain-s", required_argument, 0, 'T'},
+                                         {"drain", no_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    agent_t a = {.slots = 1, .prefetch = 1, .log_level = "warn"};
-    long nieus = sysconf(_SC_NPROCESSORS_ONLN);
+    int ch, rc = spm_config_load_args(argc, argv);
+    if (rc != 0)
+        return spm_cli_fail("agent", rc);
+    agent_t a = {.center = spm_config_str("agent", "center"),
+                 .slots = spm_config_long("agent", "slots"),
+                 .prefetch = spm_config_long("agent", "prefetch"),
+                 .cache_mb = spm_config_long("agent", "cache_mb"),
+                 .cache_dir = spm_config_str("agent", "cache_dir"),
+                 .data_listen = spm_config_str("agent", "data_listen"),
+                 .data_advertise = spm_config_str("agent", "data_advertise"),
+                 .log_level = "warn",
+                 .drain_s = 60};
+    int drain = 0;
+    long nieus = spm_config_long("agent", "ieus");
+    if (nieus == 0)
+        nieus = sysconf(_SC_NPROCESSORS_ONLN);
     spm_log_level_t level = SPM_LOG_WARN;
     char default_cache[128];
-    int ch, rc;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         rc = 0;
         switch (ch) {
@@ -277,6 +361,20 @@ static int agent_main(int argc, char **argv)
         case 'A':
             a.data_advertise = optarg;
             break;
+        case 'C':
+            break; /* loaded above */
+        case 'k':
+            a.keys = optarg;
+            break;
+        case 'I':
+            a.insecure = 1;
+            break;
+        case 'T':
+            rc = spm_parse_long("--drain-s", optarg, 0, 86400, &a.drain_s);
+            break;
+        case 'R':
+            drain = 1;
+            break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);
             a.log_level = optarg;
@@ -290,9 +388,11 @@ static int agent_main(int argc, char **argv)
         if (rc != 0)
             return spm_cli_fail("agent", rc);
     }
-    if (!a.center)
-        return spm_cli_usage("agent", "--center is required");
-    if (!a.cache_dir) {
+    if (optind < argc)
+        return spm_cli_usage("agent", "unexpected argument '%s'", argv[optind]);
+    if (drain)
+        return drain_running(a.cache_dir);
+    if (!a.cache_dir || !*a.cache_dir) {
         snprintf(default_cache, sizeof default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
                  (int)getpid());
         a.cache_dir = default_cache;
@@ -312,14 +412,22 @@ static int agent_main(int argc, char **argv)
         spm_cli_fail("agent", SPM_EIO);
         goto done;
     }
-    if (!ctx || !(data = bind_data(ctx, &a, advertise, sizeof advertise))) {
-        spm_cli_fail("agent", SPM_EADDRINUSE);
+    a.security = spm_security_new(a.keys, "agent", a.insecure);
+    if (!ctx || !a.security) {
+        spm_cli_fail("agent", SPM_ENOMEM);
         goto done;
     }
-    dealer = ctx ? spm_wire_socket(ctx, ZMQ_DEALER) : NULL;
-    if (!dealer || zmq_connect(dealer, a.center) != 0) {
-        spm_error(SPM_EUNREACH, "%s: %s", a.center, zmq_strerror(zmq_errno()));
-        spm_cli_fail("agent", SPM_EUNREACH);
+    /* The IEUs get the same security settings, whatever their source. */
+    a.insecure = !spm_security_on(a.security);
+    if (!a.keys)
+        a.keys = spm_config_str("security", "keys");
+    if (!(data = bind_data(ctx, &a, advertise, sizeof advertise, &rc))) {
+        spm_cli_fail("agent", rc);
+        goto done;
+    }
+    dealer = spm_wire_socket(ctx, ZMQ_DEALER);
+    if (!dealer || (rc = spm_security_connect(a.security, dealer, a.center, NULL)) != 0) {
+        spm_cli_fail("agent", rc ? rc : SPM_ESYS);
         goto done;
     }
     char host[256] = "";
@@ -329,6 +437,7 @@ static int agent_main(int argc, char **argv)
     h.node = host;
     h.pid = (uint32_t)getpid();
     h.data_endpoint = advertise;
+    h.public_key = (char *)spm_security_public(a.security);
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_HELLO;
     env.hello = &h;
@@ -358,6 +467,13 @@ static int agent_main(int argc, char **argv)
         }
         goto done;
     }
+    char pidfile[1024];
+    snprintf(pidfile, sizeof pidfile, "%s/agent.pid", a.cache_dir);
+    FILE *pf = fopen(pidfile, "w");
+    if (pf) {
+        fprintf(pf, "%d\n", (int)getpid());
+        fclose(pf);
+    }
     a.nkids = nieus;
     a.kids = calloc((size_t)nieus, sizeof *a.kids);
     if (!a.kids)
@@ -367,8 +483,11 @@ static int agent_main(int argc, char **argv)
     spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     while (!stop_flag) {
-        zmq_pollitem_t items[2] = {{dealer, 0, ZMQ_POLLIN, 0}, {data, 0, ZMQ_POLLIN, 0}};
-        zmq_poll(items, 2, 100);
+        zmq_pollitem_t items[3] = {{dealer, 0, ZMQ_POLLIN, 0},
+                                   {data, 0, ZMQ_POLLIN, 0},
+                                   {spm_security_zap(a.security), 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, items[2].socket ? 3 : 2, 100);
+        spm_security_zap_handle(a.security);
         int shutdown = 0;
         spm_msg_t m;
         int r;
@@ -411,6 +530,7 @@ done:
         zmq_close(dealer);
     if (data)
         zmq_close(data);
+    spm_security_destroy(&a.security);
     if (ctx)
         zmq_ctx_term(ctx);
     spm_nodecache_close(&cache);

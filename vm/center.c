@@ -12,6 +12,10 @@
 #include "idu/idu.h"
 #include "isa/core/registry.h"
 #include "vm/cli.h"
+#include "vm/config.h"
+#include "vm/security.h"
+#include "vm/status.h"
+
 #include "vm/hmap.h"
 #include "vm/log.h"
 #include "vm/report.h"
@@ -65,12 +69,16 @@ typedef struct {
     int batch_rc;   /* the first failure of this turn's batch */
     spm_idu_t *idu;
     spm_store_t *store;
-    spm_hmap_t *peers;   /* routing-id key -> peer_t */
-    spm_hmap_t *ieus;    /* IEU index + 1 -> peer_t */
-    spm_hmap_t *watches; /* job -> watch_t */
-    spm_hmap_t *cpu_at;  /* job -> CPU time at submit (us, boxed) */
+    spm_hmap_t *peers;        /* routing-id key -> peer_t */
+    spm_hmap_t *ieus;         /* IEU index + 1 -> peer_t */
+    spm_hmap_t *watches;      /* job -> watch_t */
+    spm_hmap_t *cpu_at;       /* job -> CPU time at submit (us, boxed) */
+    spm_security_t *security; /* CurveZMQ keys and the allow-list */
+    spm_status_t status;      /* counters and recent failures for spm status */
+    uint64_t started_us;      /* when the center started */
     uint32_t next_node;
     char **node_data; /* node index -> its data agent's endpoint (or NULL) */
+    char **node_keys; /* node index -> its data agent's CurveZMQ key ("" for none) */
     size_t nnode_data;
     uint32_t heartbeat_ms, dead_ms;
     uint64_t lease_us;
@@ -248,22 +256,32 @@ static void record_cpu(center_t *c, uint64_t job)
     }
 }
 
-/*  IDU callback: JOB ended. Its watcher gets the report now. */
+/*  Sends JOB's report to its watcher, if it has one, and forgets the job. */
+static void deliver_report(center_t *c, uint64_t job)
+{
+    watch_t *w = spm_hmap_remove(c->watches, job);
+    if (!w)
+        return;
+    send_report(c, w);
+    zmq_msg_close(&w->id);
+    free(w);
+    spm_idu_job_forget(c->idu, job);
+}
+
+/*  IDU callback: JOB ended. */
 static void job_done(void *arg, uint64_t job)
 {
     center_t *c = arg;
     record_cpu(c, job);
     spm_idu_job_info_t info;
-    if (spm_idu_job_info(c->idu, job, &info) == 0)
+    if (spm_idu_job_info(c->idu, job, &info) == 0) {
         spm_log_info("job %llu (%s) %s after %.3f s", (unsigned long long)job, info.program,
                      info.state == 1 ? "done" : "failed", info.wall_us / 1e6);
-    watch_t *w = spm_hmap_remove(c->watches, job);
-    if (w) {
-        send_report(c, w);
-        zmq_msg_close(&w->id);
-        free(w);
-        spm_idu_job_forget(c->idu, job);
+        if (info.state == 2)
+            spm_status_failure(&c->status, "job %llu (%s) failed: %s", (unsigned long long)job,
+                               info.program, info.error ? info.error : "");
     }
+    deliver_report(c, job);
 }
 
 /* ------------------------------------------------------------- handlers */
@@ -294,13 +312,17 @@ static void on_hello(center_t *c, spm_msg_t *m)
     } else if ((int)h->role == ROLE_AGENT) {
         p->index = p->node = c->next_node++;
         char **v = realloc(c->node_data, (p->node + 1) * sizeof *v);
-        if (v) {
+        char **k = v ? realloc(c->node_keys, (p->node + 1) * sizeof *k) : NULL;
+        if (v)
             c->node_data = v;
+        if (k) {
+            c->node_keys = k;
             for (size_t i = c->nnode_data; i <= p->node; i++)
-                v[i] = NULL;
+                v[i] = k[i] = NULL;
             c->nnode_data = p->node + 1;
             if (h->data_endpoint && *h->data_endpoint)
                 v[p->node] = strdup(h->data_endpoint);
+            k[p->node] = strdup(h->public_key ? h->public_key : "");
         }
         spm_log_info("agent of node %u (%s) joined", p->node, h->node);
     }
@@ -312,10 +334,14 @@ static void on_hello(center_t *c, spm_msg_t *m)
     send_to(c, &m->id, &env, NULL, 0);
 }
 
+static void flush_commits(center_t *c);
+
 static void ieu_gone(center_t *c, peer_t *p, const char *why)
 {
     if (p->dead)
         return;
+    /* Commits that arrived before the death still count. */
+    flush_commits(c);
     p->dead = 1;
     uint32_t n = spm_idu_ieu_dead(c->idu, p->index);
     /* With its last IEU gone, nobody serves the node's cache any more
@@ -330,6 +356,8 @@ static void ieu_gone(center_t *c, peer_t *p, const char *why)
         spm_idu_dir_node_gone(c->idu, p->node);
     spm_log_warn("IEU %u (node %u, pid %u) %s; %u SIs re-issued", p->index, p->node, p->pid, why,
                  n);
+    spm_status_failure(&c->status, "IEU %u (node %u) %s; %u SIs re-issued", p->index, p->node, why,
+                       n);
 }
 
 /*  Deletes from the store the versions the IDU found nobody can read. */
@@ -478,11 +506,13 @@ static int redirect(center_t *c, peer_t *p, spm_msg_t *m, uint64_t version)
     Spm__Get *g = m->env->get;
     uint32_t nodes[8];
     size_t n = spm_idu_dir_holders(c->idu, g->sdb, version, nodes, 8);
-    char *eps[8];
+    char *eps[8], *keys[8];
     size_t k = 0;
     for (size_t i = 0; i < n && i < 8; i++)
-        if (nodes[i] != p->node && nodes[i] < c->nnode_data && c->node_data[nodes[i]])
-            eps[k++] = c->node_data[nodes[i]];
+        if (nodes[i] != p->node && nodes[i] < c->nnode_data && c->node_data[nodes[i]]) {
+            eps[k] = c->node_data[nodes[i]];
+            keys[k++] = c->node_keys[nodes[i]] ? c->node_keys[nodes[i]] : "";
+        }
     if (!k)
         return 0;
     Spm__GetReply r = SPM__GET_REPLY__INIT;
@@ -491,6 +521,8 @@ static int redirect(center_t *c, peer_t *p, spm_msg_t *m, uint64_t version)
     r.version = version;
     r.n_holders = k;
     r.holders = eps;
+    r.n_holder_keys = k;
+    r.holder_keys = keys;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
     env.get_reply = &r;
@@ -613,21 +645,49 @@ static void on_watch(center_t *c, spm_msg_t *m)
     }
     spm_hmap_put(c->watches, job, w);
     if (info.state != 0)
-        job_done(c, job);
+        deliver_report(c, job);
     else
         send_progress(c, w);
 }
 
 static void on_status(center_t *c, spm_msg_t *m)
 {
-    char *json = spm_report_status_json(c->idu);
+    c->status.uptime_us = spm_now_us() - c->started_us;
+    c->status.refused = spm_security_refused(c->security);
+    c->status.dropped = c->wire.dropped;
+    c->status.gc_versions = c->gc_versions;
+    c->status.agents = c->next_node;
+    char *json = NULL, *text = NULL;
     Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
-    r.json = json ? json : "{}";
+    int rc = spm_status_build(c->idu, &c->status, &json, &text);
+    r.json = rc == 0 ? json : "{}";
+    r.text = rc == 0 ? text : "status unavailable: out of memory\n";
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_STATUS_REPLY;
     env.status_reply = &r;
     send_to(c, &m->id, &env, NULL, 0);
     free(json);
+    free(text);
+}
+
+static void on_cancel(center_t *c, spm_msg_t *m)
+{
+    uint64_t job = m->env->cancel->job;
+    spm_idu_job_info_t info;
+    Spm__Ack ack = SPM__ACK__INIT;
+    if (spm_idu_job_info(c->idu, job, &info) != 0) {
+        ack.status = SPM_ENOTFOUND;
+        ack.error = "no such job";
+    } else if (info.state != 0) {
+        ack.status = SPM_EINVAL;
+        ack.error = "the job has ended already";
+    } else {
+        spm_idu_job_fail(c->idu, job, SPM_ECANCELED, "canceled by a client");
+    }
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_ACK;
+    env.ack = &ack;
+    send_to(c, &m->id, &env, NULL, 0);
 }
 
 static void on_ieu_died(center_t *c, peer_t *agent, spm_msg_t *m)
@@ -702,6 +762,9 @@ static void handle(center_t *c, spm_msg_t *m)
         break;
     case SPM__ENVELOPE__BODY_STATUS:
         on_status(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_CANCEL:
+        on_cancel(c, m);
         break;
     case SPM__ENVELOPE__BODY_SHUTDOWN:
         if (p->role == ROLE_CLIENT)
@@ -790,9 +853,12 @@ static void center_free(center_t *c)
         spm_msg_close(&c->pending[n].m);
     }
     free(c->pending);
-    for (size_t i = 0; i < c->nnode_data; i++)
+    for (size_t i = 0; i < c->nnode_data; i++) {
         free(c->node_data[i]);
+        free(c->node_keys[i]);
+    }
     free(c->node_data);
+    free(c->node_keys);
     spm_hmap_destroy(&c->peers);
     spm_hmap_destroy(&c->ieus);
     spm_hmap_destroy(&c->watches);
@@ -801,16 +867,23 @@ static void center_free(center_t *c)
     spm_store_close(&c->store);
     if (c->router)
         zmq_close(c->router);
+    spm_security_destroy(&c->security); /* closes the ZAP socket before the context */
     if (c->ctx)
         zmq_ctx_term(c->ctx);
 }
 
 static const char center_help[] =
-    "usage: spm center --listen ENDPOINT --store DIR [OPTIONS]\n\n"
+    "usage: spm center [OPTIONS]\n\n"
     "Runs the center of a VM: the dispatch unit (IDU) with its task pool, the\n"
-    "durable SDB store and the endpoint agents, IEUs and clients connect to.\n\n"
+    "durable SDB store and the endpoint agents, IEUs and clients connect to.\n"
+    "Defaults come from the configuration (see conf/spm.conf); flags win.\n\n"
+    "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
     "  --listen ENDPOINT   where to listen, e.g. tcp://0.0.0.0:7700 or ipc:///run/spm/c\n"
-    "  --store DIR         LMDB store directory (created 0700 if missing)\n"
+    "                      (default center.listen, tcp://0.0.0.0:7700)\n"
+    "  --store DIR         LMDB store directory, created 0700 (default center.store)\n"
+    "  --keys DIR          CurveZMQ keys: center.key and authorized/ (default\n"
+    "                      security.keys); every tcp:// endpoint needs them\n"
+    "  --insecure          allow plain TCP without keys (anyone may connect)\n"
     "  --heartbeat-ms N    heartbeat interval asked of IEUs (default 1000)\n"
     "  --dead-ms N         silence after which an IEU is dead and its SIs re-issued\n"
     "                      (default 5000)\n"
@@ -830,13 +903,26 @@ static int center_main(int argc, char **argv)
                                          {"lease-s", required_argument, 0, 'L'},
                                          {"sync-ms", required_argument, 0, 'S'},
                                          {"log-level", required_argument, 0, 'v'},
+                                         {"config", required_argument, 0, 'C'},
+                                         {"keys", required_argument, 0, 'k'},
+                                         {"insecure", no_argument, 0, 'I'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *listen = NULL, *store = NULL;
-    long hb = 1000, dead = 5000, lease = 600, sync_ms = 100;
-    spm_log_level_t level = SPM_LOG_INFO;
-    int ch, rc;
+    int ch, rc = spm_config_load_args(argc, argv);
+    if (rc != 0)
+        return spm_cli_fail("center", rc);
+    const char *listen = spm_config_str("center", "listen");
+    const char *store = spm_config_str("center", "store");
+    const char *keys = NULL;
+    int insecure = 0;
+    long hb = spm_config_long("center", "heartbeat_ms");
+    long dead = spm_config_long("center", "dead_ms");
+    long lease = spm_config_long("center", "lease_s");
+    long sync_ms = spm_config_long("center", "sync_ms");
+    spm_log_level_t level;
+    spm_log_parse_level(spm_config_str("log", "level"), &level);
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        rc = 0;
         switch (ch) {
         case 'l':
             listen = optarg;
@@ -844,25 +930,28 @@ static int center_main(int argc, char **argv)
         case 's':
             store = optarg;
             break;
+        case 'k':
+            keys = optarg;
+            break;
+        case 'I':
+            insecure = 1;
+            break;
+        case 'C':
+            break; /* loaded above */
         case 'H':
-            if ((rc = spm_parse_long("--heartbeat-ms", optarg, 10, 60000, &hb)) != 0)
-                return spm_cli_fail("center", rc);
+            rc = spm_parse_long("--heartbeat-ms", optarg, 10, 60000, &hb);
             break;
         case 'D':
-            if ((rc = spm_parse_long("--dead-ms", optarg, 100, 3600000, &dead)) != 0)
-                return spm_cli_fail("center", rc);
+            rc = spm_parse_long("--dead-ms", optarg, 100, 3600000, &dead);
             break;
         case 'L':
-            if ((rc = spm_parse_long("--lease-s", optarg, 0, 86400 * 30, &lease)) != 0)
-                return spm_cli_fail("center", rc);
+            rc = spm_parse_long("--lease-s", optarg, 0, 86400 * 30, &lease);
             break;
         case 'v':
-            if ((rc = spm_log_parse_level(optarg, &level)) != 0)
-                return spm_cli_fail("center", rc);
+            rc = spm_log_parse_level(optarg, &level);
             break;
         case 'S':
-            if ((rc = spm_parse_long("--sync-ms", optarg, 0, 600000, &sync_ms)) != 0)
-                return spm_cli_fail("center", rc);
+            rc = spm_parse_long("--sync-ms", optarg, 0, 600000, &sync_ms);
             break;
         case 'h':
             fputs(center_help, stdout);
@@ -870,11 +959,11 @@ static int center_main(int argc, char **argv)
         default:
             return spm_cli_usage("center", "invalid option");
         }
+        if (rc != 0)
+            return spm_cli_fail("center", rc);
     }
     if (optind < argc)
         return spm_cli_usage("center", "unexpected argument '%s'", argv[optind]);
-    if (!listen || !store)
-        return spm_cli_usage("center", "--listen and --store are required");
     spm_log_init("center", level);
 
     center_t c = {.heartbeat_ms = (uint32_t)hb,
@@ -882,6 +971,8 @@ static int center_main(int argc, char **argv)
                   .lease_us = (uint64_t)lease * 1000000u,
                   .sync_us = (uint64_t)sync_ms * 1000u};
     int status = 1;
+    c.started_us = spm_now_us();
+    c.security = spm_security_new(keys, "center", insecure);
     c.store = spm_store_open(store);
     if (!c.store) {
         spm_cli_fail("center", SPM_ESTORE);
@@ -893,7 +984,7 @@ static int center_main(int argc, char **argv)
     c.watches = spm_hmap_new();
     c.cpu_at = spm_hmap_new();
     c.ctx = zmq_ctx_new();
-    if (!c.idu || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.ctx) {
+    if (!c.idu || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.ctx || !c.security) {
         spm_cli_fail("center", SPM_ENOMEM);
         goto done;
     }
@@ -907,12 +998,8 @@ static int center_main(int argc, char **argv)
         spm_cli_fail("center", SPM_ESYS);
         goto done;
     }
-    if (zmq_bind(c.router, listen) != 0) {
-        int err = zmq_errno();
-        spm_error(err == EADDRINUSE ? SPM_EADDRINUSE : SPM_EINVAL, "%s: %s", listen,
-                  err == EADDRINUSE ? "address already in use (is another center running?)"
-                                    : zmq_strerror(err));
-        spm_cli_fail("center", SPM_EADDRINUSE);
+    if ((rc = spm_security_bind(c.security, c.ctx, c.router, listen)) != 0) {
+        spm_cli_fail("center", rc);
         goto done;
     }
     signal(SIGINT, on_signal);
@@ -921,10 +1008,13 @@ static int center_main(int argc, char **argv)
     spm_log_info("listening on %s, store %s", listen, store);
     uint64_t last_tick = 0;
     while (!stop_flag && !c.stopping) {
-        zmq_pollitem_t item = {c.router, 0, ZMQ_POLLIN, 0};
-        int n = zmq_poll(&item, 1, 100);
+        zmq_pollitem_t items[2] = {{c.router, 0, ZMQ_POLLIN, 0},
+                                   {spm_security_zap(c.security), 0, ZMQ_POLLIN, 0}};
+        int n = zmq_poll(items, items[1].socket ? 2 : 1, 100);
         if (n < 0 && zmq_errno() != EINTR)
             break;
+        if (n > 0 && (items[1].revents & ZMQ_POLLIN))
+            spm_security_zap_handle(c.security);
         for (int k = 0; n > 0 && k < 4096; k++) { /* drain, bounded */
             spm_msg_t m;
             int r = spm_wire_recv(c.router, 1, 1, &m, &c.wire);

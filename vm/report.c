@@ -87,16 +87,6 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
     return r;
 }
 
-char *spm_report_status_json(spm_idu_t *idu)
-{
-    char *out = NULL;
-    if (asprintf(&out, "{\"ieus\": %u, \"nodes\": %u, \"jobs_running\": %u, \"ready\": %llu}",
-                 spm_idu_ieus(idu), spm_idu_nodes(idu), spm_idu_running(idu),
-                 (unsigned long long)spm_idu_ready(idu)) < 0)
-        return NULL;
-    return out;
-}
-
 void spm_report_overheads(const Spm__Report *r, spm_overheads_t *o)
 {
     memset(o, 0, sizeof *o);

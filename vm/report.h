@@ -22,9 +22,6 @@
 Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job);
 void spm_report_free(Spm__Report *r);
 
-/*  The center's status as a JSON object (malloc'd, caller frees), or NULL. */
-char *spm_report_status_json(spm_idu_t *idu);
-
 typedef struct {
     double w_idle, w_comm, w_man, efficiency;
     double busy_s, wait_s, idle_s, man_s;

@@ -6,6 +6,8 @@
 #include "vm/cli.h"
 #include "vm/log.h"
 #include "vm/proc.h"
+#include "vm/security.h"
+
 #include "vm/report.h"
 #include "vm/wire.h"
 
@@ -19,9 +21,10 @@
 struct spm_session {
     spm_run_opts_t o;
     void *ctx, *dealer;
-    char *rundir;        /* embedded VM: private runtime directory (0700), else NULL */
-    char *endpoint;      /* the center's endpoint */
-    pid_t center, agent; /* embedded VM processes, else 0 */
+    char *rundir;             /* embedded VM: private runtime directory (0700), else NULL */
+    char *endpoint;           /* the center's endpoint */
+    pid_t center, agent;      /* embedded VM processes, else 0 */
+    spm_security_t *security; /* CurveZMQ keys for a tcp:// center */
     uint64_t next_req;
 };
 
@@ -34,7 +37,10 @@ const char spm_run_opts_help[] =
     "  --priority N        job priority; larger runs first (default 0)\n"
     "  --json              print the run report as JSON on stdout\n"
     "  --quiet             no progress bar and no text report\n"
-    "  --timeout MS        how long to wait for the center to answer (default 10000)\n";
+    "  --timeout MS        how long to wait for the center to answer (default 10000)\n"
+    "  --keys DIR          CurveZMQ keys (client.key, center.pub) for a tcp:// center\n"
+    "                      (default security.keys)\n"
+    "  --insecure          connect over plain TCP without keys\n";
 
 static volatile sig_atomic_t interrupted; /* Ctrl-C or SIGTERM while a session is open */
 
@@ -90,6 +96,12 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         break;
     case SPM_OPT_KEYS:
         o->keys = arg;
+        break;
+    case SPM_OPT_INSECURE:
+        o->insecure = 1;
+        break;
+    case SPM_OPT_DETACH:
+        o->detach = 1;
         break;
     default:
         return spm_error(SPM_EINVAL, "not a run option");
@@ -198,10 +210,13 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
         rc = start_embedded(s);
     }
     s->ctx = zmq_ctx_new();
+    s->security = spm_security_new(o->keys, "client", o->insecure);
     if (rc == 0 && !(s->dealer = s->ctx ? spm_wire_socket(s->ctx, ZMQ_DEALER) : NULL))
         rc = SPM_ESYS;
-    if (rc == 0 && zmq_connect(s->dealer, s->endpoint) != 0)
-        rc = spm_error(SPM_EUNREACH, "%s: %s", s->endpoint, zmq_strerror(zmq_errno()));
+    if (rc == 0 && !s->security)
+        rc = SPM_ENOMEM;
+    if (rc == 0)
+        rc = spm_security_connect(s->security, s->dealer, s->endpoint, NULL);
     if (rc == 0) {
         Spm__Hello h = SPM__HELLO__INIT;
         h.role = SPM__HELLO__ROLE__CLIENT;
@@ -327,17 +342,39 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
     if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_SUBMITTED, s->o.timeout_ms, &m)) != 1)
         return rc;
     uint64_t job = m.env->submitted->job;
+    if (!job) {
+        rc = m.env->submitted->status ? m.env->submitted->status : SPM_EPROTO;
+        spm_error(rc, "%s", m.env->submitted->error);
+        spm_msg_close(&m);
+        return rc;
+    }
     spm_msg_close(&m);
+    if (s->o.detach) {
+        if (s->o.json)
+            printf("{\"job\": %llu}\n", (unsigned long long)job);
+        else
+            printf("%llu\n", (unsigned long long)job);
+        return 0;
+    }
+    return spm_session_wait(s, job, result, result_len);
+}
+
+int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *result_len)
+{
+    if (result)
+        *result = NULL;
     Spm__Watch w = SPM__WATCH__INIT;
     w.job = job;
-    env = (Spm__Envelope)SPM__ENVELOPE__INIT;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_WATCH;
     env.watch = &w;
-    if ((rc = send_env(s, &env, NULL, 0)) != 0)
+    int rc = send_env(s, &env, NULL, 0);
+    if (rc != 0)
         return rc;
     int bar = !s->o.quiet && !s->o.json && isatty(STDOUT_FILENO);
     int drawn = 0;
     uint64_t last_heard = spm_now_us();
+    spm_msg_t m;
     while (!interrupted) {
         if ((rc = vm_alive(s)) != 0)
             return rc;
@@ -348,10 +385,17 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
             if (r != 1)
                 continue;
             last_heard = spm_now_us();
-            if (m.env->body_case == SPM__ENVELOPE__BODY_PROGRESS && bar) {
+            int body = m.env->body_case;
+            if (body == SPM__ENVELOPE__BODY_ERROR) {
+                rc = m.env->error->status ? m.env->error->status : SPM_EPROTO;
+                spm_error(rc, "job %llu: %s", (unsigned long long)job, m.env->error->message);
+                spm_msg_close(&m);
+                return rc;
+            }
+            if (body == SPM__ENVELOPE__BODY_PROGRESS && bar) {
                 draw_progress(m.env->progress);
                 drawn = 1;
-            } else if (m.env->body_case == SPM__ENVELOPE__BODY_REPORT) {
+            } else if (body == SPM__ENVELOPE__BODY_REPORT) {
                 Spm__Report *rep = m.env->report;
                 if (drawn)
                     fprintf(stdout, "\r\033[K");
@@ -383,6 +427,50 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
     return spm_error(SPM_ECANCELED, "interrupted");
 }
 
+int spm_session_status(spm_session_t *s, char **json, char **text)
+{
+    Spm__StatusRequest q = SPM__STATUS_REQUEST__INIT;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_STATUS;
+    env.status = &q;
+    int rc = send_env(s, &env, NULL, 0);
+    spm_msg_t m;
+    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_STATUS_REPLY, s->o.timeout_ms, &m)) != 1)
+        return rc;
+    *json = strdup(m.env->status_reply->json);
+    *text = strdup(m.env->status_reply->text);
+    spm_msg_close(&m);
+    if (!*json || !*text) {
+        free(*json);
+        free(*text);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+int spm_session_cancel(spm_session_t *s, uint64_t job)
+{
+    Spm__Cancel c = SPM__CANCEL__INIT;
+    c.job = job;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_CANCEL;
+    env.cancel = &c;
+    int rc = send_env(s, &env, NULL, 0);
+    spm_msg_t m;
+    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_ACK, s->o.timeout_ms, &m)) != 1)
+        return rc;
+    rc = m.env->ack->status;
+    if (rc != 0)
+        spm_error(rc, "job %llu: %s", (unsigned long long)job, m.env->ack->error);
+    spm_msg_close(&m);
+    return rc;
+}
+
+int spm_session_interrupted(void)
+{
+    return interrupted != 0;
+}
+
 void spm_session_close(spm_session_t **sp)
 {
     spm_session_t *s = *sp;
@@ -408,6 +496,7 @@ void spm_session_close(spm_session_t **sp)
     }
     if (s->dealer)
         zmq_close(s->dealer);
+    spm_security_destroy(&s->security);
     if (s->ctx)
         zmq_ctx_term(s->ctx);
     if (s->rundir)

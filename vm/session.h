@@ -38,6 +38,8 @@ typedef struct {
     const char *trace;  /* write a Chrome trace here (NULL: none) */
     const char *keys;   /* directory with CurveZMQ keys (NULL: insecure) */
     long timeout_ms;    /* how long to wait for the center to answer (10000) */
+    int insecure;       /* plain TCP to the center */
+    int detach;         /* submit, print the job id and return without waiting */
 } spm_run_opts_t;
 
 enum {
@@ -51,21 +53,26 @@ enum {
     SPM_OPT_TRACE,
     SPM_OPT_KEYS,
     SPM_OPT_TIMEOUT,
+    SPM_OPT_INSECURE,
+    SPM_OPT_DETACH,
 };
 
 /*  getopt_long entries for the options every job-running command takes. */
+/* clang-format off */
 #define SPM_RUN_LONGOPTS                                                                           \
     {"center", required_argument, 0, SPM_OPT_CENTER},                                              \
-        {"ieus", required_argument, 0, SPM_OPT_IEUS},                                              \
-        {"slots", required_argument, 0, SPM_OPT_SLOTS},                                            \
-        {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                      \
-        {"json", no_argument, 0, SPM_OPT_JSON}, {"quiet", no_argument, 0, SPM_OPT_QUIET},          \
-        {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                      \
-        {"trace", required_argument, 0, SPM_OPT_TRACE},                                            \
-        {"keys", required_argument, 0, SPM_OPT_KEYS},                                              \
-    {                                                                                              \
-        "timeout", required_argument, 0, SPM_OPT_TIMEOUT                                           \
-    }
+    {"ieus", required_argument, 0, SPM_OPT_IEUS},                                                  \
+    {"slots", required_argument, 0, SPM_OPT_SLOTS},                                                \
+    {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                          \
+    {"json", no_argument, 0, SPM_OPT_JSON},                                                        \
+    {"quiet", no_argument, 0, SPM_OPT_QUIET},                                                      \
+    {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                          \
+    {"trace", required_argument, 0, SPM_OPT_TRACE},                                                \
+    {"keys", required_argument, 0, SPM_OPT_KEYS},                                                  \
+    {"timeout", required_argument, 0, SPM_OPT_TIMEOUT},                                            \
+    {"insecure", no_argument, 0, SPM_OPT_INSECURE},                                                \
+    {"detach", no_argument, 0, SPM_OPT_DETACH}
+/* clang-format on */
 
 /*  Help text for those options, to append to a command's usage. */
 extern const char spm_run_opts_help[];
@@ -94,11 +101,25 @@ int spm_session_get(spm_session_t *s, spm_sdb_t id, void **data, size_t *len);
 
 /*  Submits PROGRAM with ARGS, shows progress on a terminal (unless quiet or
     json), waits for the end and prints the report (text, or JSON on stdout).
+    With o->detach it prints the job id and returns 0 at once.
     *RESULT (malloc'd, caller frees; may be NULL) receives the result bytes
     the root SF set. Returns 0, or the job's SPM_E* code with its message in
     spm_error_detail(). */
 int spm_session_run(spm_session_t *s, const char *program, const void *args, size_t len,
                     void **result, size_t *result_len);
+
+/*  Follows JOB (submitted before, maybe by another client) to its end, as
+    spm_session_run does after submitting. */
+int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *result_len);
+
+/*  Fetches the center's status as JSON and text (malloc'd, caller frees). */
+int spm_session_status(spm_session_t *s, char **json, char **text);
+
+/*  Cancels JOB. Returns 0, SPM_ENOTFOUND, or another SPM_E* code. */
+int spm_session_cancel(spm_session_t *s, uint64_t job);
+
+/*  Whether Ctrl-C or SIGTERM arrived since the session opened. */
+int spm_session_interrupted(void);
 
 /*  Closes the session; an embedded VM is shut down and its processes and
     runtime directory are gone when this returns. Sets *S to NULL. */

@@ -21,8 +21,8 @@ static void vm_start(vm_t *vm)
     snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
     char store[128];
     snprintf(store, sizeof store, "%s/store", vm->dir);
-    const char *argv[] = {"center", "--listen", vm->ep, "--store", store, "--log-level", "error",
-                          NULL};
+    const char *argv[] = {"center", "--listen",    vm->ep,  "--store",
+                          store,    "--log-level", "error", NULL};
     vm->center = spm_test_start(argv);
     usleep(200000);
 }
@@ -31,8 +31,8 @@ static void vm_agent(vm_t *vm, const char *cache_mb)
 {
     char cache[128];
     snprintf(cache, sizeof cache, "%s/cache%d", vm->dir, vm->nagents);
-    const char *argv[] = {"agent",      "--center", vm->ep, "--ieus", "1", "--cache-dir",
-                          cache,        "--cache-mb", cache_mb, "--log-level", "error", NULL};
+    const char *argv[] = {"agent", "--center",   vm->ep,   "--ieus",      "1",     "--cache-dir",
+                          cache,   "--cache-mb", cache_mb, "--log-level", "error", NULL};
     vm->agents[vm->nagents++] = spm_test_start(argv);
 }
 
@@ -53,9 +53,9 @@ static void vm_stop(vm_t *vm)
 __attribute__((noinline)) static char *data_job(vm_t *vm, const char *sis, const char *bytes,
                                                 const char *work)
 {
-    const char *argv[] = {"run",   "synthetic", "--center", vm->ep, "--sis", sis, "--sfs", "4",
-                          "--bytes", bytes,     "--reads",  "3",    "--work", work, "--json",
-                          NULL};
+    const char *argv[] = {"run",    "synthetic", "--center", vm->ep, "--sis",   sis,
+                          "--sfs",  "4",         "--bytes",  bytes,  "--reads", "3",
+                          "--work", work,        "--json",   NULL};
     char *out, *err;
     int rc = spm_test_run(argv, 120, &out, &err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -67,8 +67,9 @@ __attribute__((noinline)) static char *data_job(vm_t *vm, const char *sis, const
 /*  The checksum the same job gives on an embedded single-node VM. */
 static char *reference_job(const char *sis, const char *bytes)
 {
-    const char *argv[] = {"run", "synthetic", "--sis", sis, "--sfs", "4", "--bytes", bytes,
-                          "--reads", "3", "--work", "fixed:0", "--ieus", "1", NULL};
+    const char *argv[] = {"run",    "synthetic", "--sis",  sis,       "--sfs",
+                          "4",      "--bytes",   bytes,    "--reads", "3",
+                          "--work", "fixed:0",   "--ieus", "1",       NULL};
     char *out, *err;
     int rc = spm_test_run(argv, 120, &out, &err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -103,8 +104,9 @@ START_TEST(small_cache_evicts_and_result_is_identical)
     vm_start(&vm);
     vm_agent(&vm, "2"); /* 2 MiB: a stage writes 40 blocks of 256 KiB */
     usleep(300000);
-    const char *argv[] = {"run", "synthetic", "--center", vm.ep, "--sis", "160", "--sfs", "4",
-                          "--bytes", "262144", "--reads", "3", "--work", "fixed:0", NULL};
+    const char *argv[] = {"run",     "synthetic", "--center", vm.ep,     "--sis",
+                          "160",     "--sfs",     "4",        "--bytes", "262144",
+                          "--reads", "3",         "--work",   "fixed:0", NULL};
     char *out, *err;
     int rc = spm_test_run(argv, 120, &out, &err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -127,8 +129,9 @@ START_TEST(dead_node_costs_no_result)
     vm_agent(&vm, "0");
     vm_agent(&vm, "0");
     usleep(300000);
-    const char *argv[] = {"run", "synthetic", "--center", vm.ep, "--sis", "120", "--sfs", "4",
-                          "--bytes", "65536", "--reads", "3", "--work", "fixed:20ms", NULL};
+    const char *argv[] = {"run",     "synthetic", "--center", vm.ep,        "--sis",
+                          "120",     "--sfs",     "4",        "--bytes",    "65536",
+                          "--reads", "3",         "--work",   "fixed:20ms", NULL};
     spm_test_proc_t run = spm_test_start(argv);
     usleep(900000); /* the second node has committed blocks of the first stages */
     kill(vm.agents[1].pid, SIGKILL);
@@ -288,8 +291,9 @@ START_TEST(lying_holder_is_survived_through_the_store)
     vm_agent(&vm, "0");
     vm_agent(&vm, "0"); /* two real nodes, so blocks have to move */
     usleep(300000);
-    const char *argv[] = {"run", "synthetic", "--center", vm.ep, "--sis", "120", "--sfs", "4",
-                          "--bytes", "65536", "--reads", "3", "--work", "fixed:0", NULL};
+    const char *argv[] = {"run",     "synthetic", "--center", vm.ep,     "--sis",
+                          "120",     "--sfs",     "4",        "--bytes", "65536",
+                          "--reads", "3",         "--work",   "fixed:0", NULL};
     spm_test_proc_t run = spm_test_start(argv);
     /* The run's pid is reaped by liar_serve's waitpid; collect its output
        from the files spm_test_finish reads. */

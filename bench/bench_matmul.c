@@ -1,0 +1,431 @@
+/*  =========================================================================
+    bench_matmul - spm matmul against its single-process baselines
+
+    Three measurements, each the median of a few repetitions:
+
+      dense    N x N times N x N (array files): `spm matmul` with 2 IEUs
+               against cblas_dgemm with 2 threads in this process.
+      sparse   S x S at density D, blocks of K: `spm matmul` against
+               CSparse cs_multiply (one thread).
+      hetero   H x H dense on 2 IEUs, one of them slowed 3:1 (pinned to
+               CPU 0 with two busy processes; the other alone on CPU 1):
+               the static policy (s) against the dynamic ones (ss, r).
+
+    spm's figure is the job's wall time from its --json report: from submit
+    to the last block stored, with the inputs already in the VM's store and
+    C not yet written, which is the part that the baseline's call does.
+    The end-to-end time of the command (reading, cutting, putting, writing
+    C.mtx) is printed beside it. GFLOP/s count 2*N^3 for dense, and the
+    useful multiply-adds sum_k nnz(A(:,k)) * nnz(B(k,:)) * 2 for sparse.
+
+    Environment (defaults are the issue's sizes; a quick run sets smaller):
+      SPM_BIN                    the spm binary (set by make bench)
+      BENCH_MM_N=4096            dense size
+      BENCH_MM_SPARSE_N=8192     sparse size
+      BENCH_MM_DENSITY=0.05      sparse density
+      BENCH_MM_BLOCK=256         block side
+      BENCH_MM_HETERO_N=2048     heterogeneity size
+      BENCH_MM_REPS=3            repetitions (medians)
+      BENCH_MM_SKIP=             any of "dense,sparse,hetero" to skip
+    =========================================================================
+*/
+#include "isa/matrix/mmio.h"
+#include "tests/ref/matmul_ref.h"
+
+#include <cblas.h>
+#include <cs.h>
+#include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *bin;
+static void stop_hogs(void);
+static char dir[64] = "/tmp/spm-bench-mm-XXXXXX";
+static int reps;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static long env_long(const char *name, long def)
+{
+    const char *v = getenv(name);
+    return v && *v ? atol(v) : def;
+}
+
+static double env_double(const char *name, double def)
+{
+    const char *v = getenv(name);
+    return v && *v ? atof(v) : def;
+}
+
+static int skipped(const char *what)
+{
+    const char *v = getenv("BENCH_MM_SKIP");
+    return v && strstr(v, what);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/*  DIR/NAME, in one of 8 rotating buffers: callers keep at most the last
+    few (the output and report paths have their own, see main). */
+static const char *file(const char *name)
+{
+    static char buf[8][128];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 128, "%s/%s", dir, name);
+    return p;
+}
+
+static char c_path[128], report_path[128]; /* C.mtx and the JSON report */
+
+/*  Runs `spm ARGV...` (stdout to OUT_PATH when given) and returns its pid. */
+static pid_t spawn(const char *const *argv, const char *out_path)
+{
+    fflush(stdout); /* the child must not write our buffered lines again */
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (out_path && !freopen(out_path, "w", stdout))
+            _exit(126);
+        const char *args[32] = {"spm"};
+        int n = 1;
+        for (; *argv && n < 31; argv++)
+            args[n++] = *argv;
+        args[n] = NULL;
+        execv(bin, (char **)args);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int finish(pid_t pid)
+{
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void must_run(const char *const *argv)
+{
+    if (finish(spawn(argv, NULL)) != 0) {
+        fprintf(stderr, "bench_matmul: spm %s %s failed\n", argv[0], argv[1]);
+        exit(1);
+    }
+}
+
+/*  The number after "wall_s": in the JSON report at PATH, or -1. */
+static double report_wall(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strstr(buf, "\"wall_s\": ");
+    return p ? strtod(p + 10, NULL) : -1;
+}
+
+/*  Runs spm matmul A B with the policy and block; returns the job's wall
+    time and sets *TOTAL to the command's. BEFORE_WAIT (may be NULL) runs
+    with the child's pid while it works. */
+static double spm_matmul(const char *a, const char *b, const char *policy, long block,
+                         double *total, void (*before_wait)(pid_t))
+{
+    char k[32];
+    snprintf(k, sizeof k, "%ld", block);
+    const char *argv[] = {"matmul",  a, b,          "-o",   c_path,   "--ieus",  "2",
+                          "--block", k, "--policy", policy, "--json", "--quiet", NULL};
+    double t0 = now();
+    pid_t pid = spawn(argv, report_path);
+    if (before_wait)
+        before_wait(pid);
+    int rc = finish(pid);
+    *total = now() - t0;
+    if (rc != 0) {
+        fprintf(stderr, "bench_matmul: spm matmul failed (%d)\n", rc);
+        exit(1);
+    }
+    return report_wall(report_path);
+}
+
+/*  Generates an N x N matrix at DENSITY (1: an array file) into PATH. */
+static void gen(const char *path, long n, double density, int seed)
+{
+    char rows[32], dens[32], sd[32];
+    snprintf(rows, sizeof rows, "%ld", n);
+    snprintf(dens, sizeof dens, "%g", density);
+    snprintf(sd, sizeof sd, "%d", seed);
+    const char *argv[] = {
+        "gen", "matrix", "--rows", rows,       "--density",
+        dens,  "--seed", sd,       "--format", density >= 1.0 ? "array" : "coordinate",
+        "-o",  path,     NULL};
+    must_run(argv);
+}
+
+/*  Median job and end-to-end times of REPS runs of A x B with POLICY;
+    DURING (may be NULL) runs while each job works. */
+static void spm_medians(const char *a, const char *b, const char *policy, long block,
+                        void (*during)(pid_t), double *wall, double *total)
+{
+    double walls[16], totals[16];
+    for (int r = 0; r < reps; r++) {
+        walls[r] = spm_matmul(a, b, policy, block, &totals[r], during);
+        stop_hogs();
+    }
+    *wall = median(walls, reps);
+    *total = median(totals, reps);
+}
+
+/* ------------------------------------------------------------------ dense */
+
+static void bench_dense(long n, long block)
+{
+    gen(file("A.mtx"), n, 1.0, 1);
+    gen(file("B.mtx"), n, 1.0, 2);
+    double flops = 2.0 * (double)n * n * n, w, t, base[16];
+    spm_medians(file("A.mtx"), file("B.mtx"), "ss", block, NULL, &w, &t);
+    double *a = ref_random((int)n, (int)n, 1.0, 1, REF_REAL);
+    double *b = ref_random((int)n, (int)n, 1.0, 2, REF_REAL);
+    double *c = calloc((size_t)n * n, sizeof(double));
+    openblas_set_num_threads(2);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a,
+                    (int)n, b, (int)n, 0.0, c, (int)n);
+        base[r] = now() - t0;
+    }
+    free(a);
+    free(b);
+    free(c);
+    double d = median(base, reps);
+    printf("dense %ldx%ld, blocks %ld: spm 2 IEUs %.2f GFLOP/s (job %.3f s; %.3f s end to end "
+           "with file I/O), cblas_dgemm 2 threads %.2f GFLOP/s (%.3f s), ratio spm/dgemm %.3f\n",
+           n, n, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
+    unlink(file("A.mtx"));
+    unlink(file("B.mtx"));
+    unlink(c_path);
+}
+
+/* ----------------------------------------------------------------- sparse */
+
+/*  Loads PATH into a CSparse compressed-column matrix with the product's
+    streaming reader. */
+static cs *load_cs(const char *path)
+{
+    spm_mmio_t *r = spm_mmio_open(path);
+    if (!r)
+        return NULL;
+    const spm_mmio_header_t *h = spm_mmio_header(r);
+    cs *t = cs_spalloc((CS_INT)h->rows, (CS_INT)h->cols, (CS_INT)h->entries * 2 + 1, 1, 1);
+    uint64_t i, j;
+    double v;
+    while (spm_mmio_next(r, &i, &j, &v) == 1)
+        cs_entry(t, (CS_INT)i, (CS_INT)j, v);
+    spm_mmio_close(&r);
+    cs *c = cs_compress(t);
+    cs_spfree(t);
+    if (c)
+        cs_dupl(c);
+    return c;
+}
+
+static void bench_sparse(long n, double density, long block)
+{
+    gen(file("SA.mtx"), n, density, 3);
+    gen(file("SB.mtx"), n, density, 4);
+    cs *a = load_cs(file("SA.mtx")), *b = load_cs(file("SB.mtx"));
+    if (!a || !b) {
+        fprintf(stderr, "bench_matmul: cannot load the sparse inputs\n");
+        exit(1);
+    }
+    /* useful flops: sum over k of nnz(A(:,k)) * nnz(B(k,:)) multiply-adds */
+    double flops = 0;
+    cs *bt = cs_transpose(b, 0);
+    for (CS_INT k = 0; k < a->n; k++)
+        flops += 2.0 * (double)(a->p[k + 1] - a->p[k]) * (double)(bt->p[k + 1] - bt->p[k]);
+    cs_spfree(bt);
+    double w, t, base[16];
+    spm_medians(file("SA.mtx"), file("SB.mtx"), "ss", block, NULL, &w, &t);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        cs *c = cs_multiply(a, b);
+        base[r] = now() - t0;
+        cs_spfree(c);
+    }
+    cs_spfree(a);
+    cs_spfree(b);
+    double d = median(base, reps);
+    printf("sparse %ldx%ld at %g, blocks %ld: spm 2 IEUs %.3f GFLOP/s (job %.3f s; %.3f s end to "
+           "end), CSparse cs_multiply %.3f GFLOP/s (%.3f s), ratio spm/CSparse %.3f\n",
+           n, n, density, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
+    unlink(file("SA.mtx"));
+    unlink(file("SB.mtx"));
+    unlink(c_path);
+}
+
+/* --------------------------------------------------------- heterogeneity */
+
+static pid_t hogs[2];
+
+static void pin(pid_t pid, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(pid, sizeof set, &set);
+}
+
+/*  Parent pid of PID, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    int ppid = 0;
+    if (p)
+        sscanf(p + 2, "%*c %d", &ppid);
+    return (pid_t)ppid;
+}
+
+/*  IEU processes descending from ROOT (argv[1] == "ieu"), up to MAX. */
+static int find_ieus(pid_t root, pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) && n < max) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0)
+            continue;
+        char path[64], cmd[256];
+        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(cmd, 1, sizeof cmd - 1, f);
+        fclose(f);
+        cmd[len] = '\0';
+        if (len == 0 || strlen(cmd) + 1 >= len || strcmp(cmd + strlen(cmd) + 1, "ieu") != 0)
+            continue;
+        for (pid_t p = pid; p > 1; p = parent_of(p))
+            if (p == root) {
+                out[n++] = pid;
+                break;
+            }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/*  Slows one IEU of the job PID 3:1: it shares CPU 0 with two busy
+    processes; the other IEU has CPU 1 to itself. */
+static void slow_one_ieu(pid_t pid)
+{
+    pid_t ieus[2];
+    double end = now() + 20;
+    while (find_ieus(pid, ieus, 2) < 2 && now() < end)
+        usleep(10000);
+    if (ieus[0] > ieus[1]) {
+        pid_t t = ieus[0];
+        ieus[0] = ieus[1];
+        ieus[1] = t;
+    }
+    pin(ieus[0], 0);
+    pin(ieus[1], 1);
+    fflush(stdout);
+    for (int h = 0; h < 2; h++)
+        if ((hogs[h] = fork()) == 0) {
+            pin(0, 0);
+            for (volatile unsigned long x = 0;; x++)
+                ;
+        }
+}
+
+static void stop_hogs(void)
+{
+    for (int h = 0; h < 2; h++)
+        if (hogs[h] > 0) {
+            kill(hogs[h], SIGKILL);
+            waitpid(hogs[h], NULL, 0);
+            hogs[h] = 0;
+        }
+}
+
+static void bench_hetero(long n, long block)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+        printf("hetero: skipped (needs 2 CPUs)\n");
+        return;
+    }
+    gen(file("HA.mtx"), n, 1.0, 5);
+    static const char *policies[] = {"s", "ss", "r"};
+    double gf[3], flops = 2.0 * (double)n * n * n;
+    for (int p = 0; p < 3; p++) {
+        double w, t;
+        spm_medians(file("HA.mtx"), file("HA.mtx"), policies[p], block, slow_one_ieu, &w, &t);
+        gf[p] = flops / w / 1e9;
+    }
+    printf("hetero %ldx%ld, one of 2 IEUs slowed 3:1: static (s) %.2f GFLOP/s, dynamic ss %.2f "
+           "GFLOP/s (%.2fx static), dynamic r %.2f GFLOP/s (%.2fx static)\n",
+           n, n, gf[0], gf[1], gf[1] / gf[0], gf[2], gf[2] / gf[0]);
+    unlink(file("HA.mtx"));
+    unlink(c_path);
+}
+
+int main(void)
+{
+    bin = getenv("SPM_BIN");
+    if (!bin || !*bin)
+        bin = "build/spm";
+    if (!mkdtemp(dir)) {
+        perror("bench_matmul: mkdtemp");
+        return 1;
+    }
+    snprintf(c_path, sizeof c_path, "%s/C.mtx", dir);
+    snprintf(report_path, sizeof report_path, "%s/report.json", dir);
+    reps = (int)env_long("BENCH_MM_REPS", 3);
+    if (reps < 1 || reps > 16)
+        reps = 3;
+    long block = env_long("BENCH_MM_BLOCK", 256);
+    if (!skipped("dense"))
+        bench_dense(env_long("BENCH_MM_N", 4096), block);
+    if (!skipped("sparse"))
+        bench_sparse(env_long("BENCH_MM_SPARSE_N", 8192), env_double("BENCH_MM_DENSITY", 0.05),
+                     block);
+    if (!skipped("hetero"))
+        bench_hetero(env_long("BENCH_MM_HETERO_N", 2048), block);
+    stop_hogs();
+    unlink(report_path);
+    rmdir(dir);
+    return 0;
+}

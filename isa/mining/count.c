@@ -1,0 +1,258 @@
+/*  =========================================================================
+    count - support counting of candidate itemsets over transactions
+
+    The tree is stored level by level. Because candidates arrive sorted,
+    edge e of level d leads to node e of level d + 1, and edge e of the last
+    level is candidate e, so a level is just two arrays: the items of its
+    edges and, per node, the index of its first edge. The walk is a merge of
+    a node's sorted edge items with the rest of the sorted transaction.
+    =========================================================================
+*/
+#include "isa/mining/count.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*  Direct tables are used while they stay this small relative to the block,
+    since each SI builds its tree anew. */
+#define TABLE_MIN (1u << 16)
+#define TABLE_PER_SET 16u
+/*  Nodes with at least this many children get a direct row. */
+#define DENSE_CHILDREN 16u
+
+struct spm_mining_trie {
+    uint32_t k;       /* items per candidate */
+    uint32_t domain;  /* items are below this; 0: unknown */
+    uint32_t **first; /* per level: node i's edges are first[d][i] .. first[d][i + 1] */
+    uint32_t **item;  /* per level: the item of each edge */
+    uint32_t *nnode;  /* per level: number of nodes */
+    int32_t *root;    /* domain entries: root edge of an item, or -1 (NULL: none) */
+    int32_t *last;    /* nnode[k - 1] rows of domain entries: candidate, or -1 */
+    int32_t **row;    /* per level >= 1: node -> its dense row in dense[], or -1 */
+    int32_t *dense;   /* rows of domain entries: edge of an item, or -1 */
+    uint32_t *pos;    /* domain entries: 1 + position of the item in the current
+                         transaction, 0 when absent (all 0 between calls) */
+};
+
+void spm_mining_trie_destroy(spm_mining_trie_t **tp)
+{
+    spm_mining_trie_t *t = *tp;
+    if (!t)
+        return;
+    for (uint32_t d = 0; d < t->k; d++) {
+        if (t->first)
+            free(t->first[d]);
+        if (t->item)
+            free(t->item[d]);
+        if (t->row)
+            free(t->row[d]);
+    }
+    free(t->row);
+    free(t->dense);
+    free(t->first);
+    free(t->item);
+    free(t->nnode);
+    free(t->root);
+    free(t->last);
+    free(t->pos);
+    free(t);
+    *tp = NULL;
+}
+
+/*  Fills a direct table of ROWS x domain for level D (-1 where no edge). */
+static int32_t *table(const spm_mining_trie_t *t, uint32_t d)
+{
+    size_t rows = t->nnode[d];
+    int32_t *tab = malloc(rows * t->domain * sizeof *tab);
+    if (!tab)
+        return NULL;
+    memset(tab, 0xff, rows * t->domain * sizeof *tab);
+    for (size_t r = 0; r < rows; r++)
+        for (uint32_t e = t->first[d][r]; e < t->first[d][r + 1]; e++)
+            if (t->item[d][e] < t->domain)
+                tab[r * t->domain + t->item[d][e]] = (int32_t)e;
+    return tab;
+}
+
+/*  Gives the nodes of levels >= 1 with many children a direct row over the
+    domain, level by level, within a budget of cells. */
+static int dense_rows(spm_mining_trie_t *t, uint32_t n)
+{
+    size_t budget = (size_t)TABLE_PER_SET * n > TABLE_MIN ? (size_t)TABLE_PER_SET * n : TABLE_MIN;
+    size_t rows = 0, max = budget / t->domain;
+    for (uint32_t d = 1; d < t->k; d++) {
+        if (!(t->row[d] = malloc(((size_t)t->nnode[d] + 1) * sizeof **t->row)))
+            return -1;
+        for (uint32_t v = 0; v < t->nnode[d]; v++) {
+            uint32_t m = t->first[d][v + 1] - t->first[d][v];
+            int dense = m >= DENSE_CHILDREN && rows < max && !(d == t->k - 1 && t->last);
+            t->row[d][v] = dense ? (int32_t)rows++ : -1;
+        }
+    }
+    if (rows == 0)
+        return 0;
+    if (!(t->dense = malloc(rows * t->domain * sizeof *t->dense)))
+        return -1;
+    memset(t->dense, 0xff, rows * t->domain * sizeof *t->dense);
+    for (uint32_t d = 1; d < t->k; d++)
+        for (uint32_t v = 0; v < t->nnode[d]; v++)
+            if (t->row[d][v] >= 0)
+                for (uint32_t e = t->first[d][v]; e < t->first[d][v + 1]; e++)
+                    if (t->item[d][e] < t->domain)
+                        t->dense[(size_t)t->row[d][v] * t->domain + t->item[d][e]] = (int32_t)e;
+    return 0;
+}
+
+spm_mining_trie_t *spm_mining_trie_new(const uint32_t *sets, uint32_t k, uint32_t n,
+                                       uint32_t domain)
+{
+    spm_mining_trie_t *t = calloc(1, sizeof *t);
+    if (!t || k == 0)
+        goto err;
+    t->k = k;
+    t->domain = domain;
+    t->first = calloc(k, sizeof *t->first);
+    t->item = calloc(k, sizeof *t->item);
+    t->nnode = calloc(k, sizeof *t->nnode);
+    t->row = calloc(k, sizeof *t->row);
+    uint32_t *ne = calloc(k, sizeof *ne); /* edges so far per level */
+    if (!t->first || !t->item || !t->nnode || !ne || !t->row) {
+        free(ne);
+        goto err;
+    }
+    for (uint32_t d = 0; d < k; d++) {
+        t->first[d] = malloc(((size_t)n + 2) * sizeof **t->first);
+        t->item[d] = malloc(((size_t)n + 1) * sizeof **t->item);
+        if (!t->first[d] || !t->item[d]) {
+            free(ne);
+            goto err;
+        }
+    }
+    t->first[0][0] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *c = sets + (size_t)i * k;
+        uint32_t d = 0; /* first level where candidate i leaves i - 1's path */
+        if (i > 0)
+            while (d < k - 1 && c[d] == (c - k)[d])
+                d++;
+        for (; d < k; d++) {
+            t->item[d][ne[d]] = c[d];
+            if (d + 1 < k)
+                t->first[d + 1][ne[d]] = ne[d + 1];
+            ne[d]++;
+        }
+    }
+    t->nnode[0] = 1;
+    for (uint32_t d = 0; d < k; d++) {
+        if (d > 0)
+            t->nnode[d] = ne[d - 1];
+        t->first[d][t->nnode[d]] = ne[d];
+    }
+    free(ne);
+    if (domain > 0) {
+        if (!(t->pos = calloc(domain, sizeof *t->pos)) || !(t->root = table(t, 0)))
+            goto err;
+        size_t cells = (size_t)t->nnode[k - 1] * domain;
+        if (k > 1 && (cells <= TABLE_MIN || cells <= (size_t)TABLE_PER_SET * n) &&
+            !(t->last = table(t, k - 1)))
+            goto err;
+        if (dense_rows(t, n) != 0)
+            goto err;
+    }
+    return t;
+err:
+    spm_mining_trie_destroy(&t);
+    return NULL;
+}
+
+/*  Counts the candidates below NODE of level D in IT[from..len). Each node
+    costs the smaller of its number of children (each looked up in the
+    transaction's position table) and the number of items left (each looked
+    up in the level's hash, or the last level's direct table). */
+static void walk(const spm_mining_trie_t *t, uint32_t d, uint32_t node, const uint32_t *it,
+                 uint32_t from, uint32_t len, uint64_t w, uint64_t *counts)
+{
+    uint32_t need = t->k - 1 - d; /* items the path needs after this level's */
+    if (len < need + from + 1)
+        return;
+    uint32_t stop = len - need, e = t->first[d][node], eend = t->first[d][node + 1];
+    const uint32_t *item = t->item[d];
+    int last = d == t->k - 1;
+    if (t->pos && eend - e <= stop - from) {
+        /* Few children: find each in the transaction. */
+        for (; e < eend; e++) {
+            uint32_t p = t->pos[item[e]];
+            if (p == 0 || p - 1 < from || p - 1 >= stop)
+                continue;
+            if (last)
+                counts[e] += w;
+            else
+                walk(t, d + 1, e, it, p, len, w, counts);
+        }
+        return;
+    }
+    if (last && t->last) {
+        const int32_t *row = t->last + (size_t)node * t->domain;
+        for (uint32_t y = from; y < len; y++)
+            if (it[y] < t->domain && row[it[y]] >= 0)
+                counts[row[it[y]]] += w;
+        return;
+    }
+    if (d > 0 && t->row[d] && t->row[d][node] >= 0) {
+        /* Many children, few items left: look each item up. */
+        const int32_t *row = t->dense + (size_t)t->row[d][node] * t->domain;
+        for (uint32_t y = from; y < stop; y++) {
+            int32_t c = it[y] < t->domain ? row[it[y]] : -1;
+            if (c < 0)
+                continue;
+            if (last)
+                counts[c] += w;
+            else
+                walk(t, d + 1, (uint32_t)c, it, y + 1, len, w, counts);
+        }
+        return;
+    }
+    while (e < eend && from < stop) { /* no table: merge */
+        if (item[e] < it[from]) {
+            e++;
+        } else if (item[e] > it[from]) {
+            from++;
+        } else {
+            if (last)
+                counts[e] += w;
+            else
+                walk(t, d + 1, e, it, from + 1, len, w, counts);
+            e++;
+            from++;
+        }
+    }
+}
+
+void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t len, uint64_t w,
+                           uint64_t *counts)
+{
+    if (len < t->k)
+        return;
+    if (!t->root) {
+        walk(t, 0, 0, items, 0, len, w, counts);
+        return;
+    }
+    for (uint32_t y = 0; y < len; y++)
+        if (items[y] < t->domain)
+            t->pos[items[y]] = y + 1;
+    uint32_t stop = len - (t->k - 1);
+    for (uint32_t y = 0; y < stop; y++) {
+        if (items[y] >= t->domain)
+            continue;
+        int32_t e = t->root[items[y]];
+        if (e < 0)
+            continue;
+        if (t->k == 1)
+            counts[e] += w;
+        else
+            walk(t, 1, (uint32_t)e, items, y + 1, len, w, counts);
+    }
+    for (uint32_t y = 0; y < len; y++)
+        if (items[y] < t->domain)
+            t->pos[items[y]] = 0;
+}

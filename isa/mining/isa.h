@@ -1,0 +1,124 @@
+/*  =========================================================================
+    isa - the thirteen super-instructions of association-rule mining
+
+    @header
+    Opcode names, operand layouts and parameter encodings of the mining
+    instruction set (dissertation section 4.1.3). Parameters and replies are
+    sequences of little-endian u32 (u64 for supports, f64 for confidence).
+    @discuss
+    Operands, in order, for each opcode (R read, W write, RW update, ACC
+    accumulate with the type's merge):
+
+      LoadDataBlock          staged R, raw W;  params: u32 s (most transactions)
+                             normalizes a staged block: items sorted, duplicates dropped
+      CountItemSupport       raw R, items[0..P) ACC;  params: u32 P, u32 width
+                             partition p holds items [p*width, (p+1)*width)
+      ShrinkItemBlock        items RW;  params: u64 minsup;  reply: u32 items left
+      GetFrequentItemsBlock  items[0..P) R, fitems W, fsets W;  reply: u32 F1
+                             fitems: the frequent items (their position is their rank);
+                             fsets: the frequent 1-itemsets as ranks with supports
+      ShrinkTransactionBlock raw R, fitems R, trans W;  reply: u32 transactions, u32 items
+                             items become ranks; infrequent items and transactions
+                             shorter than 2 are dropped; identical ones merged (weights)
+      MergeTransactionBlock  trans RW, trans[1..m) R;  reply: u32 transactions, u32 items
+      Gen{Large,Middle,Small}CandidatesFamilyBlock
+                             fsets[0..m) R, join W;  params: u32 from, to, pfrom, pto
+                             joins sets from..to of the first block with the later
+                             members of their family (same k-1 prefix) in all the
+                             blocks; only partners pfrom..pto (counted from the set)
+                             (Large: one family split by partners; Middle: whole
+                             families; Small: a whole block);  reply: u32 candidates
+      FilterCandidates       join RW, fsets[0..m) R;  params: u32 k, u32 has_lo,
+                             lo[k], u32 has_hi, hi[k];  drops candidates with a
+                             k-subset in [lo, hi) missing from the blocks;  reply: u32 left
+      CountBlockCandidatesSupport
+                             join R, trans[1..m-1) R, cands ACC;  params: u32 domain (F1)
+                             (one or more transaction blocks per SI)
+      PruneCandidatesBlock   cands RW;  params: u64 minsup;  reply: u32 left
+      GetFrequentSetBlock    cands[0..m) R, fsets W;  params: u32 skip, u32 take;
+                             the sets skip..skip+take of the operands in order
+                             (at most SPM_MINING_MAX_FSETS);  reply: see spm_mining_fsets_reply
+      CheckConfidenceInBlock pre R, post R, rules W;  params: f64 minconf,
+                             u32 max consequent (0: any);  reply: u32 rules
+                             rules Z\X from post Z and X in pre (|X| < |Z|)
+      StoreResult            rules[0..m) R, store W;  reply: u32 rules
+                             the rules merged and sorted
+    @end
+    =========================================================================
+*/
+#ifndef SPM_MINING_ISA_H_INCLUDED
+#define SPM_MINING_ISA_H_INCLUDED
+
+#include "isa/mining/sdb.h"
+#include "vm/spm.h"
+
+#define SPM_MINING_LOAD "mining.LoadDataBlock"
+#define SPM_MINING_COUNT_ITEMS "mining.CountItemSupport"
+#define SPM_MINING_SHRINK_ITEMS "mining.ShrinkItemBlock"
+#define SPM_MINING_FREQ_ITEMS "mining.GetFrequentItemsBlock"
+#define SPM_MINING_SHRINK_TRANS "mining.ShrinkTransactionBlock"
+#define SPM_MINING_MERGE_TRANS "mining.MergeTransactionBlock"
+#define SPM_MINING_GEN_LARGE "mining.GenLargeCandidatesFamilyBlock"
+#define SPM_MINING_GEN_MIDDLE "mining.GenMiddleCandidatesFamilyBlock"
+#define SPM_MINING_GEN_SMALL "mining.GenSmallCandidatesFamilyBlock"
+#define SPM_MINING_FILTER "mining.FilterCandidates"
+#define SPM_MINING_COUNT_CANDS "mining.CountBlockCandidatesSupport"
+#define SPM_MINING_PRUNE "mining.PruneCandidatesBlock"
+#define SPM_MINING_FREQ_SETS "mining.GetFrequentSetBlock"
+#define SPM_MINING_CONFIDENCE "mining.CheckConfidenceInBlock"
+#define SPM_MINING_STORE "mining.StoreResult"
+
+/*  The reply of GetFrequentSetBlock, which the super-functions plan the next
+    stage with: the block's size, first and last sets, and the sizes of the
+    families (runs of sets sharing the first k-1 items) in order. */
+typedef struct {
+    uint32_t k, n;   /* set length and number of sets */
+    uint32_t *first; /* k items (n > 0) */
+    uint32_t *last;  /* k items (n > 0) */
+    uint32_t nfam;   /* families in the block */
+    uint32_t *fam;   /* nfam sizes, summing to n */
+} spm_mining_fsets_reply_t;
+
+/*  Most sets a frequent-set block may hold, so that its reply fits. */
+#define SPM_MINING_MAX_FSETS 8192u
+
+/*  Encodes the reply for block B into *DATA (malloc'd) and *LEN. */
+int spm_mining_fsets_reply_encode(const spm_mining_sets_t *b, void **data, size_t *len);
+/*  Decodes a reply (arrays malloc'd; free with _free). Returns 0 or SPM_EPROTO. */
+int spm_mining_fsets_reply_decode(const void *data, size_t len, spm_mining_fsets_reply_t *r);
+void spm_mining_fsets_reply_free(spm_mining_fsets_reply_t *r);
+
+/*  Rule order used everywhere: antecedent (shorter first, then by items),
+    then consequent likewise. */
+int spm_mining_rule_cmp(const uint32_t *x1, uint32_t xl1, const uint32_t *y1, uint32_t yl1,
+                        const uint32_t *x2, uint32_t xl2, const uint32_t *y2, uint32_t yl2);
+
+/*  Copies the rules of IN into *OUT (arrays malloc'd; free with
+    spm_mining_rules_free) in that order. Returns 0 or SPM_ENOMEM. */
+int spm_mining_rules_sort(const spm_mining_rules_t *in, spm_mining_rules_t *out);
+
+/*  1 when a rule with support SUPZ whose antecedent has support SUPX has
+    confidence at least MINCONF (a fraction; a tolerance of 1e-12 keeps
+    exact ratios such as 4/5 >= 0.8 from failing on rounding). */
+int spm_mining_confident(uint64_t supz, uint64_t supx, double minconf);
+
+/*  Helpers for SI bodies: fetch input I and decode it as a given type. On
+    failure the detail names the opcode and operand. */
+int spm_mining_in_trans(spm_si_ctx_t *ctx, size_t i, spm_mining_trans_t *b);
+int spm_mining_in_items(spm_si_ctx_t *ctx, size_t i, spm_mining_items_t *b);
+int spm_mining_in_sets(spm_si_ctx_t *ctx, size_t i, spm_mining_kind_t kind, spm_mining_sets_t *b);
+
+/*  Encode B and set it as output I (return the SPM_E* of either step). */
+int spm_mining_out_trans(spm_si_ctx_t *ctx, size_t i, const spm_mining_trans_t *b);
+int spm_mining_out_items(spm_si_ctx_t *ctx, size_t i, const spm_mining_items_t *b);
+int spm_mining_out_sets(spm_si_ctx_t *ctx, size_t i, const spm_mining_sets_t *b);
+int spm_mining_out_rules(spm_si_ctx_t *ctx, size_t i, const spm_mining_rules_t *b);
+
+/*  A cursor over the SI's parameter bytes. */
+#include "isa/core/codec.h"
+spm_cursor_t spm_mining_params(spm_si_ctx_t *ctx);
+
+/*  Replies a list of N u32. */
+int spm_mining_reply_u32(spm_si_ctx_t *ctx, const uint32_t *v, size_t n);
+
+#endif

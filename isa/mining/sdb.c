@@ -1,0 +1,624 @@
+/*  =========================================================================
+    sdb - the six super-data block types of association-rule mining
+
+    Decoders copy into plain arrays rather than reading in place: the copy
+    costs a fraction of what any SI then does with the block, and it lets
+    the SI bodies work on aligned native integers on any host.
+    =========================================================================
+*/
+#include "isa/mining/sdb.h"
+#include "isa/core/codec.h"
+#include "vm/spm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC_ITEMS 0x4d49544du /* "MITM" */
+#define MAGIC_TRANS 0x4d54524eu /* "MTRN" */
+#define MAGIC_JOIN 0x4d4a4f4eu  /* "MJON" */
+#define MAGIC_CANDS 0x4d43414eu /* "MCAN" */
+#define MAGIC_FSETS 0x4d465354u /* "MFST" */
+#define MAGIC_RULES 0x4d52554cu /* "MRUL" */
+
+static const uint32_t set_magic[] = {MAGIC_JOIN, MAGIC_CANDS, MAGIC_FSETS};
+static const char *const set_name[] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
+
+/*  Reads the magic and a count field, checking both. */
+static int get_head(spm_cursor_t *c, uint32_t magic, const char *type)
+{
+    uint32_t m;
+    if (spm_get_u32(c, &m) != 0 || m != magic)
+        return spm_error(SPM_EFORMAT, "%s: bad magic (not a block of this type)", type);
+    return 0;
+}
+
+static int get_count(spm_cursor_t *c, const char *type, const char *what, uint32_t max, uint32_t *v)
+{
+    if (spm_get_u32(c, v) != 0)
+        return spm_error(SPM_EFORMAT, "%s: truncated block", type);
+    if (*v > max)
+        return spm_error(SPM_EFORMAT, "%s: %u %s, over the bound of %u", type, *v, what, max);
+    return 0;
+}
+
+/*  Copies N little-endian u32 from P into A: one memcpy on a little-endian
+    host, which is where block decoding spends its time. */
+static void copy_le32(uint32_t *a, const unsigned char *p, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(a, p, n * 4);
+#else
+    for (size_t i = 0; i < n; i++)
+        a[i] = spm_le32(p + 4 * i);
+#endif
+}
+
+/*  Reads N u32 into A (allocated here, N may be 0). */
+static int get_u32s(spm_cursor_t *c, const char *type, size_t n, uint32_t **a)
+{
+    if (spm_cursor_left(c) / 4 < n)
+        return spm_error(SPM_EFORMAT, "%s: truncated block", type);
+    *a = malloc((n ? n : 1) * sizeof **a);
+    if (!*a)
+        return spm_error(SPM_ENOMEM, "%s: out of memory", type);
+    copy_le32(*a, c->p, n);
+    c->p += n * 4;
+    return 0;
+}
+
+static int get_u64s(spm_cursor_t *c, const char *type, size_t n, uint64_t **a)
+{
+    if (spm_cursor_left(c) / 8 < n)
+        return spm_error(SPM_EFORMAT, "%s: truncated block", type);
+    *a = malloc((n ? n : 1) * sizeof **a);
+    if (!*a)
+        return spm_error(SPM_ENOMEM, "%s: out of memory", type);
+    for (size_t i = 0; i < n; i++, c->p += 8)
+        (*a)[i] = spm_le64(c->p);
+    return 0;
+}
+
+static int get_end(const spm_cursor_t *c, const char *type)
+{
+    if (spm_cursor_left(c) != 0)
+        return spm_error(SPM_EFORMAT, "%s: %zu trailing bytes", type, spm_cursor_left(c));
+    return 0;
+}
+
+static void put_u32s(spm_buf_t *b, const uint32_t *a, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    spm_buf_put(b, a, n * 4);
+#else
+    for (size_t i = 0; i < n; i++)
+        spm_buf_put_u32(b, a[i]);
+#endif
+}
+
+static void put_u64s(spm_buf_t *b, const uint64_t *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        spm_buf_put_u64(b, a[i]);
+}
+
+/*  1 when the N items at A are strictly increasing. */
+static int increasing(const uint32_t *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (a[i - 1] >= a[i])
+            return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------ BlockOfItems */
+
+int spm_mining_items_encode(const spm_mining_items_t *b, void **data, size_t *len)
+{
+    spm_buf_t buf = {0};
+    spm_buf_put_u32(&buf, MAGIC_ITEMS);
+    spm_buf_put_u32(&buf, b->lo);
+    spm_buf_put_u32(&buf, b->hi);
+    spm_buf_put_u32(&buf, b->n);
+    put_u32s(&buf, b->items, b->n);
+    put_u64s(&buf, b->counts, b->n);
+    return spm_buf_take(&buf, data, len);
+}
+
+int spm_mining_items_decode(const void *data, size_t len, spm_mining_items_t *b)
+{
+    const char *t = SPM_MINING_ITEMS;
+    spm_cursor_t c = spm_cursor(data, len);
+    memset(b, 0, sizeof *b);
+    int rc;
+    if ((rc = get_head(&c, MAGIC_ITEMS, t)) || (rc = get_count(&c, t, "lo", UINT32_MAX, &b->lo)) ||
+        (rc = get_count(&c, t, "hi", UINT32_MAX, &b->hi)) ||
+        (rc = get_count(&c, t, "items", SPM_MINING_MAX_ENTRIES, &b->n)) ||
+        (rc = get_u32s(&c, t, b->n, &b->items)) || (rc = get_u64s(&c, t, b->n, &b->counts)) ||
+        (rc = get_end(&c, t)))
+        goto err;
+    if (b->lo > b->hi || !increasing(b->items, b->n) ||
+        (b->n && (b->items[0] < b->lo || b->items[b->n - 1] >= b->hi))) {
+        rc = spm_error(SPM_EFORMAT, "%s: items unsorted or outside [%u, %u)", t, b->lo, b->hi);
+        goto err;
+    }
+    return 0;
+err:
+    spm_mining_items_free(b);
+    return rc;
+}
+
+void spm_mining_items_free(spm_mining_items_t *b)
+{
+    free(b->items);
+    free(b->counts);
+    memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------ BlockOfTransaction */
+
+int spm_mining_trans_encode(const spm_mining_trans_t *b, void **data, size_t *len)
+{
+    spm_buf_t buf = {0};
+    spm_buf_put_u32(&buf, MAGIC_TRANS);
+    spm_buf_put_u32(&buf, b->normalized);
+    spm_buf_put_u32(&buf, b->n);
+    spm_buf_put_u32(&buf, b->n ? b->off[b->n] : 0);
+    for (uint32_t i = 0; i < b->n; i++) {
+        spm_buf_put_u32(&buf, b->weight[i]);
+        spm_buf_put_u32(&buf, b->off[i + 1] - b->off[i]);
+        put_u32s(&buf, b->items + b->off[i], b->off[i + 1] - b->off[i]);
+    }
+    return spm_buf_take(&buf, data, len);
+}
+
+int spm_mining_trans_decode(const void *data, size_t len, spm_mining_trans_t *b)
+{
+    const char *t = SPM_MINING_TRANS;
+    spm_cursor_t c = spm_cursor(data, len);
+    uint32_t total;
+    memset(b, 0, sizeof *b);
+    int rc;
+    if ((rc = get_head(&c, MAGIC_TRANS, t)) || (rc = get_count(&c, t, "flag", 1, &b->normalized)) ||
+        (rc = get_count(&c, t, "transactions", SPM_MINING_MAX_ENTRIES, &b->n)) ||
+        (rc = get_count(&c, t, "items", UINT32_MAX, &total)))
+        goto err;
+    /* Each transaction takes at least 8 bytes and each item 4: refuse a
+       forged count before allocating for it. */
+    if (spm_cursor_left(&c) < (size_t)b->n * 8 + (size_t)total * 4) {
+        rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
+        goto err;
+    }
+    b->off = malloc(((size_t)b->n + 1) * sizeof *b->off);
+    b->weight = malloc(((size_t)b->n + 1) * sizeof *b->weight);
+    b->items = malloc(((size_t)total + 1) * sizeof *b->items);
+    if (!b->off || !b->weight || !b->items) {
+        rc = spm_error(SPM_ENOMEM, "%s: out of memory", t);
+        goto err;
+    }
+    b->off[0] = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (spm_cursor_left(&c) < 8) {
+            rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
+            goto err;
+        }
+        uint32_t w = spm_le32(c.p), l = spm_le32(c.p + 4);
+        c.p += 8;
+        if (w == 0 || l > total - b->off[i] || spm_cursor_left(&c) / 4 < l) {
+            rc = spm_error(SPM_EFORMAT, "%s: transaction %u: zero weight, bad length or truncated",
+                           t, i);
+            goto err;
+        }
+        b->weight[i] = w;
+        copy_le32(b->items + b->off[i], c.p, l);
+        c.p += (size_t)l * 4;
+        b->off[i + 1] = b->off[i] + l;
+        if (b->normalized && !increasing(b->items + b->off[i], l)) {
+            rc = spm_error(SPM_EFORMAT, "%s: transaction %u: items not increasing", t, i);
+            goto err;
+        }
+    }
+    if (b->off[b->n] != total) {
+        rc = spm_error(SPM_EFORMAT, "%s: item total %u does not match", t, total);
+        goto err;
+    }
+    if ((rc = get_end(&c, t)) != 0)
+        goto err;
+    return 0;
+err:
+    spm_mining_trans_free(b);
+    return rc;
+}
+
+void spm_mining_trans_free(spm_mining_trans_t *b)
+{
+    free(b->off);
+    free(b->weight);
+    free(b->items);
+    memset(b, 0, sizeof *b);
+}
+
+/* --------------------------------------- BlockOfJoinResult, Candidates, Frequent */
+
+int spm_mining_set_cmp(const uint32_t *a, const uint32_t *b, uint32_t k)
+{
+    for (uint32_t i = 0; i < k; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+long spm_mining_sets_find(const spm_mining_sets_t *b, const uint32_t *s)
+{
+    size_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = spm_mining_set_cmp(b->items + mid * b->k, s, b->k);
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+int spm_mining_sets_encode(const spm_mining_sets_t *b, void **data, size_t *len)
+{
+    spm_buf_t buf = {0};
+    spm_buf_put_u32(&buf, set_magic[b->kind]);
+    spm_buf_put_u32(&buf, b->k);
+    spm_buf_put_u32(&buf, b->n);
+    put_u32s(&buf, b->items, (size_t)b->n * b->k);
+    if (b->kind != SPM_MINING_KIND_JOIN)
+        put_u64s(&buf, b->counts, b->n);
+    return spm_buf_take(&buf, data, len);
+}
+
+int spm_mining_sets_decode(spm_mining_kind_t kind, const void *data, size_t len,
+                           spm_mining_sets_t *b)
+{
+    const char *t = set_name[kind];
+    spm_cursor_t c = spm_cursor(data, len);
+    memset(b, 0, sizeof *b);
+    b->kind = kind;
+    int rc;
+    if ((rc = get_head(&c, set_magic[kind], t)) ||
+        (rc = get_count(&c, t, "items per set", SPM_MINING_MAX_K, &b->k)) ||
+        (rc = get_count(&c, t, "sets", SPM_MINING_MAX_ENTRIES, &b->n)))
+        goto err;
+    if (b->k == 0 || spm_cursor_left(&c) / 4 / b->k < b->n) {
+        rc = spm_error(SPM_EFORMAT, "%s: empty sets (k = 0) or truncated block", t);
+        goto err;
+    }
+    if ((rc = get_u32s(&c, t, (size_t)b->n * b->k, &b->items)) ||
+        (kind != SPM_MINING_KIND_JOIN && (rc = get_u64s(&c, t, b->n, &b->counts))) ||
+        (rc = get_end(&c, t)))
+        goto err;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const uint32_t *s = b->items + (size_t)i * b->k;
+        if (!increasing(s, b->k) || (i > 0 && spm_mining_set_cmp(s - b->k, s, b->k) >= 0)) {
+            rc = spm_error(SPM_EFORMAT, "%s: set %u unsorted or out of order", t, i);
+            goto err;
+        }
+    }
+    return 0;
+err:
+    spm_mining_sets_free(b);
+    return rc;
+}
+
+void spm_mining_sets_free(spm_mining_sets_t *b)
+{
+    free(b->items);
+    free(b->counts);
+    b->items = NULL;
+    b->counts = NULL;
+    b->n = 0;
+}
+
+/* ------------------------------------------------------------ BlockOfRules */
+
+int spm_mining_rules_encode(const spm_mining_rules_t *b, void **data, size_t *len)
+{
+    spm_buf_t buf = {0};
+    spm_buf_put_u32(&buf, MAGIC_RULES);
+    spm_buf_put_u32(&buf, b->n);
+    for (uint32_t i = 0; i < b->n; i++) {
+        spm_buf_put_u32(&buf, b->xlen[i]);
+        spm_buf_put_u32(&buf, b->ylen[i]);
+        spm_buf_put_u64(&buf, b->supz[i]);
+        spm_buf_put_u64(&buf, b->supx[i]);
+        put_u32s(&buf, b->items + b->off[i], b->xlen[i] + b->ylen[i]);
+    }
+    return spm_buf_take(&buf, data, len);
+}
+
+/*  1 when sorted lists A and B share no item. */
+static int disjoint(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
+{
+    uint32_t i = 0, j = 0;
+    while (i < na && j < nb) {
+        if (a[i] == b[j])
+            return 0;
+        if (a[i] < b[j])
+            i++;
+        else
+            j++;
+    }
+    return 1;
+}
+
+int spm_mining_rules_decode(const void *data, size_t len, spm_mining_rules_t *b)
+{
+    const char *t = SPM_MINING_RULES;
+    spm_cursor_t c = spm_cursor(data, len);
+    memset(b, 0, sizeof *b);
+    int rc;
+    if ((rc = get_head(&c, MAGIC_RULES, t)) ||
+        (rc = get_count(&c, t, "rules", SPM_MINING_MAX_ENTRIES, &b->n)))
+        goto err;
+    if (spm_cursor_left(&c) / 32 < b->n) {
+        rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
+        goto err;
+    }
+    size_t n1 = (size_t)b->n + 1, items = spm_cursor_left(&c) / 4 + 1;
+    b->xlen = malloc(n1 * 4);
+    b->ylen = malloc(n1 * 4);
+    b->supz = malloc(n1 * 8);
+    b->supx = malloc(n1 * 8);
+    b->off = malloc(n1 * 4);
+    b->items = malloc(items * 4);
+    if (!b->xlen || !b->ylen || !b->supz || !b->supx || !b->off || !b->items) {
+        rc = spm_error(SPM_ENOMEM, "%s: out of memory", t);
+        goto err;
+    }
+    b->off[0] = 0;
+    uint32_t i;
+    for (i = 0; i < b->n; i++) {
+        if (spm_get_u32(&c, &b->xlen[i]) || spm_get_u32(&c, &b->ylen[i]) ||
+            spm_get_u64(&c, &b->supz[i]) || spm_get_u64(&c, &b->supx[i]))
+            goto bad;
+        uint32_t xl = b->xlen[i], yl = b->ylen[i];
+        if (xl == 0 || yl == 0 || xl > SPM_MINING_MAX_K || yl > SPM_MINING_MAX_K ||
+            spm_cursor_left(&c) / 4 < (size_t)xl + yl || b->supz[i] > b->supx[i])
+            goto bad;
+        uint32_t *x = b->items + b->off[i];
+        for (uint32_t j = 0; j < xl + yl; j++, c.p += 4)
+            x[j] = spm_le32(c.p);
+        if (!increasing(x, xl) || !increasing(x + xl, yl) || !disjoint(x, xl, x + xl, yl))
+            goto bad;
+        b->off[i + 1] = b->off[i] + xl + yl;
+    }
+    if ((rc = get_end(&c, t)) != 0)
+        goto err;
+    return 0;
+bad:
+    rc = spm_error(SPM_EFORMAT, "%s: rule %u truncated or malformed", t, i);
+err:
+    spm_mining_rules_free(b);
+    return rc;
+}
+
+void spm_mining_rules_free(spm_mining_rules_t *b)
+{
+    free(b->xlen);
+    free(b->ylen);
+    free(b->supz);
+    free(b->supx);
+    free(b->off);
+    free(b->items);
+    memset(b, 0, sizeof *b);
+}
+
+/*  Grows *A (element size SZ) to hold at least N elements. */
+static int grow(void *a, size_t sz, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c < n)
+        c *= 2;
+    void *p = realloc(*(void **)a, c * sz);
+    if (!p)
+        return SPM_ENOMEM;
+    *(void **)a = p;
+    *cap = c;
+    return 0;
+}
+
+void spm_mining_rules_add(spm_mining_rules_builder_t *b, const uint32_t *x, uint32_t xlen,
+                          const uint32_t *y, uint32_t ylen, uint64_t supz, uint64_t supx)
+{
+    spm_mining_rules_t *r = &b->r;
+    size_t n = r->n, used = n ? r->off[n] : 0, cap = b->cap;
+    if (b->failed)
+        return;
+    /* Every per-rule array shares one capacity, grown in step. */
+    if (grow(&r->xlen, 4, &cap, n + 2) || (cap = b->cap, grow(&r->ylen, 4, &cap, n + 2)) ||
+        (cap = b->cap, grow(&r->supz, 8, &cap, n + 2)) ||
+        (cap = b->cap, grow(&r->supx, 8, &cap, n + 2)) ||
+        (cap = b->cap, grow(&r->off, 4, &cap, n + 2)) ||
+        grow(&r->items, 4, &b->icap, used + xlen + ylen)) {
+        b->failed = 1;
+        return;
+    }
+    b->cap = cap;
+    r->off[0] = 0;
+    r->xlen[n] = xlen;
+    r->ylen[n] = ylen;
+    r->supz[n] = supz;
+    r->supx[n] = supx;
+    memcpy(r->items + used, x, xlen * 4);
+    memcpy(r->items + used + xlen, y, ylen * 4);
+    r->off[n + 1] = (uint32_t)(used + xlen + ylen);
+    r->n++;
+}
+
+/* ----------------------------------------------------------- registration */
+
+static int validate_items(const void *data, size_t len)
+{
+    spm_mining_items_t b;
+    int rc = spm_mining_items_decode(data, len, &b);
+    spm_mining_items_free(&b);
+    return rc;
+}
+
+static int validate_trans(const void *data, size_t len)
+{
+    spm_mining_trans_t b;
+    int rc = spm_mining_trans_decode(data, len, &b);
+    spm_mining_trans_free(&b);
+    return rc;
+}
+
+static int validate_sets(spm_mining_kind_t kind, const void *data, size_t len)
+{
+    spm_mining_sets_t b;
+    int rc = spm_mining_sets_decode(kind, data, len, &b);
+    spm_mining_sets_free(&b);
+    return rc;
+}
+
+static int validate_join(const void *data, size_t len)
+{
+    return validate_sets(SPM_MINING_KIND_JOIN, data, len);
+}
+
+static int validate_cands(const void *data, size_t len)
+{
+    return validate_sets(SPM_MINING_KIND_CANDS, data, len);
+}
+
+static int validate_fsets(const void *data, size_t len)
+{
+    return validate_sets(SPM_MINING_KIND_FSETS, data, len);
+}
+
+static int validate_rules(const void *data, size_t len)
+{
+    spm_mining_rules_t b;
+    int rc = spm_mining_rules_decode(data, len, &b);
+    spm_mining_rules_free(&b);
+    return rc;
+}
+
+/*  Copies B as the merge of nothing with B, after checking it. */
+static int merge_first(int (*validate)(const void *, size_t), const void *b, size_t blen,
+                       void **out, size_t *outlen)
+{
+    int rc = validate(b, blen);
+    if (rc != 0)
+        return rc;
+    if (!(*out = malloc(blen ? blen : 1)))
+        return SPM_ENOMEM;
+    memcpy(*out, b, blen);
+    *outlen = blen;
+    return 0;
+}
+
+/*  ACC merge of partial item counts: the union of the items, counts summed. */
+static int merge_items(const void *a, size_t alen, const void *b, size_t blen, void **out,
+                       size_t *outlen)
+{
+    if (!a)
+        return merge_first(validate_items, b, blen, out, outlen);
+    spm_mining_items_t x, y, z = {0};
+    int rc = spm_mining_items_decode(a, alen, &x);
+    if (rc != 0)
+        return rc;
+    if ((rc = spm_mining_items_decode(b, blen, &y)) != 0)
+        goto out_x;
+    if (x.lo != y.lo || x.hi != y.hi) {
+        rc = spm_error(SPM_EFORMAT, "%s: merge of different partitions", SPM_MINING_ITEMS);
+        goto out;
+    }
+    z.lo = x.lo;
+    z.hi = x.hi;
+    z.items = malloc(((size_t)x.n + y.n + 1) * 4);
+    z.counts = malloc(((size_t)x.n + y.n + 1) * 8);
+    rc = SPM_ENOMEM;
+    if (!z.items || !z.counts)
+        goto out;
+    uint32_t i = 0, j = 0;
+    while (i < x.n || j < y.n) {
+        if (j == y.n || (i < x.n && x.items[i] < y.items[j])) {
+            z.items[z.n] = x.items[i];
+            z.counts[z.n++] = x.counts[i++];
+        } else if (i == x.n || y.items[j] < x.items[i]) {
+            z.items[z.n] = y.items[j];
+            z.counts[z.n++] = y.counts[j++];
+        } else {
+            z.items[z.n] = x.items[i];
+            z.counts[z.n++] = x.counts[i++] + y.counts[j++];
+        }
+    }
+    rc = spm_mining_items_encode(&z, out, outlen);
+out:
+    spm_mining_items_free(&z);
+    spm_mining_items_free(&y);
+out_x:
+    spm_mining_items_free(&x);
+    return rc;
+}
+
+/*  ACC merge of partial candidate supports: same sets, counts summed. */
+static int merge_cands(const void *a, size_t alen, const void *b, size_t blen, void **out,
+                       size_t *outlen)
+{
+    if (!a)
+        return merge_first(validate_cands, b, blen, out, outlen);
+    spm_mining_sets_t x, y;
+    int rc = spm_mining_sets_decode(SPM_MINING_KIND_CANDS, a, alen, &x);
+    if (rc != 0)
+        return rc;
+    if ((rc = spm_mining_sets_decode(SPM_MINING_KIND_CANDS, b, blen, &y)) != 0)
+        goto out_x;
+    if (x.k != y.k || x.n != y.n || memcmp(x.items, y.items, (size_t)x.n * x.k * 4) != 0) {
+        rc = spm_error(SPM_EFORMAT, "%s: merge of blocks with different sets", SPM_MINING_CANDS);
+        goto out;
+    }
+    for (uint32_t i = 0; i < x.n; i++)
+        x.counts[i] += y.counts[i];
+    rc = spm_mining_sets_encode(&x, out, outlen);
+out:
+    spm_mining_sets_free(&y);
+out_x:
+    spm_mining_sets_free(&x);
+    return rc;
+}
+
+static void summary(const char *type, const void *data, size_t len, char *buf, size_t size)
+{
+    uint32_t a = len >= 8 ? spm_le32((const unsigned char *)data + 4) : 0;
+    uint32_t b = len >= 12 ? spm_le32((const unsigned char *)data + 8) : 0;
+    snprintf(buf, size, "%s %u/%u, %zu bytes", type, a, b, len);
+}
+
+#define SUMMARY(fn, name)                                                                          \
+    static void fn(const void *data, size_t len, char *buf, size_t size)                           \
+    {                                                                                              \
+        summary(name, data, len, buf, size);                                                       \
+    }
+SUMMARY(summary_items, SPM_MINING_ITEMS)
+SUMMARY(summary_trans, SPM_MINING_TRANS)
+SUMMARY(summary_join, SPM_MINING_JOIN)
+SUMMARY(summary_cands, SPM_MINING_CANDS)
+SUMMARY(summary_fsets, SPM_MINING_FSETS)
+SUMMARY(summary_rules, SPM_MINING_RULES)
+
+SPM_CONSTRUCTOR(mining_sdb)
+{
+    static const spm_sdb_type_t types[] = {
+        {SPM_MINING_ITEMS, validate_items, merge_items, summary_items},
+        {SPM_MINING_TRANS, validate_trans, NULL, summary_trans},
+        {SPM_MINING_JOIN, validate_join, NULL, summary_join},
+        {SPM_MINING_CANDS, validate_cands, merge_cands, summary_cands},
+        {SPM_MINING_FSETS, validate_fsets, NULL, summary_fsets},
+        {SPM_MINING_RULES, validate_rules, NULL, summary_rules},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        spm_sdb_type_register(&types[i]);
+}

@@ -1,0 +1,137 @@
+/*  =========================================================================
+    sdb - the six super-data block types of association-rule mining
+
+    @header
+    The dissertation's Table 4.1 as portable blocks:
+
+        BlockOfItems        mining.items         items of a partition [lo, hi) with counts
+        BlockOfTransaction  mining.transactions  weighted transactions, each a list of items
+        BlockOfJoinResult   mining.join          sorted candidate k-itemsets from a join
+        BlockOfCandidates   mining.candidates    screened k-itemsets with support counts
+        BlockOfFrequentSet  mining.frequent      frequent k-itemsets with support counts
+        BlockOfRules        mining.rules         rules X => Y with the supports of X u Y and X
+    @discuss
+    Every block starts with a 32-bit magic naming its type, then fixed-width
+    little-endian fields (u32, and u64 for support counts). A decoder copies
+    the block into the plain arrays below; validate() decodes and discards,
+    so a block that validates can be decoded, and a truncated or forged block
+    (bad magic, wrong length, unsorted items, a count out of range) is
+    refused with SPM_EFORMAT. Blocks are bounded: a decoder refuses more
+    than SPM_MINING_MAX_ENTRIES sets, transactions or rules.
+
+    Itemsets are strictly increasing lists of u32 items; a set block is
+    sorted lexicographically without duplicates. After the initial stage
+    items are ranks of frequent items (0 .. F1-1), which keeps the order of
+    the original item numbers, so every sorted block stays sorted when the
+    client maps ranks back.
+
+    The transaction block is written raw by the client (items as read,
+    possibly unsorted and repeated: normalized = 0) and normalized by
+    LoadDataBlock (sorted, distinct: normalized = 1).
+    @end
+    =========================================================================
+*/
+#ifndef SPM_MINING_SDB_H_INCLUDED
+#define SPM_MINING_SDB_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPM_MINING_ITEMS "mining.items"
+#define SPM_MINING_TRANS "mining.transactions"
+#define SPM_MINING_JOIN "mining.join"
+#define SPM_MINING_CANDS "mining.candidates"
+#define SPM_MINING_FSETS "mining.frequent"
+#define SPM_MINING_RULES "mining.rules"
+
+/*  Most entries (sets, transactions, rules, items) one block may hold, and
+    the longest itemset or transaction. */
+#define SPM_MINING_MAX_ENTRIES (1u << 24)
+#define SPM_MINING_MAX_K 4096u
+
+/* ------------------------------------------------------------ BlockOfItems */
+
+typedef struct {
+    uint32_t lo, hi;  /* the partition of the item domain: lo <= item < hi */
+    uint32_t n;       /* items present */
+    uint32_t *items;  /* n strictly increasing items */
+    uint64_t *counts; /* n support counts */
+} spm_mining_items_t;
+
+/*  Encodes B into *DATA (malloc'd, caller frees) and *LEN. Returns 0 or SPM_ENOMEM. */
+int spm_mining_items_encode(const spm_mining_items_t *b, void **data, size_t *len);
+/*  Decodes LEN bytes into *B (arrays malloc'd; free with spm_mining_items_free).
+    Returns 0, SPM_EFORMAT (detail set) or SPM_ENOMEM. */
+int spm_mining_items_decode(const void *data, size_t len, spm_mining_items_t *b);
+void spm_mining_items_free(spm_mining_items_t *b);
+
+/* ------------------------------------------------------ BlockOfTransaction */
+
+typedef struct {
+    uint32_t n;          /* transactions */
+    uint32_t normalized; /* 1: every transaction strictly increasing */
+    uint32_t *off;       /* n + 1 offsets into items */
+    uint32_t *weight;    /* n weights (identical transactions merged), >= 1 */
+    uint32_t *items;     /* off[n] items */
+} spm_mining_trans_t;
+
+int spm_mining_trans_encode(const spm_mining_trans_t *b, void **data, size_t *len);
+int spm_mining_trans_decode(const void *data, size_t len, spm_mining_trans_t *b);
+void spm_mining_trans_free(spm_mining_trans_t *b);
+
+/* --------------------------------------- BlockOfJoinResult, Candidates, Frequent */
+
+typedef enum {
+    SPM_MINING_KIND_JOIN = 0,
+    SPM_MINING_KIND_CANDS,
+    SPM_MINING_KIND_FSETS
+} spm_mining_kind_t;
+
+typedef struct {
+    spm_mining_kind_t kind; /* which of the three types */
+    uint32_t k;             /* length of every set (>= 1) */
+    uint32_t n;             /* sets */
+    uint32_t *items;        /* n * k items, set i at items + i * k */
+    uint64_t *counts;       /* n support counts; NULL for a join result */
+} spm_mining_sets_t;
+
+/*  Encodes as KIND (a join result drops counts; the others need them). */
+int spm_mining_sets_encode(const spm_mining_sets_t *b, void **data, size_t *len);
+/*  Decodes a block of type KIND. Returns 0, SPM_EFORMAT or SPM_ENOMEM. */
+int spm_mining_sets_decode(spm_mining_kind_t kind, const void *data, size_t len,
+                           spm_mining_sets_t *b);
+void spm_mining_sets_free(spm_mining_sets_t *b);
+
+/*  Compares two K-itemsets lexicographically (<0, 0, >0). */
+int spm_mining_set_cmp(const uint32_t *a, const uint32_t *b, uint32_t k);
+
+/*  Index of K-itemset S in the sorted block B, or -1. O(k log n). */
+long spm_mining_sets_find(const spm_mining_sets_t *b, const uint32_t *s);
+
+/* ------------------------------------------------------------ BlockOfRules */
+
+typedef struct {
+    uint32_t n;      /* rules */
+    uint32_t *xlen;  /* n antecedent lengths (>= 1) */
+    uint32_t *ylen;  /* n consequent lengths (>= 1) */
+    uint64_t *supz;  /* n supports of X u Y (the rule's support) */
+    uint64_t *supx;  /* n supports of X */
+    uint32_t *off;   /* n + 1 offsets into items: X then Y of rule i */
+    uint32_t *items; /* off[n] items */
+} spm_mining_rules_t;
+
+int spm_mining_rules_encode(const spm_mining_rules_t *b, void **data, size_t *len);
+int spm_mining_rules_decode(const void *data, size_t len, spm_mining_rules_t *b);
+void spm_mining_rules_free(spm_mining_rules_t *b);
+
+/*  A growable rules block for SI bodies: append, then encode. */
+typedef struct {
+    spm_mining_rules_t r; /* the rules so far */
+    size_t cap, icap;     /* allocated rules and items */
+    int failed;           /* an allocation failed */
+} spm_mining_rules_builder_t;
+
+void spm_mining_rules_add(spm_mining_rules_builder_t *b, const uint32_t *x, uint32_t xlen,
+                          const uint32_t *y, uint32_t ylen, uint64_t supz, uint64_t supx);
+
+#endif

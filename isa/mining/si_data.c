@@ -1,0 +1,404 @@
+/*  =========================================================================
+    si_data - the SIs of the initial stage: load, count and shrink the data
+
+    LoadDataBlock, CountItemSupport, ShrinkItemBlock, GetFrequentItemsBlock,
+    ShrinkTransactionBlock and MergeTransactionBlock (see isa.h for their
+    operands). After ShrinkTransactionBlock a transaction holds only ranks of
+    frequent items, and identical transactions are one entry with a weight:
+    on dense data (chess) this shrinks blocks severalfold before counting.
+    =========================================================================
+*/
+#include "isa/core/codec.h"
+#include "isa/mining/isa.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*  Item domains up to this size are counted and ranked with direct tables. */
+#define DENSE_MAX (1u << 20)
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*  Transaction order for merging duplicates: by length, then items. */
+static int cmp_trans(const void *a, const void *b, void *arg)
+{
+    const spm_mining_trans_t *t = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    uint32_t li = t->off[i + 1] - t->off[i], lj = t->off[j + 1] - t->off[j];
+    if (li != lj)
+        return li < lj ? -1 : 1;
+    int c = spm_mining_set_cmp(t->items + t->off[i], t->items + t->off[j], li);
+    return c ? c : (i < j ? -1 : i > j);
+}
+
+/*  Sets OUT to the transactions of IN that have at least MINLEN items, in a
+    canonical order with identical ones merged (weights summed). OUT's arrays
+    are malloc'd. Returns 0 or SPM_ENOMEM. */
+static int canonical(const spm_mining_trans_t *in, uint32_t minlen, spm_mining_trans_t *out)
+{
+    uint32_t *idx = malloc(((size_t)in->n + 1) * 4);
+    memset(out, 0, sizeof *out);
+    out->normalized = 1;
+    out->off = malloc(((size_t)in->n + 1) * 4);
+    out->weight = malloc(((size_t)in->n + 1) * 4);
+    out->items = malloc(((size_t)(in->n ? in->off[in->n] : 0) + 1) * 4);
+    if (!idx || !out->off || !out->weight || !out->items) {
+        free(idx);
+        spm_mining_trans_free(out);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < in->n; i++)
+        if (in->off[i + 1] - in->off[i] >= minlen)
+            idx[m++] = i;
+    qsort_r(idx, m, 4, cmp_trans, (void *)in);
+    out->off[0] = 0;
+    for (uint32_t a = 0; a < m; a++) {
+        uint32_t i = idx[a], l = in->off[i + 1] - in->off[i];
+        const uint32_t *s = in->items + in->off[i];
+        if (out->n > 0 && out->off[out->n] - out->off[out->n - 1] == l &&
+            memcmp(out->items + out->off[out->n - 1], s, (size_t)l * 4) == 0) {
+            out->weight[out->n - 1] += in->weight[i];
+            continue;
+        }
+        memcpy(out->items + out->off[out->n], s, (size_t)l * 4);
+        out->weight[out->n] = in->weight[i];
+        out->off[out->n + 1] = out->off[out->n] + l;
+        out->n++;
+    }
+    free(idx);
+    return 0;
+}
+
+static int reply_trans(spm_si_ctx_t *ctx, const spm_mining_trans_t *t)
+{
+    uint32_t r[2] = {t->n, t->n ? t->off[t->n] : 0};
+    return spm_mining_reply_u32(ctx, r, 2);
+}
+
+/*  LoadDataBlock (staged R, raw W; u32 s). */
+static int load(spm_si_ctx_t *ctx)
+{
+    spm_cursor_t p = spm_mining_params(ctx);
+    uint32_t s;
+    spm_mining_trans_t t;
+    if (spm_get_u32(&p, &s) != 0)
+        return spm_error(SPM_EINVAL, "%s: missing parameter s", SPM_MINING_LOAD);
+    int rc = spm_mining_in_trans(ctx, 0, &t);
+    if (rc != 0)
+        return rc;
+    if (t.n > s) {
+        rc = spm_error(SPM_EFORMAT, "%s: %u transactions, over the block size %u", SPM_MINING_LOAD,
+                       t.n, s);
+        goto out;
+    }
+    /* Sort each transaction and drop repeated items, in place. */
+    uint32_t w = 0, start = 0;
+    for (uint32_t i = 0; i < t.n; i++) {
+        uint32_t *a = t.items + start, l = t.off[i + 1] - start, m = 0;
+        start = t.off[i + 1];
+        qsort(a, l, 4, cmp_u32);
+        for (uint32_t j = 0; j < l; j++)
+            if (m == 0 || a[j] != a[m - 1])
+                a[m++] = a[j];
+        memmove(t.items + w, a, (size_t)m * 4);
+        t.off[i] = w;
+        w += m;
+    }
+    if (t.n > 0)
+        t.off[t.n] = w;
+    t.normalized = 1;
+    if ((rc = spm_mining_out_trans(ctx, 1, &t)) == 0)
+        rc = reply_trans(ctx, &t);
+out:
+    spm_mining_trans_free(&t);
+    return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*  Sorted (item, count) pairs: the weighted item counts of a block. */
+typedef struct {
+    uint32_t n;      /* distinct items */
+    uint32_t *item;  /* n increasing items */
+    uint64_t *count; /* n counts */
+} tally_t;
+
+static void tally_free(tally_t *t)
+{
+    free(t->item);
+    free(t->count);
+}
+
+/*  Counts the items of T (all below DOMAIN) with their weights: a direct
+    table for a small domain, else sorted (item, weight) pairs. */
+static int tally(const spm_mining_trans_t *t, uint64_t domain, tally_t *out)
+{
+    size_t total = t->n ? t->off[t->n] : 0, m = 0;
+    memset(out, 0, sizeof *out);
+    for (size_t j = 0; j < total; j++)
+        if (t->items[j] >= domain)
+            return spm_error(SPM_ERANGE, "item %u outside the domain [0, %llu)", t->items[j],
+                             (unsigned long long)domain);
+    int dense = domain <= DENSE_MAX;
+    uint64_t *acc = dense ? calloc(domain + 1, 8) : malloc((total + 1) * 8);
+    out->item = malloc((total + 1) * 4);
+    out->count = malloc((total + 1) * 8);
+    if (!acc || !out->item || !out->count) {
+        free(acc);
+        tally_free(out);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < t->n; i++)
+        for (uint32_t j = t->off[i]; j < t->off[i + 1]; j++)
+            if (dense)
+                acc[t->items[j]] += t->weight[i];
+            else
+                acc[m++] = (uint64_t)t->items[j] << 32 | t->weight[i];
+    if (dense) {
+        for (uint64_t v = 0; v < domain; v++)
+            if (acc[v]) {
+                out->item[out->n] = (uint32_t)v;
+                out->count[out->n++] = acc[v];
+            }
+    } else {
+        qsort(acc, m, 8, cmp_u64);
+        for (size_t a = 0; a < m; a++) {
+            uint32_t v = (uint32_t)(acc[a] >> 32);
+            if (out->n == 0 || out->item[out->n - 1] != v) {
+                out->item[out->n] = v;
+                out->count[out->n++] = 0;
+            }
+            out->count[out->n - 1] += (uint32_t)acc[a];
+        }
+    }
+    free(acc);
+    return 0;
+}
+
+/*  CountItemSupport (raw R, items[0..P) ACC; u32 P, u32 width). */
+static int count_items(spm_si_ctx_t *ctx)
+{
+    spm_cursor_t p = spm_mining_params(ctx);
+    uint32_t np, width;
+    if (spm_get_u32(&p, &np) || spm_get_u32(&p, &width) || np == 0 || width == 0 ||
+        spm_si_noperands(ctx) != (size_t)np + 1)
+        return spm_error(SPM_EINVAL, "%s: bad parameters", SPM_MINING_COUNT_ITEMS);
+    spm_mining_trans_t t;
+    tally_t c;
+    int rc = spm_mining_in_trans(ctx, 0, &t);
+    if (rc != 0)
+        return rc;
+    if ((rc = tally(&t, (uint64_t)np * width, &c)) != 0)
+        goto out_t;
+    uint32_t a = 0;
+    for (uint32_t q = 0; q < np && rc == 0; q++) {
+        spm_mining_items_t b = {.lo = q * width, .hi = q * width + width};
+        b.items = c.item + a;
+        b.counts = c.count + a;
+        while (a < c.n && c.item[a] < b.hi)
+            a++, b.n++;
+        rc = spm_mining_out_items(ctx, 1 + q, &b);
+    }
+    tally_free(&c);
+out_t:
+    spm_mining_trans_free(&t);
+    return rc;
+}
+
+/*  ShrinkItemBlock (items RW; u64 minsup). */
+static int shrink_items(spm_si_ctx_t *ctx)
+{
+    spm_cursor_t p = spm_mining_params(ctx);
+    uint64_t minsup;
+    if (spm_get_u64(&p, &minsup) != 0)
+        return spm_error(SPM_EINVAL, "%s: missing minsup", SPM_MINING_SHRINK_ITEMS);
+    spm_mining_items_t b;
+    int rc = spm_mining_in_items(ctx, 0, &b);
+    if (rc != 0)
+        return rc;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < b.n; i++)
+        if (b.counts[i] >= minsup) {
+            b.items[m] = b.items[i];
+            b.counts[m++] = b.counts[i];
+        }
+    b.n = m;
+    if ((rc = spm_mining_out_items(ctx, 0, &b)) == 0)
+        rc = spm_mining_reply_u32(ctx, &m, 1);
+    spm_mining_items_free(&b);
+    return rc;
+}
+
+/*  GetFrequentItemsBlock (items[0..P) R, fitems W, fsets W). */
+static int frequent_items(spm_si_ctx_t *ctx)
+{
+    size_t np = spm_si_noperands(ctx);
+    if (np < 3)
+        return spm_error(SPM_EINVAL, "%s: needs at least 3 operands", SPM_MINING_FREQ_ITEMS);
+    np -= 2;
+    spm_mining_items_t all = {0}, b;
+    spm_mining_sets_t f = {.kind = SPM_MINING_KIND_FSETS, .k = 1};
+    int rc = 0;
+    size_t cap = 0;
+    for (size_t q = 0; q < np && rc == 0; q++) {
+        if ((rc = spm_mining_in_items(ctx, q, &b)) != 0)
+            break;
+        if (q > 0 && b.lo < all.hi)
+            rc = spm_error(SPM_EFORMAT, "%s: partitions out of order", SPM_MINING_FREQ_ITEMS);
+        if (q == 0)
+            all.lo = b.lo;
+        all.hi = b.hi;
+        if (rc == 0 && all.n + b.n > cap) {
+            cap = (all.n + b.n) * 2;
+            uint32_t *i2 = realloc(all.items, cap * 4);
+            if (i2)
+                all.items = i2;
+            uint64_t *c2 = realloc(all.counts, cap * 8);
+            if (c2)
+                all.counts = c2;
+            if (!i2 || !c2)
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+        }
+        if (rc == 0) {
+            memcpy(all.items + all.n, b.items, (size_t)b.n * 4);
+            memcpy(all.counts + all.n, b.counts, (size_t)b.n * 8);
+            all.n += b.n;
+        }
+        spm_mining_items_free(&b);
+    }
+    if (rc == 0) {
+        f.n = all.n;
+        f.items = malloc(((size_t)all.n + 1) * 4);
+        if (!f.items)
+            rc = spm_error(SPM_ENOMEM, "out of memory");
+        for (uint32_t i = 0; rc == 0 && i < all.n; i++)
+            f.items[i] = i;
+        f.counts = all.counts;
+    }
+    if (rc == 0 && (rc = spm_mining_out_items(ctx, np, &all)) == 0 &&
+        (rc = spm_mining_out_sets(ctx, np + 1, &f)) == 0)
+        rc = spm_mining_reply_u32(ctx, &all.n, 1);
+    free(f.items);
+    spm_mining_items_free(&all);
+    return rc;
+}
+
+/*  Maps item V to its rank among the sorted frequent items F (n of them),
+    or returns -1. TABLE, when not NULL, holds the ranks directly. */
+static long rank_of(const spm_mining_items_t *f, const int32_t *table, uint32_t v)
+{
+    if (table)
+        return v < f->hi ? table[v] : -1;
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->items[mid] == v)
+            return (long)mid;
+        if (f->items[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/*  ShrinkTransactionBlock (raw R, fitems R, trans W). */
+static int shrink_trans(spm_si_ctx_t *ctx)
+{
+    spm_mining_trans_t t, out;
+    spm_mining_items_t f;
+    int32_t *table = NULL;
+    int rc = spm_mining_in_trans(ctx, 0, &t);
+    if (rc != 0)
+        return rc;
+    if ((rc = spm_mining_in_items(ctx, 1, &f)) != 0)
+        goto out_t;
+    if (f.hi <= DENSE_MAX && (table = malloc(((size_t)f.hi + 1) * 4))) {
+        memset(table, 0xff, ((size_t)f.hi + 1) * 4);
+        for (uint32_t i = 0; i < f.n; i++)
+            table[f.items[i]] = (int32_t)i;
+    }
+    uint32_t w = 0, start = 0;
+    for (uint32_t i = 0; i < t.n; i++) {
+        uint32_t end = t.off[i + 1];
+        t.off[i] = w;
+        for (uint32_t j = start; j < end; j++) {
+            long r = rank_of(&f, table, t.items[j]);
+            if (r >= 0)
+                t.items[w++] = (uint32_t)r;
+        }
+        start = end;
+    }
+    if (t.n > 0)
+        t.off[t.n] = w;
+    if ((rc = canonical(&t, 2, &out)) == 0) {
+        if ((rc = spm_mining_out_trans(ctx, 2, &out)) == 0)
+            rc = reply_trans(ctx, &out);
+        spm_mining_trans_free(&out);
+    }
+    free(table);
+    spm_mining_items_free(&f);
+out_t:
+    spm_mining_trans_free(&t);
+    return rc;
+}
+
+/*  MergeTransactionBlock (trans RW, trans[1..m) R). */
+static int merge_trans(spm_si_ctx_t *ctx)
+{
+    spm_mining_trans_t all = {.normalized = 1}, b, out;
+    size_t cap = 0, icap = 0;
+    int rc = 0;
+    for (size_t q = 0; q < spm_si_noperands(ctx) && rc == 0; q++) {
+        if ((rc = spm_mining_in_trans(ctx, q, &b)) != 0)
+            break;
+        size_t items = all.n ? all.off[all.n] : 0, add = b.n ? b.off[b.n] : 0;
+        if (all.n + b.n + 1 > cap || items + add > icap) {
+            cap = (all.n + b.n + 1) * 2;
+            icap = (items + add + 1) * 2;
+            uint32_t *o = realloc(all.off, cap * 4), *w = realloc(all.weight, cap * 4);
+            uint32_t *it = realloc(all.items, icap * 4);
+            all.off = o ? o : all.off;
+            all.weight = w ? w : all.weight;
+            all.items = it ? it : all.items;
+            if (!o || !w || !it)
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+        }
+        if (rc == 0) {
+            all.off[0] = 0;
+            memcpy(all.items + items, b.items, add * 4);
+            for (uint32_t i = 0; i < b.n; i++) {
+                all.weight[all.n + i] = b.weight[i];
+                all.off[all.n + i + 1] = (uint32_t)items + b.off[i + 1];
+            }
+            all.n += b.n;
+        }
+        spm_mining_trans_free(&b);
+    }
+    if (rc == 0 && (rc = canonical(&all, 0, &out)) == 0) {
+        if ((rc = spm_mining_out_trans(ctx, 0, &out)) == 0)
+            rc = reply_trans(ctx, &out);
+        spm_mining_trans_free(&out);
+    }
+    spm_mining_trans_free(&all);
+    return rc;
+}
+
+SPM_CONSTRUCTOR(mining_si_data)
+{
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_LOAD, .exec = load});
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_COUNT_ITEMS, .exec = count_items});
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_SHRINK_ITEMS, .exec = shrink_items});
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_FREQ_ITEMS, .exec = frequent_items});
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_SHRINK_TRANS, .exec = shrink_trans});
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_MERGE_TRANS, .exec = merge_trans});
+}

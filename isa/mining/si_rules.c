@@ -1,0 +1,123 @@
+/*  =========================================================================
+    si_rules - the SIs of rule finding: CheckConfidenceInBlock, StoreResult
+
+    A rule X => Y comes from a frequent set Z = X u Y and a subset X of it;
+    its support is s(Z) and its confidence s(Z) / s(X). CheckConfidenceInBlock
+    takes the sets Z of one block and the subsets X of one size that another
+    block holds: as the blocks of each length partition the frequent sets,
+    each (Z, X) pair is checked by exactly one SI. Lift needs s(Y) as well,
+    from yet another block; the client computes it from the itemsets it
+    fetches anyway.
+    =========================================================================
+*/
+#include "isa/mining/isa.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int spm_mining_confident(uint64_t supz, uint64_t supx, double minconf)
+{
+    return supx > 0 && (double)supz / (double)supx + 1e-12 >= minconf;
+}
+
+/*  CheckConfidenceInBlock (pre R, post R, rules W; f64 minconf, u32 maxcons). */
+static int confidence(spm_si_ctx_t *ctx)
+{
+    spm_cursor_t p = spm_mining_params(ctx);
+    double minconf;
+    uint32_t maxcons;
+    if (spm_get_f64(&p, &minconf) || spm_get_u32(&p, &maxcons))
+        return spm_error(SPM_EINVAL, "%s: bad parameters", SPM_MINING_CONFIDENCE);
+    spm_mining_sets_t pre, post;
+    spm_mining_rules_builder_t out = {0};
+    int rc = spm_mining_in_sets(ctx, 0, SPM_MINING_KIND_FSETS, &pre);
+    if (rc != 0)
+        return rc;
+    if ((rc = spm_mining_in_sets(ctx, 1, SPM_MINING_KIND_FSETS, &post)) != 0)
+        goto out_pre;
+    uint32_t j = pre.k, k = post.k;
+    if (pre.n == 0 || post.n == 0 || j >= k || (maxcons && k - j > maxcons))
+        goto store;
+    uint32_t pos[SPM_MINING_MAX_K], x[SPM_MINING_MAX_K], y[SPM_MINING_MAX_K];
+    const uint32_t *lo = pre.items, *hi = pre.items + ((size_t)pre.n - 1) * j;
+    for (uint32_t i = 0; i < post.n; i++) {
+        const uint32_t *z = post.items + (size_t)i * k;
+        for (uint32_t a = 0; a < j; a++)
+            pos[a] = a;
+        for (;;) { /* every j-combination of z's positions, in order */
+            for (uint32_t a = 0; a < j; a++)
+                x[a] = z[pos[a]];
+            long f = -1;
+            if (spm_mining_set_cmp(x, lo, j) >= 0 && spm_mining_set_cmp(x, hi, j) <= 0)
+                f = spm_mining_sets_find(&pre, x);
+            if (f >= 0 && spm_mining_confident(post.counts[i], pre.counts[f], minconf)) {
+                uint32_t yl = 0;
+                for (uint32_t b = 0, a = 0; b < k; b++)
+                    if (a < j && pos[a] == b)
+                        a++;
+                    else
+                        y[yl++] = z[b];
+                spm_mining_rules_add(&out, x, j, y, yl, post.counts[i], pre.counts[f]);
+            }
+            long a = (long)j - 1;
+            while (a >= 0 && pos[a] == k - j + (uint32_t)a)
+                a--;
+            if (a < 0)
+                break;
+            pos[a]++;
+            for (uint32_t b = (uint32_t)a + 1; b < j; b++)
+                pos[b] = pos[b - 1] + 1;
+        }
+    }
+store:
+    if (out.failed)
+        rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_CONFIDENCE);
+    else if (out.r.n > SPM_MINING_MAX_ENTRIES)
+        rc = spm_error(SPM_ERANGE, "%s: over %u rules in one block", SPM_MINING_CONFIDENCE,
+                       SPM_MINING_MAX_ENTRIES);
+    else if ((rc = spm_mining_out_rules(ctx, 2, &out.r)) == 0)
+        rc = spm_mining_reply_u32(ctx, &out.r.n, 1);
+    spm_mining_rules_free(&out.r);
+    spm_mining_sets_free(&post);
+out_pre:
+    spm_mining_sets_free(&pre);
+    return rc;
+}
+
+/*  StoreResult (rules[0..m) R, store W): the rules of all operands, sorted. */
+static int store(spm_si_ctx_t *ctx)
+{
+    size_t m = spm_si_noperands(ctx);
+    spm_mining_rules_builder_t all = {0};
+    spm_mining_rules_t b, out = {0};
+    int rc = 0;
+    if (m < 2)
+        return spm_error(SPM_EINVAL, "%s: needs at least 2 operands", SPM_MINING_STORE);
+    for (size_t q = 0; q + 1 < m && rc == 0; q++) {
+        const void *d;
+        size_t l;
+        if ((rc = spm_si_input(ctx, q, &d, &l)) != 0 ||
+            (rc = spm_mining_rules_decode(d, l, &b)) != 0)
+            break;
+        for (uint32_t i = 0; i < b.n; i++) {
+            const uint32_t *x = b.items + b.off[i];
+            spm_mining_rules_add(&all, x, b.xlen[i], x + b.xlen[i], b.ylen[i], b.supz[i],
+                                 b.supx[i]);
+        }
+        spm_mining_rules_free(&b);
+    }
+    if (rc == 0 && all.failed)
+        rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_STORE);
+    if (rc == 0 && (rc = spm_mining_rules_sort(&all.r, &out)) == 0 &&
+        (rc = spm_mining_out_rules(ctx, m - 1, &out)) == 0)
+        rc = spm_mining_reply_u32(ctx, &out.n, 1);
+    spm_mining_rules_free(&all.r);
+    spm_mining_rules_free(&out);
+    return rc;
+}
+
+SPM_CONSTRUCTOR(mining_si_rules)
+{
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_CONFIDENCE, .exec = confidence});
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_STORE, .exec = store});
+}

@@ -1,0 +1,59 @@
+/*  =========================================================================
+    apriori - the super-program for association rules (dissertation Fig. 4.1)
+
+    @header
+    The program "apriori" mines frequent itemsets and rules from transaction
+    blocks a client has staged in the VM's store. Its arguments and its
+    result (the ids of the output SDBs) are encoded here, so that `spm mine`
+    and the tests speak the same layout.
+    @discuss
+        spm_apriori_args_t a = {.minsup = 500, .minconf = 0.8, ...};
+        spm_apriori_args_encode(&a, &bytes, &len);
+        spm_session_run(s, SPM_APRIORI_PROGRAM, bytes, len, &res, &rlen);
+        spm_apriori_result_decode(res, rlen, &r);
+        -- r.levels[k - 1] are the BlockOfFrequentSet ids of length k,
+        -- r.store the sorted BlockOfRules ids, r.fitems maps ranks to items.
+    @end
+    =========================================================================
+*/
+#ifndef SPM_APRIORI_H_INCLUDED
+#define SPM_APRIORI_H_INCLUDED
+
+#include "vm/spm.h"
+
+#define SPM_APRIORI_PROGRAM "apriori"
+
+typedef struct {
+    uint64_t ntrans;   /* transactions in the input */
+    uint32_t domain;   /* every item is below this */
+    uint64_t minsup;   /* minimum support, absolute (>= 1) */
+    double minconf;    /* minimum confidence, a fraction in [0, 1] */
+    uint32_t maxcons;  /* longest consequent (0: any) */
+    uint32_t block;    /* transactions per block */
+    uint32_t join_cap; /* most candidates per join block (<= SPM_MINING_MAX_FSETS) */
+    uint32_t nstaged;  /* staged BlockOfTransaction ids */
+    spm_sdb_t *staged;
+} spm_apriori_args_t;
+
+/*  Encodes A into *DATA (malloc'd) and *LEN. Returns 0 or SPM_ENOMEM. */
+int spm_apriori_args_encode(const spm_apriori_args_t *a, void **data, size_t *len);
+/*  Decodes into *A (staged malloc'd; free with _free). Returns 0 or SPM_EINVAL. */
+int spm_apriori_args_decode(const void *data, size_t len, spm_apriori_args_t *a);
+void spm_apriori_args_free(spm_apriori_args_t *a);
+
+typedef struct {
+    uint32_t f1;        /* frequent items */
+    spm_sdb_t fitems;   /* BlockOfItems: the frequent items, rank order (0: none) */
+    uint32_t nlevels;   /* lengths with frequent sets */
+    uint32_t *nblocks;  /* per length: blocks */
+    spm_sdb_t **levels; /* per length: BlockOfFrequentSet ids */
+    uint32_t nstore;    /* sorted BlockOfRules ids */
+    spm_sdb_t *store;
+} spm_apriori_result_t;
+
+int spm_apriori_result_encode(const spm_apriori_result_t *r, void **data, size_t *len);
+/*  Returns 0 or SPM_EPROTO. */
+int spm_apriori_result_decode(const void *data, size_t len, spm_apriori_result_t *r);
+void spm_apriori_result_free(spm_apriori_result_t *r);
+
+#endif

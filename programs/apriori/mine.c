@@ -1,0 +1,380 @@
+/*  =========================================================================
+    mine - `spm mine`: association rules from a transaction file
+
+    The file is read on the client, a line at a time, and cut into blocks of
+    --block transactions, each put into the VM's store as a raw
+    BlockOfTransaction (spm_session_put): a cluster has no shared file
+    system, so this works the same against an embedded VM and a remote
+    center, and the file is never held whole in memory. The apriori program
+    then starts from those staged blocks (LoadDataBlock normalizes each),
+    and the results come back by id. Both output files are written through
+    spm_outfile_t, so a failure leaves no partial output behind.
+    =========================================================================
+*/
+#include "isa/core/textio.h"
+#include "isa/mining/isa.h"
+#include "programs/apriori/apriori.h"
+#include "programs/apriori/output.h"
+#include "programs/apriori/reader.h"
+#include "vm/cli.h"
+#include "vm/session.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: spm mine FILE --min-support S [options]\n"
+    "\n"
+    "Mines frequent itemsets and association rules X => Y from FILE, one\n"
+    "transaction per line (FIMI format: non-negative integer items separated\n"
+    "by spaces or tabs; CRLF accepted; a repeated item counts once; an empty\n"
+    "line is an empty transaction; '-' reads stdin).\n"
+    "\n"
+    "  --min-support S      minimum support: a percentage of the transactions\n"
+    "                       (0.6%), a fraction below 1 (0.006) or an absolute\n"
+    "                       count (500); must be in (0, 100%]\n"
+    "  --min-confidence C   minimum confidence, 80% or 0.8 (default 80%)\n"
+    "  -o, --output FILE    rules file (default: stdout)\n"
+    "  --itemsets FILE      also write the frequent itemsets to FILE\n"
+    "  --format F           text (default), csv or json\n"
+    "  --block N            transactions per block (default 1000)\n"
+    "  --max-consequent N   longest rule consequent (default: any length)\n"
+    "  --names              items are arbitrary words, not numbers; they are\n"
+    "                       printed back as read\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Support of a rule is the support of X u Y; confidence is s(X u Y) / s(X);\n"
+    "lift is confidence / (s(Y) / transactions). Output is sorted: itemsets by\n"
+    "length, then items; rules by antecedent, then consequent. In the text\n"
+    "format header lines start with '#', an itemset line is its items then\n"
+    "(support), a rule line is 'X => Y (support, confidence, lift)'.\n"
+    "\n"
+    "Run options:\n";
+
+typedef struct {
+    const char *input, *output, *itemsets;
+    double support; /* fraction of transactions, or -1 when absolute */
+    uint64_t count; /* absolute support when support < 0 */
+    double minconf; /* fraction */
+    spm_mine_format_t format;
+    long block, maxcons;
+    int names;
+} opts_t;
+
+/*  Parses S as "P%" (percent), a fraction in (0, 1), or an integer count. */
+static int parse_support(const char *s, opts_t *o)
+{
+    size_t n = strlen(s);
+    double v;
+    if (n > 1 && s[n - 1] == '%') {
+        char num[64];
+        if (n >= sizeof num)
+            return spm_error(SPM_EINVAL, "--min-support: '%s' is not a number", s);
+        memcpy(num, s, n - 1);
+        num[n - 1] = '\0';
+        if (spm_parse_double("--min-support", num, -1e300, 1e300, &v) != 0)
+            return SPM_EINVAL;
+        if (!(v > 0 && v <= 100))
+            return spm_error(SPM_EINVAL, "--min-support: %s is outside (0, 100%%]", s);
+        o->support = v / 100;
+        return 0;
+    }
+    if (strspn(s, "0123456789") == n && n > 0) {
+        long c;
+        if (spm_parse_long("--min-support", s, 0, 0x7fffffffffffffffL, &c) != 0)
+            return SPM_EINVAL;
+        if (c == 0)
+            return spm_error(SPM_EINVAL, "--min-support: 0 is outside (0, 100%%]");
+        o->support = -1;
+        o->count = (uint64_t)c;
+        return 0;
+    }
+    if (spm_parse_double("--min-support", s, -1e300, 1e300, &v) != 0)
+        return SPM_EINVAL;
+    if (!(v > 0 && v <= 1))
+        return spm_error(SPM_EINVAL,
+                         "--min-support: %s is outside (0, 100%%] (a count must be an integer)", s);
+    o->support = v;
+    return 0;
+}
+
+static int parse_confidence(const char *s, double *out)
+{
+    size_t n = strlen(s);
+    double v, scale = 1;
+    char num[64];
+    if (n == 0 || n >= sizeof num)
+        return spm_error(SPM_EINVAL, "--min-confidence: '%s' is not a number", s);
+    memcpy(num, s, n + 1);
+    if (num[n - 1] == '%') {
+        num[n - 1] = '\0';
+        scale = 100;
+    }
+    if (spm_parse_double("--min-confidence", num, -1e300, 1e300, &v) != 0)
+        return SPM_EINVAL;
+    v /= scale;
+    if (!(v >= 0 && v <= 1))
+        return spm_error(SPM_EINVAL, "--min-confidence: %s is outside [0, 100%%]", s);
+    *out = v;
+    return 0;
+}
+
+/*  The absolute minimum support for N transactions: ceil(fraction * N),
+    with a tolerance so that 0.6% of 100000 is 600, not 601; at least 1. */
+static uint64_t min_count(const opts_t *o, uint64_t n)
+{
+    if (o->support < 0)
+        return o->count;
+    double c = ceil(o->support * (double)n - 1e-9 * (double)(n + 1));
+    return c < 1 ? 1 : (uint64_t)c;
+}
+
+/*  A raw block being filled from the file. */
+typedef struct {
+    spm_mining_trans_t t;
+    size_t icap;
+} staging_t;
+
+static int stage_add(staging_t *b, const uint32_t *items, size_t n, long block)
+{
+    spm_mining_trans_t *t = &b->t;
+    if (!t->off) {
+        t->off = malloc(((size_t)block + 1) * 4);
+        t->weight = malloc(((size_t)block + 1) * 4);
+        if (!t->off || !t->weight)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        t->off[0] = 0;
+    }
+    size_t used = t->off[t->n];
+    if (n > SPM_MINING_MAX_ENTRIES || used + n > SPM_MINING_MAX_ENTRIES)
+        return spm_error(SPM_ERANGE, "over %u items in one block; use a smaller --block",
+                         SPM_MINING_MAX_ENTRIES);
+    if (used + n > b->icap) {
+        size_t cap = (used + n) * 2;
+        uint32_t *v = realloc(t->items, cap * 4);
+        if (!v)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        t->items = v;
+        b->icap = cap;
+    }
+    memcpy(t->items + used, items, n * 4);
+    t->weight[t->n] = 1;
+    t->off[t->n + 1] = (uint32_t)(used + n);
+    t->n++;
+    return 0;
+}
+
+/*  Puts the staged block (if any) into the store and appends its id. */
+static int stage_flush(spm_session_t *s, staging_t *b, spm_sdb_t **ids, uint32_t *n, uint32_t *cap)
+{
+    if (b->t.n == 0)
+        return 0;
+    void *data;
+    size_t len;
+    int rc = spm_mining_trans_encode(&b->t, &data, &len);
+    if (rc != 0)
+        return spm_error(rc, "out of memory");
+    if (*n == *cap) {
+        uint32_t c = *cap ? *cap * 2 : 64;
+        spm_sdb_t *v = realloc(*ids, c * sizeof *v);
+        if (!v) {
+            free(data);
+            return spm_error(SPM_ENOMEM, "out of memory");
+        }
+        *ids = v;
+        *cap = c;
+    }
+    rc = spm_session_put(s, SPM_MINING_TRANS, data, len, &(*ids)[*n]);
+    free(data);
+    if (rc != 0)
+        return rc;
+    (*n)++;
+    b->t.n = 0;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int *exit_code)
+{
+    static const struct option longopts[] = {{"min-support", required_argument, 0, 's'},
+                                             {"min-confidence", required_argument, 0, 'c'},
+                                             {"output", required_argument, 0, 'o'},
+                                             {"itemsets", required_argument, 0, 'i'},
+                                             {"format", required_argument, 0, 'f'},
+                                             {"block", required_argument, 0, 'b'},
+                                             {"max-consequent", required_argument, 0, 'm'},
+                                             {"names", no_argument, 0, 'n'},
+                                             {"help", no_argument, 0, 'h'},
+                                             SPM_RUN_LONGOPTS,
+                                             {0, 0, 0, 0}};
+    int c, have_support = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 's':
+            rc = parse_support(optarg, o);
+            have_support = 1;
+            break;
+        case 'c':
+            rc = parse_confidence(optarg, &o->minconf);
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'i':
+            o->itemsets = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "text") == 0)
+                o->format = SPM_MINE_TEXT;
+            else if (strcmp(optarg, "csv") == 0)
+                o->format = SPM_MINE_CSV;
+            else if (strcmp(optarg, "json") == 0)
+                o->format = SPM_MINE_JSON;
+            else
+                rc = spm_error(SPM_EINVAL, "--format: '%s' is not text, csv or json", optarg);
+            break;
+        case 'b':
+            rc = spm_parse_long("--block", optarg, 1, SPM_MINING_MAX_ENTRIES, &o->block);
+            break;
+        case 'm':
+            rc = spm_parse_long("--max-consequent", optarg, 1, SPM_MINING_MAX_K, &o->maxcons);
+            break;
+        case 'n':
+            o->names = 1;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            fputs(spm_run_opts_help, stdout);
+            *exit_code = 0;
+            return 1;
+        case '?':
+            *exit_code = spm_cli_usage("mine", "bad option");
+            return 1;
+        default:
+            rc = spm_run_opts_set(ro, c, optarg);
+        }
+        if (rc != 0) {
+            *exit_code = spm_cli_fail("mine", rc);
+            return 1;
+        }
+    }
+    if (optind + 1 != argc) {
+        *exit_code = spm_cli_usage("mine", optind >= argc ? "no transaction file given"
+                                                          : "more than one transaction file");
+        return 1;
+    }
+    if (!have_support) {
+        *exit_code = spm_cli_usage("mine", "--min-support is required");
+        return 1;
+    }
+    o->input = argv[optind];
+    return 0;
+}
+
+/*  Streams the input into staged blocks. */
+static int stage_input(spm_session_t *s, spm_reader_t *r, const opts_t *o, spm_apriori_args_t *a)
+{
+    staging_t b = {0};
+    uint32_t cap = 0;
+    const uint32_t *items;
+    size_t n;
+    int rc;
+    while ((rc = spm_reader_next(r, &items, &n)) == 1) {
+        if ((rc = stage_add(&b, items, n, o->block)) != 0)
+            break;
+        if (b.t.n == (uint32_t)o->block &&
+            (rc = stage_flush(s, &b, &a->staged, &a->nstaged, &cap)) != 0)
+            break;
+    }
+    if (rc == 0)
+        rc = stage_flush(s, &b, &a->staged, &a->nstaged, &cap);
+    spm_mining_trans_free(&b.t);
+    return rc;
+}
+
+static int session_get(void *s, spm_sdb_t id, void **data, size_t *len)
+{
+    return spm_session_get(s, id, data, len);
+}
+
+static int mine_main(int argc, char **argv)
+{
+    opts_t o = {.minconf = 0.8, .block = 1000};
+    spm_run_opts_t ro;
+    int code = 1, rc;
+    spm_run_opts_init(&ro);
+    if (parse_args(argc, argv, &o, &ro, &code) != 0)
+        return code;
+    spm_reader_t *r = spm_reader_open(o.input, o.names);
+    if (!r)
+        return spm_cli_fail("mine", SPM_EIO);
+    spm_outfile_t *rules = NULL, *sets = NULL;
+    spm_session_t *s = NULL;
+    spm_apriori_args_t a = {.minconf = o.minconf,
+                            .maxcons = (uint32_t)o.maxcons,
+                            .block = (uint32_t)o.block,
+                            .join_cap = 65536};
+    spm_apriori_result_t res = {0};
+    spm_mine_out_t out = {.minconf = o.minconf};
+    void *bytes = NULL;
+    size_t len;
+    if (!(rules = spm_outfile_open(o.output ? o.output : "-")) ||
+        (o.itemsets && !(sets = spm_outfile_open(o.itemsets)))) {
+        rc = SPM_EIO;
+        goto out;
+    }
+    if ((rc = spm_session_open(&ro, &s)) != 0 || (rc = stage_input(s, r, &o, &a)) != 0)
+        goto out;
+    a.ntrans = spm_reader_count(r);
+    a.domain = (uint32_t)spm_reader_domain(r);
+    a.minsup = min_count(&o, a.ntrans);
+    if ((rc = spm_apriori_args_encode(&a, &bytes, &len)) != 0)
+        goto out;
+    void *result = NULL;
+    size_t rlen = 0;
+    rc = spm_session_run(s, SPM_APRIORI_PROGRAM, bytes, len, &result, &rlen);
+    if (rc == 0) {
+        rc = spm_apriori_result_decode(result, rlen, &res);
+        free(result);
+    }
+    out.ntrans = a.ntrans;
+    out.minsup = a.minsup;
+    out.names = o.names ? r : NULL;
+    if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
+        goto out;
+    if ((rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0 ||
+        (sets && (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))
+        goto out;
+    if ((sets && (rc = spm_outfile_commit(&sets)) != 0) || (rc = spm_outfile_commit(&rules)) != 0)
+        goto out;
+    if (!ro.quiet && !ro.json)
+        fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets, %u rules\n",
+                (unsigned long long)a.ntrans, (unsigned long long)spm_mine_nitemsets(&out),
+                out.rules.n);
+    code = 0;
+out:
+    if (rc != 0)
+        code = spm_cli_fail("mine", rc);
+    if (rules)
+        spm_outfile_abort(&rules);
+    if (sets)
+        spm_outfile_abort(&sets);
+    spm_session_close(&s);
+    spm_mine_out_free(&out);
+    spm_apriori_result_free(&res);
+    spm_apriori_args_free(&a);
+    spm_reader_close(&r);
+    free(bytes);
+    return code;
+}
+
+SPM_CONSTRUCTOR(mine_command)
+{
+    spm_command_register(&(spm_command_t){
+        .name = "mine",
+        .summary = "mine frequent itemsets and association rules from a transaction file",
+        .main = mine_main});
+}

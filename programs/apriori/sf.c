@@ -1,0 +1,806 @@
+/*  =========================================================================
+    sf - the super-functions of the apriori program (dissertation 4.1.4-5)
+
+    The root runs Figure 4.1:
+
+        P1 = initial(DS, smin)
+        for (k = 2; P(k-1) != {}; k++)
+            Ck = gen_candidate(P(k-1))      -- join, then filter
+            Pk = gen_frequentSet(Ck, smin)
+            Rk = find_rules(P1 .. P(k-1), Pk)
+
+    Overlap comes from dataflow, not from waiting. gen_candidate plans and
+    issues every join and filter SI in its start, and the root spawns
+    gen_frequentSet for the same candidates at once: its counting SIs read
+    the filter outputs and simply wait in the scoreboard, so they run the
+    moment each candidate block is ready, while later joins still run. The
+    only barrier is the end of gen_frequentSet: planning the next joins needs
+    the family sizes its GetFrequentSetBlock SIs reply. find_rules(k) is
+    spawned then at a lower priority, so its SIs fill IEUs that would idle
+    through the tail of stage k + 1 and never delay the critical path.
+
+    All SFs of a job share one job_t, owned by the root; a child gets a
+    pointer to it in its (copied) arguments. SFs run in the center's single
+    thread, so the sharing needs no lock.
+    =========================================================================
+*/
+#include "programs/apriori/apriori.h"
+#include "isa/core/codec.h"
+#include "isa/mining/isa.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPS 256 /* SPM_MAX_OPERANDS */
+
+enum {
+    TAG_INITIAL = 1,
+    TAG_CAND,
+    TAG_FREQ,
+    TAG_RULES,
+    TAG_SHRINK,
+    TAG_FITEMS,
+    TAG_FSET,
+    TAG_PRUNE
+};
+#define TAG(kind, n) ((uint64_t)(kind) << 32 | (uint32_t)(n))
+#define TAG_KIND(t) ((uint32_t)((t) >> 32))
+#define TAG_N(t) ((uint32_t)(t))
+
+typedef struct {
+    spm_sdb_t *id;                  /* BlockOfFrequentSet blocks, in order */
+    spm_mining_fsets_reply_t *info; /* what each block's reply said */
+    uint32_t n;                     /* blocks */
+    uint64_t sets;                  /* frequent sets of this length */
+} level_t;
+
+typedef struct {
+    spm_apriori_args_t a;
+    uint32_t np, width; /* item partitions and their width */
+    spm_sdb_t fitems;   /* the frequent items */
+    uint32_t f1;        /* how many */
+    spm_sdb_t *trans;   /* shrunk transaction blocks (per staged block) */
+    uint32_t *trans_n;  /* their transactions, from replies */
+    uint32_t shrunk;    /* shrink replies so far */
+    spm_sdb_t *tlist;   /* non-empty transaction blocks after merging */
+    uint32_t ntlist;
+    level_t *lv; /* lv[k - 1]: frequent k-itemsets */
+    uint32_t nlv;
+    spm_sdb_t *cands; /* join blocks of the stage being generated */
+    uint32_t ncands, capcands;
+    spm_sdb_t *rules; /* every CheckConfidenceInBlock output */
+    uint32_t nrules, caprules;
+    int stage;     /* initial or a gen_frequentSet is running */
+    uint32_t live; /* children of the root not yet finished */
+} job_t;
+
+typedef struct {
+    job_t *job;
+    uint32_t k;
+} child_t;
+
+static const spm_sf_class_t initial_class, gen_candidate_class, gen_freq_class, find_rules_class;
+
+/*  Issues OPCODE on N operands built from IDS and MODES; fails the job on error. */
+static int issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
+                 const spm_buf_t *params, uint64_t tag)
+{
+    int rc = spm_sf_issue(sf, opcode, ops, n, params ? params->data : NULL,
+                          params ? params->len : 0, tag);
+    if (rc != 0)
+        spm_sf_fail(sf, rc, "%s: issue failed: %s", opcode, spm_strerror(rc));
+    return rc;
+}
+
+static job_t *child_job(spm_sf_t *sf, const void *args, size_t len, uint32_t *k)
+{
+    child_t c;
+    if (len != sizeof c)
+        return NULL;
+    memcpy(&c, args, sizeof c);
+    spm_sf_set_state(sf, c.job);
+    if (k)
+        *k = c.k;
+    return c.job;
+}
+
+static int spawn(spm_sf_t *sf, job_t *job, const spm_sf_class_t *cls, uint32_t k, int kind,
+                 int prio)
+{
+    child_t c = {job, k};
+    int rc = spm_sf_spawn(sf, cls, &c, sizeof c, spm_sf_priority(sf) + prio, TAG(kind, k));
+    if (rc == 0)
+        job->live++;
+    else
+        spm_sf_fail(sf, rc, "apriori: cannot start a super-function: %s", spm_strerror(rc));
+    return rc;
+}
+
+static int check_status(spm_sf_t *sf, const spm_result_t *r)
+{
+    if (r->status != 0)
+        spm_sf_fail(sf, r->status, "apriori: an SI failed: %s", spm_strerror(r->status));
+    return r->status;
+}
+
+/* ----------------------------------------------------------------- initial */
+
+static int initial_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    job_t *job = child_job(sf, args, len, NULL);
+    if (!job)
+        return SPM_EINVAL;
+    uint32_t n = job->a.nstaged, np = job->np;
+    spm_sdb_t raw[n ? n : 1], items[np];
+    spm_operand_t ops[MAX_OPS];
+    spm_buf_t p = {0};
+    int rc = 0;
+    for (uint32_t q = 0; q < np; q++)
+        items[q] = spm_sdb_new(sf, SPM_MINING_ITEMS);
+    spm_buf_put_u32(&p, job->a.block);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        raw[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
+        ops[0] = (spm_operand_t){job->a.staged[i], SPM_R};
+        ops[1] = (spm_operand_t){raw[i], SPM_W};
+        rc = issue(sf, SPM_MINING_LOAD, ops, 2, &p, 0);
+    }
+    spm_buf_free(&p);
+    spm_buf_put_u32(&p, np);
+    spm_buf_put_u32(&p, job->width);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        ops[0] = (spm_operand_t){raw[i], SPM_R};
+        for (uint32_t q = 0; q < np; q++)
+            ops[1 + q] = (spm_operand_t){items[q], SPM_ACC};
+        rc = issue(sf, SPM_MINING_COUNT_ITEMS, ops, 1 + np, &p, 0);
+    }
+    spm_buf_free(&p);
+    spm_buf_put_u64(&p, job->a.minsup);
+    for (uint32_t q = 0; q < np && rc == 0; q++) {
+        ops[0] = (spm_operand_t){items[q], SPM_RW};
+        rc = issue(sf, SPM_MINING_SHRINK_ITEMS, ops, 1, &p, 0);
+    }
+    spm_buf_free(&p);
+    job->fitems = spm_sdb_new(sf, SPM_MINING_ITEMS);
+    job->lv[0].id[0] = spm_sdb_new(sf, SPM_MINING_FSETS);
+    for (uint32_t q = 0; q < np; q++)
+        ops[q] = (spm_operand_t){items[q], SPM_R};
+    ops[np] = (spm_operand_t){job->fitems, SPM_W};
+    ops[np + 1] = (spm_operand_t){job->lv[0].id[0], SPM_W};
+    if (rc == 0)
+        rc = issue(sf, SPM_MINING_FREQ_ITEMS, ops, np + 2, NULL, TAG(TAG_FITEMS, 0));
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        job->trans[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
+        ops[0] = (spm_operand_t){raw[i], SPM_R};
+        ops[1] = (spm_operand_t){job->fitems, SPM_R};
+        ops[2] = (spm_operand_t){job->trans[i], SPM_W};
+        rc = issue(sf, SPM_MINING_SHRINK_TRANS, ops, 3, NULL, TAG(TAG_SHRINK, i));
+    }
+    return rc;
+}
+
+/*  Merges runs of consecutive small transaction blocks (MergeTransactionBlock)
+    so that counting SIs see blocks of about the block size, and lists the
+    non-empty blocks. */
+static void merge_small(spm_sf_t *sf, job_t *job)
+{
+    spm_operand_t ops[MAX_OPS];
+    uint32_t i = 0, n = job->a.nstaged;
+    while (i < n) {
+        if (job->trans_n[i] == 0) {
+            i++;
+            continue;
+        }
+        uint64_t total = job->trans_n[i];
+        uint32_t j = i + 1, m = 1;
+        ops[0] = (spm_operand_t){job->trans[i], SPM_RW};
+        for (; j < n && m < MAX_OPS; j++) {
+            if (job->trans_n[j] == 0)
+                continue;
+            if (total + job->trans_n[j] > job->a.block)
+                break;
+            total += job->trans_n[j];
+            ops[m++] = (spm_operand_t){job->trans[j], SPM_R};
+        }
+        if (m > 1 && issue(sf, SPM_MINING_MERGE_TRANS, ops, m, NULL, 0) != 0)
+            return;
+        job->tlist[job->ntlist++] = job->trans[i];
+        i = j;
+    }
+}
+
+static void initial_commit(spm_sf_t *sf, const spm_result_t *r)
+{
+    job_t *job = spm_sf_state(sf);
+    if (check_status(sf, r) != 0 || r->kind != SPM_RESULT_SI)
+        return;
+    spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
+    uint32_t v;
+    if (TAG_KIND(r->tag) == TAG_FITEMS && spm_get_u32(&c, &v) == 0) {
+        job->f1 = v;
+    } else if (TAG_KIND(r->tag) == TAG_SHRINK && spm_get_u32(&c, &v) == 0) {
+        job->trans_n[TAG_N(r->tag)] = v;
+        if (++job->shrunk == job->a.nstaged) {
+            merge_small(sf, job);
+            spm_sf_done(sf);
+        }
+    }
+}
+
+static const spm_sf_class_t initial_class = {
+    .name = "apriori.initial", .start = initial_start, .commit = initial_commit};
+
+/* ----------------------------------------------------------- gen_candidate */
+
+typedef struct {
+    spm_sf_t *sf;
+    job_t *job;
+    const level_t *l;
+    uint32_t k;
+    uint64_t *base; /* global index of each block's first set */
+    int failed;
+} planner_t;
+
+/*  Issues one join of sets FROM..TO of block B (partners PFROM..PTO), reading
+    blocks B..EB, and its filter. */
+static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, uint32_t to,
+                 uint32_t pfrom, uint32_t pto, uint32_t eb)
+{
+    spm_operand_t ops[MAX_OPS];
+    const level_t *l = pl->l;
+    if (pl->failed)
+        return;
+    if (eb - b + 2 > MAX_OPS || l->n + 1 > MAX_OPS) {
+        spm_sf_fail(pl->sf, SPM_ERANGE,
+                    "apriori: frequent %u-itemsets span over %d blocks; use a larger --block",
+                    pl->k, MAX_OPS - 1);
+        pl->failed = 1;
+        return;
+    }
+    spm_sdb_t cand = spm_sdb_new(pl->sf, SPM_MINING_JOIN);
+    uint32_t m = 0;
+    for (uint32_t q = b; q <= eb; q++)
+        ops[m++] = (spm_operand_t){l->id[q], SPM_R};
+    ops[m++] = (spm_operand_t){cand, SPM_W};
+    spm_buf_t p = {0};
+    spm_buf_put_u32(&p, from);
+    spm_buf_put_u32(&p, to);
+    spm_buf_put_u32(&p, pfrom);
+    spm_buf_put_u32(&p, pto);
+    pl->failed = issue(pl->sf, opcode, ops, m, &p, 0) != 0;
+    spm_buf_free(&p);
+    if (pl->failed)
+        return;
+    job_t *job = pl->job;
+    if (job->ncands == job->capcands) {
+        uint32_t cap = job->capcands ? job->capcands * 2 : 64;
+        spm_sdb_t *v = realloc(job->cands, cap * sizeof *v);
+        if (!v) {
+            spm_sf_fail(pl->sf, SPM_ENOMEM, "apriori: out of memory");
+            pl->failed = 1;
+            return;
+        }
+        job->cands = v;
+        job->capcands = cap;
+    }
+    job->cands[job->ncands++] = cand;
+    if (pl->k < 2)
+        return; /* the 1-subsets of a 2-candidate are frequent items */
+    ops[0] = (spm_operand_t){cand, SPM_RW};
+    m = 1;
+    for (uint32_t q = 0; q < l->n; q++)
+        if (l->info[q].n > 0)
+            ops[m++] = (spm_operand_t){l->id[q], SPM_R};
+    spm_buf_put_u32(&p, pl->k);
+    for (int bound = 0; bound < 2; bound++) {
+        spm_buf_put_u32(&p, 0); /* no bound: the operands hold every k-set */
+        for (uint32_t j = 0; j < pl->k; j++)
+            spm_buf_put_u32(&p, 0);
+    }
+    pl->failed = issue(pl->sf, SPM_MINING_FILTER, ops, m, &p, 0) != 0;
+    spm_buf_free(&p);
+}
+
+/*  A run of sources from one block being gathered into one join. */
+typedef struct {
+    int active;
+    uint32_t b, from, to, eb;
+    uint64_t sum;             /* candidates it will produce */
+    int starts_fam, ends_fam; /* begins at a family's first set / ends at a family's end */
+} run_t;
+
+static void flush(planner_t *pl, run_t *r)
+{
+    if (r->active && r->sum > 0) {
+        const char *op = r->from == 0 && r->to == pl->l->info[r->b].n ? SPM_MINING_GEN_SMALL
+                         : r->starts_fam && r->ends_fam               ? SPM_MINING_GEN_MIDDLE
+                                                                      : SPM_MINING_GEN_LARGE;
+        join(pl, op, r->b, r->from, r->to, 0, UINT32_MAX, r->eb);
+    }
+    memset(r, 0, sizeof *r);
+}
+
+/*  Plans the joins of level K: walks the families (merged across block
+    boundaries) and cuts runs of sources so each join yields at most the
+    join capacity; a source with more partners than that is split by
+    partner ranges. */
+static void plan_joins(planner_t *pl)
+{
+    const level_t *l = pl->l;
+    uint32_t cap = pl->job->a.join_cap, k = pl->k;
+    uint64_t g = 0;
+    for (uint32_t b = 0; b < l->n; b++) {
+        pl->base[b] = g;
+        g += l->info[b].n;
+    }
+    run_t run = {0};
+    uint32_t bp = 0, prev = UINT32_MAX; /* block of the current set; last non-empty block */
+    for (uint32_t b = 0; b < l->n && !pl->failed; b++) {
+        const spm_mining_fsets_reply_t *in = &l->info[b];
+        uint64_t at = pl->base[b];
+        for (uint32_t f = 0; f < in->nfam; f++) {
+            /* A family continuing from the previous block was handled there. */
+            if (f == 0 && prev != UINT32_MAX &&
+                spm_mining_set_cmp(l->info[prev].last, in->first, k - 1) == 0) {
+                at += in->fam[0];
+                continue;
+            }
+            uint64_t gs = at, ge = at + in->fam[f];
+            /* Extend across following blocks while they continue the family. */
+            uint32_t eb = b;
+            if (f + 1 == in->nfam)
+                for (uint32_t q = b + 1; q < l->n; q++) {
+                    if (l->info[q].n == 0)
+                        continue;
+                    if (spm_mining_set_cmp(in->last, l->info[q].first, k - 1) != 0)
+                        break;
+                    ge += l->info[q].fam[0];
+                    eb = q;
+                    if (l->info[q].nfam > 1)
+                        break;
+                }
+            for (uint64_t s = gs; s < ge && !pl->failed; s++) {
+                while (s >= pl->base[bp] + l->info[bp].n)
+                    bp++;
+                uint32_t i = (uint32_t)(s - pl->base[bp]);
+                uint64_t partners = ge - s - 1;
+                if (run.active && (run.b != bp || run.sum + partners > cap))
+                    flush(pl, &run);
+                if (partners > cap) {
+                    for (uint64_t pf = 0; pf < partners; pf += cap)
+                        join(pl, SPM_MINING_GEN_LARGE, bp, i, i + 1, (uint32_t)pf,
+                             (uint32_t)(pf + cap < partners ? pf + cap : partners), eb);
+                    continue;
+                }
+                if (!run.active) {
+                    run = (run_t){.active = 1, .b = bp, .from = i, .eb = eb};
+                    run.starts_fam = s == gs;
+                }
+                run.to = i + 1;
+                run.sum += partners;
+                run.eb = eb > run.eb ? eb : run.eb;
+                run.ends_fam = s + 1 == ge;
+            }
+            at += in->fam[f];
+        }
+        flush(pl, &run);
+        if (in->n > 0)
+            prev = b;
+    }
+    flush(pl, &run);
+}
+
+static int gen_candidate_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    uint32_t k;
+    job_t *job = child_job(sf, args, len, &k);
+    if (!job)
+        return SPM_EINVAL;
+    const level_t *l = &job->lv[k - 1];
+    planner_t pl = {.sf = sf, .job = job, .l = l, .k = k};
+    job->ncands = 0;
+    pl.base = malloc(((size_t)l->n + 1) * sizeof *pl.base);
+    if (!pl.base) {
+        free(pl.base);
+        return SPM_ENOMEM;
+    }
+    plan_joins(&pl);
+    free(pl.base);
+    spm_sf_done(sf);
+    return 0;
+}
+
+static void child_commit(spm_sf_t *sf, const spm_result_t *r)
+{
+    check_status(sf, r);
+}
+
+static const spm_sf_class_t gen_candidate_class = {
+    .name = "apriori.gen_candidate", .start = gen_candidate_start, .commit = child_commit};
+
+/* --------------------------------------------------------- gen_frequentSet */
+
+/*  gen_frequentSet's own state: the pruned blocks waiting to be gathered. */
+typedef struct {
+    job_t *job;
+    uint32_t k;
+    spm_sdb_t *pruned; /* per candidate block: its pruned counts */
+    int64_t *left;     /* per candidate block: sets left after pruning, -1 until known */
+    uint32_t next;     /* first candidate block not yet gathered */
+    uint64_t skip;     /* sets of it already gathered */
+    uint32_t nc;       /* candidate blocks */
+} freq_t;
+
+static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    uint32_t k;
+    job_t *job = child_job(sf, args, len, &k);
+    if (!job)
+        return SPM_EINVAL;
+    level_t *l = &job->lv[k - 1];
+    uint32_t nc = job->ncands, nt = job->ntlist;
+    freq_t *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return SPM_ENOMEM;
+    spm_sf_set_state(sf, fs);
+    fs->job = job;
+    fs->k = k;
+    fs->nc = nc;
+    fs->pruned = calloc((size_t)nc + 1, sizeof *fs->pruned);
+    fs->left = calloc((size_t)nc + 1, sizeof *fs->left);
+    l->id = calloc((size_t)nc + 1, sizeof *l->id);
+    l->info = calloc((size_t)nc + 1, sizeof *l->info);
+    if (!fs->pruned || !fs->left || !l->id || !l->info)
+        return SPM_ENOMEM;
+    /* Enough counting SIs to keep every IEU busy a few times over, each
+       reading a consecutive share of the transaction blocks. */
+    uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
+    uint32_t groups = nc ? (4 * ieus + nc - 1) / nc : 1;
+    if (groups > nt)
+        groups = nt;
+    if (groups < (nt + MAX_OPS - 3) / (MAX_OPS - 2))
+        groups = (nt + MAX_OPS - 3) / (MAX_OPS - 2);
+    spm_operand_t ops[MAX_OPS];
+    spm_buf_t dom = {0}, sup = {0};
+    spm_buf_put_u32(&dom, job->f1);
+    spm_buf_put_u64(&sup, job->a.minsup);
+    int rc = 0;
+    for (uint32_t m = 0; m < nc && rc == 0; m++) {
+        spm_sdb_t counts = spm_sdb_new(sf, SPM_MINING_CANDS);
+        fs->left[m] = -1;
+        fs->pruned[m] = counts;
+        for (uint32_t g = 0; g < groups && rc == 0; g++) {
+            uint32_t a = (uint32_t)((uint64_t)nt * g / groups);
+            uint32_t e = (uint32_t)((uint64_t)nt * (g + 1) / groups), n = 0;
+            ops[n++] = (spm_operand_t){job->cands[m], SPM_R};
+            for (uint32_t t = a; t < e; t++)
+                ops[n++] = (spm_operand_t){job->tlist[t], SPM_R};
+            ops[n++] = (spm_operand_t){counts, SPM_ACC};
+            rc = issue(sf, SPM_MINING_COUNT_CANDS, ops, n, &dom, 0);
+        }
+        ops[0] = (spm_operand_t){counts, SPM_RW};
+        if (rc == 0)
+            rc = issue(sf, SPM_MINING_PRUNE, ops, 1, &sup, TAG(TAG_PRUNE, m));
+    }
+    spm_buf_free(&dom);
+    spm_buf_free(&sup);
+    if (nc == 0)
+        spm_sf_done(sf);
+    return rc;
+}
+
+/*  Cuts the stream of pruned blocks, in order, into frequent-set blocks of
+    SPM_MINING_MAX_FSETS sets (GetFrequentSetBlock with skip and take), as
+    far as the prune replies are in: a level has few, full blocks however
+    many candidate blocks it came from, and no block is ever too large. */
+static void gather(spm_sf_t *sf, freq_t *fs)
+{
+    level_t *l = &fs->job->lv[fs->k - 1];
+    spm_operand_t ops[MAX_OPS];
+    spm_buf_t p = {0};
+    for (;;) {
+        while (fs->next < fs->nc && fs->left[fs->next] >= 0 &&
+               fs->skip == (uint64_t)fs->left[fs->next]) {
+            fs->next++; /* this block is used up */
+            fs->skip = 0;
+        }
+        if (fs->next == fs->nc)
+            break;
+        uint64_t avail = 0;
+        uint32_t e = fs->next, n = 0;
+        while (e < fs->nc && fs->left[e] >= 0 && n < MAX_OPS - 1 &&
+               avail < SPM_MINING_MAX_FSETS + fs->skip) {
+            avail += (uint64_t)fs->left[e];
+            ops[n++] = (spm_operand_t){fs->pruned[e++], SPM_R};
+        }
+        avail -= fs->skip;
+        uint64_t take = avail < SPM_MINING_MAX_FSETS ? avail : SPM_MINING_MAX_FSETS;
+        /* Issue a full block, or the rest when every reply is in. */
+        if (n == 0 || (take < SPM_MINING_MAX_FSETS && e < fs->nc && n < MAX_OPS - 1))
+            return;
+        if (take == 0) {
+            fs->next = e;
+            fs->skip = 0;
+            continue;
+        }
+        uint32_t b = l->n++;
+        l->id[b] = spm_sdb_new(sf, SPM_MINING_FSETS);
+        ops[n++] = (spm_operand_t){l->id[b], SPM_W};
+        spm_buf_put_u32(&p, (uint32_t)fs->skip);
+        spm_buf_put_u32(&p, (uint32_t)take);
+        int rc = issue(sf, SPM_MINING_FREQ_SETS, ops, n, &p, TAG(TAG_FSET, b));
+        spm_buf_free(&p);
+        if (rc != 0)
+            return;
+        /* Advance past what was taken. */
+        uint64_t used = fs->skip + take;
+        while (fs->next < fs->nc && used >= (uint64_t)fs->left[fs->next] &&
+               fs->left[fs->next] >= 0) {
+            used -= (uint64_t)fs->left[fs->next];
+            fs->next++;
+        }
+        fs->skip = used;
+    }
+    spm_sf_done(sf);
+}
+
+static void gen_freq_commit(spm_sf_t *sf, const spm_result_t *r)
+{
+    freq_t *fs = spm_sf_state(sf);
+    if (check_status(sf, r) != 0)
+        return;
+    level_t *l = &fs->job->lv[fs->k - 1];
+    spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
+    uint32_t v;
+    if (TAG_KIND(r->tag) == TAG_PRUNE && spm_get_u32(&c, &v) == 0) {
+        fs->left[TAG_N(r->tag)] = v;
+        gather(sf, fs);
+    } else if (TAG_KIND(r->tag) == TAG_FSET) {
+        spm_mining_fsets_reply_t *in = &l->info[TAG_N(r->tag)];
+        if (spm_mining_fsets_reply_decode(r->reply, r->reply_len, in) != 0) {
+            spm_sf_fail(sf, SPM_EPROTO, "%s", spm_error_detail());
+            return;
+        }
+        l->sets += in->n;
+    }
+}
+
+static void gen_freq_finish(spm_sf_t *sf)
+{
+    freq_t *fs = spm_sf_state(sf);
+    if (!fs)
+        return;
+    free(fs->pruned);
+    free(fs->left);
+    free(fs);
+    spm_sf_set_state(sf, NULL);
+}
+
+static const spm_sf_class_t gen_freq_class = {.name = "apriori.gen_frequentSet",
+                                              .start = gen_freq_start,
+                                              .commit = gen_freq_commit,
+                                              .finish = gen_freq_finish};
+
+/* -------------------------------------------------------------- find_rules */
+
+static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    uint32_t k;
+    job_t *job = child_job(sf, args, len, &k);
+    if (!job)
+        return SPM_EINVAL;
+    const level_t *post = &job->lv[k - 1];
+    uint32_t jmin = job->a.maxcons && job->a.maxcons < k ? k - job->a.maxcons : 1;
+    spm_buf_t p = {0};
+    spm_buf_put_f64(&p, job->a.minconf);
+    spm_buf_put_u32(&p, job->a.maxcons);
+    int rc = 0;
+    for (uint32_t b = 0; b < post->n && rc == 0; b++) {
+        const spm_mining_fsets_reply_t *z = &post->info[b];
+        for (uint32_t j = jmin; j < k && z->n > 0 && rc == 0; j++) {
+            const level_t *pre = &job->lv[j - 1];
+            for (uint32_t m = 0; m < pre->n && rc == 0; m++) {
+                const spm_mining_fsets_reply_t *x = &pre->info[m];
+                /* Every subset X of a set Z starts at or after Z's first item. */
+                if (x->n == 0 || x->last[0] < z->first[0])
+                    continue;
+                if (job->nrules == job->caprules) {
+                    uint32_t cap = job->caprules ? job->caprules * 2 : 64;
+                    spm_sdb_t *v = realloc(job->rules, cap * sizeof *v);
+                    if (!v) {
+                        rc = SPM_ENOMEM;
+                        break;
+                    }
+                    job->rules = v;
+                    job->caprules = cap;
+                }
+                spm_sdb_t out = spm_sdb_new(sf, SPM_MINING_RULES);
+                spm_operand_t ops[3] = {{pre->id[m], SPM_R}, {post->id[b], SPM_R}, {out, SPM_W}};
+                rc = issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, 0);
+                job->rules[job->nrules++] = out;
+            }
+        }
+    }
+    spm_buf_free(&p);
+    spm_sf_done(sf);
+    return rc;
+}
+
+static const spm_sf_class_t find_rules_class = {
+    .name = "apriori.find_rules", .start = find_rules_start, .commit = child_commit};
+
+/* -------------------------------------------------------------------- root */
+
+static void job_free(job_t *job)
+{
+    for (uint32_t k = 0; k < job->nlv; k++) {
+        for (uint32_t b = 0; b < job->lv[k].n && job->lv[k].info; b++)
+            spm_mining_fsets_reply_free(&job->lv[k].info[b]);
+        free(job->lv[k].id);
+        free(job->lv[k].info);
+    }
+    free(job->lv);
+    free(job->trans);
+    free(job->trans_n);
+    free(job->tlist);
+    free(job->cands);
+    free(job->rules);
+    spm_apriori_args_free(&job->a);
+    free(job);
+}
+
+/*  Issues StoreResult over the rule blocks, sets the result, declares done. */
+static void finish_job(spm_sf_t *sf, job_t *job)
+{
+    uint32_t nstore = (job->nrules + MAX_OPS - 2) / (MAX_OPS - 1);
+    spm_sdb_t store[nstore + 1];
+    spm_operand_t ops[MAX_OPS];
+    for (uint32_t s = 0; s < nstore; s++) {
+        uint32_t n = 0;
+        for (uint32_t i = s * (MAX_OPS - 1); i < job->nrules && n < MAX_OPS - 1; i++)
+            ops[n++] = (spm_operand_t){job->rules[i], SPM_R};
+        store[s] = spm_sdb_new(sf, SPM_MINING_RULES);
+        ops[n++] = (spm_operand_t){store[s], SPM_W};
+        if (issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0)
+            return;
+    }
+    uint32_t nlv = job->nlv;
+    while (nlv > 0 && job->lv[nlv - 1].sets == 0)
+        nlv--;
+    spm_apriori_result_t r = {
+        .f1 = job->f1, .fitems = job->fitems, .nlevels = nlv, .nstore = nstore, .store = store};
+    uint32_t nblocks[nlv + 1];
+    spm_sdb_t *levels[nlv + 1];
+    for (uint32_t k = 0; k < nlv; k++) {
+        nblocks[k] = job->lv[k].n;
+        levels[k] = job->lv[k].id;
+    }
+    r.nblocks = nblocks;
+    r.levels = levels;
+    void *bytes;
+    size_t len;
+    if (spm_apriori_result_encode(&r, &bytes, &len) != 0 ||
+        spm_sf_set_result(sf, bytes, len) != 0) {
+        spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
+        return;
+    }
+    free(bytes);
+    spm_sf_done(sf);
+}
+
+/*  Adds level K (empty) to the job. */
+static int add_level(job_t *job)
+{
+    level_t *v = realloc(job->lv, (job->nlv + 1) * sizeof *v);
+    if (!v)
+        return SPM_ENOMEM;
+    job->lv = v;
+    memset(&job->lv[job->nlv++], 0, sizeof *v);
+    return 0;
+}
+
+/*  Starts gen_candidate(P_k) and gen_frequentSet(C_k+1) together. */
+static void start_stage(spm_sf_t *sf, job_t *job, uint32_t k)
+{
+    if (add_level(job) != 0) {
+        spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
+        return;
+    }
+    job->stage = 1;
+    if (spawn(sf, job, &gen_candidate_class, k, TAG_CAND, 0) == 0)
+        spawn(sf, job, &gen_freq_class, k + 1, TAG_FREQ, 0);
+}
+
+static int root_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    job_t *job = calloc(1, sizeof *job);
+    if (!job)
+        return SPM_ENOMEM;
+    int rc = spm_apriori_args_decode(args, len, &job->a);
+    if (rc != 0) {
+        free(job);
+        return rc;
+    }
+    spm_sf_set_state(sf, job);
+    uint32_t n = job->a.nstaged;
+    job->width = job->a.domain / 32 + 1 > 1024 ? job->a.domain / 32 + 1 : 1024;
+    job->np = job->a.domain / job->width + 1;
+    job->trans = calloc((size_t)n + 1, sizeof *job->trans);
+    job->trans_n = calloc((size_t)n + 1, sizeof *job->trans_n);
+    job->tlist = calloc((size_t)n + 1, sizeof *job->tlist);
+    if (!job->trans || !job->trans_n || !job->tlist || add_level(job) != 0 ||
+        !(job->lv[0].id = calloc(1, sizeof *job->lv[0].id)))
+        return SPM_ENOMEM;
+    if (n == 0) {
+        finish_job(sf, job);
+        return 0;
+    }
+    job->stage = 1;
+    return spawn(sf, job, &initial_class, 1, TAG_INITIAL, 0);
+}
+
+/*  Describes P1 (one block of ranks 0 .. F1-1, one family) for the planner. */
+static int describe_p1(job_t *job)
+{
+    level_t *l = &job->lv[0];
+    spm_mining_fsets_reply_t *in = calloc(1, sizeof *in);
+    if (!in)
+        return SPM_ENOMEM;
+    l->info = in;
+    l->n = 1;
+    l->sets = job->f1;
+    in->k = 1;
+    in->n = job->f1;
+    in->first = malloc(4);
+    in->last = malloc(4);
+    in->fam = malloc(4);
+    if (!in->first || !in->last || !in->fam)
+        return SPM_ENOMEM;
+    in->first[0] = 0;
+    in->last[0] = job->f1 ? job->f1 - 1 : 0;
+    in->nfam = job->f1 ? 1 : 0;
+    in->fam[0] = job->f1;
+    return 0;
+}
+
+static void root_commit(spm_sf_t *sf, const spm_result_t *r)
+{
+    job_t *job = spm_sf_state(sf);
+    if (check_status(sf, r) != 0 || r->kind != SPM_RESULT_CHILD)
+        return;
+    uint32_t kind = TAG_KIND(r->tag), k = TAG_N(r->tag);
+    job->live--;
+    if (kind == TAG_INITIAL) {
+        job->stage = 0;
+        if (describe_p1(job) != 0) {
+            spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
+            return;
+        }
+        if (job->f1 >= 2 && job->ntlist > 0)
+            start_stage(sf, job, 1);
+    } else if (kind == TAG_FREQ) {
+        job->stage = 0;
+        const level_t *l = &job->lv[k - 1];
+        if (l->sets > 0)
+            spawn(sf, job, &find_rules_class, k, TAG_RULES, -1);
+        if (l->sets >= 2)
+            start_stage(sf, job, k);
+    }
+    if (job->live == 0)
+        finish_job(sf, job);
+}
+
+static void root_finish(spm_sf_t *sf)
+{
+    job_t *job = spm_sf_state(sf);
+    if (job)
+        job_free(job);
+    spm_sf_set_state(sf, NULL);
+}
+
+static const spm_sf_class_t root_class = {
+    .name = "apriori", .start = root_start, .commit = root_commit, .finish = root_finish};
+
+SPM_CONSTRUCTOR(apriori_program)
+{
+    spm_program_register(&(spm_program_t){.name = SPM_APRIORI_PROGRAM, .root = &root_class});
+}

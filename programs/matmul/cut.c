@@ -1,0 +1,117 @@
+/*  =========================================================================
+    cut - the client's side of input: a matrix cut into staged raw blocks
+    =========================================================================
+*/
+#include "programs/matmul/cut.h"
+#include "isa/core/codec.h"
+#include "isa/matrix/raw.h"
+#include "programs/matmul/job.h"
+#include "vm/spm.h"
+
+#include <stdlib.h>
+
+struct spm_mm_cutter {
+    uint32_t rows, cols, k; /* matrix shape and block side */
+    uint32_t nbi, nbj;      /* blocks down and across */
+    spm_buf_t *blocks;      /* raw block being built per tile, column-major */
+    uint32_t flushed;       /* block columns below this were handed over */
+    uint64_t entries;       /* entries added */
+};
+
+spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t k)
+{
+    spm_mm_cutter_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    *self = (spm_mm_cutter_t){.rows = rows, .cols = cols, .k = k};
+    self->nbi = spm_mm_nblocks(rows, k);
+    self->nbj = spm_mm_nblocks(cols, k);
+    self->blocks = calloc((size_t)self->nbi * self->nbj, sizeof(spm_buf_t));
+    if (!self->blocks)
+        spm_mm_cutter_destroy(&self);
+    return self;
+}
+
+void spm_mm_cutter_destroy(spm_mm_cutter_t **self)
+{
+    if (!self || !*self)
+        return;
+    spm_mm_cutter_t *c = *self;
+    if (c->blocks)
+        for (size_t i = 0; i < (size_t)c->nbi * c->nbj; i++)
+            spm_buf_free(&c->blocks[i]);
+    free(c->blocks);
+    free(c);
+    *self = NULL;
+}
+
+int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v)
+{
+    if (v == 0.0)
+        return 0;
+    uint32_t bi = row / self->k, bj = col / self->k;
+    spm_buf_t *b = &self->blocks[(size_t)bj * self->nbi + bi];
+    if (!b->data && spm_mm_raw_init(b, spm_mm_block_side(self->rows, self->k, bi),
+                                    spm_mm_block_side(self->cols, self->k, bj)) != 0)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    spm_mm_raw_add(b, row - bi * self->k, col - bj * self->k, v);
+    self->entries++;
+    return b->failed ? spm_error(SPM_ENOMEM, "out of memory") : 0;
+}
+
+int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit_fn emit, void *arg)
+{
+    if (bj_end > self->nbj)
+        bj_end = self->nbj;
+    for (; self->flushed < bj_end; self->flushed++)
+        for (uint32_t bi = 0; bi < self->nbi; bi++) {
+            spm_buf_t *b = &self->blocks[(size_t)self->flushed * self->nbi + bi];
+            if (!b->data)
+                continue;
+            int rc = spm_mm_raw_finish(b);
+            if (rc == 0)
+                rc = emit(arg, bi, self->flushed, b->data, b->len, spm_mm_raw_count(b));
+            spm_buf_free(b);
+            if (rc != 0)
+                return rc;
+        }
+    return 0;
+}
+
+int spm_mm_cutter_flush(spm_mm_cutter_t *self, spm_mm_emit_fn emit, void *arg)
+{
+    return spm_mm_cutter_flush_cols(self, self->nbj, emit, arg);
+}
+
+uint64_t spm_mm_cutter_entries(const spm_mm_cutter_t *self)
+{
+    return self->entries;
+}
+
+int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, void *arg)
+{
+    const spm_mmio_header_t *h = spm_mmio_header(r);
+    if (h->rows > UINT32_MAX || h->cols > UINT32_MAX)
+        return spm_error(SPM_ERANGE, "%s: %llu x %llu is too large", spm_mmio_path(r),
+                         (unsigned long long)h->rows, (unsigned long long)h->cols);
+    spm_mm_cutter_t *c = spm_mm_cutter_new((uint32_t)h->rows, (uint32_t)h->cols, k);
+    if (!c)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    /* a general array file comes column by column: hand over each finished
+       column of blocks at once */
+    int streaming = h->format == SPM_MMIO_ARRAY && h->symmetry == SPM_MMIO_GENERAL;
+    uint64_t i, j;
+    double v;
+    int rc;
+    while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1) {
+        if (streaming && j / k > c->flushed &&
+            (rc = spm_mm_cutter_flush_cols(c, (uint32_t)(j / k), emit, arg)) != 0)
+            break;
+        if ((rc = spm_mm_cutter_add(c, (uint32_t)i, (uint32_t)j, v)) != 0)
+            break;
+    }
+    if (rc == 0)
+        rc = spm_mm_cutter_flush(c, emit, arg);
+    spm_mm_cutter_destroy(&c);
+    return rc;
+}

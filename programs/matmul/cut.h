@@ -1,0 +1,63 @@
+/*  =========================================================================
+    cut - the client's side of input: a matrix cut into staged raw blocks
+
+    @header
+    `spm matmul` runs where the files are, which need not be a machine of
+    the VM. It streams a Matrix Market file once, sorts each entry into the
+    raw block (mm.raw) of its k x k tile, and hands every finished non-empty
+    block to a callback that puts it into the VM's store. Memory holds the
+    entries of the blocks not yet handed over, never the file's text: an
+    array (dense, general) file is handed over one column of blocks at a
+    time; a coordinate file, whose entries come in any order, at the end.
+    @discuss
+        spm_mm_cutter_t *c = spm_mm_cutter_new(rows, cols, k);
+        spm_mm_cutter_add(c, i, j, v);      // 0-based; zeros are dropped
+        spm_mm_cutter_flush(c, put, arg);   // every block still held
+        spm_mm_cutter_destroy(&c);
+
+    spm_mm_cut_file() does all of it for a file.
+    @end
+    =========================================================================
+*/
+#ifndef SPM_MM_CUT_H_INCLUDED
+#define SPM_MM_CUT_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/matrix/mmio.h"
+
+/*  Receives finished raw block (BI, BJ) of ENTRIES entries: LEN bytes at
+    DATA, valid during the call only. Returns 0, or an SPM_E* code that
+    stops the cutting. */
+typedef int (*spm_mm_emit_fn)(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
+                              uint64_t entries);
+
+typedef struct spm_mm_cutter spm_mm_cutter_t;
+
+/*  A cutter for a ROWS x COLS matrix into blocks of at most K x K. Returns
+    it (caller destroys it) or NULL when out of memory. */
+spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t k);
+void spm_mm_cutter_destroy(spm_mm_cutter_t **self);
+
+/*  Adds entry (ROW, COL, V), 0-based and in range; V == 0 is dropped.
+    Returns 0 or SPM_ENOMEM. */
+int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v);
+
+/*  Hands over (and forgets) every non-empty block of block columns below
+    BJ_END, in column-major block order. Returns 0 or the first error. */
+int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit_fn emit,
+                             void *arg);
+
+/*  Hands over every block still held. Returns 0 or the first error. */
+int spm_mm_cutter_flush(spm_mm_cutter_t *self, spm_mm_emit_fn emit, void *arg);
+
+/*  Entries added (zeros not counted). */
+uint64_t spm_mm_cutter_entries(const spm_mm_cutter_t *self);
+
+/*  Reads R to its end and hands every non-empty block to EMIT. Returns 0,
+    the reader's SPM_EFORMAT / SPM_EIO (detail "file:line: ..."), EMIT's
+    error, SPM_ERANGE (a dimension over 2^32 - 1), or SPM_ENOMEM. */
+int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, void *arg);
+
+#endif

@@ -1,0 +1,294 @@
+/*  =========================================================================
+    matmul - `spm matmul A.mtx B.mtx -o C.mtx`: C = A x B on the VM
+
+    The client does the file work, so it runs anywhere, with or without a
+    shared file system: it streams both Matrix Market files, cuts them into
+    staged raw blocks (cut.h) and puts them into the VM's store, submits the
+    "matmul" program (sf.c), then fetches C's blocks one block row at a time
+    and writes C.mtx through an all-or-nothing output file: a failed run
+    leaves no C.mtx behind (nor a partial one in its place).
+
+    The output is a coordinate "general" file, rows in order and columns in
+    order within a row; its field is integer when both inputs are integer
+    or pattern, else real.
+    =========================================================================
+*/
+#include "isa/core/textio.h"
+#include "isa/matrix/block.h"
+#include "isa/matrix/mmio.h"
+#include "isa/matrix/raw.h"
+#include "programs/matmul/cut.h"
+#include "programs/matmul/job.h"
+#include "vm/cli.h"
+#include "vm/session.h"
+#include "vm/spm.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: spm matmul A.mtx B.mtx -o C.mtx [options]\n"
+    "\n"
+    "Multiplies two matrices in Matrix Market format on the VM: C = A x B.\n"
+    "A and B are read here (no shared file system is needed), cut into blocks\n"
+    "of at most K x K and put into the VM's store; C is written to C.mtx only\n"
+    "when the job succeeded. Symmetric and skew-symmetric inputs are mirrored;\n"
+    "pattern entries count as 1. The run report is printed at the end.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   where C goes (required; a regular file)\n"
+    "  -b, --block K       block side, 1 to 16384 (default 256)\n"
+    "  -p, --policy P      scheduling policy (default ss):\n"
+    "                        ss   smart, static seed: a new task group reuses\n"
+    "                             the blocks the IEU's node holds\n"
+    "                        sr   smart, random seed\n"
+    "                        r    random: an IEU that needs a new task group\n"
+    "                             takes a random one nobody has\n"
+    "                        s    static partition of task groups among IEUs\n"
+    "                        syn  synchronous supersteps (BSP)\n"
+    "  -u, --update U      how products reach a C block (default write):\n"
+    "                        write        one SI owns C(i,j) at a time (RW chain)\n"
+    "                        update       products in parallel, each added by an SI\n"
+    "                        distributed  concurrent partials merged by the VM (ACC)\n"
+    "                        mixture      write until no task group is left, then\n"
+    "                                     distributed\n"
+    "      --per-si N      products per multiply SI, 1 to 127 (default: chosen\n"
+    "                      from the blocks' predicted work, about 5 ms each)\n"
+    "      --seed N        seed of the random policies (default 1)\n"
+    "  -h, --help          this text\n"
+    "\n";
+
+/*  Everything one run holds, released in one place. */
+typedef struct {
+    const char *a_path, *b_path, *out_path;
+    spm_mm_job_t job;
+    spm_mmio_t *ra, *rb;
+    spm_outfile_t *out;
+    spm_session_t *s;
+    spm_sdb_t *cids;
+} run_t;
+
+typedef struct {
+    spm_session_t *s;
+    spm_sdb_t *grid;
+    uint64_t *entries;
+    uint32_t nbj;
+} put_t;
+
+static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
+                     uint64_t entries)
+{
+    put_t *p = arg;
+    size_t at = (size_t)bi * p->nbj + bj;
+    p->entries[at] = entries;
+    return spm_session_put(p->s, SPM_MM_RAW_TYPE, data, len, &p->grid[at]);
+}
+
+/*  Puts the blocks of the matrix R into the store, their ids into GRID and
+    their entry counts into ENTRIES. */
+static int put_matrix(run_t *r, spm_mmio_t *in, spm_sdb_t *grid, uint64_t *entries)
+{
+    const spm_mmio_header_t *h = spm_mmio_header(in);
+    put_t p = {r->s, grid, entries, spm_mm_nblocks((uint32_t)h->cols, r->job.k)};
+    return spm_mm_cut_file(in, r->job.k, put_block, &p);
+}
+
+/*  Fetches and decodes C(bi, bj); *OUT stays NULL for an all-zero block. */
+static int fetch(run_t *r, uint32_t bi, uint32_t bj, uint32_t nbj, spm_mm_block_t **out)
+{
+    *out = NULL;
+    spm_sdb_t id = r->cids[(size_t)bi * nbj + bj];
+    if (!id)
+        return 0;
+    void *data;
+    size_t len;
+    int rc = spm_session_get(r->s, id, &data, &len);
+    if (rc != 0)
+        return rc;
+    rc = spm_mm_block_decode(data, len, out);
+    free(data);
+    return rc;
+}
+
+/*  Writes row R of the block row held in ROW (NBJ blocks, NULL = zero). */
+static int write_row(spm_mmio_writer_t *w, spm_mm_block_t **row, uint32_t nbj, uint32_t k,
+                     uint64_t i, uint32_t r)
+{
+    int rc = 0;
+    for (uint32_t bj = 0; bj < nbj && rc == 0; bj++) {
+        const spm_mm_block_t *b = row[bj];
+        uint64_t col0 = (uint64_t)bj * k;
+        if (!b || b->m.kind == SPM_MM_ZERO)
+            continue;
+        if (b->m.kind == SPM_MM_DENSE) {
+            const double *v = b->val + (size_t)r * b->m.cols;
+            for (uint32_t c = 0; c < b->m.cols && rc == 0; c++)
+                if (v[c] != 0.0)
+                    rc = spm_mmio_writer_put(w, i, col0 + c, v[c]);
+        } else {
+            for (uint32_t q = b->rowptr[r]; q < b->rowptr[r + 1] && rc == 0; q++)
+                rc = spm_mmio_writer_put(w, i, col0 + b->colidx[q], b->val[q]);
+        }
+    }
+    return rc;
+}
+
+/*  Fetches C block row by block row and writes it. */
+static int write_result(run_t *r, spm_mmio_field_t field)
+{
+    const spm_mm_job_t *j = &r->job;
+    uint32_t nbi = spm_mm_nblocks(j->m, j->k), nbj = spm_mm_nblocks(j->n, j->k);
+    spm_mmio_header_t h = {SPM_MMIO_COORDINATE, field, SPM_MMIO_GENERAL, j->m, j->n, UINT64_MAX};
+    spm_mmio_writer_t *w = spm_mmio_writer_open(spm_outfile_stream(r->out), &h);
+    spm_mm_block_t **row = calloc(nbj, sizeof *row);
+    int rc = !w ? SPM_EIO : !row ? spm_error(SPM_ENOMEM, "out of memory") : 0;
+    for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
+        for (uint32_t bj = 0; bj < nbj && rc == 0; bj++)
+            rc = fetch(r, bi, bj, nbj, &row[bj]);
+        uint32_t rows = spm_mm_block_side(j->m, j->k, bi);
+        for (uint32_t x = 0; x < rows && rc == 0; x++)
+            rc = write_row(w, row, nbj, j->k, (uint64_t)bi * j->k + x, x);
+        for (uint32_t bj = 0; bj < nbj; bj++)
+            spm_mm_block_destroy(&row[bj]);
+    }
+    free(row);
+    if (w) {
+        int crc = spm_mmio_writer_close(&w);
+        rc = rc ? rc : crc;
+    }
+    return rc;
+}
+
+/*  Opens both inputs and checks that they can be multiplied. */
+static int open_inputs(run_t *r)
+{
+    if (!(r->ra = spm_mmio_open(r->a_path)) || !(r->rb = spm_mmio_open(r->b_path)))
+        return SPM_EFORMAT;
+    const spm_mmio_header_t *a = spm_mmio_header(r->ra), *b = spm_mmio_header(r->rb);
+    if (a->cols != b->rows)
+        return spm_error(SPM_EINVAL,
+                         "inner dimensions do not match: %s is %" PRIu64 "x%" PRIu64
+                         ", %s is %" PRIu64 "x%" PRIu64,
+                         r->a_path, a->rows, a->cols, r->b_path, b->rows, b->cols);
+    r->job.m = (uint32_t)a->rows;
+    r->job.p = (uint32_t)a->cols;
+    r->job.n = (uint32_t)b->cols;
+    return spm_mm_job_alloc(&r->job);
+}
+
+static int run(run_t *r, const spm_run_opts_t *o)
+{
+    int rc = open_inputs(r);
+    if (rc != 0)
+        return rc;
+    if (!(r->out = spm_outfile_open(r->out_path)))
+        return SPM_EIO;
+    if ((rc = spm_session_open(o, &r->s)) != 0 ||
+        (rc = put_matrix(r, r->ra, r->job.a, r->job.annz)) != 0 ||
+        (rc = put_matrix(r, r->rb, r->job.b, r->job.bnnz)) != 0)
+        return rc;
+    void *args = NULL, *result = NULL;
+    size_t len, rlen = 0;
+    if ((rc = spm_mm_job_encode(&r->job, &args, &len)) != 0)
+        return rc;
+    rc = spm_session_run(r->s, "matmul", args, len, &result, &rlen);
+    free(args);
+    uint32_t nbi = spm_mm_nblocks(r->job.m, r->job.k), nbj = spm_mm_nblocks(r->job.n, r->job.k);
+    if (rc == 0 && !(r->cids = calloc((size_t)nbi * nbj, sizeof(spm_sdb_t))))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = spm_mm_result_decode(result, rlen, nbi, nbj, r->cids);
+    free(result);
+    if (rc != 0)
+        return rc;
+    int integral = spm_mmio_header(r->ra)->field != SPM_MMIO_REAL &&
+                   spm_mmio_header(r->rb)->field != SPM_MMIO_REAL;
+    if ((rc = write_result(r, integral ? SPM_MMIO_INTEGER : SPM_MMIO_REAL)) != 0)
+        return rc;
+    return spm_outfile_commit(&r->out);
+}
+
+static void release(run_t *r)
+{
+    if (r->out)
+        spm_outfile_abort(&r->out);
+    if (r->s)
+        spm_session_close(&r->s);
+    spm_mmio_close(&r->ra);
+    spm_mmio_close(&r->rb);
+    spm_mm_job_free(&r->job);
+    free(r->cids);
+}
+
+static int matmul_main(int argc, char **argv)
+{
+    enum { OPT_SEED = 1, OPT_PER_SI };
+    static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+                                             {"block", required_argument, 0, 'b'},
+                                             {"policy", required_argument, 0, 'p'},
+                                             {"update", required_argument, 0, 'u'},
+                                             {"seed", required_argument, 0, OPT_SEED},
+                                             {"per-si", required_argument, 0, OPT_PER_SI},
+                                             {"help", no_argument, 0, 'h'},
+                                             SPM_RUN_LONGOPTS,
+                                             {0, 0, 0, 0}};
+    run_t r = {.job = {.k = 256, .policy = SPM_MM_SS, .update = SPM_MM_WRITE, .seed = 1}};
+    spm_run_opts_t o;
+    spm_run_opts_init(&o);
+    int c, rc = 0;
+    long v;
+    while ((c = getopt_long(argc, argv, "o:b:p:u:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            r.out_path = optarg;
+            break;
+        case 'b':
+            rc = spm_parse_long("--block", optarg, 1, SPM_MM_MAX_DIM, &v);
+            r.job.k = (uint32_t)v;
+            break;
+        case 'p':
+            rc = spm_mm_policy_parse(optarg, &r.job.policy);
+            break;
+        case 'u':
+            rc = spm_mm_update_parse(optarg, &r.job.update);
+            break;
+        case OPT_PER_SI:
+            rc = spm_parse_long("--per-si", optarg, 1, SPM_MM_MAX_PER_SI, &v);
+            r.job.per_si = (uint32_t)v;
+            break;
+        case OPT_SEED:
+            rc = spm_parse_long("--seed", optarg, 0, INT64_MAX, &v);
+            r.job.seed = (uint64_t)v;
+            break;
+        case 'h':
+            printf("%s%s", usage_text, spm_run_opts_help);
+            return 0;
+        case '?':
+            return spm_cli_usage("matmul", "bad option");
+        default:
+            rc = spm_run_opts_set(&o, c, optarg);
+        }
+        if (rc != 0)
+            return spm_cli_usage("matmul", "%s", spm_error_detail());
+    }
+    if (argc - optind != 2)
+        return spm_cli_usage("matmul", "expected two input files, A.mtx and B.mtx");
+    if (!r.out_path || strcmp(r.out_path, "-") == 0)
+        return spm_cli_usage("matmul", "-o FILE is required (a regular file)");
+    r.a_path = argv[optind];
+    r.b_path = argv[optind + 1];
+    if (r.job.k > 0)
+        rc = run(&r, &o);
+    release(&r);
+    return rc != 0 ? spm_cli_fail("matmul", rc) : 0;
+}
+
+SPM_CONSTRUCTOR(matmul_command)
+{
+    spm_command_register(&(spm_command_t){.name = "matmul",
+                                          .summary = "multiply two Matrix Market files: C = A x B",
+                                          .main = matmul_main});
+}

@@ -1,0 +1,539 @@
+/*  =========================================================================
+    test_mine - `spm mine` and `spm gen transactions` as a user runs them
+
+    Every test runs the real binary ($SPM_BIN) on an embedded VM and checks
+    its files against the independent reference (tests/ref/apriori_ref.h):
+    the same itemsets with the same supports, the same rules with the same
+    supports, confidences and lifts, in the same order. The FIMI reference
+    files are optional: those tests skip with a message without ../shared.
+    =========================================================================
+*/
+#include "tests/check_main.h"
+#include "tests/ref/apriori_ref.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[256]; /* scratch directory of this run */
+
+static const char *bin(void)
+{
+    const char *b = getenv("SPM_BIN");
+    return b ? b : "build/spm";
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/spm_test_mine.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/*  A path in the scratch directory. */
+static const char *path(const char *name)
+{
+    static char buf[8][512];
+    static int i;
+    i = (i + 1) % 8;
+    snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
+    return buf[i];
+}
+
+/*  Runs a shell command line; returns its exit status. Stderr goes to
+    DIR/stderr. */
+static int run(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    ck_assert_int_lt(n, (int)sizeof cmd - 64);
+    snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>%s/stderr", dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*  The contents of a file in the scratch directory ("" when missing). */
+static char *slurp(const char *p)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(p, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+static void write_file(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* ------------------------------------------------ parsing spm's text output */
+
+typedef struct {
+    uint32_t items[64], k;
+    uint64_t sup;
+} set_t;
+
+typedef struct {
+    uint32_t x[64], xl, y[64], yl;
+    uint64_t sup;
+    double conf, lift;
+} rule_t;
+
+/*  Reads a list of items up to "(" or "=>". */
+static uint32_t parse_items(char **p, uint32_t *out)
+{
+    uint32_t n = 0;
+    for (;;) {
+        while (**p == ' ')
+            (*p)++;
+        if (**p < '0' || **p > '9')
+            return n;
+        out[n++] = (uint32_t)strtoul(*p, p, 10);
+        ck_assert_uint_le(n, 64);
+    }
+}
+
+/*  Reads the data lines (not '#') of P into an array of SIZE-byte records,
+    each filled by PARSE. Returns the array (malloc'd) and sets *N. */
+static void *read_records(const char *p, size_t size, size_t *n,
+                          int (*parse)(char *line, void *rec))
+{
+    FILE *f = fopen(p, "r");
+    ck_assert_msg(f != NULL, "no output file %s", p);
+    char *v = NULL, line[4096];
+    size_t cap = 0;
+    int ok = 1;
+    *n = 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        if (*n == cap)
+            v = realloc(v, (cap = cap ? cap * 2 : 1024) * size);
+        ok = parse(line, v + (*n)++ * size);
+    }
+    fclose(f);
+    ck_assert_msg(ok, "bad line in %s: %s", p, line);
+    return v;
+}
+
+/*  "a b c (support)" */
+static int parse_set(char *q, void *rec)
+{
+    set_t *s = rec;
+    s->k = parse_items(&q, s->items);
+    s->sup = strtoull(q + 1, NULL, 10);
+    return *q == '(';
+}
+
+/*  "x .. => y .. (support, confidence, lift)" */
+static int parse_rule(char *q, void *rec)
+{
+    rule_t *r = rec;
+    r->xl = parse_items(&q, r->x);
+    if (strncmp(q, "=> ", 3) != 0)
+        return 0;
+    q += 3;
+    r->yl = parse_items(&q, r->y);
+    return sscanf(q, "(%lu, %lf, %lf)", &r->sup, &r->conf, &r->lift) == 3;
+}
+
+static set_t *read_sets(const char *p, size_t *n)
+{
+    return read_records(p, sizeof(set_t), n, parse_set);
+}
+
+static rule_t *read_rules(const char *p, size_t *n)
+{
+    return read_records(p, sizeof(rule_t), n, parse_rule);
+}
+
+/*  Itemset order: length, then items (the order of both outputs). */
+static int cmp_set(const void *a, const void *b)
+{
+    const ref_set_t *x = a, *y = b;
+    if (x->k != y->k)
+        return x->k < y->k ? -1 : 1;
+    for (uint32_t j = 0; j < x->k; j++)
+        if (x->items[j] != y->items[j])
+            return x->items[j] < y->items[j] ? -1 : 1;
+    return 0;
+}
+
+/*  Mines FILE with spm and with the reference and asserts identical results. */
+static void check_against_ref(const char *file, uint64_t minsup, double minconf, uint32_t maxcons,
+                              const char *extra)
+{
+    char cons[64] = "";
+    if (maxcons)
+        snprintf(cons, sizeof cons, "--max-consequent %u", maxcons);
+    int rc = run("%s mine %s --min-support %llu --min-confidence %.6f %s %s --quiet "
+                 "--itemsets %s -o %s",
+                 bin(), file, (unsigned long long)minsup, minconf, cons, extra ? extra : "",
+                 path("sets.txt"), path("rules.txt"));
+    ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
+    ref_db_t db;
+    ck_assert_int_eq(ref_db_load(file, &db), 0);
+    ref_result_t ref;
+    ref_mine(&db, minsup, minconf, maxcons, &ref);
+    size_t ns, nr;
+    set_t *sets = read_sets(path("sets.txt"), &ns);
+    rule_t *rules = read_rules(path("rules.txt"), &nr);
+    /* Plain comparisons, one assertion each: Check records every assertion. */
+    ck_assert_uint_eq(ns, ref.nsets);
+    for (size_t i = 0; i < ns; i++)
+        if (sets[i].k != ref.sets[i].k || sets[i].sup != ref.sets[i].sup ||
+            memcmp(sets[i].items, ref.sets[i].items, sets[i].k * 4) != 0)
+            ck_abort_msg("itemset %zu differs from the reference (support %llu vs %llu)", i,
+                         (unsigned long long)sets[i].sup, (unsigned long long)ref.sets[i].sup);
+    ck_assert_uint_eq(nr, ref.nrules);
+    for (size_t i = 0; i < nr; i++) {
+        const ref_rule_t *e = &ref.rules[i];
+        const rule_t *g = &rules[i];
+        ref_set_t key = {.k = e->ylen, .items = e->y};
+        const ref_set_t *ys = bsearch(&key, ref.sets, ref.nsets, sizeof key, cmp_set);
+        double conf = (double)e->supz / (double)e->supx;
+        double lift = ys ? conf * (double)db.ntrans / (double)ys->sup : -1;
+        if (g->xl != e->xlen || g->yl != e->ylen || memcmp(g->x, e->x, e->xlen * 4) != 0 ||
+            memcmp(g->y, e->y, e->ylen * 4) != 0 || g->sup != e->supz ||
+            fabs(g->conf - conf) > 1e-6 || fabs(g->lift - lift) > 1e-5 * (1 + lift))
+            ck_abort_msg("rule %zu differs from the reference", i);
+    }
+    free(sets);
+    free(rules);
+    ref_result_free(&ref);
+    ref_db_free(&db);
+}
+
+static void gen(const char *name, const char *params)
+{
+    int rc = run("%s gen transactions %s -o %s", bin(), params, path(name));
+    ck_assert_msg(rc == 0, "spm gen failed: %s", slurp(path("stderr")));
+}
+
+/* ------------------------------------------------------------ generated data */
+
+START_TEST(sparse_quest)
+{
+    gen("a.dat", "--transactions 3000 --avg-size 10 --avg-pattern 4 --items 300 --patterns 150 "
+                 "--seed 7");
+    check_against_ref(path("a.dat"), 45, 0.8, 0, NULL);
+}
+END_TEST
+
+START_TEST(long_patterns)
+{
+    /* About 3,500 itemsets up to length 9 and 125,000 rules. */
+    gen("b.dat", "--transactions 1500 --avg-size 14 --avg-pattern 7 --items 200 --patterns 60 "
+                 "--seed 3");
+    check_against_ref(path("b.dat"), 90, 0.8, 0, "--block 100");
+}
+END_TEST
+
+START_TEST(dense_small_blocks)
+{
+    /* Few items, long transactions, blocks of 37: many blocks of every kind. */
+    gen("c.dat", "--transactions 400 --avg-size 9 --avg-pattern 5 --items 24 --patterns 10 "
+                 "--seed 11");
+    check_against_ref(path("c.dat"), 40, 0.5, 0, "--block 37");
+}
+END_TEST
+
+START_TEST(single_consequent)
+{
+    gen("d.dat", "--transactions 2000 --avg-size 12 --avg-pattern 6 --items 80 --patterns 30 "
+                 "--seed 5");
+    check_against_ref(path("d.dat"), 60, 0.7, 1, NULL);
+}
+END_TEST
+
+START_TEST(percent_support)
+{
+    /* 2.5% of 2000 transactions is exactly 50. */
+    gen("e.dat", "--transactions 2000 --avg-size 8 --avg-pattern 4 --items 100 --patterns 50 "
+                 "--seed 2");
+    ck_assert_int_eq(run("%s mine %s --min-support 2.5%% --quiet --itemsets %s -o %s", bin(),
+                         path("e.dat"), path("p.txt"), path("r1.txt")),
+                     0);
+    ck_assert_int_eq(run("%s mine %s --min-support 50 --quiet --itemsets %s -o %s", bin(),
+                         path("e.dat"), path("c.txt"), path("r2.txt")),
+                     0);
+    char a[1 << 16];
+    strcpy(a, slurp(path("p.txt")));
+    ck_assert_str_eq(a, slurp(path("c.txt")));
+    ck_assert_str_eq(strcpy(a, slurp(path("r1.txt"))), slurp(path("r2.txt")));
+}
+END_TEST
+
+START_TEST(generator_is_deterministic)
+{
+    gen("g1.dat", "--transactions 500 --avg-size 10 --avg-pattern 4 --items 100 --seed 9");
+    gen("g2.dat", "--transactions 500 --avg-size 10 --avg-pattern 4 --items 100 --seed 9");
+    gen("g3.dat", "--transactions 500 --avg-size 10 --avg-pattern 4 --items 100 --seed 10");
+    ck_assert_int_eq(run("cmp -s %s %s", path("g1.dat"), path("g2.dat")), 0);
+    ck_assert_int_ne(run("cmp -s %s %s", path("g1.dat"), path("g3.dat")), 0);
+}
+END_TEST
+
+/*  Writes TEXT as in.dat, mines it with ARGS into s.txt (itemsets) and
+    r.txt (rules) and asserts success. */
+static void mine_text(const char *text, const char *args)
+{
+    write_file(path("in.dat"), text);
+    int rc = run("%s mine %s %s --quiet --itemsets %s -o %s", bin(), path("in.dat"), args,
+                 path("s.txt"), path("r.txt"));
+    ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
+}
+
+/*  Asserts the counts of itemsets and rules mine_text produced. */
+static void expect_counts(size_t sets, size_t rules)
+{
+    size_t ns, nr;
+    free(read_sets(path("s.txt"), &ns));
+    free(read_rules(path("r.txt"), &nr));
+    ck_assert_uint_eq(ns, sets);
+    ck_assert_uint_eq(nr, rules);
+}
+
+/* --------------------------------------------------------------- edge cases */
+
+START_TEST(nothing_frequent)
+{
+    mine_text("1 2\n3 4\n5 6\n", "--min-support 100%");
+    expect_counts(0, 0);
+}
+END_TEST
+
+START_TEST(everything_frequent)
+{
+    gen("f.dat", "--transactions 60 --avg-size 4 --avg-pattern 2 --items 40 --patterns 20 "
+                 "--seed 4");
+    check_against_ref(path("f.dat"), 1, 0.0, 0, NULL);
+}
+END_TEST
+
+START_TEST(single_items)
+{
+    write_file(path("one.dat"), "5\n7\n5\n9\n5\n7\n");
+    check_against_ref(path("one.dat"), 2, 0.5, 0, NULL);
+    size_t ns;
+    free(read_sets(path("sets.txt"), &ns));
+    ck_assert_uint_eq(ns, 2); /* {5} x3, {7} x2 */
+}
+END_TEST
+
+START_TEST(duplicate_items)
+{
+    mine_text("1 1 2\n2 2 1 1\n2\t3 3\r\n", "--min-support 2 --min-confidence 0");
+    ck_assert_str_eq(slurp(path("s.txt")),
+                     "# 3 frequent itemsets, minimum support 2 of 3 transactions\n"
+                     "# items (support count)\n"
+                     "1 (2)\n2 (3)\n1 2 (2)\n");
+}
+END_TEST
+
+START_TEST(long_transactions)
+{
+    /* Transactions of 60 to 90 items with blocks of 5 transactions: each
+       block holds more items than the block size. */
+    FILE *f = fopen(path("long.dat"), "w");
+    unsigned s = 1;
+    for (int t = 0; t < 40; t++) {
+        int n = 60 + t % 31;
+        for (int i = 0, item = 0; i < n; i++) {
+            s = s * 1103515245u + 12345u;
+            item += 1 + (int)(s >> 16) % 3;
+            fprintf(f, i ? " %d" : "%d", item);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+    check_against_ref(path("long.dat"), 24, 0.9, 0, "--block 5");
+}
+END_TEST
+
+START_TEST(empty_file)
+{
+    mine_text("", "--min-support 1%");
+    expect_counts(0, 0);
+}
+END_TEST
+
+START_TEST(empty_lines_count)
+{
+    /* Empty lines are empty transactions: they lower every support ratio. */
+    mine_text("1 2\n\n1 2\n\n", "--min-support 50% --min-confidence 0");
+    ck_assert_ptr_nonnull(strstr(slurp(path("s.txt")), "1 2 (2)\n"));
+    ck_assert_ptr_nonnull(strstr(slurp(path("r.txt")), "1 => 2 (2, 1.000000, 2.000000)\n"));
+}
+END_TEST
+
+START_TEST(names_round_trip)
+{
+    mine_text("bread milk\nmilk eggs bread\nbeer\nbread milk beer\n",
+              "--names --min-support 2 --min-confidence 60%");
+    const char *s = slurp(path("s.txt"));
+    ck_assert_ptr_nonnull(strstr(s, "bread milk (3)\n"));
+    ck_assert_ptr_nonnull(strstr(s, "beer (2)\n"));
+    ck_assert_ptr_nonnull(strstr(slurp(path("r.txt")), "milk => bread (3, 1.000000, "));
+}
+END_TEST
+
+START_TEST(csv_and_json)
+{
+    mine_text("1 2\n1 2 3\n2 3\n", "--min-support 2 --min-confidence 0 --format csv");
+    ck_assert_str_eq(slurp(path("s.txt")), "items,support\n1,2\n2,3\n3,2\n1 2,2\n2 3,2\n");
+    ck_assert_ptr_nonnull(strstr(slurp(path("r.txt")), "antecedent,consequent,support,"));
+    mine_text("1 2\n1 2 3\n2 3\n", "--min-support 2 --format json");
+    ck_assert_ptr_nonnull(strstr(slurp(path("s.txt")), "{\"items\": [2, 3], \"support\": 2}"));
+    ck_assert_int_eq(run("python3 -c 'import json,sys; json.load(open(sys.argv[1])); "
+                         "json.load(open(sys.argv[2]))' %s %s",
+                         path("s.txt"), path("r.txt")),
+                     0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- bad input */
+
+/*  Runs spm mine on FILE with ARGS, expecting failure with one stderr line
+    containing WANT, and no output file left behind. */
+static void expect_failure(const char *file, const char *args, const char *want)
+{
+    int rc = run("%s mine %s %s --quiet --itemsets %s -o %s", bin(), file, args, path("bad_s.txt"),
+                 path("bad_r.txt"));
+    const char *err = slurp(path("stderr"));
+    ck_assert_int_ne(rc, 0);
+    ck_assert_msg(strstr(err, want) != NULL, "stderr '%s' lacks '%s'", err, want);
+    ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "not one line: '%s'", err);
+    ck_assert(!exists(path("bad_s.txt")));
+    ck_assert(!exists(path("bad_r.txt")));
+}
+
+START_TEST(bad_inputs)
+{
+    write_file(path("word.dat"), "1 2\n3 x4 5\n");
+    expect_failure(path("word.dat"), "--min-support 1", "word.dat:2: item 'x4'");
+    write_file(path("neg.dat"), "1 2\n\n4 -3\n");
+    expect_failure(path("neg.dat"), "--min-support 1", "neg.dat:3: negative item '-3'");
+    write_file(path("trunc.dat"), "1 2\n3 4");
+    expect_failure(path("trunc.dat"), "--min-support 1", "trunc.dat:2: last line has no line end");
+    expect_failure(path("missing.dat"), "--min-support 1", "missing.dat: No such file");
+    write_file(path("ok.dat"), "1 2\n");
+    expect_failure(path("ok.dat"), "--min-support 0", "outside (0, 100%]");
+    expect_failure(path("ok.dat"), "--min-support 150%", "outside (0, 100%]");
+    expect_failure(path("ok.dat"), "--min-support -1%", "outside (0, 100%]");
+    expect_failure(path("ok.dat"), "--min-support 1 --min-confidence 120%", "outside [0, 100%]");
+}
+END_TEST
+
+START_TEST(help_tells_the_truth)
+{
+    ck_assert_int_eq(run("%s mine --help > %s", bin(), path("help.txt")), 0);
+    const char *h = slurp(path("help.txt"));
+    const char *opts[] = {"--min-support", "--min-confidence", "--output", "--itemsets", "--format",
+                          "--block",       "--max-consequent", "--names",  "--center",   "--ieus"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        ck_assert_msg(strstr(h, opts[i]) != NULL, "help lacks %s", opts[i]);
+}
+END_TEST
+
+/* ---------------------------------------------------------- reference files */
+
+/*  ../shared/data/fimi/NAME relative to the repository, or NULL. */
+static const char *fimi(const char *name)
+{
+    static char p[512];
+    snprintf(p, sizeof p, "../shared/data/fimi/%s", name);
+    if (exists(p))
+        return p;
+    fprintf(stderr, "test_mine: %s absent, skipped\n", p);
+    return NULL;
+}
+
+static size_t count_sets(const char *file, const char *support, const char *extra)
+{
+    int rc = run("%s mine %s --min-support %s %s --quiet --itemsets %s -o %s", bin(), file, support,
+                 extra, path("sets.txt"), path("rules.txt"));
+    ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
+    size_t n;
+    free(read_sets(path("sets.txt"), &n));
+    return n;
+}
+
+START_TEST(fimi_t10i4d100k)
+{
+    const char *f = fimi("T10I4D100K.dat");
+    if (!f)
+        return;
+    ck_assert_uint_eq(count_sets(f, "500", "--min-confidence 80% --max-consequent 1"), 1073);
+    size_t nr;
+    free(read_rules(path("rules.txt"), &nr));
+    ck_assert_uint_eq(nr, 524);
+}
+END_TEST
+
+START_TEST(fimi_chess)
+{
+    const char *f = fimi("chess.dat");
+    if (!f)
+        return;
+    ck_assert_uint_eq(count_sets(f, "90%", ""), 622);
+    check_against_ref(f, 2877, 0.95, 0, NULL); /* 90% of 3196 */
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("mine");
+    TCase *t = tcase_create("mine");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, sparse_quest);
+    tcase_add_test(t, long_patterns);
+    tcase_add_test(t, dense_small_blocks);
+    tcase_add_test(t, single_consequent);
+    tcase_add_test(t, percent_support);
+    tcase_add_test(t, generator_is_deterministic);
+    tcase_add_test(t, nothing_frequent);
+    tcase_add_test(t, everything_frequent);
+    tcase_add_test(t, single_items);
+    tcase_add_test(t, duplicate_items);
+    tcase_add_test(t, long_transactions);
+    tcase_add_test(t, empty_file);
+    tcase_add_test(t, empty_lines_count);
+    tcase_add_test(t, names_round_trip);
+    tcase_add_test(t, csv_and_json);
+    tcase_add_test(t, bad_inputs);
+    tcase_add_test(t, help_tells_the_truth);
+    tcase_add_test(t, fimi_t10i4d100k);
+    tcase_add_test(t, fimi_chess);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+SPM_TEST_MAIN(suite)

@@ -1,0 +1,282 @@
+/*  Integration tests of operating a VM: CurveZMQ keys on TCP (a wrong or
+    missing key is refused and counted, the job is untouched), several jobs
+    sharing the IEUs by priority, submit/wait/cancel, draining an agent, and
+    the configuration file. */
+#include "tests/check_main.h"
+#include "tests/spm_test.h"
+
+#include <sys/stat.h>
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/*  A TCP port for this test run. */
+static const char *tcp_endpoint(char *buf, size_t size)
+{
+    snprintf(buf, size, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+    return buf;
+}
+
+static void keygen(const char *keys, const char *name, int authorize)
+{
+    const char *argv[] = {
+        "keygen", "--keys", keys, "--name", name, authorize ? "--authorize" : NULL, NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(argv, 10, &out, &err) == 0, "keygen: %s", err);
+    free(out);
+    free(err);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp %s %s", from, to);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(only_authorized_keys_get_in)
+{
+    char keys[128], bad[128], ep[64], store[128], cache[128], path[256], path2[256];
+    snprintf(keys, sizeof keys, "%s/keys", dir);
+    snprintf(bad, sizeof bad, "%s/intruder", dir);
+    keygen(keys, "center", 0);
+    keygen(keys, "agent", 1);
+    keygen(keys, "client", 1);
+    keygen(bad, "client", 0); /* a key pair the center never authorized */
+    keygen(bad, "agent", 0);
+    snprintf(path, sizeof path, "%s/center.pub", keys);
+    snprintf(path2, sizeof path2, "%s/center.pub", bad);
+    copy_file(path, path2);
+    tcp_endpoint(ep, sizeof ep);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--keys",
+                            keys,     "--log-level", "error", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    usleep(300000);
+    const char *agent[] = {"agent", "--center",    ep,    "--keys", keys, "--ieus",
+                           "1",     "--cache-dir", cache, NULL};
+    spm_test_proc_t pa = spm_test_start(agent);
+    snprintf(path, sizeof path, "%s/cache-bad", dir);
+    const char *intruder_agent[] = {"agent", "--center",    ep,   "--keys", bad, "--ieus",
+                                    "1",     "--cache-dir", path, NULL};
+    spm_test_proc_t pbad = spm_test_start(intruder_agent);
+    /* a job of the authorized client, while intruders knock */
+    const char *job[] = {"run",   "synthetic", "--center", ep,          "--keys", keys,
+                         "--sis", "300",       "--work",   "fixed:2ms", "--json", NULL};
+    spm_test_proc_t pj = spm_test_start(job);
+    const char *intruder[] = {"run", "synthetic", "--center", ep,  "--keys",
+                              bad,   "--timeout", "1500",     NULL};
+    char *out, *err;
+    int rc = spm_test_run(intruder, 20, &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_msg(strstr(err, "did not answer") != NULL, "%s", err);
+    free(out);
+    free(err);
+    snprintf(path, sizeof path, "%s/none", dir);
+    const char *keyless[] = {"status", "--center", ep, "--keys", path, NULL};
+    ck_assert_int_eq(spm_test_run(keyless, 20, &out, &err), 1);
+    ck_assert_msg(strstr(err, "no key pair") != NULL, "%s", err);
+    free(out);
+    free(err);
+    rc = spm_test_finish(&pj, 60, &out, &err);
+    ck_assert_msg(rc == 0, "the authorized job failed: %s", err);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 300);
+    free(out);
+    free(err);
+    const char *status[] = {"status", "--center", ep, "--keys", keys, "--json", NULL};
+    ck_assert_int_eq(spm_test_run(status, 20, &out, &err), 0);
+    ck_assert_msg(spm_test_json_num(out, "refused") >= 2, "refusals not counted: %s", out);
+    ck_assert_msg(strstr(out, "\"node\": 1") == NULL, "the intruder's IEU joined: %s", out);
+    free(out);
+    free(err);
+    kill(pbad.pid, SIGKILL);
+    spm_test_finish(&pbad, 10, NULL, NULL);
+    kill(pc.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&pc, 15, NULL, NULL), 0);
+    spm_test_finish(&pa, 20, NULL, NULL);
+}
+END_TEST
+
+/*  Starts a center and an agent with one IEU on an ipc endpoint in DIR. */
+static void start_vm(char *ep, size_t size, spm_test_proc_t *pc, spm_test_proc_t *pa)
+{
+    char store[128], cache[128];
+    snprintf(ep, size, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *center[] = {"center", "--listen",    ep,      "--store",
+                            store,    "--log-level", "error", NULL};
+    *pc = spm_test_start(center);
+    usleep(200000);
+    const char *agent[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache, NULL};
+    *pa = spm_test_start(agent);
+    usleep(300000);
+}
+
+static void stop_vm(spm_test_proc_t *pc, spm_test_proc_t *pa)
+{
+    kill(pc->pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(pc, 15, NULL, NULL), 0);
+    spm_test_finish(pa, 20, NULL, NULL);
+}
+
+/*  Submits synthetic; returns the job id. */
+static long submit(const char *ep, const char *sis, const char *priority)
+{
+    const char *argv[] = {"submit", "synthetic", "--center",   ep,       "--sis", sis,
+                          "--work", "fixed:5ms", "--priority", priority, NULL};
+    char *out, *err;
+    int rc = spm_test_run(argv, 20, &out, &err);
+    ck_assert_msg(rc == 0, "submit: %s", err);
+    long job = atol(out);
+    ck_assert_int_gt(job, 0);
+    free(out);
+    free(err);
+    return job;
+}
+
+/*  COMMITTED of JOB in the center's status JSON. */
+static double committed_of(const char *status, long job)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "{\"job\": %ld,", job);
+    const char *p = strstr(status, pat);
+    return p ? spm_test_json_num(p, "committed") : -1;
+}
+
+START_TEST(jobs_share_fairly_and_priority_overtakes)
+{
+    char ep[128];
+    spm_test_proc_t pc, pa;
+    start_vm(ep, sizeof ep, &pc, &pa);
+    long a = submit(ep, "400", "0"), b = submit(ep, "400", "0");
+    usleep(1000000);
+    const char *st[] = {"status", "--center", ep, "--json", NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(st, 20, &out, &err), 0);
+    double ca = committed_of(out, a), cb = committed_of(out, b);
+    ck_assert_msg(ca > 10 && cb > 10, "a job starves: %s", out);
+    ck_assert_msg(ca / cb < 2 && cb / ca < 2, "unfair share %.0f vs %.0f", ca, cb);
+    free(out);
+    free(err);
+    long c = submit(ep, "40", "10");
+    char cs[32];
+    snprintf(cs, sizeof cs, "%ld", c);
+    const char *wait[] = {"wait", cs, "--center", ep, "--json", NULL};
+    ck_assert_int_eq(spm_test_run(wait, 60, &out, &err), 0);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 40);
+    free(out);
+    free(err);
+    ck_assert_int_eq(spm_test_run(st, 20, &out, &err), 0);
+    ck_assert_msg(strstr(out, "\"state\": \"running\"") != NULL,
+                  "the high-priority job did not overtake: %s", out);
+    free(out);
+    free(err);
+    char as[32];
+    snprintf(as, sizeof as, "%ld", a);
+    const char *cancel[] = {"cancel", as, "--center", ep, NULL};
+    ck_assert_int_eq(spm_test_run(cancel, 20, &out, &err), 0);
+    free(out);
+    free(err);
+    const char *wait_a[] = {"wait", as, "--center", ep, "--quiet", NULL};
+    ck_assert_int_eq(spm_test_run(wait_a, 20, &out, &err), 1);
+    ck_assert_msg(strstr(err, "canceled") != NULL, "%s", err);
+    free(out);
+    free(err);
+    stop_vm(&pc, &pa);
+}
+END_TEST
+
+START_TEST(drained_agent_finishes_running_sis)
+{
+    char ep[128], cache2[128];
+    spm_test_proc_t pc, pa;
+    start_vm(ep, sizeof ep, &pc, &pa);
+    snprintf(cache2, sizeof cache2, "%s/cache2", dir);
+    const char *agent2[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache2, NULL};
+    spm_test_proc_t pa2 = spm_test_start(agent2);
+    usleep(300000);
+    const char *job[] = {"run", "synthetic", "--center",   ep,       "--sis",
+                         "60",  "--work",    "fixed:50ms", "--json", NULL};
+    spm_test_proc_t pj = spm_test_start(job);
+    usleep(800000);
+    const char *drain[] = {"agent", "--drain", "--cache-dir", cache2, NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(drain, 30, &out, &err), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(spm_test_finish(&pa2, 10, NULL, NULL), 0);
+    int rc = spm_test_finish(&pj, 60, &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 60);
+    /* only SIs fetched ahead and not started go back: at most prefetch (1) */
+    ck_assert_msg(spm_test_json_num(out, "reissued") <= 1, "%s", out);
+    ck_assert_msg(spm_test_json_num(out, "stale") == 0, "%s", out);
+    free(out);
+    free(err);
+    stop_vm(&pc, &pa);
+}
+END_TEST
+
+START_TEST(example_config_parses_and_bad_values_name_file_line_key)
+{
+    const char *example = getenv("SPM_SOURCE_DIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/conf/spm.conf", example ? example : ".");
+    const char *ok[] = {"config", "check", path, NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(ok, 10, &out, &err) == 0, "%s", err);
+    ck_assert_uint_eq(spm_test_lines(out), 17); /* every setting printed */
+    ck_assert_ptr_nonnull(strstr(out, "center.dead_ms"));
+    free(out);
+    free(err);
+    char bad[128];
+    snprintf(bad, sizeof bad, "%s/bad.conf", dir);
+    FILE *f = fopen(bad, "w");
+    fprintf(f, "[center]\nlisten = tcp://*:1\n\n[agent]\nslots = many\n");
+    fclose(f);
+    const char *check[] = {"config", "check", bad, NULL};
+    ck_assert_int_eq(spm_test_run(check, 10, &out, &err), 1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:5: agent.slots: 'many'", bad);
+    ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+    free(out);
+    free(err);
+    /* environment beats the file */
+    setenv("SPM_DEAD_MS", "777", 1);
+    ck_assert_int_eq(spm_test_run(ok, 10, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "777"));
+    ck_assert_ptr_nonnull(strstr(out, "SPM_DEAD_MS"));
+    unsetenv("SPM_DEAD_MS");
+    free(out);
+    free(err);
+}
+END_TEST
+
+static Suite *ops_suite(void)
+{
+    Suite *s = suite_create("ops");
+    TCase *tc = tcase_create("operating");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, only_authorized_keys_get_in);
+    tcase_add_test(tc, jobs_share_fairly_and_priority_overtakes);
+    tcase_add_test(tc, drained_agent_finishes_running_sis);
+    tcase_add_test(tc, example_config_parses_and_bad_values_name_file_line_key);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SPM_TEST_MAIN(ops_suite)

@@ -1,0 +1,140 @@
+/*  =========================================================================
+    test_mining_reader - the streaming FIMI and named-item readers
+    =========================================================================
+*/
+#include "programs/apriori/reader.h"
+#include "tests/check_main.h"
+#include "vm/spm.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char file[64];
+
+/*  Writes TEXT to a fresh temporary file and opens a reader on it. */
+static spm_reader_t *open_text(const char *text, int names)
+{
+    strcpy(file, "/tmp/spm_reader.XXXXXX");
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    spm_reader_t *r = spm_reader_open(file, names);
+    ck_assert_ptr_nonnull(r);
+    return r;
+}
+
+static void done(spm_reader_t **r)
+{
+    spm_reader_close(r);
+    unlink(file);
+}
+
+/*  Reads the next transaction and compares it with the N items in WANT. */
+static void expect(spm_reader_t *r, const uint32_t *want, size_t n)
+{
+    const uint32_t *items;
+    size_t got;
+    ck_assert_int_eq(spm_reader_next(r, &items, &got), 1);
+    ck_assert_uint_eq(got, n);
+    if (n)
+        ck_assert_mem_eq(items, want, n * sizeof *want);
+}
+
+START_TEST(fimi_lines)
+{
+    spm_reader_t *r = open_text("1 2 3\r\n\n7\t8  9 \n  \n4 4 2\n", 0);
+    expect(r, (uint32_t[]){1, 2, 3}, 3); /* CRLF */
+    expect(r, NULL, 0);                  /* empty line: empty transaction */
+    expect(r, (uint32_t[]){7, 8, 9}, 3); /* tabs, repeated blanks */
+    expect(r, NULL, 0);                  /* blanks only */
+    expect(r, (uint32_t[]){4, 4, 2}, 3); /* as read: repeats dropped later */
+    const uint32_t *items;
+    size_t n;
+    ck_assert_int_eq(spm_reader_next(r, &items, &n), 0);
+    ck_assert_uint_eq(spm_reader_count(r), 5);
+    ck_assert_uint_eq(spm_reader_domain(r), 10);
+    done(&r);
+}
+END_TEST
+
+START_TEST(names_map_both_ways)
+{
+    spm_reader_t *r = open_text("bread milk\nmilk, eggs bread\n", 1);
+    expect(r, (uint32_t[]){0, 1}, 2);
+    expect(r, (uint32_t[]){2, 3, 0}, 3);
+    ck_assert_str_eq(spm_reader_name(r, 0), "bread");
+    ck_assert_str_eq(spm_reader_name(r, 2), "milk,");
+    ck_assert_ptr_null(spm_reader_name(r, 4));
+    done(&r);
+}
+END_TEST
+
+START_TEST(many_names)
+{
+    /* Enough names to grow the table several times. */
+    char *text = malloc(5000 * 12);
+    size_t at = 0;
+    for (int i = 0; i < 5000; i++)
+        at += (size_t)sprintf(text + at, "w%d w%d\n", i, i / 2);
+    spm_reader_t *r = open_text(text, 1);
+    free(text);
+    const uint32_t *items;
+    size_t n;
+    while (spm_reader_next(r, &items, &n) == 1)
+        ;
+    ck_assert_uint_eq(spm_reader_domain(r), 5000);
+    ck_assert_str_eq(spm_reader_name(r, 4999), "w4999");
+    done(&r);
+}
+END_TEST
+
+/*  Reading TEXT fails with SPM_EFORMAT and a detail ending in WANT. */
+static void expect_error(const char *text, const char *want)
+{
+    spm_reader_t *r = open_text(text, 0);
+    const uint32_t *items;
+    size_t n;
+    int rc;
+    while ((rc = spm_reader_next(r, &items, &n)) == 1)
+        ;
+    ck_assert_int_eq(rc, SPM_EFORMAT);
+    char where[128];
+    snprintf(where, sizeof where, "%s:%s", file, want);
+    ck_assert_msg(strstr(spm_error_detail(), where) != NULL, "detail '%s' lacks '%s'",
+                  spm_error_detail(), where);
+    done(&r);
+}
+
+START_TEST(bad_items)
+{
+    expect_error("1 2\n3 a 4\n", "2: item 'a' is not a non-negative integer");
+    expect_error("1 2\n\n-5\n", "3: negative item '-5'");
+    expect_error("4294967295\n", "1: item '4294967295' is over");
+    expect_error("1 2\n3", "2: last line has no line end");
+    expect_error("1 2.5\n", "1: item '2.5'");
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+    ck_assert_ptr_null(spm_reader_open("/nonexistent/x.dat", 0));
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "/nonexistent/x.dat: No such file"));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("mining_reader");
+    TCase *t = tcase_create("reader");
+    tcase_add_test(t, fimi_lines);
+    tcase_add_test(t, names_map_both_ways);
+    tcase_add_test(t, many_names);
+    tcase_add_test(t, bad_items);
+    tcase_add_test(t, missing_file);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+SPM_TEST_MAIN(suite)

@@ -1,0 +1,222 @@
+/*  =========================================================================
+    test_mining_sdb - the six mining block types: encodings, validation, merges
+    =========================================================================
+*/
+#include "isa/mining/isa.h"
+#include "tests/check_main.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*  Every proper prefix of a valid block, and the block with a changed
+    magic, is refused by its type's validate. */
+static void refuse_truncated_and_forged(const char *type, const void *data, size_t len)
+{
+    const spm_sdb_type_t *t = spm_sdb_type_find(type);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->validate(data, len), 0);
+    for (size_t l = 0; l < len; l++)
+        if (t->validate(data, l) != SPM_EFORMAT)
+            ck_abort_msg("%s: a prefix of %zu of %zu bytes was accepted", type, l, len);
+    unsigned char *copy = malloc(len + 4);
+    memcpy(copy, data, len);
+    copy[0] ^= 1;
+    ck_assert_int_eq(t->validate(copy, len), SPM_EFORMAT);
+    copy[0] ^= 1;
+    memset(copy + len, 0, 4); /* trailing bytes */
+    ck_assert_int_eq(t->validate(copy, len + 4), SPM_EFORMAT);
+    free(copy);
+}
+
+START_TEST(transactions)
+{
+    uint32_t off[] = {0, 3, 3, 5}, w[] = {1, 2, 1}, items[] = {1, 4, 9, 2, 3};
+    spm_mining_trans_t b = {.n = 3, .normalized = 1, .off = off, .weight = w, .items = items}, d;
+    void *data;
+    size_t len;
+    ck_assert_int_eq(spm_mining_trans_encode(&b, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_trans_decode(data, len, &d), 0);
+    ck_assert_uint_eq(d.n, 3);
+    ck_assert_mem_eq(d.off, off, sizeof off);
+    ck_assert_mem_eq(d.weight, w, sizeof w);
+    ck_assert_mem_eq(d.items, items, sizeof items);
+    spm_mining_trans_free(&d);
+    refuse_truncated_and_forged(SPM_MINING_TRANS, data, len);
+    free(data);
+    /* Unsorted items are refused in a normalized block, kept in a raw one. */
+    items[1] = 0;
+    ck_assert_int_eq(spm_mining_trans_encode(&b, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_trans_decode(data, len, &d), SPM_EFORMAT);
+    free(data);
+    b.normalized = 0;
+    ck_assert_int_eq(spm_mining_trans_encode(&b, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_trans_decode(data, len, &d), 0);
+    spm_mining_trans_free(&d);
+    free(data);
+    /* A zero weight is refused. */
+    w[0] = 0;
+    ck_assert_int_eq(spm_mining_trans_encode(&b, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_trans_decode(data, len, &d), SPM_EFORMAT);
+    free(data);
+}
+END_TEST
+
+START_TEST(items_and_merge)
+{
+    uint32_t ia[] = {10, 12}, ib[] = {11, 12, 19};
+    uint64_t ca[] = {5, 1}, cb[] = {2, 3, 4};
+    spm_mining_items_t a = {.lo = 10, .hi = 20, .n = 2, .items = ia, .counts = ca};
+    spm_mining_items_t b = {.lo = 10, .hi = 20, .n = 3, .items = ib, .counts = cb}, m;
+    void *da, *db, *dm;
+    size_t la, lb, lm;
+    ck_assert_int_eq(spm_mining_items_encode(&a, &da, &la), 0);
+    ck_assert_int_eq(spm_mining_items_encode(&b, &db, &lb), 0);
+    refuse_truncated_and_forged(SPM_MINING_ITEMS, da, la);
+    const spm_sdb_type_t *t = spm_sdb_type_find(SPM_MINING_ITEMS);
+    ck_assert_int_eq(t->merge(da, la, db, lb, &dm, &lm), 0);
+    ck_assert_int_eq(spm_mining_items_decode(dm, lm, &m), 0);
+    ck_assert_uint_eq(m.n, 4);
+    ck_assert_mem_eq(m.items, ((uint32_t[]){10, 11, 12, 19}), 16);
+    ck_assert_mem_eq(m.counts, ((uint64_t[]){5, 2, 4, 4}), 32);
+    spm_mining_items_free(&m);
+    free(dm);
+    ck_assert_int_eq(t->merge(NULL, 0, db, lb, &dm, &lm), 0); /* first partial: a copy */
+    ck_assert_mem_eq(dm, db, lb);
+    free(dm);
+    /* Items outside the partition are refused. */
+    ia[0] = 25;
+    ia[1] = 26;
+    free(da);
+    ck_assert_int_eq(spm_mining_items_encode(&a, &da, &la), 0);
+    ck_assert_int_eq(t->validate(da, la), SPM_EFORMAT);
+    free(da);
+    free(db);
+}
+END_TEST
+
+START_TEST(sets_of_each_kind)
+{
+    uint32_t items[] = {1, 2, 1, 5, 3, 4};
+    uint64_t counts[] = {7, 8, 9};
+    const char *names[] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
+    for (int kind = 0; kind < 3; kind++) {
+        spm_mining_sets_t b = {.kind = kind, .k = 2, .n = 3, .items = items, .counts = counts}, d;
+        void *data;
+        size_t len;
+        ck_assert_int_eq(spm_mining_sets_encode(&b, &data, &len), 0);
+        ck_assert_int_eq(spm_mining_sets_decode(kind, data, len, &d), 0);
+        ck_assert_mem_eq(d.items, items, sizeof items);
+        if (kind != SPM_MINING_KIND_JOIN)
+            ck_assert_mem_eq(d.counts, counts, sizeof counts);
+        ck_assert_int_eq(spm_mining_sets_find(&d, (uint32_t[]){1, 5}), 1);
+        ck_assert_int_eq(spm_mining_sets_find(&d, (uint32_t[]){2, 5}), -1);
+        spm_mining_sets_free(&d);
+        refuse_truncated_and_forged(names[kind], data, len);
+        /* A block of one kind is not a block of another. */
+        ck_assert_int_eq(spm_sdb_type_find(names[(kind + 1) % 3])->validate(data, len),
+                         SPM_EFORMAT);
+        free(data);
+    }
+    /* Out of order or repeated sets are refused. */
+    uint32_t bad[] = {1, 5, 1, 2};
+    spm_mining_sets_t b = {.kind = SPM_MINING_KIND_JOIN, .k = 2, .n = 2, .items = bad}, d;
+    void *data;
+    size_t len;
+    ck_assert_int_eq(spm_mining_sets_encode(&b, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_sets_decode(SPM_MINING_KIND_JOIN, data, len, &d), SPM_EFORMAT);
+    free(data);
+}
+END_TEST
+
+START_TEST(candidate_merge_sums_counts)
+{
+    uint32_t items[] = {1, 2, 1, 5};
+    uint64_t a[] = {1, 2}, b[] = {10, 20};
+    spm_mining_sets_t x = {
+        .kind = SPM_MINING_KIND_CANDS, .k = 2, .n = 2, .items = items, .counts = a};
+    spm_mining_sets_t y = x, m;
+    y.counts = b;
+    void *dx, *dy, *dm;
+    size_t lx, ly, lm;
+    spm_mining_sets_encode(&x, &dx, &lx);
+    spm_mining_sets_encode(&y, &dy, &ly);
+    const spm_sdb_type_t *t = spm_sdb_type_find(SPM_MINING_CANDS);
+    ck_assert_int_eq(t->merge(dx, lx, dy, ly, &dm, &lm), 0);
+    ck_assert_int_eq(spm_mining_sets_decode(SPM_MINING_KIND_CANDS, dm, lm, &m), 0);
+    ck_assert_mem_eq(m.counts, ((uint64_t[]){11, 22}), 16);
+    spm_mining_sets_free(&m);
+    free(dm);
+    /* Partials over different sets cannot be merged. */
+    items[3] = 6;
+    free(dy);
+    spm_mining_sets_encode(&y, &dy, &ly);
+    ck_assert_int_eq(t->merge(dx, lx, dy, ly, &dm, &lm), SPM_EFORMAT);
+    free(dx);
+    free(dy);
+}
+END_TEST
+
+START_TEST(rules)
+{
+    spm_mining_rules_builder_t b = {0};
+    spm_mining_rules_add(&b, (uint32_t[]){1, 3}, 2, (uint32_t[]){2}, 1, 5, 6);
+    spm_mining_rules_add(&b, (uint32_t[]){4}, 1, (uint32_t[]){1, 9}, 2, 3, 3);
+    ck_assert(!b.failed);
+    void *data;
+    size_t len;
+    spm_mining_rules_t d;
+    ck_assert_int_eq(spm_mining_rules_encode(&b.r, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_rules_decode(data, len, &d), 0);
+    ck_assert_uint_eq(d.n, 2);
+    ck_assert_uint_eq(d.ylen[1], 2);
+    ck_assert_mem_eq(d.items + d.off[1], ((uint32_t[]){4, 1, 9}), 12);
+    spm_mining_rules_free(&d);
+    refuse_truncated_and_forged(SPM_MINING_RULES, data, len);
+    free(data);
+    /* X and Y must be disjoint, and s(Z) <= s(X). */
+    spm_mining_rules_builder_t bad = {0};
+    spm_mining_rules_add(&bad, (uint32_t[]){1}, 1, (uint32_t[]){1}, 1, 1, 1);
+    spm_mining_rules_encode(&bad.r, &data, &len);
+    ck_assert_int_eq(spm_mining_rules_decode(data, len, &d), SPM_EFORMAT);
+    free(data);
+    spm_mining_rules_free(&bad.r);
+    spm_mining_rules_builder_t bad2 = {0};
+    spm_mining_rules_add(&bad2, (uint32_t[]){1}, 1, (uint32_t[]){2}, 1, 5, 4);
+    spm_mining_rules_encode(&bad2.r, &data, &len);
+    ck_assert_int_eq(spm_mining_rules_decode(data, len, &d), SPM_EFORMAT);
+    free(data);
+    spm_mining_rules_free(&bad2.r);
+    spm_mining_rules_free(&b.r);
+}
+END_TEST
+
+START_TEST(forged_counts_refused_before_allocating)
+{
+    /* A header claiming 2^24 transactions of 2^32-1 items in 16 bytes. */
+    unsigned char forged[16];
+    spm_put_le32(forged, 0x4d54524eu);
+    spm_put_le32(forged + 4, 1);
+    spm_put_le32(forged + 8, SPM_MINING_MAX_ENTRIES);
+    spm_put_le32(forged + 12, 0xffffffffu);
+    spm_mining_trans_t d;
+    ck_assert_int_eq(spm_mining_trans_decode(forged, sizeof forged, &d), SPM_EFORMAT);
+    spm_put_le32(forged + 8, SPM_MINING_MAX_ENTRIES + 1);
+    ck_assert_int_eq(spm_mining_trans_decode(forged, sizeof forged, &d), SPM_EFORMAT);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("mining_sdb");
+    TCase *t = tcase_create("sdb");
+    tcase_add_test(t, transactions);
+    tcase_add_test(t, items_and_merge);
+    tcase_add_test(t, sets_of_each_kind);
+    tcase_add_test(t, candidate_merge_sums_counts);
+    tcase_add_test(t, rules);
+    tcase_add_test(t, forged_counts_refused_before_allocating);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+SPM_TEST_MAIN(suite)

@@ -1,0 +1,235 @@
+/*  Matrix Market: round trips for every layout, field and symmetry through
+    the reader and the writer (each checked against the independent
+    reference reader/writer), and one clear "file:line: ..." per bad file. */
+#include "isa/matrix/mmio.h"
+#include "tests/check_main.h"
+#include "tests/ref/matmul_ref.h"
+#include "vm/spm.h"
+
+#include <unistd.h>
+
+static char dir[] = "/tmp/spm-mmio-XXXXXX";
+
+static void setup(void)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static double *source(int m, int n, int field, int sym)
+{
+    double *a = ref_random(m, n, 0.4, 42 + field * 3 + sym, field);
+    if (sym != REF_GENERAL)
+        ref_symmetrize(n, a, sym);
+    return a;
+}
+
+/*  Reads PATH with the product reader into a dense array. */
+static double *read_all(const char *path, uint64_t *m, uint64_t *n)
+{
+    spm_mmio_t *r = spm_mmio_open(path);
+    ck_assert_msg(r != NULL, "%s", spm_error_detail());
+    *m = spm_mmio_header(r)->rows;
+    *n = spm_mmio_header(r)->cols;
+    double *a = calloc(*m * *n, sizeof(double));
+    uint64_t i, j;
+    double v;
+    int rc;
+    while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
+        a[i * *n + j] += v;
+    ck_assert_msg(rc == 0, "%s", spm_error_detail());
+    spm_mmio_close(&r);
+    ck_assert_ptr_null(r);
+    return a;
+}
+
+/*  Kind I of 18 (layout x field x symmetry); 0 for the combinations the
+    format does not have (array pattern, skew-symmetric pattern). */
+static int kind(int i, int *array, int *field, int *sym, int *m, int *n)
+{
+    *array = i / 9;
+    *field = i / 3 % 3;
+    *sym = i % 3;
+    *m = *sym ? 6 : 7;
+    *n = 6;
+    return !(*field == REF_PATTERN && (*array || *sym == REF_SKEW));
+}
+
+/*  The reference writes every kind; the product reads it back exactly. */
+START_TEST(read_every_kind)
+{
+    int array, field, sym, m, n;
+    if (!kind(_i, &array, &field, &sym, &m, &n))
+        return;
+    double *a = source(m, n, field, sym);
+    char path[256];
+    snprintf(path, sizeof path, "%s/in.mtx", dir);
+    ck_assert_int_eq(ref_write_mtx(path, m, n, a, array, field, sym), 0);
+    uint64_t rm, rn;
+    double *b = read_all(path, &rm, &rn);
+    ck_assert_uint_eq(rm, m);
+    ck_assert_uint_eq(rn, n);
+    ck_assert_msg(memcmp(a, b, (size_t)m * n * sizeof(double)) == 0,
+                  "array %d field %d symmetry %d differs", array, field, sym);
+    free(a);
+    free(b);
+}
+END_TEST
+
+/*  The product writes every kind; the reference and the product read it
+    back exactly. */
+START_TEST(write_every_kind)
+{
+    int array, field, sym, m, n;
+    if (!kind(_i, &array, &field, &sym, &m, &n))
+        return;
+    double *a = source(m, n, field, sym);
+    char path[256];
+    snprintf(path, sizeof path, "%s/out.mtx", dir);
+    FILE *f = fopen(path, "w+");
+    spm_mmio_header_t h = {array, field, sym, m, n, array ? 0 : UINT64_MAX};
+    spm_mmio_writer_t *w = spm_mmio_writer_open(f, &h);
+    ck_assert_ptr_nonnull(w);
+    for (int j = 0; j < n; j++)
+        for (int i = sym == REF_GENERAL ? 0 : j + (sym == REF_SKEW); i < m; i++)
+            if (array || a[i * n + j] != 0.0)
+                ck_assert_int_eq(spm_mmio_writer_put(w, i, j, a[i * n + j]), 0);
+    ck_assert_int_eq(spm_mmio_writer_close(&w), 0);
+    fclose(f);
+    int rm, rn;
+    double *b = ref_read_mtx(path, &rm, &rn);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(rm, m);
+    ck_assert_int_eq(rn, n);
+    ck_assert_msg(memcmp(a, b, (size_t)m * n * sizeof(double)) == 0,
+                  "array %d field %d symmetry %d differs", array, field, sym);
+    uint64_t pm, pn;
+    double *c = read_all(path, &pm, &pn);
+    ck_assert_mem_eq(a, c, (size_t)m * n * sizeof(double));
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
+START_TEST(write_count_checked)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/c.mtx", dir);
+    FILE *f = fopen(path, "w");
+    spm_mmio_header_t h = {SPM_MMIO_COORDINATE, SPM_MMIO_REAL, SPM_MMIO_GENERAL, 2, 2, 1};
+    spm_mmio_writer_t *w = spm_mmio_writer_open(f, &h);
+    ck_assert_int_eq(spm_mmio_writer_put(w, 0, 0, 1.0), 0);
+    ck_assert_int_eq(spm_mmio_writer_put(w, 1, 1, 1.0), SPM_ERANGE);
+    ck_assert_int_eq(spm_mmio_writer_close(&w), 0);
+    w = spm_mmio_writer_open(f, &h);
+    ck_assert_int_eq(spm_mmio_writer_close(&w), SPM_EFORMAT);
+    fclose(f);
+}
+END_TEST
+
+/*  Each bad file must fail with "PATH:LINE: " and a word of what is wrong. */
+static const struct {
+    const char *text;
+    int line;
+    const char *says;
+} bad[] = {
+    {"hello\n1 1 1\n1 1 1\n", 1, "banner"},
+    {"%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", 1, "complex"},
+    {"%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n", 1, "hermitian"},
+    {"%%MatrixMarket vector coordinate real general\n1 1 1\n1 1 1\n", 1, "vector"},
+    {"%%MatrixMarket matrix coordinate real general\n% c\n4 4\n", 3, "size line"},
+    {"%%MatrixMarket matrix coordinate real general\n2 x 1\n1 1 1\n", 2, "size line"},
+    {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", 2, "square"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 5\n", 2, "cannot fit"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.5\n2 1 abc\n", 4, "abc"},
+    {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n", 3, "integer"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", 3, "outside"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n", 3, "outside"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1\n", 3, "row col"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n", 3, "missing value"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1 7\n", 3, "after the entry"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 1\n", 4, "truncated"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 1\n", 4, "more entries"},
+    {"%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", 3, "diagonal"},
+    {"%%MatrixMarket matrix array real general\n2 1\n1\n", 3, "truncated"},
+    {"%%MatrixMarket matrix array real general\n1 1\n1e999\n", 3, "out of range"},
+    {"%%MatrixMarket matrix array pattern general\n1 1\n", 1, "pattern"},
+    {"", 0, "empty"},
+};
+
+START_TEST(bad_files)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/bad.mtx", dir);
+    FILE *f = fopen(path, "w");
+    fputs(bad[_i].text, f);
+    fclose(f);
+    spm_mmio_t *r = spm_mmio_open(path);
+    int rc = SPM_EFORMAT;
+    if (r) {
+        uint64_t i, j;
+        double v;
+        while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
+            ;
+        spm_mmio_close(&r);
+    }
+    ck_assert_int_eq(rc, SPM_EFORMAT);
+    char want[300];
+    snprintf(want, sizeof want, "%s:%d: ", path, bad[_i].line);
+    const char *d = spm_error_detail();
+    ck_assert_msg(strncmp(d, want, strlen(want)) == 0, "case %d: '%s' lacks '%s'", _i, d, want);
+    ck_assert_msg(strstr(d, bad[_i].says) != NULL, "case %d: '%s' lacks '%s'", _i, d, bad[_i].says);
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+    ck_assert_ptr_null(spm_mmio_open("/nonexistent/A.mtx"));
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "/nonexistent/A.mtx"));
+}
+END_TEST
+
+START_TEST(real_matrix)
+{
+    const char *path = "../shared/data/mtx/bcsstk13.mtx";
+    if (access(path, R_OK) != 0)
+        path = "/work/shared/data/mtx/bcsstk13.mtx";
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "skipped: %s is absent\n", path);
+        return;
+    }
+    uint64_t m, n;
+    double *a = read_all(path, &m, &n);
+    int rm, rn;
+    double *b = ref_read_mtx(path, &rm, &rn);
+    ck_assert_uint_eq(m, 2003);
+    ck_assert_mem_eq(a, b, m * n * sizeof(double));
+    free(a);
+    free(b);
+}
+END_TEST
+
+static Suite *mm_mmio_suite(void)
+{
+    Suite *s = suite_create("mm_mmio");
+    TCase *tc = tcase_create("mmio");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, read_every_kind, 0, 18);
+    tcase_add_loop_test(tc, write_every_kind, 0, 18);
+    tcase_add_test(tc, write_count_checked);
+    tcase_add_loop_test(tc, bad_files, 0, sizeof bad / sizeof *bad);
+    tcase_add_test(tc, missing_file);
+    tcase_add_test(tc, real_matrix);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SPM_TEST_MAIN(mm_mmio_suite)

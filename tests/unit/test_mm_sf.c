@@ -1,0 +1,297 @@
+/*  The matmul super-function driven through the real IDU in this process:
+    IEUs are simulated (SIs run with spm_si_exec_local, in a random order
+    among the IEUs, one or two at a time), so every policy and update
+    method is checked against the reference without starting processes. */
+#include "idu/idu.h"
+#include "isa/core/registry.h"
+#include "isa/core/si.h"
+#include "isa/matrix/block.h"
+#include "programs/matmul/cut.h"
+#include "programs/matmul/job.h"
+#include "tests/check_main.h"
+#include "tests/ref/matmul_ref.h"
+
+typedef struct {
+    spm_sdb_t id;
+    uint64_t version;
+    void *data;
+    size_t len;
+} obj_t;
+
+typedef struct {
+    uint32_t ieu;
+    spm_idu_si_t si;
+} pending_t;
+
+typedef struct {
+    spm_idu_t *idu;
+    obj_t *objs;
+    size_t nobjs;
+    pending_t pending[4096];
+    size_t npending;
+    int ended;
+    uint64_t multiplies;
+    uint64_t per_ieu[8];
+} sim_t;
+
+static void obj_put(sim_t *s, spm_sdb_t id, uint64_t version, void *data, size_t len)
+{
+    s->objs = realloc(s->objs, (s->nobjs + 1) * sizeof *s->objs);
+    s->objs[s->nobjs++] = (obj_t){id, version, data, len};
+}
+
+static obj_t *obj_get(sim_t *s, spm_sdb_t id, uint64_t version)
+{
+    for (size_t i = 0; i < s->nobjs; i++)
+        if (s->objs[i].id == id && s->objs[i].version == version)
+            return &s->objs[i];
+    return NULL;
+}
+
+static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
+{
+    sim_t *s = arg;
+    ck_assert_uint_lt(s->npending, 4096);
+    s->pending[s->npending++] = (pending_t){ieu, *si};
+}
+
+static void ended(void *arg, uint64_t job)
+{
+    (void)job;
+    ((sim_t *)arg)->ended = 1;
+}
+
+typedef struct {
+    sim_t *s;
+    spm_sdb_t *grid;
+    uint64_t *entries;
+    uint32_t nbj;
+} put_t;
+
+static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
+                     uint64_t entries)
+{
+    put_t *p = arg;
+    p->entries[(size_t)bi * p->nbj + bj] = entries;
+    spm_sdb_t id = spm_idu_sdb_put(p->s->idu, spm_name_id("mm.raw"));
+    void *copy = malloc(len);
+    memcpy(copy, data, len);
+    obj_put(p->s, id, 1, copy, len);
+    p->grid[(size_t)bi * p->nbj + bj] = id;
+    return 0;
+}
+
+static void cut(sim_t *s, const double *a, uint32_t m, uint32_t n, uint32_t k, spm_sdb_t *grid,
+                uint64_t *entries)
+{
+    spm_mm_cutter_t *c = spm_mm_cutter_new(m, n, k);
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t j = 0; j < n; j++)
+            ck_assert_int_eq(spm_mm_cutter_add(c, i, j, a[(size_t)i * n + j]), 0);
+    put_t p = {s, grid, entries, spm_mm_nblocks(n, k)};
+    ck_assert_int_eq(spm_mm_cutter_flush(c, put_block, &p), 0);
+    spm_mm_cutter_destroy(&c);
+}
+
+/*  Runs one pending SI (chosen at random, IEU 0 three times less often
+    when SLOW) and commits it. */
+static void step(sim_t *s, uint64_t *rng, int slow)
+{
+    size_t at = ref_next(rng) % s->npending;
+    if (slow && s->pending[at].ieu == 0 && ref_next(rng) % 3 != 0)
+        at = ref_next(rng) % s->npending;
+    pending_t p = s->pending[at];
+    s->pending[at] = s->pending[--s->npending];
+    const spm_opcode_t *op = spm_opcode_by_id(p.si.opcode);
+    ck_assert_ptr_nonnull(op);
+    spm_si_operand_t ops[SPM_MAX_OPERANDS];
+    memset(ops, 0, p.si.nops * sizeof *ops);
+    for (size_t i = 0; i < p.si.nops; i++) {
+        const spm_idu_op_t *o = &p.si.ops[i];
+        ops[i].mode = o->mode;
+        if (o->mode == SPM_R || o->mode == SPM_RW) {
+            obj_t *in = obj_get(s, o->sdb, o->mode == SPM_RW ? o->in_version : o->version);
+            ck_assert_msg(in != NULL, "%s: operand %zu (sdb %llu) not there", op->name, i,
+                          (unsigned long long)o->sdb);
+            ops[i].in = in->data;
+            ops[i].in_len = in->len;
+        }
+    }
+    void *reply = NULL;
+    size_t rlen = 0;
+    int rc =
+        spm_si_exec_local(op->name, ops, p.si.nops, p.si.params, p.si.params_len, &reply, &rlen);
+    ck_assert_msg(rc == 0, "%s failed: %s", op->name, spm_error_detail());
+    for (size_t i = 0; i < p.si.nops; i++)
+        if (ops[i].mode != SPM_R)
+            obj_put(s, p.si.ops[i].sdb, p.si.ops[i].version, ops[i].out, ops[i].out_len);
+    if (strcmp(op->name, "mm.multiply") == 0) {
+        s->multiplies += (p.si.nops - 1) / 2; /* products */
+        s->per_ieu[p.ieu] += (p.si.nops - 1) / 2;
+    }
+    ck_assert_ptr_nonnull(spm_idu_lookup(s->idu, p.ieu, p.si.id, p.si.attempt));
+    spm_idu_commit_t c = {.reply = reply, .reply_len = rlen};
+    spm_idu_commit(s->idu, p.ieu, p.si.id, &c);
+    free(reply);
+    spm_idu_ieu_pull(s->idu, p.ieu, 1);
+    spm_idu_pump(s->idu);
+}
+
+/*  Products per multiply SI for the next run (0: the SF chooses). */
+static uint32_t per_si;
+
+/*  C = A x B through the SF with NIEUS IEUs on two nodes; returns the
+    relative error against the reference and the multiplies run. */
+static double run(uint32_t m, uint32_t p, uint32_t n, uint32_t k, double density, int symmetric,
+                  spm_mm_policy_t policy, spm_mm_update_t update, uint32_t nieus, int slow,
+                  uint64_t *multiplies, uint64_t *per_ieu)
+{
+    sim_t s = {0};
+    s.idu = spm_idu_new(emit, ended, &s);
+    double *a = ref_random(m, p, density, 1000 + m, REF_REAL);
+    double *b = ref_random(p, n, density, 2000 + n, REF_REAL);
+    if (symmetric) {
+        ref_symmetrize(m, a, REF_SYMMETRIC);
+        ref_symmetrize(p, b, REF_SKEW);
+    }
+    spm_mm_job_t j = {.m = m,
+                      .p = p,
+                      .n = n,
+                      .k = k,
+                      .policy = policy,
+                      .update = update,
+                      .per_si = per_si,
+                      .seed = 9};
+    ck_assert_int_eq(spm_mm_job_alloc(&j), 0);
+    cut(&s, a, m, p, k, j.a, j.annz);
+    cut(&s, b, p, n, k, j.b, j.bnnz);
+    /* the products the SF must issue: only pairs of non-zero blocks */
+    uint32_t ni = spm_mm_nblocks(m, k), nk = spm_mm_nblocks(p, k), nj = spm_mm_nblocks(n, k);
+    uint64_t want = 0;
+    for (uint32_t i = 0; i < ni; i++)
+        for (uint32_t jj = 0; jj < nj; jj++)
+            for (uint32_t kk = 0; kk < nk; kk++)
+                want += j.a[(size_t)i * nk + kk] && j.b[(size_t)kk * nj + jj];
+    void *args;
+    size_t len;
+    ck_assert_int_eq(spm_mm_job_encode(&j, &args, &len), 0);
+    for (uint32_t w = 0; w < nieus; w++)
+        spm_idu_ieu_join(s.idu, w % 2, 1);
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(s.idu, "matmul", args, len, 0, &job), 0);
+    for (uint32_t w = 0; w < nieus; w++)
+        spm_idu_ieu_pull(s.idu, w, 2);
+    spm_idu_pump(s.idu);
+    uint64_t rng = 77;
+    while (!s.ended && s.npending)
+        step(&s, &rng, slow);
+    spm_idu_job_info_t info;
+    ck_assert_int_eq(spm_idu_job_info(s.idu, job, &info), 0);
+    ck_assert_msg(info.state == 1, "job not done (state %d, %s, %zu pending)", info.state,
+                  info.error ? info.error : "", s.npending);
+    spm_sdb_t *ids = calloc((size_t)ni * nj, sizeof *ids);
+    ck_assert_int_eq(spm_mm_result_decode(info.result, info.result_len, ni, nj, ids), 0);
+    double *c = calloc((size_t)m * n, sizeof(double));
+    for (uint32_t i = 0; i < ni; i++)
+        for (uint32_t jj = 0; jj < nj; jj++) {
+            spm_sdb_t id = ids[(size_t)i * nj + jj];
+            if (!id)
+                continue;
+            uint32_t type;
+            obj_t *o = obj_get(&s, id, spm_idu_sdb_version(s.idu, id, &type));
+            ck_assert_ptr_nonnull(o);
+            spm_mm_block_t *blk = NULL;
+            ck_assert_int_eq(spm_mm_block_decode(o->data, o->len, &blk), 0);
+            for (uint32_t r = 0; r < blk->m.rows; r++)
+                for (uint32_t q = 0; q < blk->m.cols; q++) {
+                    double v = 0;
+                    if (blk->m.kind == SPM_MM_DENSE)
+                        v = blk->val[(size_t)r * blk->m.cols + q];
+                    c[((size_t)i * k + r) * n + (size_t)jj * k + q] = v;
+                }
+            if (blk->m.kind == SPM_MM_CSR)
+                for (uint32_t r = 0; r < blk->m.rows; r++)
+                    for (uint32_t q = blk->rowptr[r]; q < blk->rowptr[r + 1]; q++)
+                        c[((size_t)i * k + r) * n + (size_t)jj * k + blk->colidx[q]] = blk->val[q];
+            spm_mm_block_destroy(&blk);
+        }
+    double *r = ref_matmul(m, p, n, a, b);
+    double err = ref_rel_err(m, n, c, r);
+    ck_assert_uint_eq(s.multiplies, want);
+    if (multiplies)
+        *multiplies = s.multiplies;
+    if (per_ieu)
+        memcpy(per_ieu, s.per_ieu, sizeof s.per_ieu);
+    free(r);
+    free(c);
+    free(ids);
+    free(args);
+    spm_mm_job_free(&j);
+    free(a);
+    free(b);
+    for (size_t i = 0; i < s.nobjs; i++)
+        free(s.objs[i].data);
+    free(s.objs);
+    spm_idu_destroy(&s.idu);
+    return err;
+}
+
+START_TEST(every_policy_and_update)
+{
+    static const uint32_t per[] = {1, 3, 0};
+    for (int pol = SPM_MM_SYN; pol <= SPM_MM_SS; pol++)
+        for (int up = SPM_MM_WRITE; up <= SPM_MM_MIXTURE; up++)
+            for (size_t x = 0; x < 3; x++) {
+                per_si = per[x];
+                double err = run(70, 50, 45, 16, 0.3, 0, (spm_mm_policy_t)pol, (spm_mm_update_t)up,
+                                 3, 0, NULL, NULL);
+                ck_assert_msg(err < 1e-12, "%s/%s/%u: error %g", spm_mm_policy_name(pol),
+                              spm_mm_update_name(up), per_si, err);
+            }
+}
+END_TEST
+
+START_TEST(sparse_symmetric_shapes)
+{
+    per_si = 0;
+    /* sparse enough that whole blocks are empty */
+    ck_assert(run(90, 90, 90, 10, 0.004, 1, SPM_MM_SS, SPM_MM_WRITE, 2, 0, NULL, NULL) < 1e-12);
+    ck_assert(run(90, 90, 90, 10, 0.004, 1, SPM_MM_R, SPM_MM_DISTRIBUTED, 2, 0, NULL, NULL) <
+              1e-12);
+    /* tall times wide, and a single block */
+    ck_assert(run(100, 3, 80, 32, 0.5, 0, SPM_MM_SR, SPM_MM_MIXTURE, 4, 0, NULL, NULL) < 1e-12);
+    ck_assert(run(5, 6, 7, 64, 1.0, 0, SPM_MM_S, SPM_MM_UPDATE, 1, 0, NULL, NULL) < 1e-12);
+    /* nothing to multiply: C is all zero */
+    ck_assert(run(20, 20, 20, 8, 0.0, 0, SPM_MM_SS, SPM_MM_WRITE, 2, 0, NULL, NULL) == 0.0);
+}
+END_TEST
+
+/*  With one IEU slowed 3:1, a dynamic policy gives the fast IEUs more
+    products; the static one gives everyone the same share. */
+START_TEST(dynamic_balances)
+{
+    uint64_t dyn[8], stat[8], total;
+    per_si = 0; /* one SI per group: the static plan is exact */
+    ck_assert(run(64, 64, 64, 8, 1.0, 0, SPM_MM_S, SPM_MM_WRITE, 2, 1, &total, stat) < 1e-12);
+    ck_assert_uint_eq(stat[0], stat[1]);
+    per_si = 1;
+    ck_assert(run(64, 64, 64, 8, 1.0, 0, SPM_MM_SS, SPM_MM_WRITE, 2, 1, &total, dyn) < 1e-12);
+    ck_assert(run(64, 64, 64, 8, 1.0, 0, SPM_MM_S, SPM_MM_WRITE, 2, 1, &total, stat) < 1e-12);
+    ck_assert_uint_eq(stat[0], stat[1]);
+    ck_assert_uint_lt(dyn[0] * 3, dyn[1] * 2);
+}
+END_TEST
+
+static Suite *mm_sf_suite(void)
+{
+    Suite *s = suite_create("mm_sf");
+    TCase *tc = tcase_create("sf");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, every_policy_and_update);
+    tcase_add_test(tc, sparse_symmetric_shapes);
+    tcase_add_test(tc, dynamic_balances);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SPM_TEST_MAIN(mm_sf_suite)

@@ -1,0 +1,360 @@
+/*  =========================================================================
+    security - CurveZMQ on every TCP endpoint, keys, and the allow-list
+    =========================================================================
+*/
+#include "vm/security.h"
+#include "vm/cli.h"
+#include "vm/config.h"
+#include "vm/log.h"
+#include "vm/spm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zmq.h>
+
+#define Z85_KEY 40 /* characters of a Z85-encoded CurveZMQ key */
+
+struct spm_security {
+    char *dir;                               /* key directory */
+    char role[16];                           /* "center", "agent", "client" */
+    int insecure;                            /* plain TCP allowed */
+    int loaded;                              /* keys read (or found missing) */
+    int have_keys;                           /* own key pair present */
+    char pub[Z85_KEY + 1], sec[Z85_KEY + 1]; /* own key pair */
+    char server[Z85_KEY + 1];                /* center.pub (agents, clients) */
+    char (*allowed)[Z85_KEY + 1];            /* authorized/NAME.pub */
+    size_t nallowed;
+    void *zap;        /* ZAP handler REP socket, or NULL */
+    uint64_t refused; /* connections refused */
+};
+
+spm_security_t *spm_security_new(const char *dir, const char *role, int insecure)
+{
+    spm_security_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->dir = strdup(dir ? dir : spm_config_str("security", "keys"));
+    snprintf(self->role, sizeof self->role, "%s", role);
+    self->insecure = insecure || spm_config_bool("security", "insecure");
+    if (!self->dir) {
+        free(self);
+        return NULL;
+    }
+    return self;
+}
+
+void spm_security_destroy(spm_security_t **selfp)
+{
+    spm_security_t *self = *selfp;
+    if (!self)
+        return;
+    if (self->zap)
+        zmq_close(self->zap);
+    free(self->allowed);
+    free(self->dir);
+    free(self);
+    *selfp = NULL;
+}
+
+/*  Reads "KEY = VALUE" lines of PATH; copies the Z85 value of NAME into OUT.
+    Returns 0 or SPM_ENOTFOUND / SPM_EFORMAT. */
+static int read_key(const char *path, const char *name, char *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return SPM_ENOTFOUND;
+    char line[256];
+    int rc = SPM_EFORMAT;
+    while (fgets(line, sizeof line, f)) {
+        char key[64], value[128];
+        if (sscanf(line, " %63[a-z-] = %127s", key, value) == 2 && strcmp(key, name) == 0 &&
+            strlen(value) == Z85_KEY) {
+            memcpy(out, value, Z85_KEY + 1);
+            rc = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static void load(spm_security_t *self)
+{
+    if (self->loaded)
+        return;
+    self->loaded = 1;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.key", self->dir, self->role);
+    self->have_keys = read_key(path, "public-key", self->pub) == 0 &&
+                      read_key(path, "secret-key", self->sec) == 0;
+    snprintf(path, sizeof path, "%s/center.pub", self->dir);
+    read_key(path, "public-key", self->server);
+    snprintf(path, sizeof path, "%s/authorized", self->dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".pub") != 0)
+            continue;
+        char file[1200];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        char key[Z85_KEY + 1];
+        if (read_key(file, "public-key", key) != 0)
+            continue;
+        void *v = realloc(self->allowed, (self->nallowed + 1) * sizeof *self->allowed);
+        if (!v)
+            break;
+        self->allowed = v;
+        memcpy(self->allowed[self->nallowed++], key, Z85_KEY + 1);
+    }
+    if (d)
+        closedir(d);
+}
+
+static int is_tcp(const char *endpoint)
+{
+    return strncmp(endpoint, "tcp://", 6) == 0;
+}
+
+int spm_security_on(const spm_security_t *self)
+{
+    return !self->insecure;
+}
+
+/*  Whether a tcp:// ENDPOINT may go on: with keys (secure) or insecure
+    (with a warning). Returns 1 to secure, 0 for plain, SPM_EDENIED. */
+static int tcp_mode(spm_security_t *self, const char *endpoint)
+{
+    if (!is_tcp(endpoint))
+        return 0;
+    if (self->insecure) {
+        spm_log_warn("%s: plain TCP (--insecure): anyone who reaches it gets in", endpoint);
+        return 0;
+    }
+    load(self);
+    if (!self->have_keys)
+        return spm_error(SPM_EDENIED,
+                         "%s: no key pair %s/%s.key for this TCP endpoint (create one with "
+                         "'spm keygen --keys %s --name %s', or pass --insecure)",
+                         endpoint, self->dir, self->role, self->dir, self->role);
+    return 1;
+}
+
+int spm_security_bind(spm_security_t *self, void *ctx, void *sock, const char *endpoint)
+{
+    int mode = tcp_mode(self, endpoint);
+    if (mode < 0)
+        return mode;
+    if (mode == 1) {
+        if (!self->zap) {
+            self->zap = zmq_socket(ctx, ZMQ_REP);
+            int linger = 0;
+            zmq_setsockopt(self->zap, ZMQ_LINGER, &linger, sizeof linger);
+            if (!self->zap || zmq_bind(self->zap, "inproc://zeromq.zap.01") != 0)
+                return spm_error(SPM_ESYS, "cannot start the ZAP handler: %s",
+                                 zmq_strerror(zmq_errno()));
+        }
+        int one = 1;
+        zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one);
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, self->sec, Z85_KEY + 1);
+        zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "spm", 3);
+    }
+    if (zmq_bind(sock, endpoint) != 0) {
+        int err = zmq_errno();
+        return spm_error(err == EADDRINUSE ? SPM_EADDRINUSE : SPM_EINVAL, "%s: %s", endpoint,
+                         err == EADDRINUSE ? "address already in use (is another center running?)"
+                                           : zmq_strerror(err));
+    }
+    return 0;
+}
+
+int spm_security_connect(spm_security_t *self, void *sock, const char *endpoint,
+                         const char *server_key)
+{
+    int mode = tcp_mode(self, endpoint);
+    if (mode < 0)
+        return mode;
+    if (mode == 1) {
+        const char *server = server_key && *server_key ? server_key : self->server;
+        if (strlen(server) != Z85_KEY)
+            return spm_error(SPM_EDENIED, "%s: no server key (%s/center.pub is missing)", endpoint,
+                             self->dir);
+        zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server, Z85_KEY + 1);
+        zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, self->pub, Z85_KEY + 1);
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, self->sec, Z85_KEY + 1);
+    }
+    if (zmq_connect(sock, endpoint) != 0)
+        return spm_error(SPM_EUNREACH, "%s: %s", endpoint, zmq_strerror(zmq_errno()));
+    return 0;
+}
+
+const char *spm_security_public(spm_security_t *self)
+{
+    load(self);
+    return !self->insecure && self->have_keys ? self->pub : "";
+}
+
+void *spm_security_zap(spm_security_t *self)
+{
+    return self->zap;
+}
+
+uint64_t spm_security_refused(const spm_security_t *self)
+{
+    return self->refused;
+}
+
+static void zap_send(void *sock, const char *s, int more)
+{
+    zmq_send(sock, s, strlen(s), more ? ZMQ_SNDMORE : 0);
+}
+
+/*  One ZAP request: version, request id, domain, address, identity,
+    mechanism, credentials. Only CURVE with an authorized key passes. */
+static void zap_one(spm_security_t *self)
+{
+    char frames[7][256];
+    size_t sizes[7] = {0};
+    int n = 0, more = 1;
+    while (more && n < 7) {
+        int len = zmq_recv(self->zap, frames[n], sizeof frames[n] - 1, ZMQ_DONTWAIT);
+        if (len < 0)
+            return;
+        sizes[n] = (size_t)len < sizeof frames[n] ? (size_t)len : sizeof frames[n] - 1;
+        frames[n][sizes[n]] = '\0';
+        n++;
+        size_t sz = sizeof more;
+        zmq_getsockopt(self->zap, ZMQ_RCVMORE, &more, &sz);
+    }
+    while (more) { /* drain anything unexpected */
+        char junk[256];
+        zmq_recv(self->zap, junk, sizeof junk, 0);
+        size_t sz = sizeof more;
+        zmq_getsockopt(self->zap, ZMQ_RCVMORE, &more, &sz);
+    }
+    int ok = 0;
+    char key[Z85_KEY + 1] = "";
+    if (n == 7 && strcmp(frames[5], "CURVE") == 0 && sizes[6] == 32) {
+        zmq_z85_encode(key, (const uint8_t *)frames[6], 32);
+        for (size_t i = 0; i < self->nallowed && !ok; i++)
+            ok = strcmp(self->allowed[i], key) == 0;
+    }
+    if (!ok) {
+        self->refused++;
+        spm_log_warn("refused a connection from %s: %s", n > 3 ? frames[3] : "?",
+                     key[0] ? "its key is not in authorized/" : "no CurveZMQ key");
+    }
+    zap_send(self->zap, "1.0", 1);
+    zmq_send(self->zap, frames[1], sizes[1], ZMQ_SNDMORE);
+    zap_send(self->zap, ok ? "200" : "400", 1);
+    zap_send(self->zap, ok ? "OK" : "not authorized", 1);
+    zap_send(self->zap, ok ? key : "", 1);
+    zap_send(self->zap, "", 0);
+}
+
+void spm_security_zap_handle(spm_security_t *self)
+{
+    if (!self->zap)
+        return;
+    load(self);
+    for (int k = 0; k < 64; k++) {
+        zmq_pollitem_t item = {self->zap, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&item, 1, 0) <= 0)
+            return;
+        zap_one(self);
+    }
+}
+
+/* ---------------------------------------------------------- spm keygen */
+
+static int write_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    chmod(path, mode);
+    int bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    return bad ? spm_error(SPM_EIO, "%s: cannot write", path) : 0;
+}
+
+static int keygen_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"keys", required_argument, 0, 'k'},
+                                         {"name", required_argument, 0, 'n'},
+                                         {"authorize", no_argument, 0, 'a'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *dir = NULL, *name = NULL;
+    int authorize = 0, ch;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'k':
+            dir = optarg;
+            break;
+        case 'n':
+            name = optarg;
+            break;
+        case 'a':
+            authorize = 1;
+            break;
+        case 'h':
+            printf("usage: spm keygen --name center|agent|client [--keys DIR] [--authorize]\n\n"
+                   "Writes a CurveZMQ key pair: DIR/NAME.key (secret, mode 0600) and\n"
+                   "DIR/NAME.pub. --authorize also copies NAME.pub into DIR/authorized/, the\n"
+                   "keys the center and the data agents let in. DIR defaults to the\n"
+                   "configured security.keys (%s).\n\n"
+                   "A cluster: on the center's machine make center and authorize the\n"
+                   "agents' and clients' .pub files there; give every node center.pub.\n",
+                   spm_config_str("security", "keys"));
+            return 0;
+        default:
+            return spm_cli_usage("keygen", "invalid option");
+        }
+    }
+    if (!name || !*name || strchr(name, '/'))
+        return spm_cli_usage("keygen", "--name is required (a plain file name)");
+    if (!dir)
+        dir = spm_config_str("security", "keys");
+    char pub[Z85_KEY + 1], sec[Z85_KEY + 1], path[1024], text[256];
+    if (zmq_curve_keypair(pub, sec) != 0) {
+        spm_error(SPM_ESYS, "this ZeroMQ has no CurveZMQ (libsodium) support");
+        return spm_cli_fail("keygen", SPM_ESYS);
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        spm_error(SPM_EIO, "%s: %s", dir, strerror(errno));
+        return spm_cli_fail("keygen", SPM_EIO);
+    }
+    int rc;
+    snprintf(path, sizeof path, "%s/%s.key", dir, name);
+    snprintf(text, sizeof text,
+             "# spm key pair '%s': keep secret\npublic-key = %s\nsecret-key = %s\n", name, pub,
+             sec);
+    if ((rc = write_file(path, text, 0600)) != 0)
+        return spm_cli_fail("keygen", rc);
+    snprintf(path, sizeof path, "%s/%s.pub", dir, name);
+    snprintf(text, sizeof text, "# spm public key '%s'\npublic-key = %s\n", name, pub);
+    if ((rc = write_file(path, text, 0644)) != 0)
+        return spm_cli_fail("keygen", rc);
+    if (authorize) {
+        snprintf(path, sizeof path, "%s/authorized", dir);
+        mkdir(path, 0700);
+        snprintf(path, sizeof path, "%s/authorized/%s.pub", dir, name);
+        if ((rc = write_file(path, text, 0644)) != 0)
+            return spm_cli_fail("keygen", rc);
+    }
+    printf("%s/%s.key and %s.pub written%s\n", dir, name, name, authorize ? " (authorized)" : "");
+    return 0;
+}
+
+SPM_CONSTRUCTOR(keygen_cmd)
+{
+    spm_command_register(&(spm_command_t){.name = "keygen",
+                                          .summary = "create CurveZMQ keys for TCP endpoints",
+                                          .main = keygen_main});
+}

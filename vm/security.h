@@ -1,0 +1,63 @@
+/*  =========================================================================
+    security - CurveZMQ on every TCP endpoint, keys, and the allow-list
+
+    @discuss
+    Every tcp:// endpoint is encrypted and authenticated with CurveZMQ.
+    ipc:// endpoints (the embedded VM) live in a 0700 directory and need no
+    keys. A key directory (security.keys, --keys) holds:
+
+        center.key, center.pub     the center's key pair
+        agent.key, agent.pub       a node's key pair (its agent and IEUs)
+        client.key, client.pub     a client's key pair
+        authorized/NAME.pub           public keys let in by the center and by
+                                   the nodes' data agents
+
+    `spm keygen --name NAME` writes NAME.key (0600) and NAME.pub; with
+    --authorize it also copies NAME.pub into authorized/. A server socket
+    asks a ZAP handler (polled by the owning thread, no extra thread) about
+    every new connection: a key not in authorized/ is refused, logged with
+    the peer's address and counted. Plain TCP without keys needs --insecure
+    (security.insecure) and warns.
+    @end
+    =========================================================================
+*/
+#ifndef SPM_SECURITY_H_INCLUDED
+#define SPM_SECURITY_H_INCLUDED
+
+#include <stdint.h>
+
+typedef struct spm_security spm_security_t;
+
+/*  Prepares ROLE ("center", "agent" or "client") with keys from DIR (NULL:
+    the configured security.keys). Keys are read lazily, on the first tcp://
+    endpoint. INSECURE allows plain TCP. Returns NULL when out of memory. */
+spm_security_t *spm_security_new(const char *dir, const char *role, int insecure);
+void spm_security_destroy(spm_security_t **self);
+
+/*  Binds SOCK to ENDPOINT in CTX; a tcp:// endpoint becomes a CurveZMQ
+    server with ZAP authentication (the handler socket is created in CTX on
+    first use). Returns 0, or SPM_EDENIED (no keys and not insecure),
+    SPM_EADDRINUSE, SPM_EINVAL with the detail set. */
+int spm_security_bind(spm_security_t *self, void *ctx, void *sock, const char *endpoint);
+
+/*  Connects SOCK to ENDPOINT; over tcp:// as a CurveZMQ client that expects
+    SERVER_KEY (Z85; NULL: the center's, from center.pub). Returns 0 or an
+    SPM_E* code with the detail set. */
+int spm_security_connect(spm_security_t *self, void *sock, const char *endpoint,
+                         const char *server_key);
+
+/*  This process's public key (Z85), or "" when it has none (insecure or ipc). */
+const char *spm_security_public(spm_security_t *self);
+
+/*  The ZAP handler socket to poll (NULL until a secure bind made it), and
+    the handling of whatever requests are waiting on it. */
+void *spm_security_zap(spm_security_t *self);
+void spm_security_zap_handle(spm_security_t *self);
+
+/*  Connections refused so far. */
+uint64_t spm_security_refused(const spm_security_t *self);
+
+/*  Whether tcp:// endpoints are secured (keys present, not insecure). */
+int spm_security_on(const spm_security_t *self);
+
+#endif

@@ -1,0 +1,318 @@
+/*  =========================================================================
+    status - what `spm status` shows: nodes, IEUs, jobs, caches, failures
+    =========================================================================
+*/
+#include "vm/status.h"
+#include "vm/cli.h"
+#include "vm/session.h"
+#include "vm/spm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_LISTED 1024 /* jobs and IEUs listed at most */
+
+void spm_status_failure(spm_status_t *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->failures[s->nfailures % SPM_STATUS_FAILURES], sizeof s->failures[0], fmt, ap);
+    va_end(ap);
+    s->nfailures++;
+}
+
+static const char *job_state(int state)
+{
+    return state == 0 ? "running" : state == 1 ? "done" : "failed";
+}
+
+/*  Seconds left at the rate so far, or -1 when unknown. */
+static double eta_s(const spm_idu_job_info_t *j, uint64_t known)
+{
+    if (j->state != 0 || j->committed == 0 || known <= j->committed)
+        return j->state != 0 ? 0 : -1;
+    return j->wall_us / 1e6 * (double)(known - j->committed) / (double)j->committed;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if ((unsigned char)*s >= 0x20)
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int spm_status_build(spm_idu_t *idu, const spm_status_t *s, char **json, char **text)
+{
+    size_t jlen, tlen;
+    FILE *j = open_memstream(json, &jlen), *t = open_memstream(text, &tlen);
+    if (!j || !t) {
+        if (j)
+            fclose(j);
+        if (t)
+            fclose(t);
+        return SPM_ENOMEM;
+    }
+    uint32_t total = spm_idu_ieu_total(idu), busy = 0, idle = 0, dead = 0;
+    fprintf(j, "{\"uptime_s\": %.3f, \"nodes\": %u, \"agents\": %u, \"ieus\": [",
+            s->uptime_us / 1e6, spm_idu_nodes(idu), s->agents);
+    for (uint32_t i = 0; i < total && i < MAX_LISTED; i++) {
+        spm_idu_ieu_info_t e;
+        spm_idu_ieu_info(idu, i, &e);
+        const char *st = !e.alive ? "dead" : e.held ? "busy" : "idle";
+        busy += e.alive && e.held;
+        idle += e.alive && !e.held;
+        dead += !e.alive;
+        fprintf(j, "%s{\"ieu\": %u, \"node\": %u, \"slots\": %u, \"state\": \"%s\", \"held\": %u}",
+                i ? ", " : "", i, e.node, e.slots, st, e.held);
+    }
+    fprintf(t, "center up %.1f s: %u nodes, %u IEUs (%u busy, %u idle, %u dead), %llu SIs ready\n",
+            s->uptime_us / 1e6, spm_idu_nodes(idu), busy + idle, busy, idle, dead,
+            (unsigned long long)spm_idu_ready(idu));
+    fprintf(t, "refused connections %llu, dropped messages %llu, garbage versions deleted %llu\n",
+            (unsigned long long)s->refused, (unsigned long long)s->dropped,
+            (unsigned long long)s->gc_versions);
+    uint64_t ids[MAX_LISTED];
+    size_t n = spm_idu_jobs(idu, ids, MAX_LISTED);
+    fprintf(j, "], \"ready\": %llu, \"jobs\": [", (unsigned long long)spm_idu_ready(idu));
+    if (n)
+        fprintf(t, "\n%5s  %-12s %-8s %15s %7s %9s %8s %9s %9s %9s\n", "job", "program", "state",
+                "committed/known", "ready", "elapsed", "eta", "l1 hits", "l2 hits", "store rd");
+    for (size_t k = 0; k < n && k < MAX_LISTED; k++) {
+        spm_idu_job_info_t ji;
+        if (spm_idu_job_info(idu, ids[k], &ji) != 0)
+            continue;
+        uint64_t known = ji.expected > ji.issued ? ji.expected : ji.issued;
+        double eta = eta_s(&ji, known);
+        fprintf(j, "%s{\"job\": %llu, \"program\": ", k ? ", " : "", (unsigned long long)ji.job);
+        json_str(j, ji.program);
+        fprintf(j,
+                ", \"state\": \"%s\", \"committed\": %llu, \"known\": %llu, \"ready\": %llu, "
+                "\"reissued\": %llu, \"elapsed_s\": %.3f, \"eta_s\": %.3f, \"l1_hits\": %llu, "
+                "\"l2_hits\": %llu, \"store_reads\": %llu, \"bytes_l2\": %llu, \"bytes_store\": "
+                "%llu}",
+                job_state(ji.state), (unsigned long long)ji.committed, (unsigned long long)known,
+                (unsigned long long)ji.ready, (unsigned long long)ji.reissued, ji.wall_us / 1e6,
+                eta, (unsigned long long)ji.l1_hits, (unsigned long long)ji.l2_hits,
+                (unsigned long long)ji.store_reads, (unsigned long long)ji.bytes_l2,
+                (unsigned long long)ji.bytes_store);
+        char eta_txt[32];
+        if (eta < 0)
+            snprintf(eta_txt, sizeof eta_txt, "?");
+        else
+            snprintf(eta_txt, sizeof eta_txt, "%.1f s", eta);
+        char progress[48];
+        snprintf(progress, sizeof progress, "%llu/%llu", (unsigned long long)ji.committed,
+                 (unsigned long long)known);
+        fprintf(t, "%5llu  %-12.12s %-8s %15s %7llu %7.1f s %8s %9llu %9llu %9llu\n",
+                (unsigned long long)ji.job, ji.program, job_state(ji.state), progress,
+                (unsigned long long)ji.ready, ji.wall_us / 1e6, eta_txt,
+                (unsigned long long)ji.l1_hits, (unsigned long long)ji.l2_hits,
+                (unsigned long long)ji.store_reads);
+    }
+    fprintf(j, "], \"refused\": %llu, \"dropped\": %llu, \"gc_versions\": %llu, \"failures\": [",
+            (unsigned long long)s->refused, (unsigned long long)s->dropped,
+            (unsigned long long)s->gc_versions);
+    uint64_t first = s->nfailures > SPM_STATUS_FAILURES ? s->nfailures - SPM_STATUS_FAILURES : 0;
+    if (s->nfailures)
+        fprintf(t, "\nrecent failures:\n");
+    for (uint64_t k = first; k < s->nfailures; k++) {
+        const char *f = s->failures[k % SPM_STATUS_FAILURES];
+        fprintf(j, "%s", k > first ? ", " : "");
+        json_str(j, f);
+        fprintf(t, "  %s\n", f);
+    }
+    fprintf(j, "]}\n");
+    int bad = ferror(j) || ferror(t);
+    fclose(j);
+    fclose(t);
+    if (bad) {
+        free(*json);
+        free(*text);
+        return SPM_ENOMEM;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------- the commands */
+
+/*  Opens a session to the center named by --center or the configuration's
+    agent.center (status, wait and cancel never start an embedded VM). */
+static int open_remote(spm_run_opts_t *o, const char *cmd, spm_session_t **s)
+{
+    if (!o->center)
+        o->center = getenv("SPM_CENTER") ? getenv("SPM_CENTER") : "tcp://localhost:7700";
+    int rc = spm_session_open(o, s);
+    return rc ? spm_cli_fail(cmd, rc) : 0;
+}
+
+/*  Parses the run options of a client command; *ARG gets the first
+    positional argument (may be NULL). Returns -1 to go on, else an exit code. */
+static int parse_client(int argc, char **argv, const char *cmd, const char *help, int *watch,
+                        spm_run_opts_t *o, const char **arg)
+{
+    static const struct option opts[] = {{"watch", no_argument, 0, 'w'},
+                                         {"help", no_argument, 0, 'h'},
+                                         SPM_RUN_LONGOPTS,
+                                         {0, 0, 0, 0}};
+    spm_run_opts_init(o);
+    int ch, rc;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (ch == 'h') {
+            printf("%s", help);
+            return 0;
+        }
+        if (ch == 'w' && watch) {
+            *watch = 1;
+            continue;
+        }
+        if (ch == '?' || ch == 'w')
+            return spm_cli_usage(cmd, "invalid option");
+        if ((rc = spm_run_opts_set(o, ch, optarg)) != 0)
+            return spm_cli_fail(cmd, rc);
+    }
+    *arg = optind < argc ? argv[optind] : NULL;
+    if (optind + (*arg ? 1 : 0) < argc)
+        return spm_cli_usage(cmd, "unexpected argument '%s'", argv[argc - 1]);
+    return -1;
+}
+
+static const char status_help[] =
+    "usage: spm status [--center ENDPOINT] [--json] [--watch] [--keys DIR] [--insecure]\n\n"
+    "Shows the VM: nodes, IEUs (busy, idle, dead), SIs ready, every job's progress\n"
+    "and ETA, cache hits per level, refused connections and recent failures.\n"
+    "--json prints one JSON object for scripts; --watch refreshes every second.\n"
+    "The center defaults to $SPM_CENTER, else tcp://localhost:7700.\n";
+
+static int status_main(int argc, char **argv)
+{
+    spm_run_opts_t o;
+    const char *arg;
+    int watch = 0;
+    int rc = parse_client(argc, argv, "status", status_help, &watch, &o, &arg);
+    if (rc >= 0)
+        return rc;
+    if (arg)
+        return spm_cli_usage("status", "unexpected argument '%s'", arg);
+    spm_session_t *s;
+    if ((rc = open_remote(&o, "status", &s)) != 0)
+        return rc;
+    do {
+        char *json, *text;
+        if ((rc = spm_session_status(s, &json, &text)) != 0)
+            break;
+        if (watch && !o.json)
+            printf("\033[H\033[2J");
+        fputs(o.json ? json : text, stdout);
+        fflush(stdout);
+        free(json);
+        free(text);
+        if (watch)
+            sleep(1);
+    } while (watch && !spm_session_interrupted());
+    spm_session_close(&s);
+    return rc ? spm_cli_fail("status", rc) : 0;
+}
+
+/*  Parses a job id argument. */
+static int job_arg(const char *cmd, const char *arg, uint64_t *job)
+{
+    long v;
+    if (!arg)
+        return spm_cli_usage(cmd, "which job? (a job id, as printed by spm submit)");
+    if (spm_parse_long("JOB", arg, 1, INT64_MAX, &v) != 0)
+        return spm_cli_fail(cmd, SPM_EINVAL);
+    *job = (uint64_t)v;
+    return -1;
+}
+
+static const char wait_help[] = "usage: spm wait JOB [--center ENDPOINT] [--json] [--quiet]\n\n"
+                                "Follows a submitted job: its progress on a terminal, then its\n"
+                                "report. Exits 0 when the job succeeded.\n";
+
+static int wait_main(int argc, char **argv)
+{
+    spm_run_opts_t o;
+    const char *arg;
+    uint64_t job;
+    int rc = parse_client(argc, argv, "wait", wait_help, NULL, &o, &arg);
+    if (rc >= 0 || (rc = job_arg("wait", arg, &job)) >= 0)
+        return rc;
+    spm_session_t *s;
+    if ((rc = open_remote(&o, "wait", &s)) != 0)
+        return rc;
+    rc = spm_session_wait(s, job, NULL, NULL);
+    spm_session_close(&s);
+    return rc ? spm_cli_fail("wait", rc) : 0;
+}
+
+static const char cancel_help[] = "usage: spm cancel JOB [--center ENDPOINT]\n\n"
+                                  "Stops a job: its SIs are no longer issued, those running are\n"
+                                  "discarded when they commit, and the job ends as canceled.\n";
+
+static int cancel_main(int argc, char **argv)
+{
+    spm_run_opts_t o;
+    const char *arg;
+    uint64_t job;
+    int rc = parse_client(argc, argv, "cancel", cancel_help, NULL, &o, &arg);
+    if (rc >= 0 || (rc = job_arg("cancel", arg, &job)) >= 0)
+        return rc;
+    spm_session_t *s;
+    if ((rc = open_remote(&o, "cancel", &s)) != 0)
+        return rc;
+    rc = spm_session_cancel(s, job);
+    spm_session_close(&s);
+    if (rc)
+        return spm_cli_fail("cancel", rc);
+    printf("job %llu canceled\n", (unsigned long long)job);
+    return 0;
+}
+
+/*  `spm submit PROGRAM ...` is `spm run PROGRAM ... --detach`. */
+static int submit_main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        printf("usage: spm submit PROGRAM --center ENDPOINT [OPTIONS]\n\n"
+               "Submits PROGRAM (any of 'spm run --help') to a running VM, prints its job\n"
+               "id and returns at once. Follow it with 'spm wait JOB', stop it with\n"
+               "'spm cancel JOB'. OPTIONS are the program's, as for spm run.\n");
+        return argc < 2 ? 2 : 0;
+    }
+    const spm_command_t *r = spm_runner_find(argv[1]);
+    if (!r)
+        return spm_cli_usage("submit", "no PROGRAM named '%s'", argv[1]);
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args)
+        return spm_cli_fail("submit", SPM_ENOMEM);
+    char name[96];
+    snprintf(name, sizeof name, "spm submit %s", r->name);
+    args[0] = name;
+    for (int i = 2; i < argc; i++)
+        args[i - 1] = argv[i];
+    args[argc - 1] = "--detach";
+    int rc = r->main(argc, args);
+    free(args);
+    return rc;
+}
+
+SPM_CONSTRUCTOR(status_cmds)
+{
+    spm_command_register(&(spm_command_t){.name = "status",
+                                          .summary = "show nodes, IEUs, jobs and caches of a VM",
+                                          .main = status_main});
+    spm_command_register(&(spm_command_t){.name = "submit",
+                                          .summary = "submit a job to a running VM and return",
+                                          .main = submit_main});
+    spm_command_register(&(spm_command_t){
+        .name = "wait", .summary = "follow a submitted job to its report", .main = wait_main});
+    spm_command_register(
+        &(spm_command_t){.name = "cancel", .summary = "stop a submitted job", .main = cancel_main});
+}
