@@ -4,6 +4,9 @@
     into tests/fuzz/corpus; the files are kept in the tree. */
 #include "isa/core/codec.h"
 #include "isa/core/registry.h"
+#include "isa/matrix/block.h"
+#include "isa/matrix/raw.h"
+#include "isa/mining/sdb.h"
 #include "vm/wire.h"
 
 #include <stdio.h>
@@ -104,16 +107,139 @@ static void wire_seeds(void)
          &PB(Spm__StatusReply, status_reply, .json = "{\"ieus\": 2}"), NULL, 0);
 }
 
-/*  A syn.block of LEN payload bytes. */
-static void sdb_syn_seed(const char *name, size_t len)
+/*  An sdb input: TYPE's wire id, then LEN bytes at DATA (freed here). */
+static void sdb_seed(const char *name, const char *type, void *data, size_t len)
 {
-    unsigned char buf[4 + 16 + 64];
-    spm_put_le32(buf, spm_name_id("syn.block"));
-    spm_put_le64(buf + 4, 99);
-    spm_put_le64(buf + 12, len);
+    unsigned char *buf = malloc(4 + len);
+    if (!buf || !data)
+        exit(1);
+    spm_put_le32(buf, spm_name_id(type));
+    memcpy(buf + 4, data, len);
+    write_seed("sdb", name, buf, 4 + len);
+    free(buf);
+    free(data);
+}
+
+/*  A syn.block of LEN payload bytes. */
+static void syn_seed(const char *name, size_t len)
+{
+    unsigned char *b = malloc(16 + len);
+    if (!b)
+        exit(1);
+    spm_put_le64(b, 99);
+    spm_put_le64(b + 8, len);
     for (size_t j = 0; j < len; j++)
-        buf[20 + j] = (unsigned char)(j * 7);
-    write_seed("sdb", name, buf, 20 + len);
+        b[16 + j] = (unsigned char)(j * 7);
+    sdb_seed(name, "syn.block", b, 16 + len);
+}
+
+/*  An mm.block of KIND, 3 x 3, with two entries. */
+static void mm_seed(const char *name, spm_mm_kind_t kind)
+{
+    spm_mm_block_t *b = spm_mm_block_new(kind, 3, 3, 2);
+    if (!b)
+        exit(1);
+    if (kind == SPM_MM_DENSE) {
+        b->val[0] = 1.5;
+        b->val[8] = -2;
+    } else if (kind == SPM_MM_CSR) {
+        uint32_t rowptr[4] = {0, 1, 1, 2}, colidx[2] = {0, 2};
+        memcpy(b->rowptr, rowptr, sizeof rowptr);
+        memcpy(b->colidx, colidx, sizeof colidx);
+        b->val[0] = 1.5;
+        b->val[1] = -2;
+    }
+    void *data;
+    size_t len;
+    if (spm_mm_block_encode(b, &data, &len) != 0)
+        exit(1);
+    spm_mm_block_destroy(&b);
+    sdb_seed(name, SPM_MM_BLOCK_TYPE, data, len);
+}
+
+static void matrix_seeds(void)
+{
+    mm_seed("mm.block-zero", SPM_MM_ZERO);
+    mm_seed("mm.block-dense", SPM_MM_DENSE);
+    mm_seed("mm.block-csr", SPM_MM_CSR);
+    spm_buf_t raw = {0};
+    if (spm_mm_raw_init(&raw, 4, 4) != 0)
+        exit(1);
+    spm_mm_raw_add(&raw, 0, 3, 2.5);
+    spm_mm_raw_add(&raw, 0, 3, 1); /* duplicates are summed */
+    spm_mm_raw_add(&raw, 2, 1, -1);
+    void *data;
+    size_t len;
+    if (spm_mm_raw_finish(&raw) != 0 || spm_buf_take(&raw, &data, &len) != 0)
+        exit(1);
+    sdb_seed("mm.raw", SPM_MM_RAW_TYPE, data, len);
+}
+
+static void mining_seeds(void)
+{
+    void *data;
+    size_t len;
+    uint32_t items[5] = {1, 3, 2, 4, 6};
+    uint64_t counts[3] = {5, 3, 2};
+    spm_mining_items_t it = {
+        .lo = 0, .hi = 10, .n = 3, .items = (uint32_t[]){1, 4, 7}, .counts = counts};
+    if (spm_mining_items_encode(&it, &data, &len) != 0)
+        exit(1);
+    sdb_seed("mining.items", SPM_MINING_ITEMS, data, len);
+    spm_mining_trans_t tr = {.n = 2,
+                             .normalized = 1,
+                             .off = (uint32_t[]){0, 2, 5},
+                             .weight = (uint32_t[]){1, 2},
+                             .items = items};
+    if (spm_mining_trans_encode(&tr, &data, &len) != 0)
+        exit(1);
+    sdb_seed("mining.transactions", SPM_MINING_TRANS, data, len);
+    const char *kinds[3] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
+    for (int k = 0; k < 3; k++) {
+        spm_mining_sets_t st = {.kind = (spm_mining_kind_t)k,
+                                .k = 2,
+                                .n = 2,
+                                .items = (uint32_t[]){1, 2, 1, 3},
+                                .counts = k ? counts : NULL};
+        if (spm_mining_sets_encode(&st, &data, &len) != 0)
+            exit(1);
+        sdb_seed(kinds[k], kinds[k], data, len);
+    }
+    spm_mining_rules_t ru = {.n = 1,
+                             .xlen = (uint32_t[]){1},
+                             .ylen = (uint32_t[]){1},
+                             .supz = (uint64_t[]){3},
+                             .supx = (uint64_t[]){5},
+                             .off = (uint32_t[]){0, 2},
+                             .items = (uint32_t[]){1, 2}};
+    if (spm_mining_rules_encode(&ru, &data, &len) != 0)
+        exit(1);
+    sdb_seed("mining.rules", SPM_MINING_RULES, data, len);
+}
+
+/*  Text inputs: Matrix Market files and transaction files (the fimi
+    target's first byte picks numbers or named items). */
+static void text_seeds(void)
+{
+    static const char *const mtx[][2] = {
+        {"coordinate-real", "%%MatrixMarket matrix coordinate real general\n% a comment\n"
+                            "3 3 3\n1 1 1.5\n2 3 -2e3\n3 1 0.25\n"},
+        {"symmetric-pattern", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 3\n"
+                              "1 1\n3 1\n4 2\n"},
+        {"skew-integer", "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 2\n"
+                         "2 1 7\n3 2 -4\n"},
+        {"array-real", "%%MatrixMarket matrix array real general\n2 2\n1\n0\n-3.5\n4\n"},
+        {"array-symmetric", "%%MatrixMarket matrix array integer symmetric\r\n2 2\r\n1\r\n"
+                            "2\r\n3\r\n"}};
+    for (size_t i = 0; i < sizeof mtx / sizeof mtx[0]; i++)
+        write_seed("mtx", mtx[i][0], mtx[i][1], strlen(mtx[i][1]));
+    static const char *const fimi[][2] = {{"numbers", "\0"
+                                                      "1 2 3\n2 4\n\n7 7 1\r\n4294967294\n"},
+                                          {"named",
+                                           "\1"
+                                           "bread milk\nbeer bread diapers\teggs\nmilk\n"}};
+    for (size_t i = 0; i < sizeof fimi / sizeof fimi[0]; i++)
+        write_seed("fimi", fimi[i][0], fimi[i][1], 1 + strlen(fimi[i][1] + 1));
 }
 
 int main(int argc, char **argv)
@@ -124,7 +250,10 @@ int main(int argc, char **argv)
     }
     root = argv[1];
     wire_seeds();
-    sdb_syn_seed("syn.block-empty", 0);
-    sdb_syn_seed("syn.block-64", 64);
+    syn_seed("syn.block-empty", 0);
+    syn_seed("syn.block-64", 64);
+    matrix_seeds();
+    mining_seeds();
+    text_seeds();
     return 0;
 }

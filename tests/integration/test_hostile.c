@@ -29,15 +29,15 @@ static void vm_start(vm_t *vm)
     snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
     char store[128];
     snprintf(store, sizeof store, "%s/store", vm->dir);
-    const char *argv[] = {"center", "--listen", vm->ep, "--store", store, "--heartbeat-ms", "200",
-                          "--dead-ms", DEAD_MS, "--log-level", "error", NULL};
+    const char *argv[] = {"center", "--listen",  vm->ep,  "--store",     store,   "--heartbeat-ms",
+                          "200",    "--dead-ms", DEAD_MS, "--log-level", "error", NULL};
     vm->center = spm_test_start(argv);
     usleep(200000);
     for (int i = 0; i < 2; i++) {
         char cache[128];
         snprintf(cache, sizeof cache, "%s/cache%d", vm->dir, i);
-        const char *a[] = {"agent",       "--center", vm->ep, "--ieus", "1", "--cache-dir", cache,
-                           "--log-level", "error",    NULL};
+        const char *a[] = {"agent",       "--center", vm->ep,        "--ieus", "1",
+                           "--cache-dir", cache,      "--log-level", "error",  NULL};
         vm->agents[i] = spm_test_start(a);
         usleep(150000); /* node indexes in order */
     }
@@ -47,8 +47,8 @@ static void vm_start(vm_t *vm)
 /*  Starts the job the hostile peers run beside. */
 static void vm_job(vm_t *vm)
 {
-    const char *text[] = {"run",    "synthetic", "--center", vm->ep, "--sis", SIS, "--work",
-                          "fixed:2ms", "--bytes", "4096",    "--sfs", "3",    NULL};
+    const char *text[] = {"run",       "synthetic", "--center", vm->ep,  "--sis", SIS, "--work",
+                          "fixed:2ms", "--bytes",   "4096",     "--sfs", "3",     NULL};
     vm->job = spm_test_start(text);
 }
 
@@ -111,9 +111,8 @@ static const char *reference(void)
     static outcome_t ref;
     if (ref.checksum[0])
         return ref.checksum;
-    const char *argv[] = {"run",     "synthetic", "--sis", SIS, "--work", "fixed:2ms",
-                          "--bytes", "4096",      "--sfs", "3", "--ieus", "2",
-                          NULL};
+    const char *argv[] = {"run",  "synthetic", "--sis", SIS,      "--work", "fixed:2ms", "--bytes",
+                          "4096", "--sfs",     "3",     "--ieus", "2",      NULL};
     char *out, *err;
     int rc = spm_test_run(argv, 120, &out, &err);
     ck_assert_msg(rc == 0, "reference run: exit %d: %s", rc, err);
@@ -165,7 +164,7 @@ static void peer_send(peer_t *p, Spm__Envelope *env, spm_frame_t *f, size_t n)
 }
 
 /*  Sends body MSG as envelope member FIELD (case CASE) with N frames F. */
-#define SEND_F(p, CASE, field, msg, f, n)                                                         \
+#define SEND_F(p, CASE, field, msg, f, n)                                                          \
     do {                                                                                           \
         Spm__Envelope env_ = SPM__ENVELOPE__INIT;                                                  \
         env_.body_case = SPM__ENVELOPE__BODY_##CASE;                                               \
@@ -326,7 +325,7 @@ START_TEST(garbage_and_forged_messages)
         send_raw(&p, junk, 7, 1); /* garbage with block frames */
         send_raw(&p, junk + 7, 100, 0);
         send_raw(&p, packed, plen - 1 - x % (plen - 1), 0); /* truncated */
-        packed[x % plen] ^= (uint8_t)(1u << (x % 8));      /* bit flips */
+        packed[x % plen] ^= (uint8_t)(1u << (x % 8));       /* bit flips */
         send_raw(&p, packed, plen, 0);
         packed[x % plen] ^= (uint8_t)(1u << (x % 8));
         if (round == 1) {

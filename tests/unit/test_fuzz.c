@@ -8,8 +8,8 @@
 
 #include <dirent.h>
 
-/*  Runs every file under DIR through T; returns how many. */
-static size_t replay_dir(const spm_fuzz_target_t *t, const char *dir)
+/*  Runs every file under DIR through RUN; returns how many. */
+static size_t each_file(const char *dir, int (*run)(const uint8_t *data, size_t size))
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -32,7 +32,7 @@ static size_t replay_dir(const spm_fuzz_target_t *t, const char *dir)
         ck_assert_ptr_nonnull(input);
         memcpy(input, buf, len);
         free(buf);
-        t->run(input, len);
+        run(input, len);
         free(input);
         n++;
     }
@@ -45,10 +45,42 @@ START_TEST(corpus_and_crashers_replay)
     const spm_fuzz_target_t *t = &spm_fuzz_targets[_i];
     char dir[256];
     snprintf(dir, sizeof dir, "tests/fuzz/corpus/%s", t->name);
-    size_t seeds = replay_dir(t, dir);
+    size_t seeds = each_file(dir, t->run);
     ck_assert_msg(seeds > 0, "no seed corpus in %s (run from the top of the tree)", dir);
     snprintf(dir, sizeof dir, "tests/fuzz/regress/%s", t->name);
-    replay_dir(t, dir);
+    each_file(dir, t->run);
+}
+END_TEST
+
+/*  The seeds reach past the decoders' first checks: every sdb seed is a
+    block its type accepts, every mtx seed a file the reader opens. */
+static int sdb_seed_valid(const uint8_t *data, size_t size)
+{
+    ck_assert_uint_ge(size, 4);
+    const spm_sdb_type_t *t = spm_sdb_type_by_id(spm_le32(data));
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(t->validate(data + 4, size - 4) == 0, "%s seed: %s", t->name, spm_error_detail());
+    return 0;
+}
+
+static int mtx_seed_valid(const uint8_t *data, size_t size)
+{
+    spm_mmio_t *r = spm_mmio_open(fuzz_file(data, size));
+    ck_assert_msg(r != NULL, "mtx seed: %s", spm_error_detail());
+    uint64_t i, j;
+    double v;
+    int rc;
+    while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
+        ;
+    ck_assert_msg(rc == 0, "mtx seed: %s", spm_error_detail());
+    spm_mmio_close(&r);
+    return 0;
+}
+
+START_TEST(seeds_are_well_formed)
+{
+    ck_assert_uint_ge(each_file("tests/fuzz/corpus/sdb", sdb_seed_valid), 12);
+    ck_assert_uint_ge(each_file("tests/fuzz/corpus/mtx", mtx_seed_valid), 5);
 }
 END_TEST
 
@@ -79,6 +111,7 @@ static Suite *fuzz_suite(void)
     size_t n = sizeof spm_fuzz_targets / sizeof spm_fuzz_targets[0];
     tcase_add_loop_test(tc, corpus_and_crashers_replay, 0, (int)n);
     tcase_add_test(tc, wire_target_delivers_and_drops);
+    tcase_add_test(tc, seeds_are_well_formed);
     suite_add_tcase(s, tc);
     return s;
 }
