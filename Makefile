@@ -15,7 +15,6 @@ PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= cc
 SANITIZE ?=
-SANITIZE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
@@ -25,7 +24,7 @@ CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
 CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcxsparse -pthread -lm
 ifneq ($(SANITIZE),)
-CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer $(SANITIZE_FLAGS)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
 BUILD    := build/san
 endif
@@ -80,7 +79,7 @@ $(BIN): $(MAIN_OBJ) $(BUILD)/libspm.a
 	@echo "  LINK    $@"
 	@$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/fuzz/*.h)
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
@@ -110,7 +109,7 @@ check-san:
 # tests/fuzz/regress/NAME/ so test_fuzz replays it.
 fuzz:
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
-	    SANITIZE=fuzzer-no-link,address,undefined SANITIZE_FLAGS=-fno-sanitize-recover=all fuzz-bins
+	    SANITIZE=fuzzer-no-link,address,undefined fuzz-bins
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh build/fuzz/fuzz "$(T)"
 
 fuzz-bins: $(FUZZ_BINS)
