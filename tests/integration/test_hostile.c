@@ -52,13 +52,18 @@ static void vm_job(vm_t *vm)
     vm->job = spm_test_start(text);
 }
 
-/*  1 while the job runs (without reaping it: spm_test_finish does). */
-static int job_running(vm_t *vm)
+/*  1 while process PID (a child of this test) runs, without reaping it. */
+static int alive(pid_t pid)
 {
     siginfo_t si;
     memset(&si, 0, sizeof si);
-    return waitid(P_PID, (id_t)vm->job.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-           si.si_pid == 0;
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
+}
+
+/*  1 while the job runs (without reaping it: spm_test_finish does). */
+static int job_running(vm_t *vm)
+{
+    return alive(vm->job.pid);
 }
 
 /*  The pid of the IEU agent I started (its first child). */
@@ -511,6 +516,44 @@ START_TEST(client_asks_for_what_does_not_exist)
 }
 END_TEST
 
+/*  A peer talks to a node's data agent instead of the center: garbage,
+    FETCHes of blocks that do not exist, bodies a data agent never gets.
+    The agent answers what it can, refuses the rest and keeps serving. */
+START_TEST(data_agent_survives_garbage_and_unknown_fetches)
+{
+    vm_t vm;
+    peer_t p;
+    vm_start(&vm);
+    vm_job(&vm);
+    char ep[192];
+    snprintf(ep, sizeof ep, "ipc://%s/cache0/data", vm.dir);
+    peer_open(&p, ep);
+    unsigned char junk[64];
+    for (int round = 0; job_running(&vm) || round < 3; round++) {
+        memset(junk, round, sizeof junk);
+        send_raw(&p, junk, 1 + (size_t)round % sizeof junk, 0);
+        Spm__Fetch f = SPM__FETCH__INIT;
+        f.req = (uint64_t)round + 1;
+        f.sdb = 1000000 + (uint64_t)round;
+        f.version = (uint64_t)round % 3;
+        spm_frame_t extra = {"unasked-for frame", 17, NULL, NULL};
+        SEND_F(&p, FETCH, fetch, &f, &extra, (size_t)round % 2);
+        spm_msg_t m;
+        ck_assert_msg(peer_expect(&p, SPM__ENVELOPE__BODY_FETCH_REPLY, 3000, &m),
+                      "the data agent no longer answers");
+        ck_assert_uint_eq(m.env->fetch_reply->req, f.req);
+        ck_assert_int_ne(m.env->fetch_reply->status, 0);
+        ck_assert_uint_eq(m.nframes, 0);
+        spm_msg_close(&m);
+        Spm__Commit c = SPM__COMMIT__INIT; /* a body a data agent never gets */
+        SEND(&p, COMMIT, commit, &c);
+        usleep(10000);
+    }
+    ck_assert_msg(alive(vm.agents[0].pid), "the agent died");
+    end(&vm, &p);
+}
+END_TEST
+
 /*  Resident memory of process PID in KiB. */
 static long rss_kib(pid_t pid)
 {
@@ -578,6 +621,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, impostor_of_another_node);
     tcase_add_test(tc, credit_hoarder_that_goes_silent);
     tcase_add_test(tc, forged_publish_flood_does_not_grow_the_center);
+    tcase_add_test(tc, data_agent_survives_garbage_and_unknown_fetches);
     tcase_add_test(tc, client_asks_for_what_does_not_exist);
     suite_add_tcase(s, tc);
     return s;
