@@ -139,11 +139,48 @@ static void bench_imbalance(void)
     }
 }
 
+/*  Wall time of the same job with and without --trace. */
+static void bench_trace(void)
+{
+    const char *sis = quick() ? "1000" : "4000";
+    double with[16], without[16];
+    for (int r = 0; r < reps(); r++) {
+        for (int k = 0; k < 2; k++) {
+            const char *argv[] = {"run",
+                                  "synthetic",
+                                  "--sis",
+                                  sis,
+                                  "--work",
+                                  "fixed:1ms",
+                                  "--ieus",
+                                  "2",
+                                  "--json",
+                                  k ? "--trace" : NULL,
+                                  "/tmp/spm-bench-trace.json",
+                                  NULL};
+            char *out, *err;
+            if (spm_test_run(argv, 600, &out, &err) != 0) {
+                fprintf(stderr, "bench: traced run failed: %s", err);
+                exit(1);
+            }
+            (k ? with : without)[r] = spm_test_json_num(out, "wall_s");
+            free(out);
+            free(err);
+        }
+    }
+    unlink("/tmp/spm-bench-trace.json");
+    double a = median(without, reps()), b = median(with, reps());
+    printf("\n## Tracing overhead (%s SIs of 1 ms, 2 IEUs)\n\n", sis);
+    printf("| wall without trace (median) | with --trace | overhead |\n|---|---|---|\n");
+    printf("| %.3f s | %.3f s | %+.2f%% |\n", a, b, 100 * (b - a) / a);
+}
+
 int main(void)
 {
     printf("# spm VM core benchmarks (%d repetitions; medians)\n", reps());
     bench_dispatch();
     bench_wman();
     bench_imbalance();
+    bench_trace();
     return 0;
 }

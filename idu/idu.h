@@ -75,6 +75,7 @@ typedef struct {
     int status;
     const char *error;
     uint64_t wall_us, issued, committed, reissued, stale, expected, merges, ready;
+    uint64_t speculated, spec_wins;
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     const void *result;
     size_t result_len;
@@ -136,6 +137,12 @@ typedef struct {
     durable): versions become readable, waiters wake, the SF's commit runs. */
 void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t si, const spm_idu_commit_t *c);
 
+/*  ON: when an IEU asks for work, none of any job is ready, and an SI of a
+    job with nothing left to issue has run more than twice its job's mean SI
+    time (and over 10 ms), a copy is issued to the asking IEU; the first
+    commit wins, the other is stale. Off by default. */
+void spm_idu_set_speculate(spm_idu_t *self, int on);
+
 /*  Re-issues SIs whose lease is older than LEASE_US at NOW_US. Returns how
     many. */
 uint32_t spm_idu_expire(spm_idu_t *self, uint64_t now_us, uint64_t lease_us);
@@ -149,6 +156,15 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t job, spm_idu_job_info_t *info);
 
 /*  Per-IEU stats of JOB: fills up to MAX entries, returns how many IEUs. */
 size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t job, spm_idu_ieu_stats_t *out, size_t max);
+
+/*  A restarted center: job ids allocated from now on start above FLOOR. */
+void spm_idu_job_floor(spm_idu_t *self, uint64_t floor);
+
+/*  Records JOB of PROGRAM as ended with CODE and MESSAGE without running it
+    (a job lost in a center restart), so that its watcher learns why.
+    Returns 0 or SPM_ENOMEM. */
+int spm_idu_job_lost(spm_idu_t *self, uint64_t job, const char *program, int code,
+                     const char *message);
 
 /*  Forgets a finished JOB. */
 void spm_idu_job_forget(spm_idu_t *self, uint64_t job);

@@ -61,6 +61,7 @@ typedef struct task {
     unsigned char *reply;
     size_t reply_len;
     uint64_t wait_us, exec_us;
+    uint64_t t_start; /* when the body started (monotonic us) */
     struct task *next;
 } task_t;
 
@@ -195,6 +196,7 @@ static void execute(ieu_t *ieu, task_t *t)
     uint64_t t0 = spm_now_us();
     t->status = spm_si_ctx_run(&ctx);
     t->exec_us = spm_now_us() - t0;
+    t->t_start = t0;
     if (t->status != 0) {
         t->error = strdup(spm_error_detail());
         spm_si_ctx_release(&ctx);
@@ -665,6 +667,10 @@ static void commit_done(ieu_t *ieu)
         r->bytes_store = t->bytes_store;
         r->bytes_in = t->bytes_l2 + t->bytes_store;
         r->evictions = k == 0 ? ieu->evictions : 0;
+        r->t_recv = t->recv_us;
+        r->t_local = t->local_us;
+        r->t_start = t->t_start;
+        r->t_end = t->t_start + t->exec_us;
         if (t->status != 0)
             continue;
         for (size_t i = 0; i < t->nops; i++) {
@@ -686,6 +692,7 @@ static void commit_done(ieu_t *ieu)
     cm.n_results = n;
     cm.results = resp;
     cm.credits = wanted(ieu); /* the next PULL rides on the COMMIT */
+    cm.sent_us = spm_now_us();
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_COMMIT;
     env.commit = &cm;

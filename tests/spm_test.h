@@ -58,7 +58,16 @@ typedef struct {
     char out_path[64], err_path[64];
 } spm_test_proc_t;
 
+/*  As spm_test_start, inside network namespace NS (NULL: this one), run
+    through `ip netns exec`. */
+static inline spm_test_proc_t spm_test_start_in(const char *ns, const char *const *argv);
+
 static inline spm_test_proc_t spm_test_start(const char *const *argv)
+{
+    return spm_test_start_in(NULL, argv);
+}
+
+static inline spm_test_proc_t spm_test_start_in(const char *ns, const char *const *argv)
 {
     spm_test_proc_t p;
     snprintf(p.out_path, sizeof p.out_path, "/tmp/spm-test-out-XXXXXX");
@@ -73,11 +82,23 @@ static inline spm_test_proc_t spm_test_start(const char *const *argv)
         int n = 0;
         while (argv[n])
             n++;
-        char **args = calloc((size_t)n + 2, sizeof *args);
-        args[0] = (char *)"spm";
+        char **args = calloc((size_t)n + 6, sizeof *args);
+        int k = 0;
+        if (ns) {
+            args[k++] = (char *)"ip";
+            args[k++] = (char *)"netns";
+            args[k++] = (char *)"exec";
+            args[k++] = (char *)ns;
+            args[k++] = (char *)spm_test_bin();
+        } else {
+            args[k++] = (char *)"spm";
+        }
         for (int i = 0; i < n; i++)
-            args[i + 1] = (char *)argv[i];
-        execv(spm_test_bin(), args);
+            args[k++] = (char *)argv[i];
+        if (ns)
+            execvp("ip", args);
+        else
+            execv(spm_test_bin(), args);
         _exit(127);
     }
     close(out);

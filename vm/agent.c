@@ -13,6 +13,8 @@
 #include "datacache/nodecache.h"
 #include "vm/cli.h"
 #include "vm/config.h"
+#include "vm/dataagent.h"
+
 #include "vm/log.h"
 #include "vm/proc.h"
 #include "vm/security.h"
@@ -133,6 +135,22 @@ static void supervise(agent_t *a, void *dealer)
     }
 }
 
+/*  After a rejoin: every IEU is stopped and started again at once under the
+    node's new index; the restart does not count against the cap. */
+static void restart_all(agent_t *a)
+{
+    for (long i = 0; i < a->nkids; i++) {
+        child_t *k = &a->kids[i];
+        if (k->pid > 0) {
+            spm_proc_stop(k->pid, 3000);
+        }
+        k->pid = start_ieu(a);
+        if (k->pid < 0)
+            k->pid = 0;
+        k->restart_at = 0;
+    }
+}
+
 /*  SIGTERM to every IEU: each finishes its running SIs, commits them and
     exits. Whoever is still there after DRAIN_S seconds is killed. */
 static void stop_all(agent_t *a)
@@ -162,37 +180,6 @@ static void stop_all(agent_t *a)
             kill(a->kids[i].pid, SIGKILL);
             waitpid(a->kids[i].pid, NULL, 0);
         }
-}
-
-/*  The data agent: answers one FETCH from another node's IEU with the
-    block from this node's cache (copied into the frame: a zero-copy frame
-    would pin an LMDB read transaction until ZeroMQ's I/O thread frees it,
-    and LMDB's reader slots are few). */
-static void serve_fetch(void *router, spm_nodecache_t *cache, spm_msg_t *m)
-{
-    Spm__Fetch *f = m->env->fetch;
-    Spm__FetchReply r = SPM__FETCH_REPLY__INIT;
-    r.req = f->req;
-    spm_frame_t frame = {0};
-    spm_nodecache_reader_t *rd = spm_nodecache_reader(cache);
-    const void *data;
-    size_t len;
-    uint32_t type;
-    r.status = rd ? spm_nodecache_get(rd, f->sdb, f->version, &type, &data, &len) : SPM_ESTORE;
-    if (r.status == 0) {
-        frame.data = malloc(len ? len : 1);
-        frame.len = len;
-        frame.free_fn = spm_wire_free;
-        if (frame.data)
-            memcpy(frame.data, data, len);
-        else
-            r.status = SPM_ENOMEM;
-    }
-    spm_nodecache_reader_end(&rd);
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_FETCH_REPLY;
-    env.fetch_reply = &r;
-    spm_wire_send(router, &m->id, &env, &frame, r.status == 0 ? 1 : 0, NULL);
 }
 
 /*  Binds the data agent's ROUTER and works out the endpoint peers use.
@@ -406,6 +393,7 @@ static int agent_main(int argc, char **argv)
     int status = 1;
     void *ctx = zmq_ctx_new(), *dealer = NULL;
     void *data = NULL;
+    spm_dataagent_t *served = NULL; /* serves this node's blocks on DATA */
     char advertise[512] = "";
     spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 1);
     if (!cache) {
@@ -423,6 +411,10 @@ static int agent_main(int argc, char **argv)
         a.keys = spm_config_str("security", "keys");
     if (!(data = bind_data(ctx, &a, advertise, sizeof advertise, &rc))) {
         spm_cli_fail("agent", rc);
+        goto done;
+    }
+    if (!(served = spm_dataagent_new(data, cache))) {
+        spm_cli_fail("agent", SPM_ENOMEM);
         goto done;
     }
     dealer = spm_wire_socket(ctx, ZMQ_DEALER);
@@ -443,6 +435,8 @@ static int agent_main(int argc, char **argv)
     env.hello = &h;
     spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
     uint32_t hb_ms = 1000, dead_ms = 5000;
+    int lost = 0; /* the center went silent; HELLO until it answers */
+    uint64_t last_hello = 0;
     int welcomed = 0;
     uint64_t deadline = spm_now_us() + 10000000;
     while (!welcomed && !stop_flag && spm_now_us() < deadline) {
@@ -491,23 +485,31 @@ static int agent_main(int argc, char **argv)
         int shutdown = 0;
         spm_msg_t m;
         int r;
-        for (int k = 0; k < 256 && (r = spm_wire_recv(data, 1, 1, &m, NULL)) > 0; k++) {
-            if (r == 1 && m.env->body_case == SPM__ENVELOPE__BODY_FETCH)
-                serve_fetch(data, cache, &m);
-            if (r == 1)
-                spm_msg_close(&m);
-        }
+        spm_dataagent_serve(served);
         while ((r = spm_wire_recv(dealer, 0, 1, &m, NULL)) > 0) {
             if (r != 1)
                 continue;
             last_heard = spm_now_us();
             shutdown |= m.env->body_case == SPM__ENVELOPE__BODY_SHUTDOWN;
+            if (m.env->body_case == SPM__ENVELOPE__BODY_WELCOME && lost) {
+                /* A restarted center: this node has a new index, and its
+                   IEUs must join again under it. */
+                a.node = m.env->welcome->index;
+                lost = 0;
+                spm_log_warn("the center is back; node %u rejoined, restarting its IEUs", a.node);
+                restart_all(&a);
+            }
             spm_msg_close(&m);
         }
         if (shutdown)
             break;
-        supervise(&a, dealer);
+        if (!lost)
+            supervise(&a, dealer);
         uint64_t now = spm_now_us();
+        if (lost && now - last_hello > 2000000) {
+            spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
+            last_hello = now;
+        }
         if (now - last_beat >= (uint64_t)hb_ms * 1000) {
             Spm__Heartbeat hbm = SPM__HEARTBEAT__INIT;
             Spm__Envelope e = SPM__ENVELOPE__INIT;
@@ -516,9 +518,11 @@ static int agent_main(int argc, char **argv)
             spm_wire_send(dealer, NULL, &e, NULL, 0, NULL);
             last_beat = now;
         }
-        if (now - last_heard > 2 * (uint64_t)dead_ms * 1000) {
-            spm_log_warn("the center has been silent for %u ms; stopping", 2 * dead_ms);
-            break;
+        if (!lost && now - last_heard > 2 * (uint64_t)dead_ms * 1000) {
+            /* Wait for it (a restarted center, a healed network) rather than
+               exit: its IEUs exit on their own, and come back on rejoin. */
+            spm_log_warn("the center has been silent for %u ms; waiting for it", 2 * dead_ms);
+            lost = 1;
         }
     }
     status = 0;
@@ -532,7 +536,8 @@ done:
         zmq_close(data);
     spm_security_destroy(&a.security);
     if (ctx)
-        zmq_ctx_term(ctx);
+        zmq_ctx_term(ctx); /* releases every frame still pointing into the cache */
+    spm_dataagent_destroy(&served);
     spm_nodecache_close(&cache);
     if (a.cache_dir == default_cache)
         spm_rmtree(default_cache);

@@ -15,8 +15,11 @@
 #include "vm/config.h"
 #include "vm/security.h"
 #include "vm/status.h"
+#include "vm/trace.h"
 
 #include "vm/hmap.h"
+#include "vm/journal.h"
+
 #include "vm/log.h"
 #include "vm/report.h"
 #include "vm/wire.h"
@@ -36,12 +39,14 @@ enum {
 };
 
 typedef struct {
-    zmq_msg_t id;       /* routing id */
-    int role;           /* ROLE_* */
-    uint32_t index;     /* IEU index or node index */
-    uint32_t node;      /* node of an IEU or agent */
-    uint32_t pid;       /* process id on its node */
-    uint64_t last_seen; /* monotonic us of the last message */
+    zmq_msg_t id;         /* routing id */
+    int role;             /* ROLE_* */
+    uint32_t index;       /* IEU index or node index */
+    uint32_t node;        /* node of an IEU or agent */
+    uint32_t pid;         /* process id on its node */
+    uint64_t last_seen;   /* monotonic us of the last message */
+    int64_t clock_offset; /* our clock minus its, least seen (IEUs, traces) */
+    int clock_known;
     int dead;
     Spm__Si **batch; /* SIs to send in the next ISSUE (IEUs) */
     size_t nbatch, capbatch;
@@ -56,9 +61,10 @@ typedef struct {
 
 /*  A COMMIT whose outputs are in the open store batch. */
 typedef struct {
-    spm_msg_t m; /* the message, owned */
-    void *ieu;   /* its peer_t */
-    uint8_t *ok; /* per result: accepted in the first half */
+    spm_msg_t m;         /* the message, owned */
+    void *ieu;           /* its peer_t */
+    uint64_t arrived_us; /* when it arrived, to map the IEU's clock */
+    uint8_t *ok;         /* per result: accepted in the first half */
 } pending_t;
 
 typedef struct {
@@ -75,6 +81,8 @@ typedef struct {
     spm_hmap_t *cpu_at;       /* job -> CPU time at submit (us, boxed) */
     spm_security_t *security; /* CurveZMQ keys and the allow-list */
     spm_status_t status;      /* counters and recent failures for spm status */
+    spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
+    spm_journal_t *journal;   /* jobs started and ended, next to the store */
     uint64_t started_us;      /* when the center started */
     uint32_t next_node;
     char **node_data; /* node index -> its data agent's endpoint (or NULL) */
@@ -256,12 +264,35 @@ static void record_cpu(center_t *c, uint64_t job)
     }
 }
 
+/*  Clock offset of IEU, for spm_trace_map_clocks. */
+static int64_t clock_of(void *arg, uint32_t ieu)
+{
+    center_t *c = arg;
+    peer_t *p = spm_hmap_get(c->ieus, (uint64_t)ieu + 1);
+    return p ? p->clock_offset : 0;
+}
+
 /*  Sends JOB's report to its watcher, if it has one, and forgets the job. */
 static void deliver_report(center_t *c, uint64_t job)
 {
     watch_t *w = spm_hmap_remove(c->watches, job);
     if (!w)
         return;
+    spm_trace_t *t = spm_hmap_remove(c->traces, job);
+    if (t)
+        spm_trace_map_clocks(t, clock_of, c);
+    for (size_t from = 0; t && from < spm_trace_count(t); from += 4096) {
+        Spm__TraceEvents te;
+        if (!spm_trace_pack(t, from, 4096, &te))
+            break;
+        te.job = job;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_TRACE;
+        env.trace = &te;
+        send_to(c, &w->id, &env, NULL, 0);
+        spm_trace_msg_free(&te);
+    }
+    spm_trace_destroy(&t);
     send_report(c, w);
     zmq_msg_close(&w->id);
     free(w);
@@ -280,6 +311,8 @@ static void job_done(void *arg, uint64_t job)
         if (info.state == 2)
             spm_status_failure(&c->status, "job %llu (%s) failed: %s", (unsigned long long)job,
                                info.program, info.error ? info.error : "");
+        if (spm_journal_end(c->journal, job, info.state == 1 ? 0 : info.status) != 0)
+            spm_log_error("%s", spm_error_detail());
     }
     deliver_report(c, job);
 }
@@ -335,6 +368,7 @@ static void on_hello(center_t *c, spm_msg_t *m)
 }
 
 static void flush_commits(center_t *c);
+static void trace_instant(center_t *c, const char *name);
 
 static void ieu_gone(center_t *c, peer_t *p, const char *why)
 {
@@ -358,6 +392,9 @@ static void ieu_gone(center_t *c, peer_t *p, const char *why)
                  n);
     spm_status_failure(&c->status, "IEU %u (node %u) %s; %u SIs re-issued", p->index, p->node, why,
                        n);
+    char what[64];
+    snprintf(what, sizeof what, "IEU %u %s: %u re-issued", p->index, why, n);
+    trace_instant(c, what);
 }
 
 /*  Deletes from the store the versions the IDU found nobody can read. */
@@ -442,6 +479,49 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
     memset(m, 0, sizeof *m); /* the pending list owns it now */
     pc->ieu = p;
     pc->ok = ok;
+    pc->arrived_us = spm_now_us();
+}
+
+/*  Records the slice of result R of SI in its job's trace, if it has one. */
+static void trace_si(center_t *c, const pending_t *pc, const spm_idu_si_t *si, const Spm__Result *r)
+{
+    spm_trace_t *t = spm_hmap_get(c->traces, si->job);
+    Spm__Commit *cm = pc->m.env->commit;
+    if (!t || !cm->sent_us || !r->t_end)
+        return;
+    const peer_t *p = pc->ieu;
+    const spm_opcode_t *op = spm_opcode_by_id(si->opcode);
+    /* The IEU's clock runs at an offset from ours; the smallest (arrival -
+       send) seen is the closest estimate (least queueing), applied to all
+       of the IEU's slices when the trace is sent. */
+    int64_t offset = (int64_t)pc->arrived_us - (int64_t)cm->sent_us;
+    peer_t *pp = pc->ieu;
+    if (!pp->clock_known || offset < pp->clock_offset) {
+        pp->clock_offset = offset;
+        pp->clock_known = 1;
+    }
+    spm_trace_event_t ev = {.phase = 'X',
+                            .ts = r->t_start, /* IEU clock until sent */
+                            .dur = r->t_end - r->t_start,
+                            .ieu = p->index,
+                            .node = p->node,
+                            .si = si->id,
+                            .bytes = r->bytes_l2 + r->bytes_store,
+                            .wait_us = r->wait_us};
+    snprintf(ev.name, sizeof ev.name, "%s%s", op ? op->name : "?", r->status ? " (failed)" : "");
+    spm_trace_add(t, &ev);
+}
+
+/*  An instant NAME in the trace of every traced job. */
+static void trace_instant(center_t *c, const char *name)
+{
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    spm_trace_event_t ev = {.phase = 'i', .ts = spm_now_us()};
+    snprintf(ev.name, sizeof ev.name, "%.39s", name);
+    while (spm_hmap_next(c->traces, &pos, &key, &value))
+        spm_trace_add(value, &ev);
 }
 
 /*  COMMIT, second half, once per loop turn: makes the batch durable, then
@@ -487,6 +567,7 @@ static void flush_commits(center_t *c)
                                    .evictions = r->evictions,
                                    .bytes_l2 = r->bytes_l2,
                                    .bytes_store = r->bytes_store};
+            trace_si(c, pc, si, r);
             spm_idu_commit(c->idu, p->index, r->si, &ct);
         }
         if (!p->dead)
@@ -612,12 +693,18 @@ static void on_submit(center_t *c, spm_msg_t *m)
     r.job = job;
     if (r.status != 0)
         r.error = (char *)spm_error_detail();
+    spm_trace_t *t = job && s->trace ? spm_trace_new() : NULL;
+    if (t)
+        spm_hmap_put(c->traces, job, t);
     if (job && cpu)
         spm_hmap_put(c->cpu_at, job, cpu);
     else
         free(cpu);
-    if (job)
+    if (job) {
         spm_log_info("job %llu (%s) submitted", (unsigned long long)job, s->program);
+        if (spm_journal_start(c->journal, job, s->program) != 0)
+            spm_log_error("%s", spm_error_detail());
+    }
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_SUBMITTED;
     env.submitted = &r;
@@ -801,6 +888,15 @@ static void tick(center_t *c)
     if (c->lease_us)
         spm_idu_expire(c->idu, now, c->lease_us);
     pos = 0;
+    while (spm_hmap_next(c->traces, &pos, &key, &value)) {
+        spm_idu_job_info_t info;
+        if (spm_idu_job_info(c->idu, key, &info) != 0 || info.state != 0)
+            continue;
+        spm_trace_event_t ev = {.phase = 'C', .ts = now, .value = info.ready};
+        snprintf(ev.name, sizeof ev.name, "ready SIs");
+        spm_trace_add(value, &ev);
+    }
+    pos = 0;
     while (spm_hmap_next(c->watches, &pos, &key, &value)) {
         watch_t *w = value;
         if (now - w->last_progress_us >= 200000) {
@@ -863,13 +959,39 @@ static void center_free(center_t *c)
     spm_hmap_destroy(&c->ieus);
     spm_hmap_destroy(&c->watches);
     spm_hmap_destroy(&c->cpu_at);
+    pos = 0;
+    while (c->traces && spm_hmap_next(c->traces, &pos, &key, &value)) {
+        spm_trace_t *t = value;
+        spm_trace_destroy(&t);
+    }
+    spm_hmap_destroy(&c->traces);
     spm_idu_destroy(&c->idu);
     spm_store_close(&c->store);
+    spm_journal_close(&c->journal);
     if (c->router)
         zmq_close(c->router);
     spm_security_destroy(&c->security); /* closes the ZAP socket before the context */
     if (c->ctx)
         zmq_ctx_term(c->ctx);
+}
+
+/*  A center restarted on an old store: job ids continue, and jobs that were
+    running are reported as lost to whoever waits for them. */
+static void restore_jobs(center_t *c)
+{
+    spm_idu_job_floor(c->idu, spm_journal_max_job(c->journal));
+    spm_journal_job_t lost[256];
+    size_t n = spm_journal_unfinished(c->journal, lost, 256);
+    for (size_t i = 0; i < n && i < 256; i++) {
+        spm_idu_job_lost(c->idu, lost[i].job, lost[i].program, SPM_EDEAD,
+                         "the center restarted while this job ran; its committed blocks are "
+                         "kept in the store, but the job must be submitted again");
+        spm_journal_end(c->journal, lost[i].job, SPM_EDEAD);
+        spm_status_failure(&c->status, "job %llu (%s) lost in a center restart",
+                           (unsigned long long)lost[i].job, lost[i].program);
+    }
+    if (n)
+        spm_log_warn("%zu jobs were running when the center stopped; marked lost", n);
 }
 
 static const char center_help[] =
@@ -892,6 +1014,8 @@ static const char center_help[] =
     "                      (default 100). Commits are safe from a crash of any spm\n"
     "                      process at once; an operating-system crash can lose the\n"
     "                      last N ms. 0 syncs at every commit: durable, slower\n"
+    "  --speculate         copy stragglers to idle IEUs at the end of a stage; the\n"
+    "                      first result wins (default off)\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
 static int center_main(int argc, char **argv)
@@ -906,11 +1030,13 @@ static int center_main(int argc, char **argv)
                                          {"config", required_argument, 0, 'C'},
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
+                                         {"speculate", no_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
     if (rc != 0)
         return spm_cli_fail("center", rc);
+    int speculate = spm_config_bool("center", "speculate");
     const char *listen = spm_config_str("center", "listen");
     const char *store = spm_config_str("center", "store");
     const char *keys = NULL;
@@ -935,6 +1061,9 @@ static int center_main(int argc, char **argv)
             break;
         case 'I':
             insecure = 1;
+            break;
+        case 'P':
+            speculate = 1;
             break;
         case 'C':
             break; /* loaded above */
@@ -983,12 +1112,20 @@ static int center_main(int argc, char **argv)
     c.ieus = spm_hmap_new();
     c.watches = spm_hmap_new();
     c.cpu_at = spm_hmap_new();
+    c.traces = spm_hmap_new();
     c.ctx = zmq_ctx_new();
-    if (!c.idu || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.ctx || !c.security) {
+    if (!c.idu || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.traces || !c.ctx ||
+        !c.security) {
         spm_cli_fail("center", SPM_ENOMEM);
         goto done;
     }
     spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
+    spm_idu_set_speculate(c.idu, speculate);
+    if (!(c.journal = spm_journal_open(store))) {
+        spm_cli_fail("center", SPM_EIO);
+        goto done;
+    }
+    restore_jobs(&c);
     if (c.sync_us && spm_store_set_lazy(c.store, 1) != 0) {
         spm_cli_fail("center", SPM_ESTORE);
         goto done;
@@ -1005,6 +1142,7 @@ static int center_main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
     spm_log_info("listening on %s, store %s", listen, store);
     uint64_t last_tick = 0;
     while (!stop_flag && !c.stopping) {
@@ -1032,7 +1170,7 @@ static int center_main(int argc, char **argv)
         }
         flush_commits(&c);
         if (c.dirty && now - c.last_sync >= c.sync_us) {
-            if (spm_store_sync(c.store) != 0)
+            if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
                 spm_log_error("%s", spm_error_detail());
             c.dirty = 0;
             c.last_sync = now;

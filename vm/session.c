@@ -7,6 +7,7 @@
 #include "vm/log.h"
 #include "vm/proc.h"
 #include "vm/security.h"
+#include "vm/trace.h"
 
 #include "vm/report.h"
 #include "vm/wire.h"
@@ -37,6 +38,8 @@ const char spm_run_opts_help[] =
     "  --priority N        job priority; larger runs first (default 0)\n"
     "  --json              print the run report as JSON on stdout\n"
     "  --quiet             no progress bar and no text report\n"
+    "  --trace FILE        write a Chrome trace of the job's SIs (Perfetto,\n"
+    "                      chrome://tracing, spm plot)\n"
     "  --timeout MS        how long to wait for the center to answer (default 10000)\n"
     "  --keys DIR          CurveZMQ keys (client.key, center.pub) for a tcp:// center\n"
     "                      (default security.keys)\n"
@@ -334,6 +337,7 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
     sub.args.data = (uint8_t *)args;
     sub.args.len = len;
     sub.priority = s->o.priority;
+    sub.trace = s->o.trace != NULL && !s->o.detach;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_SUBMIT;
     env.submit = &sub;
@@ -375,6 +379,7 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
     int drawn = 0;
     uint64_t last_heard = spm_now_us();
     spm_msg_t m;
+    spm_trace_t *trace = s->o.trace ? spm_trace_new() : NULL;
     while (!interrupted) {
         if ((rc = vm_alive(s)) != 0)
             return rc;
@@ -392,7 +397,9 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
                 spm_msg_close(&m);
                 return rc;
             }
-            if (body == SPM__ENVELOPE__BODY_PROGRESS && bar) {
+            if (body == SPM__ENVELOPE__BODY_TRACE && trace) {
+                spm_trace_unpack(trace, m.env->trace);
+            } else if (body == SPM__ENVELOPE__BODY_PROGRESS && bar) {
                 draw_progress(m.env->progress);
                 drawn = 1;
             } else if (body == SPM__ENVELOPE__BODY_REPORT) {
@@ -405,6 +412,14 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
                     spm_report_print(rep, 0, stdout);
                 fflush(stdout);
                 rc = rep->status;
+                if (trace) {
+                    int wrc = spm_trace_write(trace, s->o.trace, rep->program);
+                    spm_trace_destroy(&trace);
+                    if (wrc != 0 && rc == 0) {
+                        spm_msg_close(&m);
+                        return wrc;
+                    }
+                }
                 if (rc != 0)
                     spm_error(rc, "job %llu failed: %s", (unsigned long long)job, rep->error);
                 if (rc == 0 && result && rep->result.len) {
@@ -424,6 +439,7 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
     }
     if (drawn)
         fprintf(stdout, "\n");
+    spm_trace_destroy(&trace);
     return spm_error(SPM_ECANCELED, "interrupted");
 }
 

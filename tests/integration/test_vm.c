@@ -276,6 +276,64 @@ START_TEST(unwritable_store_is_one_line)
 }
 END_TEST
 
+START_TEST(trace_has_every_si_and_plots)
+{
+    const char *dir = spm_test_tmpdir();
+    char trace[128], png[128], bad[128];
+    snprintf(trace, sizeof trace, "%s/run.json", dir);
+    snprintf(png, sizeof png, "%s/run.png", dir);
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    const char *argv[] = {"run",    "synthetic", "--sis",   "300", "--work",  "uniform:0:2ms",
+                          "--ieus", "2",         "--trace", trace, "--quiet", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(argv, 60, &out, &err) == 0, "%s", err);
+    free(out);
+    free(err);
+    /* one slice per SI; on each IEU (one slot) the slices do not overlap */
+    FILE *f = fopen(trace, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024];
+    int slices = 0;
+    double last_end[2] = {0, 0};
+    while (fgets(line, sizeof line, f)) {
+        double ts, dur;
+        unsigned pid, tid;
+        const char *x = strstr(line, "\"ph\": \"X\"");
+        if (!x)
+            continue;
+        ck_assert_int_eq(sscanf(x,
+                                "\"ph\": \"X\", \"ts\": %lf, \"dur\": %lf, \"pid\": %u, "
+                                "\"tid\": %u",
+                                &ts, &dur, &pid, &tid),
+                         4);
+        ck_assert_uint_lt(tid, 2);
+        ck_assert_msg(ts + 200 >= last_end[tid], "slices overlap on IEU %u: %s", tid, line);
+        last_end[tid] = ts + dur;
+        slices++;
+    }
+    fclose(f);
+    ck_assert_int_eq(slices, 300);
+    const char *plot[] = {"plot", trace, "-o", png, NULL};
+    ck_assert_msg(spm_test_run(plot, 60, &out, &err) == 0, "%s", err);
+    free(out);
+    free(err);
+    f = fopen(png, "rb");
+    ck_assert_ptr_nonnull(f);
+    unsigned char magic[4] = {0};
+    ck_assert_int_eq(fread(magic, 1, 4, f), 4);
+    fclose(f);
+    ck_assert_mem_eq(magic, "\x89PNG", 4);
+    f = fopen(bad, "w");
+    fprintf(f, "{\"traceEvents\": [\n{\"name\": \"x\", \"ph\": \"X\", \"ts\": oops}\n]}\n");
+    fclose(f);
+    const char *plot_bad[] = {"plot", bad, "-o", png, NULL};
+    expect_one_line_error(plot_bad, 1, "bad.json:2:");
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *vm_suite(void)
 {
     Suite *s = suite_create("vm");
@@ -289,6 +347,7 @@ static Suite *vm_suite(void)
     tcase_add_test(tc, unreachable_center_is_one_line);
     tcase_add_test(tc, second_center_on_a_used_port_is_refused);
     tcase_add_test(tc, unwritable_store_is_one_line);
+    tcase_add_test(tc, trace_has_every_si_and_plots);
     suite_add_tcase(s, tc);
     return s;
 }
