@@ -43,9 +43,11 @@ FUZZ_SRCS:= $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS:= $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 BENCHES  := $(sort $(wildcard bench/bench_*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHES))
+PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
+PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps run check check-san bench install clean format format-check tests fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps run check check-san bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
 all: deps-quiet $(BIN)
 
 deps:
@@ -128,6 +130,10 @@ $(BUILD)/fuzz-seeds: tests/fuzz/seeds.c $(BUILD)/libspm.a
 
 bench: all $(BENCH_BINS)
 	@SPM_BIN=$(abspath $(BIN)) sh scripts/bench.sh $(BUILD)/bench "$(T)"
+
+# The dissertation's experiments, reproduced in ratios; writes bench/paper/RESULTS.md.
+bench-paper: all $(PAPER_BINS)
+	@SPM_BIN=$(abspath $(BIN)) sh bench/paper/run.sh $(BUILD)/bench/paper
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig \
