@@ -227,7 +227,7 @@ static void put_u64(FILE *f, uint64_t v)
 /*  Writes V >= 0 with six decimals, as %.6f does. */
 static void put_fixed6(FILE *f, double v)
 {
-    uint64_t n = (uint64_t)llround(v * 1e6);
+    uint64_t n = (uint64_t)rint(v * 1e6); /* ties to even, as printf */
     char frac[8];
     put_u64(f, n / 1000000);
     frac[0] = '.';
