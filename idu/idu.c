@@ -19,6 +19,10 @@
 #include <string.h>
 
 #define MAX_TRANSIENT_FAILURES 3
+/* An SI whose holders keep dying is likely what kills them (a crashing SI
+   body): re-issuing it for ever would crash every IEU in turn and leave the
+   job waiting with none. */
+#define MAX_HOLDER_DEATHS 4
 
 static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf);
 static void job_fail(job_t *job, int code, const char *fmt, ...)
@@ -670,8 +674,17 @@ uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
         }
         orphans[n++] = si;
     }
-    for (size_t i = 0; i < n; i++)
-        reissue(self, orphans[i]);
+    for (size_t i = 0; i < n; i++) {
+        si_t *si = orphans[i];
+        if (++si->deaths >= MAX_HOLDER_DEATHS &&
+            !(si->spec_ieu >= 0 && self->ieus[si->spec_ieu].alive)) {
+            const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
+            job_fail(si->job, SPM_EDEAD,
+                     "%s (SI %llu) was running on %u IEUs that died; it may be what kills them",
+                     op ? op->name : "?", (unsigned long long)si->pub.id, si->deaths);
+        }
+        reissue(self, si); /* frees it when its job is over */
+    }
     free(orphans);
     notify(self);
     return (uint32_t)n;

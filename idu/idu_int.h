@@ -62,6 +62,7 @@ struct si {
     int32_t ieu;           /* holder while issued, else -1 */
     uint64_t issued_us;    /* when the lease started */
     uint32_t failures;     /* transient failures so far */
+    uint32_t deaths;       /* holders that died while it ran */
     int32_t spec_ieu;      /* holder of a speculative copy, else -1 */
     uint32_t spec_attempt; /* its attempt number */
     si_t *next;            /* ready-queue link */

@@ -634,10 +634,15 @@ static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
     send_to(c, &m->id, &env, &f, r.status == 0 ? 1 : 0);
 }
 
-/*  PUBLISH and DROP: an IEU's node cache gained or lost blocks. */
+/*  PUBLISH and DROP: an IEU's node cache gained or lost blocks. A node can
+    only cache a version that was committed, so a PUBLISH of any other is a
+    lie and is ignored: the directory never grows with forged entries. */
 static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
 {
     for (size_t i = 0; i < n; i++) {
+        uint64_t newest = gained ? spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL) : 0;
+        if (gained && (refs[i]->version == 0 || refs[i]->version > newest))
+            continue;
         if (gained)
             spm_idu_dir_add(c->idu, refs[i]->sdb, refs[i]->version, refs[i]->bytes, p->node);
         else

@@ -329,7 +329,7 @@ static int frequent_items(spm_si_ctx_t *ctx)
             if (!i2 || !c2)
                 rc = spm_error(SPM_ENOMEM, "out of memory");
         }
-        if (rc == 0) {
+        if (rc == 0 && b.n) { /* no memcpy from or to NULL, even of 0 bytes */
             memcpy(all.items + all.n, b.items, (size_t)b.n * 4);
             memcpy(all.counts + all.n, b.counts, (size_t)b.n * 8);
             all.n += b.n;
