@@ -1,0 +1,363 @@
+/*  =========================================================================
+    chaos - faults injected into a running VM while a job runs
+
+    A chaos VM is a real center and one agent started through the spm
+    binary on an ipc endpoint in a scratch directory. While a job runs on
+    it (`spm matmul`, `spm mine`, ... with --center), chaos_job kills a
+    random IEU with SIGKILL every MIN_MS to MAX_MS, and fault AGENT_FIRST and
+    every AGENT_EVERY-th after it kill the agent instead (and with NODE_TOO its IEUs too, as a
+    crashed node), then starts a new agent. Faults are injected only while
+    the center reports the job running, so every one counted hit a job in
+    progress. The caller then compares the job's output file with an
+    undisturbed run's (chaos_same_file).
+
+    Every choice comes from the plan's seed, printed by the callers, so a
+    failing run can be repeated. Every loop is bounded in count and time.
+
+    Header-only: tests/integration/test_chaos.c (the short form, part of
+    `make check`) and tests/chaos/chaos.c (the long form, `make chaos`)
+    include it.
+    =========================================================================
+*/
+#ifndef SPM_CHAOS_H_INCLUDED
+#define SPM_CHAOS_H_INCLUDED
+
+#include "tests/spm_test.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <sys/time.h>
+
+typedef struct {
+    char dir[64];           /* scratch directory: endpoint, store, caches */
+    char ep[160];           /* the center's ipc endpoint */
+    spm_test_proc_t center; /* the center process */
+    spm_test_proc_t agent;  /* the current agent (pid 0: none) */
+    int ieus;               /* IEUs each agent starts */
+    int agents;             /* agents started so far; names their cache dirs */
+} chaos_vm_t;
+
+typedef struct {
+    uint64_t rng;    /* xorshift64 state, seeded by the caller (never 0) */
+    int min_ms;      /* shortest pause between two faults */
+    int max_ms;      /* longest pause between two faults */
+    int agent_first; /* the first fault that kills the agent (1: the first; 0: none) */
+    int agent_every; /* and every AGENT_EVERY-th fault after it */
+    int agent_max;   /* at most this many agent kills per job */
+    int node_too;    /* an agent kill also kills the agent's IEUs */
+    int timeout_s;   /* the job fails the run if it takes longer */
+} chaos_plan_t;
+
+typedef struct {
+    int ieu_kills;   /* IEUs killed while the job ran */
+    int agent_kills; /* agents killed (and replaced) while the job ran */
+    double reissued; /* SIs re-issued, from the job's JSON report */
+} chaos_tally_t;
+
+/*  Monotonic time in milliseconds. */
+static inline long long chaos_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  The next pseudo-random number of PLAN (xorshift64). */
+static inline uint64_t chaos_rand(chaos_plan_t *plan)
+{
+    uint64_t x = plan->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return plan->rng = x;
+}
+
+/*  A seed from the clock and the pid, never 0. */
+static inline uint64_t chaos_seed(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    uint64_t s = ((uint64_t)tv.tv_sec * 1000003u) ^ ((uint64_t)tv.tv_usec << 20);
+    return (s ^ (uint64_t)getpid()) | 1;
+}
+
+/*  Starts an agent of VM->ieus IEUs with a cache directory of its own. */
+static inline void chaos_agent_start(chaos_vm_t *vm)
+{
+    char cache[128], ieus[16];
+    snprintf(cache, sizeof cache, "%s/cache%d", vm->dir, vm->agents++);
+    snprintf(ieus, sizeof ieus, "%d", vm->ieus);
+    const char *argv[] = {"agent",       "--center", vm->ep,        "--ieus", ieus,
+                          "--cache-dir", cache,      "--log-level", "error",  NULL};
+    vm->agent = spm_test_start(argv);
+}
+
+/*  Starts a center (heartbeats every 200 ms, dead after DEAD_MS of silence)
+    and an agent of IEUS IEUs in a new scratch directory. */
+static inline void chaos_vm_start(chaos_vm_t *vm, int ieus, int dead_ms)
+{
+    memset(vm, 0, sizeof *vm);
+    snprintf(vm->dir, sizeof vm->dir, "%s", spm_test_tmpdir());
+    snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
+    vm->ieus = ieus;
+    char store[128], dead[16];
+    snprintf(store, sizeof store, "%s/store", vm->dir);
+    snprintf(dead, sizeof dead, "%d", dead_ms);
+    const char *argv[] = {"center", "--listen",  vm->ep, "--store",     store,   "--heartbeat-ms",
+                          "200",    "--dead-ms", dead,   "--log-level", "error", NULL};
+    vm->center = spm_test_start(argv);
+    usleep(200000);
+    chaos_agent_start(vm);
+}
+
+/*  Reads /proc/PID/cmdline into CMD (NULs between arguments kept); returns
+    its length, or -1. */
+static inline ssize_t chaos_cmdline(pid_t pid, char *cmd, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t len = read(fd, cmd, size - 1);
+    close(fd);
+    if (len >= 0)
+        cmd[len] = '\0';
+    return len;
+}
+
+/*  Whether PID is a process that has not exited (not a zombie). */
+static inline int chaos_alive(pid_t pid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *p = strrchr(stat, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/*  Pids of the live `spm ieu` children of the agent AGENT, at most MAX.
+    Returns how many. */
+static inline int chaos_ieu_pids(pid_t agent, pid_t *pids, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)agent, (int)agent);
+    FILE *f = fopen(path, "r");
+    int n = 0, child;
+    while (f && n < max && fscanf(f, "%d", &child) == 1) {
+        char cmd[512];
+        ssize_t len = chaos_cmdline(child, cmd, sizeof cmd);
+        const char *arg1 = len > 0 ? cmd + strlen(cmd) + 1 : NULL;
+        if (arg1 && arg1 < cmd + len && strcmp(arg1, "ieu") == 0 && chaos_alive(child))
+            pids[n++] = child;
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/*  Pids of live processes whose command line mentions NEEDLE, at most MAX.
+    Returns how many. */
+static inline int chaos_procs_of(const char *needle, pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d && n < max && (e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        char cmd[4096];
+        ssize_t len = pid > 0 ? chaos_cmdline(pid, cmd, sizeof cmd) : -1;
+        for (ssize_t i = 0; i < len; i++)
+            cmd[i] = cmd[i] ? cmd[i] : ' ';
+        if (len > 0 && strstr(cmd, needle) && chaos_alive(pid))
+            pids[n++] = pid;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/*  Stops VM: the center (SIGTERM; agents and IEUs follow it), then waits up
+    to 20 s for every process of the VM, kills what is left and removes the
+    scratch directory. Returns how many processes had to be killed. */
+static inline int chaos_vm_stop(chaos_vm_t *vm)
+{
+    kill(vm->center.pid, SIGTERM);
+    spm_test_finish(&vm->center, 15, NULL, NULL);
+    if (vm->agent.pid > 0)
+        spm_test_finish(&vm->agent, 20, NULL, NULL);
+    pid_t left[64];
+    int n = 0;
+    for (int tries = 0; tries < 200 && (n = chaos_procs_of(vm->dir, left, 64)) > 0; tries++)
+        usleep(100000);
+    for (int i = 0; i < n; i++)
+        kill(left[i], SIGKILL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", vm->dir);
+    SPM_TEST_ASSERT(system(cmd) == 0);
+    return n;
+}
+
+/*  Whether the center of VM reports a job running (`spm status --json`). */
+static inline int chaos_job_running(const chaos_vm_t *vm)
+{
+    const char *argv[] = {"status", "--center", vm->ep, "--json", "--timeout", "5000", NULL};
+    char *out = NULL;
+    int rc = spm_test_run(argv, 30, &out, NULL);
+    int running = rc == 0 && out && strstr(out, "\"state\": \"running\"") != NULL;
+    free(out);
+    return running;
+}
+
+/*  Kills a random live IEU of VM's agent with SIGKILL. Returns 1 when one
+    was killed, 0 when none was alive (all being restarted). */
+static inline int chaos_kill_ieu(chaos_vm_t *vm, chaos_plan_t *plan)
+{
+    pid_t pids[64];
+    int n = vm->agent.pid > 0 ? chaos_ieu_pids(vm->agent.pid, pids, 64) : 0;
+    if (n == 0)
+        return 0;
+    return kill(pids[chaos_rand(plan) % (uint64_t)n], SIGKILL) == 0;
+}
+
+/*  Kills VM's agent with SIGKILL (with PLAN->node_too its IEUs as well;
+    else they are left to notice) and starts a new one. */
+static inline void chaos_kill_agent(chaos_vm_t *vm, const chaos_plan_t *plan)
+{
+    pid_t pids[64];
+    int n = chaos_ieu_pids(vm->agent.pid, pids, 64);
+    kill(vm->agent.pid, SIGKILL);
+    for (int i = 0; plan->node_too && i < n; i++)
+        kill(pids[i], SIGKILL);
+    spm_test_finish(&vm->agent, 10, NULL, NULL);
+    chaos_agent_start(vm);
+}
+
+/*  Whether the job process P has exited, without reaping it. */
+static inline int chaos_exited(const spm_test_proc_t *p)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    return waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid;
+}
+
+/*  Runs the job `spm ARGV...` (which must name VM's center and print its
+    JSON report on stdout) and injects PLAN's faults while it runs; adds
+    them and the re-issued SIs to TALLY. Returns the job's exit status; *OUT
+    and *ERR get its stdout and stderr (malloc'd). */
+static inline int chaos_job(chaos_vm_t *vm, const char *const *argv, chaos_plan_t *plan,
+                            chaos_tally_t *tally, char **out, char **err)
+{
+    spm_test_proc_t job = spm_test_start(argv);
+    long long end = chaos_now_ms() + (long long)plan->timeout_s * 1000;
+    /* The client reads and stages its input before it submits the job. */
+    while (!chaos_exited(&job) && chaos_now_ms() < end && !chaos_job_running(vm))
+        usleep(100000);
+    int faults = 0, agent_kills = 0;
+    long long next = chaos_now_ms() + plan->min_ms / 2;
+    while (!chaos_exited(&job) && chaos_now_ms() < end) {
+        if (chaos_now_ms() < next) {
+            usleep(20000);
+            continue;
+        }
+        if (!chaos_job_running(vm))
+            break; /* done: the client is fetching the result */
+        faults++;
+        int nth = faults - plan->agent_first;
+        if (plan->agent_first && nth >= 0 && plan->agent_every && nth % plan->agent_every == 0 &&
+            agent_kills < plan->agent_max) {
+            chaos_kill_agent(vm, plan);
+            agent_kills++;
+            tally->agent_kills++;
+        } else {
+            tally->ieu_kills += chaos_kill_ieu(vm, plan);
+        }
+        int span = plan->max_ms - plan->min_ms;
+        next = chaos_now_ms() + plan->min_ms +
+               (span > 0 ? (int)(chaos_rand(plan) % (uint64_t)span) : 0);
+    }
+    int rc = spm_test_finish(&job, (int)((end - chaos_now_ms()) / 1000) + 5, out, err);
+    double r = spm_test_json_num(*out, "reissued");
+    tally->reissued += r > 0 ? r : 0;
+    return rc;
+}
+
+/*  Whether files A and B exist and have the same bytes. */
+static inline int chaos_same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        char ba[65536], bb[65536];
+        size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+        same = na == nb && memcmp(ba, bb, na) == 0;
+        if (na == 0)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/*  The path ARG names in a job's arguments: "@NAME" is the output file
+    DIR/NAME.SUFFIX, anything else itself. Returns BUF or ARG. */
+static inline const char *chaos_arg(const char *arg, const char *dir, const char *suffix, char *buf,
+                                    size_t size)
+{
+    if (arg[0] != '@')
+        return arg;
+    snprintf(buf, size, "%s/%s.%s", dir, arg + 1, suffix);
+    return buf;
+}
+
+#define CHAOS_MAX_ARGS 24
+
+/*  Runs the job `spm ARGS...` twice: undisturbed on an embedded VM of two
+    IEUs, then on VM under PLAN's faults. Arguments "@NAME" are output files
+    (DIR/NAME.want and DIR/NAME.got); every one must come out byte-identical.
+    Adds faults and re-issued SIs to TALLY. Returns 1 when the disturbed
+    job succeeded with identical outputs, else 0 after one line on stderr
+    that names the job and the seed SEED. */
+static inline int chaos_compare(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_t *tally,
+                                const char *const *args, const char *dir, uint64_t seed)
+{
+    const char *want[CHAOS_MAX_ARGS], *got[CHAOS_MAX_ARGS];
+    char wbuf[CHAOS_MAX_ARGS][256], gbuf[CHAOS_MAX_ARGS][256];
+    int n = 0;
+    for (; args[n]; n++) {
+        SPM_TEST_ASSERT(n + 6 < CHAOS_MAX_ARGS);
+        want[n] = chaos_arg(args[n], dir, "want", wbuf[n], sizeof wbuf[n]);
+        got[n] = chaos_arg(args[n], dir, "got", gbuf[n], sizeof gbuf[n]);
+    }
+    const char *reference_tail[] = {"--ieus", "2", "--quiet", NULL};
+    const char *chaos_tail[] = {"--center", vm->ep, "--json", NULL};
+    memcpy(want + n, reference_tail, sizeof reference_tail);
+    memcpy(got + n, chaos_tail, sizeof chaos_tail);
+    char *out = NULL, *err = NULL;
+    int rc = spm_test_run(want, plan->timeout_s, &out, &err);
+    if (rc != 0)
+        SPM_TEST_FAIL("undisturbed %s failed (exit %d): %s", args[0], rc, err);
+    free(out);
+    free(err);
+    rc = chaos_job(vm, got, plan, tally, &out, &err);
+    int ok = rc == 0;
+    if (!ok)
+        fprintf(stderr, "chaos: %s under faults failed (exit %d, seed %llu): %s", args[0], rc,
+                (unsigned long long)seed, err);
+    for (int i = 0; ok && i < n; i++)
+        if (args[i][0] == '@' && !(ok = chaos_same_file(want[i], got[i])))
+            fprintf(stderr, "chaos: %s: %s differs from the undisturbed %s (seed %llu)\n", args[0],
+                    got[i], want[i], (unsigned long long)seed);
+    free(out);
+    free(err);
+    return ok;
+}
+
+#endif
