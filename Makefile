@@ -9,6 +9,8 @@
 #   make fuzz       build the libFuzzer targets in tests/fuzz with clang and run each
 #                   for FUZZ_SECONDS (default 60; T=name runs one)
 #   make check-san  make check on a build with AddressSanitizer and UBSan
+#   make chaos      the long chaos run (minutes): jobs under killed IEUs and agents
+#                   (CHAOS_ROUNDS, CHAOS_SEED, ...: see tests/chaos/chaos.c)
 #   make deps       install the Debian packages the build needs, when missing
 
 PREFIX   ?= /usr/local
@@ -47,7 +49,7 @@ PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
 PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps run check check-san bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps run check check-san chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
 all: deps-quiet $(BIN)
 
 deps:
@@ -104,6 +106,15 @@ check: all tests
 
 check-san:
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined check
+
+# The long form of tests/integration/test_chaos.c; not part of check.
+chaos: all $(BUILD)/chaos/chaos
+	@SPM_BIN=$(abspath $(BIN)) $(BUILD)/chaos/chaos
+
+$(BUILD)/chaos/chaos: tests/chaos/chaos.c tests/chaos/chaos.h tests/spm_test.h
+	@mkdir -p $(dir $@)
+	@echo "  CHAOS   $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $<
 
 # The fuzz targets need clang's libFuzzer; the library is rebuilt with clang
 # and coverage instrumentation into build/fuzz. A crash stops the run and

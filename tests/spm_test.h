@@ -177,4 +177,43 @@ static inline size_t spm_test_lines(const char *s)
     return n;
 }
 
+/*  1 while process PID (a child of this test) runs; never reaps it, so
+    spm_test_finish still can. */
+static inline int spm_test_running(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
+}
+
+/*  Whether PID is a process that has not exited (a zombie has). */
+static inline int spm_test_alive(pid_t pid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *p = strrchr(stat, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/*  Pids of the children of PID (an agent's are its IEUs), zombies
+    included, at most MAX. Returns how many. */
+static inline int spm_test_children(pid_t pid, pid_t *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    FILE *f = fopen(path, "r");
+    int n = 0, child;
+    while (f && n < max && fscanf(f, "%d", &child) == 1)
+        out[n++] = child;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 #endif

@@ -126,38 +126,19 @@ static inline ssize_t chaos_cmdline(pid_t pid, char *cmd, size_t size)
     return len;
 }
 
-/*  Whether PID is a process that has not exited (not a zombie). */
-static inline int chaos_alive(pid_t pid)
-{
-    char path[64], stat[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(stat, 1, sizeof stat - 1, f);
-    fclose(f);
-    stat[n] = '\0';
-    const char *p = strrchr(stat, ')');
-    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 /*  Pids of the live `spm ieu` children of the agent AGENT, at most MAX.
     Returns how many. */
 static inline int chaos_ieu_pids(pid_t agent, pid_t *pids, int max)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)agent, (int)agent);
-    FILE *f = fopen(path, "r");
-    int n = 0, child;
-    while (f && n < max && fscanf(f, "%d", &child) == 1) {
+    pid_t kids[64];
+    int n = 0, nkids = spm_test_children(agent, kids, 64);
+    for (int i = 0; i < nkids && n < max; i++) {
         char cmd[512];
-        ssize_t len = chaos_cmdline(child, cmd, sizeof cmd);
+        ssize_t len = chaos_cmdline(kids[i], cmd, sizeof cmd);
         const char *arg1 = len > 0 ? cmd + strlen(cmd) + 1 : NULL;
-        if (arg1 && arg1 < cmd + len && strcmp(arg1, "ieu") == 0 && chaos_alive(child))
-            pids[n++] = child;
+        if (arg1 && arg1 < cmd + len && strcmp(arg1, "ieu") == 0 && spm_test_alive(kids[i]))
+            pids[n++] = kids[i];
     }
-    if (f)
-        fclose(f);
     return n;
 }
 
@@ -174,7 +155,7 @@ static inline int chaos_procs_of(const char *needle, pid_t *pids, int max)
         ssize_t len = pid > 0 ? chaos_cmdline(pid, cmd, sizeof cmd) : -1;
         for (ssize_t i = 0; i < len; i++)
             cmd[i] = cmd[i] ? cmd[i] : ' ';
-        if (len > 0 && strstr(cmd, needle) && chaos_alive(pid))
+        if (len > 0 && strstr(cmd, needle) && spm_test_alive(pid))
             pids[n++] = pid;
     }
     if (d)
@@ -238,14 +219,6 @@ static inline void chaos_kill_agent(chaos_vm_t *vm, const chaos_plan_t *plan)
     chaos_agent_start(vm);
 }
 
-/*  Whether the job process P has exited, without reaping it. */
-static inline int chaos_exited(const spm_test_proc_t *p)
-{
-    siginfo_t info;
-    memset(&info, 0, sizeof info);
-    return waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid;
-}
-
 /*  Runs the job `spm ARGV...` (which must name VM's center and print its
     JSON report on stdout) and injects PLAN's faults while it runs; adds
     them and the re-issued SIs to TALLY. Returns the job's exit status; *OUT
@@ -256,11 +229,11 @@ static inline int chaos_job(chaos_vm_t *vm, const char *const *argv, chaos_plan_
     spm_test_proc_t job = spm_test_start(argv);
     long long end = chaos_now_ms() + (long long)plan->timeout_s * 1000;
     /* The client reads and stages its input before it submits the job. */
-    while (!chaos_exited(&job) && chaos_now_ms() < end && !chaos_job_running(vm))
+    while (spm_test_running(job.pid) && chaos_now_ms() < end && !chaos_job_running(vm))
         usleep(100000);
     int faults = 0, agent_kills = 0;
     long long next = chaos_now_ms() + plan->min_ms / 2;
-    while (!chaos_exited(&job) && chaos_now_ms() < end) {
+    while (spm_test_running(job.pid) && chaos_now_ms() < end) {
         if (chaos_now_ms() < next) {
             usleep(20000);
             continue;
@@ -358,6 +331,87 @@ static inline int chaos_compare(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_
     free(out);
     free(err);
     return ok;
+}
+
+/*  A job the chaos runs repeat: `spm ARGS...`, whose "@NAME" arguments
+    are its output files (see chaos_compare). */
+typedef struct {
+    const char *args[CHAOS_MAX_ARGS]; /* NULL-terminated */
+    char in[2][128];                  /* its generated input files */
+    char num[4][24];                  /* numbers the arguments point at */
+} chaos_job_t;
+
+/*  Writes the input file PATH with `spm gen ARGS... -o PATH`. */
+static inline void chaos_gen(const char *path, const char *const *args)
+{
+    const char *argv[CHAOS_MAX_ARGS];
+    int n = 0;
+    argv[n++] = "gen";
+    for (; *args && n < CHAOS_MAX_ARGS - 3; args++)
+        argv[n++] = *args;
+    argv[n++] = "-o";
+    argv[n++] = path;
+    argv[n] = NULL;
+    char *out, *err;
+    int rc = spm_test_run(argv, 120, &out, &err);
+    if (rc != 0)
+        SPM_TEST_FAIL("spm gen %s: %s", path, err);
+    free(out);
+    free(err);
+}
+
+/*  JOB: `spm matmul` of two N x N matrices generated into DIR from SEED and
+    SEED + 1, in blocks of 16 with one product per SI (thousands of SIs of
+    well under a millisecond, so every kill finds SIs held), with UPDATE
+    and POLICY. Integer entries: C is exact whatever order products are
+    added in, so only a lost, doubled or damaged product changes a byte. */
+static inline void chaos_matmul(chaos_job_t *job, const char *dir, int n, int seed,
+                                const char *update, const char *policy)
+{
+    memset(job, 0, sizeof *job);
+    snprintf(job->num[0], sizeof job->num[0], "%d", n);
+    for (int i = 0; i < 2; i++) {
+        snprintf(job->num[1 + i], sizeof job->num[1 + i], "%d", seed + i);
+        snprintf(job->in[i], sizeof job->in[i], "%s/%c.mtx", dir, "AB"[i]);
+        const char *gen[] = {"matrix",  "--rows", job->num[0],     "--field",
+                             "integer", "--seed", job->num[1 + i], NULL};
+        chaos_gen(job->in[i], gen);
+    }
+    const char *args[] = {"matmul",   job->in[0], job->in[1], "--block", "16", "--per-si", "1",
+                          "--update", update,     "--policy", policy,    "-o", "@C.mtx",   NULL};
+    memcpy(job->args, args, sizeof args);
+}
+
+/*  JOB: `spm mine` over COUNT transactions generated into DIR from SEED
+    (average 20 items of 500, patterns of 8), in blocks of BLOCK
+    transactions (SIs of some milliseconds), support 0.4%, confidence 95%,
+    itemsets and rules both compared. */
+static inline void chaos_mine(chaos_job_t *job, const char *dir, int count, int seed, int block)
+{
+    memset(job, 0, sizeof *job);
+    snprintf(job->num[0], sizeof job->num[0], "%d", count);
+    snprintf(job->num[1], sizeof job->num[1], "%d", seed);
+    snprintf(job->num[2], sizeof job->num[2], "%d", block);
+    snprintf(job->in[0], sizeof job->in[0], "%s/T.dat", dir);
+    const char *gen[] = {"transactions",
+                         "--transactions",
+                         job->num[0],
+                         "--avg-size",
+                         "20",
+                         "--avg-pattern",
+                         "8",
+                         "--items",
+                         "500",
+                         "--patterns",
+                         "2000",
+                         "--seed",
+                         job->num[1],
+                         NULL};
+    chaos_gen(job->in[0], gen);
+    const char *args[] = {
+        "mine",      job->in[0],   "--min-support", "0.4%", "--min-confidence", "95%", "--block",
+        job->num[2], "--itemsets", "@sets.txt",     "-o",   "@rules.txt",       NULL};
+    memcpy(job->args, args, sizeof args);
 }
 
 #endif

@@ -52,32 +52,18 @@ static void vm_job(vm_t *vm)
     vm->job = spm_test_start(text);
 }
 
-/*  1 while process PID (a child of this test) runs, without reaping it. */
-static int alive(pid_t pid)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
-}
-
 /*  1 while the job runs (without reaping it: spm_test_finish does). */
 static int job_running(vm_t *vm)
 {
-    return alive(vm->job.pid);
+    return spm_test_running(vm->job.pid);
 }
 
 /*  The pid of the IEU agent I started (its first child). */
 static pid_t ieu_pid(vm_t *vm, int i)
 {
-    char path[64];
-    int pid = 0;
-    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)vm->agents[i].pid,
-             (int)vm->agents[i].pid);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
-    fclose(f);
-    return (pid_t)pid;
+    pid_t pid = 0;
+    ck_assert_int_eq(spm_test_children(vm->agents[i].pid, &pid, 1), 1);
+    return pid;
 }
 
 static void vm_stop(vm_t *vm)
@@ -549,7 +535,7 @@ START_TEST(data_agent_survives_garbage_and_unknown_fetches)
         SEND(&p, COMMIT, commit, &c);
         usleep(10000);
     }
-    ck_assert_msg(alive(vm.agents[0].pid), "the agent died");
+    ck_assert_msg(spm_test_running(vm.agents[0].pid), "the agent died");
     end(&vm, &p);
 }
 END_TEST

@@ -305,20 +305,6 @@ START_TEST(restarted_center_reports_lost_jobs_and_agents_rejoin)
 }
 END_TEST
 
-/*  Pids of the IEUs started by the agent AGENT (its children). */
-static int ieus_of(pid_t agent, pid_t *out, int max)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)agent, (int)agent);
-    FILE *f = fopen(path, "r");
-    int n = 0, pid;
-    while (f && n < max && fscanf(f, "%d", &pid) == 1)
-        out[n++] = pid;
-    if (f)
-        fclose(f);
-    return n;
-}
-
 START_TEST(stuck_ieu_is_overtaken_by_speculation)
 {
     char ep[128], store[128], cache[128];
@@ -335,7 +321,7 @@ START_TEST(stuck_ieu_is_overtaken_by_speculation)
     spm_test_proc_t pa = spm_test_start(agent);
     usleep(400000);
     pid_t ieus[2];
-    ck_assert_int_eq(ieus_of(pa.pid, ieus, 2), 2);
+    ck_assert_int_eq(spm_test_children(pa.pid, ieus, 2), 2);
     const char *job[] = {"run", "synthetic", "--center",   ep,       "--sis",
                          "60",  "--work",    "fixed:20ms", "--json", NULL};
     spm_test_proc_t pj = spm_test_start(job);

@@ -1,0 +1,99 @@
+/*  Chaos, long form (`make chaos`; issue 8): several rounds of a `spm
+    matmul` and a `spm mine` job on one long-lived center, while a random
+    IEU is killed with SIGKILL every 0.5 to 1.5 s and every tenth fault,
+    from the third on, kills the agent (in odd rounds with its IEUs, as a
+    crashed node; in even rounds alone, so its IEUs drain) and starts a
+    new one. Every round uses new inputs and another update method and
+    scheduling policy for matmul. Each job's output files must be
+    byte-identical to an undisturbed run's. Prints one line per job and a
+    closing line:
+
+        chaos: 3 rounds, 41 IEU kills, 3 agent kills, 187 SIs re-issued, outputs identical
+
+    and exits 0 only when every job succeeded with identical outputs.
+
+    Environment: CHAOS_ROUNDS (default 3), CHAOS_SEED (default from the
+    clock; printed first), CHAOS_IEUS (IEUs per agent, default 3),
+    CHAOS_MM_N (matrix side, default 768), CHAOS_TRANSACTIONS (default
+    80000). SPM_BIN names the spm binary. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define SPM_TEST_ASSERT(c)                                                                         \
+    ((c) ? (void)0 : (void)(fprintf(stderr, "chaos: %s failed\n", #c), exit(1)))
+#define SPM_TEST_FAIL(...) (fprintf(stderr, "chaos: " __VA_ARGS__), exit(1))
+
+#include "tests/chaos/chaos.h"
+
+/*  The integer in environment variable NAME, else DEF. */
+static long env_long(const char *name, long def)
+{
+    const char *v = getenv(name);
+    return v && atol(v) > 0 ? atol(v) : def;
+}
+
+/*  Runs JOB on VM under PLAN, prints its line and adds to TALLY. Returns 1
+    when it succeeded with identical outputs. */
+static int round_job(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_t *tally, int round,
+                     const chaos_job_t *job, const char *label, uint64_t seed)
+{
+    chaos_tally_t t = {0, 0, 0};
+    long long start = chaos_now_ms();
+    int ok = chaos_compare(vm, plan, &t, job->args, vm->dir, seed);
+    printf("round %d %-34s %3d IEU kills, %d agent kills, %4.0f SIs re-issued, %s, %.1f s\n", round,
+           label, t.ieu_kills, t.agent_kills, t.reissued, ok ? "identical" : "DIFFERENT",
+           (chaos_now_ms() - start) / 1000.0);
+    fflush(stdout);
+    tally->ieu_kills += t.ieu_kills;
+    tally->agent_kills += t.agent_kills;
+    tally->reissued += t.reissued;
+    return ok;
+}
+
+int main(void)
+{
+    int rounds = (int)env_long("CHAOS_ROUNDS", 3), ieus = (int)env_long("CHAOS_IEUS", 3);
+    int mm_n = (int)env_long("CHAOS_MM_N", 768);
+    int transactions = (int)env_long("CHAOS_TRANSACTIONS", 80000);
+    const char *s = getenv("CHAOS_SEED");
+    uint64_t seed = s && strtoull(s, NULL, 10) ? strtoull(s, NULL, 10) : chaos_seed();
+    printf("chaos: seed %llu (CHAOS_SEED repeats the choices), %d rounds, %d IEUs per agent\n",
+           (unsigned long long)seed, rounds, ieus);
+    fflush(stdout);
+    static const char *updates[] = {"write", "distributed", "update"};
+    static const char *policies[] = {"ss", "r", "sr"};
+    static const int blocks[] = {250, 200, 500};
+    chaos_plan_t plan = {.rng = seed,
+                         .min_ms = 500,
+                         .max_ms = 1500,
+                         .agent_first = 3,
+                         .agent_every = 10,
+                         .agent_max = 2,
+                         .timeout_s = 600};
+    chaos_tally_t tally = {0, 0, 0};
+    int bad = 0;
+    long long start = chaos_now_ms();
+    chaos_vm_t vm;
+    chaos_vm_start(&vm, ieus, 1000);
+    for (int r = 1; r <= rounds; r++) {
+        plan.node_too = r % 2;
+        char label[64];
+        chaos_job_t job;
+        const char *update = updates[(r - 1) % 3], *policy = policies[(r - 1) % 3];
+        chaos_matmul(&job, vm.dir, mm_n, 100 * r, update, policy);
+        snprintf(label, sizeof label, "matmul %d, --update %s --policy %s", mm_n, update, policy);
+        bad += !round_job(&vm, &plan, &tally, r, &job, label, seed);
+        int block = blocks[(r - 1) % 3];
+        chaos_mine(&job, vm.dir, transactions, r, block);
+        snprintf(label, sizeof label, "mine %d, --block %d", transactions, block);
+        bad += !round_job(&vm, &plan, &tally, r, &job, label, seed);
+    }
+    int left = chaos_vm_stop(&vm);
+    if (left)
+        printf("chaos: %d processes of the VM outlived its center\n", left);
+    printf("chaos: %d rounds, %d IEU kills, %d agent kills, %.0f SIs re-issued, %s (%.0f s)\n",
+           rounds, tally.ieu_kills, tally.agent_kills, tally.reissued,
+           bad ? "outputs DIFFER or jobs failed" : "outputs identical",
+           (chaos_now_ms() - start) / 1000.0);
+    return bad || left ? 1 : 0;
+}
