@@ -27,7 +27,8 @@ static void survives_chaos(chaos_vm_t *vm, const chaos_job_t *job)
     int killed = chaos_vm_stop(vm);
     fprintf(stderr, "chaos %s: %d IEU kills, %d agent kills, %.0f SIs re-issued, seed %llu\n", what,
             tally.ieu_kills, tally.agent_kills, tally.reissued, (unsigned long long)seed);
-    ck_assert_msg(ok, "%s under faults: see stderr (seed %llu)", what, (unsigned long long)seed);
+    ck_assert_msg(ok == 1, "%s under faults: see stderr (seed %llu)", what,
+                  (unsigned long long)seed);
     ck_assert_msg(tally.agent_kills == 1 && tally.ieu_kills >= 1,
                   "%s ended before its faults: %d IEU kills, %d agent kills (seed %llu)", what,
                   tally.ieu_kills, tally.agent_kills, (unsigned long long)seed);
@@ -51,7 +52,7 @@ START_TEST(mine_survives_killed_ieus_and_node)
     chaos_vm_t vm;
     chaos_vm_start(&vm, 3, 1000);
     chaos_job_t job;
-    chaos_mine(&job, vm.dir, 40000, 3, 250); /* about 700 SIs of some 8 ms */
+    chaos_mine(&job, vm.dir, 40000, 8, "0.4%", 3, 250); /* 620 SIs, none over 0.2 s */
     survives_chaos(&vm, &job);
 }
 END_TEST
