@@ -5,9 +5,9 @@
     (a cache left by an earlier run may hold blocks of ids the center has
     reused), starts N `spm ieu` processes, tells the center at once when one
     dies (so its SIs are re-issued without waiting for heartbeats) and
-    restarts it with a growing delay, up to a cap. SIGTERM or SIGINT, a
-    SHUTDOWN from the center, or a center silent too long stop the IEUs and
-    the agent.
+    restarts it with a growing delay, up to a cap of deaths in a row within a
+    second of starting (a crash loop). SIGTERM or SIGINT, a SHUTDOWN from
+    the center, or a center silent too long stop the IEUs and the agent.
     =========================================================================
 */
 #include "datacache/nodecache.h"
@@ -30,10 +30,14 @@
 #include <unistd.h>
 
 #define MAX_RESTARTS 10
+/* An IEU that ran this long before it died was not crash-looping: its
+   restart count (and delay) starts again from zero. */
+#define HEALTHY_US 1000000
 
 typedef struct {
     pid_t pid;           /* 0 when not running */
-    uint32_t restarts;   /* so far */
+    uint32_t restarts;   /* since the last death after a healthy run */
+    uint64_t started_at; /* monotonic us when it was started */
     uint64_t restart_at; /* monotonic us when to start it again (0: not pending) */
 } child_t;
 
@@ -112,8 +116,12 @@ static void supervise(agent_t *a, void *dealer)
                 continue;
             k->pid = 0;
             report_death(dealer, pid, status);
+            if (now - k->started_at >= HEALTHY_US)
+                k->restarts = 0;
             if (k->restarts >= MAX_RESTARTS) {
-                spm_log_error("IEU %ld died %u times; not restarting it", i, k->restarts);
+                spm_log_error("IEU %ld died %u times in a row within %.1f s of starting; not "
+                              "restarting it",
+                              i, k->restarts, HEALTHY_US / 1e6);
                 break;
             }
             uint64_t delay = 100000ull << (k->restarts < 8 ? k->restarts : 8);
@@ -128,6 +136,7 @@ static void supervise(agent_t *a, void *dealer)
         if (!k->pid && k->restart_at && now >= k->restart_at) {
             k->restart_at = 0;
             k->restarts++;
+            k->started_at = now;
             k->pid = start_ieu(a);
             if (k->pid < 0)
                 k->pid = 0;
@@ -147,6 +156,7 @@ static void restart_all(agent_t *a)
         k->pid = start_ieu(a);
         if (k->pid < 0)
             k->pid = 0;
+        k->started_at = spm_now_us();
         k->restart_at = 0;
     }
 }
@@ -472,8 +482,10 @@ static int agent_main(int argc, char **argv)
     a.kids = calloc((size_t)nieus, sizeof *a.kids);
     if (!a.kids)
         goto done;
-    for (long i = 0; i < nieus; i++)
+    for (long i = 0; i < nieus; i++) {
         a.kids[i].pid = start_ieu(&a);
+        a.kids[i].started_at = spm_now_us();
+    }
     spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     while (!stop_flag) {

@@ -57,6 +57,29 @@ START_TEST(mine_survives_killed_ieus_and_node)
 }
 END_TEST
 
+START_TEST(agent_restarts_ieus_that_ran_before_dying)
+{
+    /* The agent gives up on an IEU that keeps dying as it starts (a crash
+       loop); one killed after it ran a while is restarted at once, however
+       often: more often here than the agent's cap of 10 restarts. */
+    chaos_vm_t vm;
+    chaos_vm_start(&vm, 1, 1000);
+    pid_t ieu = 0;
+    for (int kills = 0; kills <= 11; kills++) {
+        long long end = chaos_now_ms() + 3000;
+        int n = 0;
+        while ((n = chaos_ieu_pids(vm.agent.pid, &ieu, 1)) == 0 && chaos_now_ms() < end)
+            usleep(20000);
+        ck_assert_msg(n == 1, "no IEU 3 s after it was killed %d times", kills);
+        if (kills == 11)
+            break;
+        usleep(1100000); /* it ran past starting */
+        kill(ieu, SIGKILL);
+    }
+    ck_assert_int_eq(chaos_vm_stop(&vm), 0);
+}
+END_TEST
+
 static Suite *chaos_suite(void)
 {
     Suite *s = suite_create("chaos");
@@ -64,6 +87,7 @@ static Suite *chaos_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, matmul_survives_killed_ieus_and_node);
     tcase_add_test(tc, mine_survives_killed_ieus_and_node);
+    tcase_add_test(tc, agent_restarts_ieus_that_ran_before_dying);
     suite_add_tcase(s, tc);
     return s;
 }
