@@ -6,12 +6,16 @@
 #   make bench      run the benchmarks in bench/ (they print ratios against baselines)
 #   make install    install binary, headers and pkg-config file under PREFIX
 #   make format     clang-format every source file
+#   make fuzz       build the libFuzzer targets in tests/fuzz with clang and run each
+#                   for FUZZ_SECONDS (default 60; T=name runs one)
+#   make check-san  make check on a build with AddressSanitizer and UBSan
 #   make deps       install the Debian packages the build needs, when missing
 
 PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= cc
 SANITIZE ?=
+FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
 PKGS     := libzmq libprotobuf-c lmdb openblas inih
@@ -20,7 +24,7 @@ CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
 CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcxsparse -pthread -lm
 ifneq ($(SANITIZE),)
-CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
 BUILD    := build/san
 endif
@@ -35,11 +39,15 @@ MAIN_OBJ := $(BUILD)/obj/vm/main.o
 BIN      := $(BUILD)/spm
 TESTS    := $(sort $(wildcard tests/unit/test_*.c tests/integration/test_*.c))
 TEST_BINS:= $(patsubst tests/%.c,$(BUILD)/tests/%,$(TESTS))
+FUZZ_SRCS:= $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS:= $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 BENCHES  := $(sort $(wildcard bench/bench_*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHES))
+PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
+PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps run check bench install clean format format-check tests
+.PHONY: all deps run check check-san bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
 all: deps-quiet $(BIN)
 
 deps:
@@ -73,7 +81,7 @@ $(BIN): $(MAIN_OBJ) $(BUILD)/libspm.a
 	@echo "  LINK    $@"
 	@$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a tests/check_main.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
@@ -94,8 +102,38 @@ run: all
 check: all tests
 	@SPM_BIN=$(abspath $(BIN)) SPM_SOURCE_DIR=$(CURDIR) sh scripts/check.sh $(BUILD)/tests "$(T)"
 
+check-san:
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined check
+
+# The fuzz targets need clang's libFuzzer; the library is rebuilt with clang
+# and coverage instrumentation into build/fuzz. A crash stops the run and
+# leaves the input in build/fuzz/crash-NAME-*: copy it to
+# tests/fuzz/regress/NAME/ so test_fuzz replays it.
+fuzz:
+	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
+	    SANITIZE=fuzzer-no-link,address,undefined fuzz-bins
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh build/fuzz/fuzz "$(T)"
+
+fuzz-bins: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/targets.h $(BUILD)/libspm.a
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS)
+
+# Rewrites the seed corpus in tests/fuzz/corpus from tests/fuzz/seeds.c.
+fuzz-seeds: all $(BUILD)/fuzz-seeds
+	$(BUILD)/fuzz-seeds tests/fuzz/corpus
+
+$(BUILD)/fuzz-seeds: tests/fuzz/seeds.c $(BUILD)/libspm.a
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS)
+
 bench: all $(BENCH_BINS)
 	@SPM_BIN=$(abspath $(BIN)) sh scripts/bench.sh $(BUILD)/bench "$(T)"
+
+# The dissertation's experiments, reproduced in ratios; writes bench/paper/RESULTS.md.
+bench-paper: all $(PAPER_BINS)
+	@SPM_BIN=$(abspath $(BIN)) sh bench/paper/run.sh $(BUILD)/bench/paper
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig \

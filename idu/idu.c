@@ -19,6 +19,10 @@
 #include <string.h>
 
 #define MAX_TRANSIENT_FAILURES 3
+/* An SI whose holders keep dying is likely what kills them (a crashing SI
+   body): re-issuing it for ever would crash every IEU in turn and leave the
+   job waiting with none. */
+#define MAX_HOLDER_DEATHS 4
 
 static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf);
 static void job_fail(job_t *job, int code, const char *fmt, ...)
@@ -305,14 +309,55 @@ static void notify(spm_idu_t *self)
     }
 }
 
+void spm_idu_set_speculate(spm_idu_t *self, int on)
+{
+    self->speculate = on;
+}
+
+/*  Issues to IEU a copy of the longest-running straggler, if there is one
+    worth it. Returns 1 when it issued. */
+static int speculate(spm_idu_t *self, uint32_t ieu)
+{
+    uint64_t now = spm_now_us(), worst = 0, key;
+    si_t *pick = NULL;
+    size_t pos = 0;
+    void *value;
+    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
+        si_t *si = value;
+        job_t *job = si->job;
+        if (si->spec_ieu >= 0 || si->ieu == (int32_t)ieu || job->state != 0 || job->ready ||
+            !job->committed)
+            continue;
+        uint64_t ran = now - si->issued_us, mean = job->exec_us / job->committed;
+        if (ran > 10000 && ran > 2 * mean && ran > worst) {
+            worst = ran;
+            pick = si;
+        }
+    }
+    if (!pick)
+        return 0;
+    pick->spec_ieu = (int32_t)ieu;
+    pick->spec_attempt = pick->pub.attempt + 1;
+    pick->job->speculated++;
+    self->ieus[ieu].credits--;
+    self->ieus[ieu].held++;
+    spm_idu_si_t copy = pick->pub;
+    copy.attempt = pick->spec_attempt;
+    self->emit(self->arg, ieu, &copy);
+    return 1;
+}
+
 void spm_idu_pump(spm_idu_t *self)
 {
     for (uint32_t i = 0; i < self->nieus; i++) {
         ieu_t *ieu = &self->ieus[i];
         while (ieu->alive && ieu->credits > 0) {
             si_t *si = take_ready(self, i);
-            if (!si)
+            if (!si) {
+                if (self->speculate && speculate(self, i))
+                    continue;
                 break;
+            }
             if (si->job->state != 0) { /* its job failed: drop it */
                 si->state = SI_DONE;
                 spm_idu_si_free(si);
@@ -361,6 +406,7 @@ si_t *spm_idu_si_alloc(spm_idu_t *self, spm_sf_t *sf, const char *opcode, size_t
     si->sf = sf;
     si->job = sf->job;
     si->ieu = -1;
+    si->spec_ieu = -1;
     return si;
 }
 
@@ -573,12 +619,27 @@ void spm_idu_ieu_pull(spm_idu_t *self, uint32_t ieu, uint32_t credits)
 }
 
 /*  Puts issued SI back in the pool with a new attempt. */
+static void held_dec(spm_idu_t *self, int32_t ieu)
+{
+    if (ieu >= 0 && self->ieus[ieu].held)
+        self->ieus[ieu].held--;
+}
+
 static void reissue(spm_idu_t *self, si_t *si)
 {
+    held_dec(self, si->ieu);
+    if (si->spec_ieu >= 0 && self->ieus[si->spec_ieu].alive) {
+        /* its speculative copy runs on: that becomes the lease */
+        si->ieu = si->spec_ieu;
+        si->pub.attempt = si->spec_attempt;
+        si->spec_ieu = -1;
+        si->issued_us = spm_now_us();
+        return;
+    }
     spm_hmap_remove(self->issued, si->pub.id);
-    if (si->ieu >= 0 && self->ieus[si->ieu].held)
-        self->ieus[si->ieu].held--;
-    si->pub.attempt++;
+    held_dec(self, si->spec_ieu);
+    si->pub.attempt = (si->spec_attempt > si->pub.attempt ? si->spec_attempt : si->pub.attempt) + 1;
+    si->spec_ieu = -1;
     si->job->reissued++;
     if (si->job->state != 0) {
         spm_idu_si_free(si);
@@ -600,6 +661,8 @@ uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
     void *value;
     while (spm_hmap_next(self->issued, &pos, &key, &value)) {
         si_t *si = value;
+        if (si->spec_ieu == (int32_t)ieu)
+            si->spec_ieu = -1; /* a copy dies: the original runs on */
         if (si->ieu != (int32_t)ieu)
             continue;
         if (n == cap) {
@@ -611,8 +674,17 @@ uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
         }
         orphans[n++] = si;
     }
-    for (size_t i = 0; i < n; i++)
-        reissue(self, orphans[i]);
+    for (size_t i = 0; i < n; i++) {
+        si_t *si = orphans[i];
+        if (++si->deaths >= MAX_HOLDER_DEATHS &&
+            !(si->spec_ieu >= 0 && self->ieus[si->spec_ieu].alive)) {
+            const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
+            job_fail(si->job, SPM_EDEAD,
+                     "%s (SI %llu) was running on %u IEUs that died; it may be what kills them",
+                     op ? op->name : "?", (unsigned long long)si->pub.id, si->deaths);
+        }
+        reissue(self, si); /* frees it when its job is over */
+    }
     free(orphans);
     notify(self);
     return (uint32_t)n;
@@ -674,6 +746,9 @@ uint32_t spm_idu_expire(spm_idu_t *self, uint64_t now_us, uint64_t lease_us)
 const spm_idu_si_t *spm_idu_lookup(spm_idu_t *self, uint32_t ieu, uint64_t id, uint32_t attempt)
 {
     si_t *si = spm_hmap_get(self->issued, id);
+    int spec = si && si->spec_ieu == (int32_t)ieu && si->spec_attempt == attempt;
+    if (si && spec && si->job->state == 0)
+        return &si->pub;
     if (!si || si->pub.attempt != attempt || si->ieu != (int32_t)ieu || si->job->state != 0) {
         job_t *job = si ? si->job : NULL;
         if (job)
@@ -703,8 +778,14 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
         return;
     job_t *job = si->job;
     spm_sf_t *sf = si->sf;
-    if (ieu < self->nieus && self->ieus[ieu].held)
-        self->ieus[ieu].held--;
+    held_dec(self, si->ieu);
+    if (si->spec_ieu >= 0) {
+        /* the other copy's commit, when it comes, is stale */
+        held_dec(self, si->spec_ieu);
+        if (si->spec_ieu == (int32_t)ieu)
+            job->spec_wins++;
+        si->spec_ieu = -1;
+    }
     ieu_job_stats_t *st = job_ieu_stats(job, ieu);
     if (st) {
         st->sis++;
@@ -737,6 +818,7 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
     si->state = SI_DONE;
     spm_sb_commit(self, si);
     job->committed++;
+    job->exec_us += c->exec_us;
     sf->outstanding--;
     if (!si->internal && sf->cls->commit && job->state == 0) {
         ieu_t *e = &self->ieus[ieu];
@@ -781,6 +863,8 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .stale = job->stale,
                                  .expected = job->expected,
                                  .ready = job->ready,
+                                 .speculated = job->speculated,
+                                 .spec_wins = job->spec_wins,
                                  .merges = job->merges,
                                  .l1_hits = job->l1_hits,
                                  .l2_hits = job->l2_hits,

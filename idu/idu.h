@@ -75,6 +75,7 @@ typedef struct {
     int status;
     const char *error;
     uint64_t wall_us, issued, committed, reissued, stale, expected, merges, ready;
+    uint64_t speculated, spec_wins;
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     const void *result;
     size_t result_len;
@@ -135,6 +136,12 @@ typedef struct {
 /*  Applies the commit of SI (as returned by spm_idu_lookup, outputs already
     durable): versions become readable, waiters wake, the SF's commit runs. */
 void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t si, const spm_idu_commit_t *c);
+
+/*  ON: when an IEU asks for work, none of any job is ready, and an SI of a
+    job with nothing left to issue has run more than twice its job's mean SI
+    time (and over 10 ms), a copy is issued to the asking IEU; the first
+    commit wins, the other is stale. Off by default. */
+void spm_idu_set_speculate(spm_idu_t *self, int on);
 
 /*  Re-issues SIs whose lease is older than LEASE_US at NOW_US. Returns how
     many. */

@@ -49,20 +49,23 @@ typedef struct readers {
 enum { SI_WAITING = 0, SI_READY, SI_ISSUED, SI_DONE };
 
 struct si {
-    spm_idu_si_t pub;   /* what the IEU is sent */
-    spm_idu_op_t *ops;  /* owned; pub.ops points here */
-    sdb_t **sdbs;       /* scoreboard entry of each operand, not owned */
-    void *params;       /* owned copy */
-    struct spm_sf *sf;  /* owning SF (merge SIs: the SF that triggered them) */
-    job_t *job;         /* not owned */
-    uint64_t tag;       /* given back to the SF */
-    int internal;       /* a merge SI: no SF commit */
-    uint32_t deps;      /* versions still awaited */
-    int state;          /* SI_* */
-    int32_t ieu;        /* holder while issued, else -1 */
-    uint64_t issued_us; /* when the lease started */
-    uint32_t failures;  /* transient failures so far */
-    si_t *next;         /* ready-queue link */
+    spm_idu_si_t pub;      /* what the IEU is sent */
+    spm_idu_op_t *ops;     /* owned; pub.ops points here */
+    sdb_t **sdbs;          /* scoreboard entry of each operand, not owned */
+    void *params;          /* owned copy */
+    struct spm_sf *sf;     /* owning SF (merge SIs: the SF that triggered them) */
+    job_t *job;            /* not owned */
+    uint64_t tag;          /* given back to the SF */
+    int internal;          /* a merge SI: no SF commit */
+    uint32_t deps;         /* versions still awaited */
+    int state;             /* SI_* */
+    int32_t ieu;           /* holder while issued, else -1 */
+    uint64_t issued_us;    /* when the lease started */
+    uint32_t failures;     /* transient failures so far */
+    uint32_t deaths;       /* holders that died while it ran */
+    int32_t spec_ieu;      /* holder of a speculative copy, else -1 */
+    uint32_t spec_attempt; /* its attempt number */
+    si_t *next;            /* ready-queue link */
 };
 
 struct spm_sf {
@@ -96,7 +99,10 @@ struct job {
     char *error;
     uint64_t start_us, end_us;
     uint64_t issued, committed, reissued, stale, expected, merges;
-    uint64_t ready; /* SIs ready and not issued */
+    uint64_t ready;      /* SIs ready and not issued */
+    uint64_t exec_us;    /* time in SI bodies, all committed SIs */
+    uint64_t speculated; /* speculative copies issued */
+    uint64_t spec_wins;  /* of which committed first */
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     uint64_t cpu_us;
     uint32_t live_sfs;
@@ -144,6 +150,7 @@ struct spm_idu {
     job_t **notify; /* jobs ended, to report */
     size_t nnotify, capnotify;
     spm_hmap_t *dir;       /* SDB id -> directory entry (directory.c) */
+    int speculate;         /* copy stragglers to idle IEUs at the end of a stage */
     uint32_t dir_turn;     /* rotates holder lists */
     spm_idu_op_t *garbage; /* versions to delete from the store */
     size_t ngarbage, capgarbage, garbage_head;

@@ -127,6 +127,11 @@ static inline int spm_test_finish(spm_test_proc_t *p, int timeout_s, char **out,
     close(fe);
     unlink(p->out_path);
     unlink(p->err_path);
+    /* A sanitized build (make check SANITIZE=...) reports into stderr of
+       whichever process erred, also children of spm (IEUs, embedded VMs),
+       and goes on: any report fails the test that started it. */
+    if (e && (strstr(e, "runtime error:") || strstr(e, "Sanitizer")))
+        SPM_TEST_FAIL("sanitizer report from spm:\n%s", e);
     if (out)
         *out = o;
     else

@@ -634,10 +634,15 @@ static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
     send_to(c, &m->id, &env, &f, r.status == 0 ? 1 : 0);
 }
 
-/*  PUBLISH and DROP: an IEU's node cache gained or lost blocks. */
+/*  PUBLISH and DROP: an IEU's node cache gained or lost blocks. A node can
+    only cache a version that was committed, so a PUBLISH of any other is a
+    lie and is ignored: the directory never grows with forged entries. */
 static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
 {
     for (size_t i = 0; i < n; i++) {
+        uint64_t newest = gained ? spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL) : 0;
+        if (gained && (refs[i]->version == 0 || refs[i]->version > newest))
+            continue;
         if (gained)
             spm_idu_dir_add(c->idu, refs[i]->sdb, refs[i]->version, refs[i]->bytes, p->node);
         else
@@ -1009,6 +1014,8 @@ static const char center_help[] =
     "                      (default 100). Commits are safe from a crash of any spm\n"
     "                      process at once; an operating-system crash can lose the\n"
     "                      last N ms. 0 syncs at every commit: durable, slower\n"
+    "  --speculate         copy stragglers to idle IEUs at the end of a stage; the\n"
+    "                      first result wins (default off)\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
 static int center_main(int argc, char **argv)
@@ -1023,11 +1030,13 @@ static int center_main(int argc, char **argv)
                                          {"config", required_argument, 0, 'C'},
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
+                                         {"speculate", no_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
     if (rc != 0)
         return spm_cli_fail("center", rc);
+    int speculate = spm_config_bool("center", "speculate");
     const char *listen = spm_config_str("center", "listen");
     const char *store = spm_config_str("center", "store");
     const char *keys = NULL;
@@ -1052,6 +1061,9 @@ static int center_main(int argc, char **argv)
             break;
         case 'I':
             insecure = 1;
+            break;
+        case 'P':
+            speculate = 1;
             break;
         case 'C':
             break; /* loaded above */
@@ -1108,6 +1120,7 @@ static int center_main(int argc, char **argv)
         goto done;
     }
     spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
+    spm_idu_set_speculate(c.idu, speculate);
     if (!(c.journal = spm_journal_open(store))) {
         spm_cli_fail("center", SPM_EIO);
         goto done;
@@ -1129,6 +1142,7 @@ static int center_main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
     spm_log_info("listening on %s, store %s", listen, store);
     uint64_t last_tick = 0;
     while (!stop_flag && !c.stopping) {

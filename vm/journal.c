@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 struct spm_journal {
-    FILE *f;                   /* appended to */
+    FILE *f; /* appended to */
     char *path;
-    uint64_t max_job;          /* largest job id read or written */
-    spm_journal_job_t *open;   /* started and not ended, as read at open */
+    uint64_t max_job;        /* largest job id read or written */
+    spm_journal_job_t *open; /* started and not ended, as read at open */
     size_t nopen, capopen;
 };
 

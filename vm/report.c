@@ -59,6 +59,8 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
     r->bytes_store = info.bytes_store;
     r->bytes_in = info.bytes_l2 + info.bytes_store;
     r->evictions = info.evictions;
+    r->speculated = info.speculated;
+    r->spec_wins = info.spec_wins;
     if (info.result_len && (r->result.data = malloc(info.result_len))) {
         memcpy(r->result.data, info.result, info.result_len);
         r->result.len = info.result_len;
@@ -130,13 +132,15 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             "\"stale\": %llu, \"merges\": %llu, \"w_idle\": %.6f, \"w_comm\": %.6f, "
             "\"w_man\": %.6f, \"efficiency\": %.6f, \"busy_s\": %.6f, \"center_cpu_s\": %.6f, "
             "\"l1_hits\": %llu, \"l2_hits\": %llu, \"store_reads\": %llu, \"bytes_l2\": %llu, "
-            "\"bytes_store\": %llu, \"evictions\": %llu, \"ieus\": [",
+            "\"bytes_store\": %llu, \"evictions\": %llu, \"speculated\": %llu, "
+            "\"spec_wins\": %llu, \"ieus\": [",
             r->wall_us / 1e6, (unsigned long long)r->issued, (unsigned long long)r->committed,
             (unsigned long long)r->reissued, (unsigned long long)r->stale,
             (unsigned long long)r->merges, o->w_idle, o->w_comm, o->w_man, o->efficiency, o->busy_s,
             o->man_s, (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits,
             (unsigned long long)r->store_reads, (unsigned long long)r->bytes_l2,
-            (unsigned long long)r->bytes_store, (unsigned long long)r->evictions);
+            (unsigned long long)r->bytes_store, (unsigned long long)r->evictions,
+            (unsigned long long)r->speculated, (unsigned long long)r->spec_wins);
     for (size_t i = 0; i < r->n_ieus; i++) {
         const Spm__IeuReport *e = r->ieus[i];
         fprintf(out,
@@ -155,6 +159,9 @@ static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             r->status == 0 ? "done" : "FAILED", r->wall_us / 1e6);
     if (r->status != 0)
         fprintf(out, "  error: %s\n", r->error);
+    if (r->speculated)
+        fprintf(out, "  stragglers: %llu speculative copies, %llu finished first\n",
+                (unsigned long long)r->speculated, (unsigned long long)r->spec_wins);
     fprintf(out,
             "  SIs: %llu issued, %llu committed, %llu re-issued, %llu stale commits, "
             "%llu merges\n",

@@ -35,6 +35,8 @@ const char spm_run_opts_help[] =
     "  --ieus N            embedded VM: IEU processes (default: number of cores)\n"
     "  --slots N           embedded VM: SIs each IEU executes at once (default 1)\n"
     "  --prefetch N        embedded VM: SIs each IEU asks for ahead (default 1)\n"
+    "  --cache-mb N        embedded VM: node cache budget in MiB (default 0: no limit)\n"
+    "  --speculate         embedded VM: copy stragglers to idle IEUs at the end of a stage\n"
     "  --priority N        job priority; larger runs first (default 0)\n"
     "  --json              print the run report as JSON on stdout\n"
     "  --quiet             no progress bar and no text report\n"
@@ -106,6 +108,12 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
     case SPM_OPT_DETACH:
         o->detach = 1;
         break;
+    case SPM_OPT_CACHE_MB:
+        rc = spm_parse_long("--cache-mb", arg, 0, 1L << 30, &o->cache_mb);
+        break;
+    case SPM_OPT_SPECULATE:
+        o->speculate = 1;
+        break;
     default:
         return spm_error(SPM_EINVAL, "not a run option");
     }
@@ -169,22 +177,27 @@ static int start_embedded(spm_session_t *s)
                          strerror(errno));
     s->rundir = strdup(tmpl);
     char store[sizeof tmpl + 16], cache[sizeof tmpl + 16], ieus[16], slots[16], pre[16];
+    char cache_mb[24];
     snprintf(store, sizeof store, "%s/store", tmpl);
     snprintf(cache, sizeof cache, "%s/cache", tmpl);
     snprintf(ieus, sizeof ieus, "%d", s->o.ieus);
     snprintf(slots, sizeof slots, "%d", s->o.slots);
     snprintf(pre, sizeof pre, "%d", s->o.prefetch);
+    snprintf(cache_mb, sizeof cache_mb, "%ld", s->o.cache_mb);
     if (!s->rundir || asprintf(&s->endpoint, "ipc://%s/center", tmpl) < 0)
         return spm_error(SPM_ENOMEM, "out of memory");
-    char *center[] = {"spm", "center",      "--listen", s->endpoint, "--store",
-                      store, "--log-level", "warn",     NULL};
+    char *center[] = {"spm",         "center",  "--listen",
+                      s->endpoint,   "--store", store,
+                      "--log-level", "warn",    s->o.speculate ? "--speculate" : NULL,
+                      NULL};
     s->center = spm_proc_spawn(center);
     if (s->center < 0) {
         s->center = 0;
         return SPM_ESYS;
     }
-    char *agent[] = {"spm", "agent",      "--center", s->endpoint,   "--ieus", ieus, "--slots",
-                     slots, "--prefetch", pre,        "--cache-dir", cache,    NULL};
+    char *agent[] = {"spm",         "agent",   "--center",   s->endpoint,  "--ieus",
+                     ieus,          "--slots", slots,        "--prefetch", pre,
+                     "--cache-dir", cache,     "--cache-mb", cache_mb,     NULL};
     s->agent = spm_proc_spawn(agent);
     if (s->agent < 0) {
         s->agent = 0;

@@ -40,6 +40,8 @@ typedef struct {
     long timeout_ms;    /* how long to wait for the center to answer (10000) */
     int insecure;       /* plain TCP to the center */
     int detach;         /* submit, print the job id and return without waiting */
+    long cache_mb;      /* embedded VM: node cache budget in MiB (0: none) */
+    int speculate;      /* embedded VM: the center copies stragglers */
 } spm_run_opts_t;
 
 enum {
@@ -55,6 +57,8 @@ enum {
     SPM_OPT_TIMEOUT,
     SPM_OPT_INSECURE,
     SPM_OPT_DETACH,
+    SPM_OPT_CACHE_MB,
+    SPM_OPT_SPECULATE,
 };
 
 /*  getopt_long entries for the options every job-running command takes. */
@@ -71,7 +75,9 @@ enum {
     {"keys", required_argument, 0, SPM_OPT_KEYS},                                                  \
     {"timeout", required_argument, 0, SPM_OPT_TIMEOUT},                                            \
     {"insecure", no_argument, 0, SPM_OPT_INSECURE},                                                \
-    {"detach", no_argument, 0, SPM_OPT_DETACH}
+    {"detach", no_argument, 0, SPM_OPT_DETACH},                                                    \
+    {"cache-mb", required_argument, 0, SPM_OPT_CACHE_MB},                                          \
+    {"speculate", no_argument, 0, SPM_OPT_SPECULATE}
 /* clang-format on */
 
 /*  Help text for those options, to append to a command's usage. */

@@ -38,6 +38,11 @@ void *spm_wire_socket(void *ctx, int type)
     zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max, sizeof max);
     zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    /* Retry a connect soon (a just-started center is not bound yet), backing
+       off to a second for a center that is really away. */
+    int ivl = 10, ivl_max = 1000;
+    zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt(s, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max);
     return s;
 }
 
@@ -81,6 +86,39 @@ static int drop(void *sock, spm_msg_t *m, spm_wire_stats_t *stats, const char *w
     return 2;
 }
 
+/*  1 when MSG or a message inside it carries a field this build does not
+    know. Every process of a VM runs the same binary, so such a field is
+    garbage or forgery; protobuf-c would keep it and even accept field
+    number 0 written as an overlong varint. The schema has no recursive
+    message, so the depth is bounded by it. */
+static int has_unknown(const ProtobufCMessage *msg)
+{
+    if (msg->n_unknown_fields)
+        return 1;
+    const ProtobufCMessageDescriptor *d = msg->descriptor;
+    const char *base = (const char *)msg;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)(base + f->offset);
+            for (size_t k = 0; k < n; k++)
+                if (v[k] && has_unknown(v[k]))
+                    return 1;
+            continue;
+        }
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+            continue; /* another member of the oneof is set */
+        const ProtobufCMessage *sub = *(ProtobufCMessage *const *)(base + f->offset);
+        if (sub && has_unknown(sub))
+            return 1;
+    }
+    return 0;
+}
+
 int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_stats_t *stats)
 {
     memset(m, 0, sizeof *m);
@@ -117,6 +155,8 @@ int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_s
         return drop(sock, m, stats, "unknown protocol version");
     if (m->env->body_case == SPM__ENVELOPE__BODY__NOT_SET)
         return drop(sock, m, stats, "no body");
+    if (has_unknown(&m->env->base))
+        return drop(sock, m, stats, "unknown field");
     size_t cap = 0;
     while (more) {
         if (m->nframes == SPM_MAX_FRAMES)

@@ -97,6 +97,11 @@ const spm_sdb_type_t *spm_sdb_type_by_id(uint32_t id)
     return i < 0 ? NULL : &types[i];
 }
 
+const spm_sdb_type_t *spm_sdb_type_at(size_t i)
+{
+    return i < ntypes ? &types[i] : NULL;
+}
+
 const spm_sdb_type_t *spm_sdb_type_find(const char *name)
 {
     return spm_sdb_type_by_id(spm_name_id(name));

@@ -21,6 +21,10 @@ uint32_t spm_name_id(const char *name);
 const spm_opcode_t *spm_opcode_by_id(uint32_t id);
 const spm_sdb_type_t *spm_sdb_type_by_id(uint32_t id);
 
+/*  Iteration over registered SDB types (the fuzz targets check each):
+    returns the I-th type or NULL past the end. */
+const spm_sdb_type_t *spm_sdb_type_at(size_t i);
+
 /*  Iteration over registered programs, for `spm run --help`: returns the
     I-th program or NULL past the end. */
 const spm_program_t *spm_program_at(size_t i);

@@ -4,7 +4,9 @@
     the configuration file. */
 #include "tests/check_main.h"
 #include "tests/spm_test.h"
+#include "vm/wire.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 static char dir[64];
@@ -238,7 +240,7 @@ START_TEST(example_config_parses_and_bad_values_name_file_line_key)
     const char *ok[] = {"config", "check", path, NULL};
     char *out, *err;
     ck_assert_msg(spm_test_run(ok, 10, &out, &err) == 0, "%s", err);
-    ck_assert_uint_eq(spm_test_lines(out), 17); /* every setting printed */
+    ck_assert_uint_eq(spm_test_lines(out), 18); /* every setting printed */
     ck_assert_ptr_nonnull(strstr(out, "center.dead_ms"));
     free(out);
     free(err);
@@ -303,6 +305,93 @@ START_TEST(restarted_center_reports_lost_jobs_and_agents_rejoin)
 }
 END_TEST
 
+/*  Pids of the IEUs started by the agent AGENT (its children). */
+static int ieus_of(pid_t agent, pid_t *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)agent, (int)agent);
+    FILE *f = fopen(path, "r");
+    int n = 0, pid;
+    while (f && n < max && fscanf(f, "%d", &pid) == 1)
+        out[n++] = pid;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+START_TEST(stuck_ieu_is_overtaken_by_speculation)
+{
+    char ep[128], store[128], cache[128];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    /* heartbeats would find the stuck IEU only after a minute */
+    const char *center[] = {"center",      "--listen",  ep,      "--store",
+                            store,         "--dead-ms", "60000", "--speculate",
+                            "--log-level", "error",     NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    usleep(200000);
+    const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
+    spm_test_proc_t pa = spm_test_start(agent);
+    usleep(400000);
+    pid_t ieus[2];
+    ck_assert_int_eq(ieus_of(pa.pid, ieus, 2), 2);
+    const char *job[] = {"run", "synthetic", "--center",   ep,       "--sis",
+                         "60",  "--work",    "fixed:20ms", "--json", NULL};
+    spm_test_proc_t pj = spm_test_start(job);
+    usleep(400000);
+    kill(ieus[1], SIGSTOP); /* stuck, but alive: no death, no lease expiry */
+    uint64_t t0 = spm_now_us();
+    char *out, *err;
+    int rc = spm_test_finish(&pj, 50, &out, &err);
+    double waited = (spm_now_us() - t0) / 1e6;
+    kill(ieus[1], SIGCONT); /* its late commits are stale now */
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_msg(waited < 20, "the job waited %.1f s for the stuck IEU", waited);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 60);
+    ck_assert_msg(spm_test_json_num(out, "spec_wins") >= 1, "%s", out);
+    free(out);
+    free(err);
+    stop_vm(&pc, &pa);
+}
+END_TEST
+
+START_TEST(full_disk_fails_the_job_not_the_center)
+{
+    char ep[128], store[128], cache[128];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    /* the center's files may not grow past 4 MiB: a disk that fills up */
+    struct rlimit old, small = {4 << 20, 4 << 20};
+    getrlimit(RLIMIT_FSIZE, &old);
+    setrlimit(RLIMIT_FSIZE, &small);
+    const char *center[] = {"center", "--listen",    ep,      "--store",
+                            store,    "--log-level", "error", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    setrlimit(RLIMIT_FSIZE, &old);
+    usleep(200000);
+    const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
+    spm_test_proc_t pa = spm_test_start(agent);
+    usleep(300000);
+    const char *big[] = {"run",     "synthetic", "--center", ep,        "--sis",   "100",
+                         "--bytes", "262144",    "--work",   "fixed:0", "--quiet", NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(big, 60, &out, &err), 1);
+    ck_assert_msg(strstr(err, "full") != NULL && spm_test_lines(err) == 1, "%s", err);
+    free(out);
+    free(err);
+    /* the center lives on, its store readable; work without data still runs */
+    const char *small_job[] = {"run", "synthetic", "--center",  ep,       "--sis",
+                               "50",  "--work",    "fixed:1ms", "--json", NULL};
+    ck_assert_int_eq(spm_test_run(small_job, 60, &out, &err), 0);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 50);
+    free(out);
+    free(err);
+    stop_vm(&pc, &pa);
+}
+END_TEST
+
 static Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
@@ -314,6 +403,8 @@ static Suite *ops_suite(void)
     tcase_add_test(tc, drained_agent_finishes_running_sis);
     tcase_add_test(tc, example_config_parses_and_bad_values_name_file_line_key);
     tcase_add_test(tc, restarted_center_reports_lost_jobs_and_agents_rejoin);
+    tcase_add_test(tc, stuck_ieu_is_overtaken_by_speculation);
+    tcase_add_test(tc, full_disk_fails_the_job_not_the_center);
     suite_add_tcase(s, tc);
     return s;
 }

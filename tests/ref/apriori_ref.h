@@ -111,10 +111,12 @@ static int ref_db_load(const char *path, ref_db_t *db)
             ncap = (n + (size_t)m) * 2;
             all = realloc(all, ncap * sizeof *all);
         }
-        memcpy(all + n, t_items, (size_t)m * sizeof *all);
+        if (m) /* NULL + 0 and memcpy or qsort of NULL are undefined */
+            memcpy(all + n, t_items, (size_t)m * sizeof *all);
         n += (size_t)m;
     }
-    qsort(all, n, sizeof *all, ref_cmp_u32);
+    if (n)
+        qsort(all, n, sizeof *all, ref_cmp_u32);
     for (size_t i = 0; i < n; i++)
         if (db->nitems == 0 || all[db->nitems - 1] != all[i])
             all[db->nitems++] = all[i];
@@ -312,7 +314,8 @@ static void ref_mine(const ref_db_t *db, uint64_t minsup, double minconf, uint32
             }
         }
     }
-    qsort(r->rules, r->nrules, sizeof *r->rules, ref_rule_cmp);
+    if (r->nrules) /* qsort of NULL is undefined even for no elements */
+        qsort(r->rules, r->nrules, sizeof *r->rules, ref_rule_cmp);
     for (uint32_t l = 0; l < nlv; l++) {
         free(lv[l].idx);
         free(lv[l].sup);

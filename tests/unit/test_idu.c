@@ -358,6 +358,32 @@ START_TEST(dead_ieu_work_is_reissued_and_stale_commit_discarded)
 }
 END_TEST
 
+START_TEST(si_whose_holders_keep_dying_fails_the_job)
+{
+    /* A crashing SI body kills every IEU it is given to: after a few
+       deaths the job fails with one line instead of waiting for ever. */
+    spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    script[nscript++] = (step_t){x, SPM_R};
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    spm_idu_job_info_t info;
+    for (uint32_t death = 1; death <= 4; death++) {
+        ck_assert_int_eq(spm_idu_job_info(idu, job, &info), 0);
+        ck_assert_int_eq(info.state, 0); /* three deaths are bad luck */
+        uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
+        spm_idu_ieu_pull(idu, ieu, 1);
+        spm_idu_pump(idu);
+        ck_assert_uint_eq(nemitted, death);
+        ck_assert_uint_eq(emitted[death - 1].si.attempt, death - 1);
+        ck_assert_uint_eq(spm_idu_ieu_dead(idu, ieu), 1);
+    }
+    ck_assert_int_eq(spm_idu_job_info(idu, job, &info), 0);
+    ck_assert_int_eq(info.state, 2);
+    ck_assert_int_eq(info.status, SPM_EDEAD);
+    ck_assert_msg(strstr(info.error, "4 IEUs that died") != NULL, "%s", info.error);
+}
+END_TEST
+
 START_TEST(expired_lease_is_reissued)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
@@ -491,6 +517,7 @@ static Suite *idu_suite(void)
     tcase_add_test(tc, equal_priority_jobs_share_round_robin);
     tcase_add_test(tc, feed_hook_issues_for_the_requester);
     tcase_add_test(tc, dead_ieu_work_is_reissued_and_stale_commit_discarded);
+    tcase_add_test(tc, si_whose_holders_keep_dying_fails_the_job);
     tcase_add_test(tc, expired_lease_is_reissued);
     tcase_add_test(tc, reading_an_unwritten_sdb_fails_the_job);
     tcase_add_test(tc, unknown_program_is_refused);

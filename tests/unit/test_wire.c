@@ -157,6 +157,30 @@ START_TEST(truncated_protobuf_is_dropped)
 }
 END_TEST
 
+START_TEST(unknown_fields_are_dropped)
+{
+    /* Every peer runs the same binary: a field it does not know, at any
+       depth, is garbage or forgery. Heartbeat { field 99 = 1 }: */
+    static const uint8_t nested[] = {0x08, 0x01, 0x7a, 0x03, 0x98, 0x06, 0x01};
+    /* Bye {} followed by field number 0 as an overlong varint, which
+       protobuf-c accepts but cannot write back (found by fuzz_wire): */
+    static const uint8_t zero[] = {0x82, 0x01, 0x00, 0x08, 0x01, 0x82, 0x00, 0x02, 0x08, 0x03};
+    spm_wire_stats_t st = {0};
+    spm_msg_t m;
+    send_raw(nested, sizeof nested, 0);
+    ck_assert_int_eq(recv_router(&m, &st), 2);
+    send_raw(zero, sizeof zero, 0);
+    ck_assert_int_eq(recv_router(&m, &st), 2);
+    ck_assert_uint_eq(st.dropped, 2);
+    /* the same heartbeat without the stray field is delivered */
+    static const uint8_t plain[] = {0x08, 0x01, 0x7a, 0x00};
+    send_raw(plain, sizeof plain, 0);
+    ck_assert_int_eq(recv_router(&m, &st), 1);
+    ck_assert_int_eq(m.env->body_case, SPM__ENVELOPE__BODY_HEARTBEAT);
+    spm_msg_close(&m);
+}
+END_TEST
+
 START_TEST(oversized_message_never_arrives)
 {
     /* ZMQ_MAXMSGSIZE makes the router drop the connection instead of
@@ -217,6 +241,7 @@ static Suite *wire_suite(void)
     tcase_add_test(tc, garbage_is_dropped_and_counted);
     tcase_add_test(tc, foreign_version_and_missing_body_are_dropped);
     tcase_add_test(tc, truncated_protobuf_is_dropped);
+    tcase_add_test(tc, unknown_fields_are_dropped);
     tcase_add_test(tc, oversized_message_never_arrives);
     tcase_add_test(tc, hmap_survives_churn);
     suite_add_tcase(s, tc);
