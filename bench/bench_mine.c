@@ -14,14 +14,7 @@
     (0.6%) and 0.83 s (0.25%) on this machine. */
 #include <stdio.h>
 #include <stdlib.h>
-#define SPM_TEST_ASSERT(c)                                                                         \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "bench_mine: %s failed\n", #c);                                        \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define SPM_TEST_FAIL(...) (fprintf(stderr, __VA_ARGS__), exit(1))
+#include "bench/bench.h"
 
 #include "tests/ref/apriori_ref.h"
 #include "tests/spm_test.h"
@@ -30,19 +23,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static int reps(void)
-{
-    const char *r = getenv("SPM_BENCH_REPS");
-    int quick = getenv("SPM_BENCH_QUICK") && *getenv("SPM_BENCH_QUICK") == '1';
-    return r && atoi(r) > 0 ? atoi(r) : quick ? 1 : 3;
-}
-
 static long transactions(void)
 {
     const char *t = getenv("SPM_BENCH_TRANSACTIONS");
     if (t && atol(t) > 0)
         return atol(t);
-    return getenv("SPM_BENCH_QUICK") && *getenv("SPM_BENCH_QUICK") == '1' ? 20000 : 100000;
+    return bench_quick() ? 20000 : 100000;
 }
 
 static double now(void)
@@ -50,18 +36,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /*  Writes a Quest database to PATH. */
@@ -133,7 +107,7 @@ static spm_run_t mine(const char *file, const char *support, const char *ieus, c
 
 static void bench(const char *name, const char *file, const char *support, uint64_t count)
 {
-    int n = reps();
+    int n = bench_reps();
     double ref[16], one[16], two[16], idle1 = 0, idle2 = 0;
     size_t nsets = 0;
     char sets[512];
@@ -165,7 +139,7 @@ static void bench(const char *name, const char *file, const char *support, uint6
     if (lines != nsets)
         SPM_TEST_FAIL("bench_mine: %s: spm found %zu itemsets, the reference %zu\n", name, lines,
                       nsets);
-    double r = median(ref, n), s1 = median(one, n), s2 = median(two, n);
+    double r = bench_median(ref, n), s1 = bench_median(one, n), s2 = bench_median(two, n);
     printf("%-22s %7zu sets  ref %7.3f s  spm 1 IEU %7.3f s (%4.2fx, idle %4.1f%%)  "
            "2 IEUs %7.3f s (%4.2fx, idle %4.1f%%)\n",
            name, nsets, r, s1, r / s1, 100 * idle1, s2, r / s2, 100 * idle2);
@@ -188,7 +162,7 @@ int main(void)
     }
     printf("bench_mine: %ld transactions, medians of %d runs; ratio = reference / spm "
            "(above 1: spm faster); idle = IEU idle share of the job\n",
-           d, reps());
+           d, bench_reps());
     bench("T25I10 0.6%", t25, "0.6%", (uint64_t)(d * 6 + 999) / 1000);
     bench("T25I10 0.25%", t25, "0.25%", (uint64_t)(d * 25 + 9999) / 10000);
     bench("T10I4 0.1%", t10, "0.1%", (uint64_t)(d + 999) / 1000);

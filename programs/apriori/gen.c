@@ -1,13 +1,13 @@
 /*  =========================================================================
     gen - `spm gen transactions`: write a Quest synthetic database
 
-    Streams one transaction per line (FIMI format) through spm_sink_t,
+    Streams one transaction per line (FIMI format) through spm_outfile_t,
     so an interrupted run leaves no partial file.
     =========================================================================
 */
 #include "isa/core/textio.h"
 #include "programs/apriori/quest.h"
-#include "programs/apriori/sink.h"
+#include "isa/core/textio.h"
 #include "vm/cli.h"
 #include "vm/spm.h"
 
@@ -103,12 +103,12 @@ static int gen_transactions(int argc, char **argv)
     spm_quest_t *q = spm_quest_new(&p);
     if (!q)
         return spm_cli_fail("gen transactions", SPM_EINVAL);
-    spm_sink_t f;
-    if ((rc = spm_sink_open(&f, out)) != 0) {
+    spm_outfile_t *f = spm_outfile_open(out);
+    if (!f) {
         spm_quest_destroy(&q);
-        return spm_cli_fail("gen transactions", rc);
+        return spm_cli_fail("gen transactions", SPM_EIO);
     }
-    FILE *s = spm_sink_stream(&f);
+    FILE *s = spm_outfile_stream(f);
     const uint32_t *items;
     size_t n;
     while ((rc = spm_quest_next(q, &items, &n)) == 1) {
@@ -118,10 +118,10 @@ static int gen_transactions(int argc, char **argv)
     }
     spm_quest_destroy(&q);
     if (rc != 0) {
-        spm_sink_abort(&f);
+        spm_outfile_abort(&f);
         return spm_cli_fail("gen transactions", rc);
     }
-    if ((rc = spm_sink_commit(&f)) != 0)
+    if ((rc = spm_outfile_commit(&f)) != 0)
         return spm_cli_fail("gen transactions", rc);
     return 0;
 }

@@ -8,7 +8,7 @@
     center, and the file is never held whole in memory. The apriori program
     then starts from those staged blocks (LoadDataBlock normalizes each),
     and the results come back by id. Both output files are written through
-    spm_sink_t (spm_outfile_t for regular files), so a failure leaves no
+    spm_outfile_t (written aside and renamed into place), so a failure leaves no
     partial output behind.
     =========================================================================
 */
@@ -17,7 +17,7 @@
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/output.h"
 #include "programs/apriori/reader.h"
-#include "programs/apriori/sink.h"
+#include "isa/core/textio.h"
 #include "vm/cli.h"
 #include "vm/session.h"
 
@@ -318,7 +318,7 @@ static int mine_main(int argc, char **argv)
     spm_reader_t *r = spm_reader_open(o.input, o.names);
     if (!r)
         return spm_cli_fail("mine", SPM_EIO);
-    spm_sink_t rules = {0}, sets = {0};
+    spm_outfile_t *rules = NULL, *sets = NULL;
     spm_session_t *s = NULL;
     spm_apriori_args_t a = {.minconf = o.minconf,
                             .maxcons = (uint32_t)o.maxcons,
@@ -328,9 +328,11 @@ static int mine_main(int argc, char **argv)
     spm_mine_out_t out = {.minconf = o.minconf};
     void *bytes = NULL;
     size_t len;
-    if ((rc = spm_sink_open(&rules, o.output ? o.output : "-")) != 0 ||
-        (o.itemsets && (rc = spm_sink_open(&sets, o.itemsets)) != 0))
+    if (!(rules = spm_outfile_open(o.output ? o.output : "-")) ||
+        (o.itemsets && !(sets = spm_outfile_open(o.itemsets)))) {
+        rc = SPM_EIO;
         goto out;
+    }
     if ((rc = spm_session_open(&ro, &s)) != 0 || (rc = stage_input(s, r, &o, &a)) != 0)
         goto out;
     a.ntrans = spm_reader_count(r);
@@ -350,10 +352,12 @@ static int mine_main(int argc, char **argv)
     out.names = o.names ? r : NULL;
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
-    if ((rc = spm_mine_write_rules(spm_sink_stream(&rules), &out, o.format)) != 0 ||
-        (o.itemsets && (rc = spm_mine_write_itemsets(spm_sink_stream(&sets), &out, o.format)) != 0))
+    if ((rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0 ||
+        (o.itemsets &&
+         (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))
         goto out;
-    if ((o.itemsets && (rc = spm_sink_commit(&sets)) != 0) || (rc = spm_sink_commit(&rules)) != 0)
+    if ((o.itemsets && (rc = spm_outfile_commit(&sets)) != 0) ||
+        (rc = spm_outfile_commit(&rules)) != 0)
         goto out;
     if (!ro.quiet && !ro.json)
         fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets, %u rules\n",
@@ -363,8 +367,8 @@ static int mine_main(int argc, char **argv)
 out:
     if (rc != 0)
         code = spm_cli_fail("mine", rc);
-    spm_sink_abort(&rules);
-    spm_sink_abort(&sets);
+    spm_outfile_abort(&rules);
+    spm_outfile_abort(&sets);
     spm_session_close(&s);
     spm_mine_out_free(&out);
     spm_apriori_result_free(&res);
