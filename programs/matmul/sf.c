@@ -40,6 +40,7 @@
 #include "isa/core/rng.h"
 #include "isa/matrix/block.h"
 #include "programs/matmul/job.h"
+#include "vm/grow.h"
 #include "vm/spm.h"
 
 #include <math.h>
@@ -413,14 +414,8 @@ static int64_t steal(const mm_t *st)
 
 static int own_add(ieu_t *e, uint32_t gi)
 {
-    if (e->nown == e->capown) {
-        size_t cap = e->capown ? e->capown * 2 : 4;
-        uint32_t *v = realloc(e->own, cap * sizeof *v);
-        if (!v)
-            return SPM_ENOMEM;
-        e->own = v;
-        e->capown = cap;
-    }
+    if (spm_grow(&e->own, e->nown, &e->capown, sizeof *e->own, 4) != 0)
+        return SPM_ENOMEM;
     e->own[e->nown++] = gi;
     return 0;
 }
