@@ -3,9 +3,10 @@
     random IEU is killed with SIGKILL every 0.5 to 1.5 s and every tenth
     fault, from the third on (the second for mine), kills the agent (in odd
     rounds with its IEUs, as a crashed node; in even rounds alone, so its
-    IEUs drain) and starts a new one, at most twice per job. Every round uses new inputs and another
-   update method and scheduling policy for matmul. Each job's output files must be byte-identical to
-   an undisturbed run's. Prints one line per job and a closing line:
+    IEUs drain) and starts a new one, at most twice per job. Every round
+    uses new inputs and another update method and scheduling policy for
+    matmul. Each job's output files must be byte-identical to an
+    undisturbed run's. Prints one line per job and a closing line:
 
         chaos: 3 rounds, 41 IEU kills, 3 agent kills, 187 SIs re-issued, outputs identical
 
