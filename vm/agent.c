@@ -503,6 +503,13 @@ static int agent_main(int argc, char **argv)
                 continue;
             last_heard = spm_now_us();
             shutdown |= m.env->body_case == SPM__ENVELOPE__BODY_SHUTDOWN;
+            if (m.env->body_case == SPM__ENVELOPE__BODY_HEARTBEAT && lost) {
+                /* The center that knows this node answers again (a new
+                   one drops heartbeats before HELLO): it had stalled. Its
+                   IEUs exited meanwhile; supervise() restarts them. */
+                lost = 0;
+                spm_log_warn("the center answers again; node %u resumes", a.node);
+            }
             if (m.env->body_case == SPM__ENVELOPE__BODY_WELCOME && lost) {
                 /* A restarted center: this node has a new index, and its
                    IEUs must join again under it. */

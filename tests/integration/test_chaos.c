@@ -80,6 +80,59 @@ START_TEST(agent_restarts_ieus_that_ran_before_dying)
 }
 END_TEST
 
+START_TEST(agent_resumes_after_the_center_stalls)
+{
+    /* A center that stops answering for longer than twice --dead-ms (here
+       stopped with SIGSTOP; on a loaded machine a long store transaction
+       can do it) makes the agent wait for it and its IEUs exit. When the
+       center answers again the agent must restart them, or the node is
+       lost for good. The IEUs are stopped too and exit only once the agent
+       waits, so their restart does not depend on a race. */
+    chaos_vm_t vm;
+    chaos_vm_start(&vm, 2, 1000);
+    pid_t ieus[2];
+    long long end = chaos_now_ms() + 5000;
+    while (chaos_ieu_pids(vm.agent.pid, ieus, 2) < 2 && chaos_now_ms() < end)
+        usleep(20000);
+    ck_assert_int_eq(chaos_ieu_pids(vm.agent.pid, ieus, 2), 2);
+    const char *status[] = {"status", "--center", vm.ep, "--json", NULL};
+    char *out = NULL, *err;
+    for (int tries = 0; tries < 50; tries++) { /* both joined */
+        free(out);
+        ck_assert_int_eq(spm_test_run(status, 10, &out, NULL), 0);
+        const char *idle = strstr(out, "\"state\": \"idle\"");
+        if (idle && strstr(idle + 1, "\"state\": \"idle\""))
+            break;
+        usleep(100000);
+    }
+    free(out);
+    kill(vm.center.pid, SIGSTOP);
+    for (int i = 0; i < 2; i++)
+        kill(ieus[i], SIGSTOP);
+    usleep(3000000); /* the agent has waited for the center since 2 s */
+    for (int i = 0; i < 2; i++)
+        kill(ieus[i], SIGCONT); /* they find the center silent and exit */
+    end = chaos_now_ms() + 5000;
+    while ((spm_test_alive(ieus[0]) || spm_test_alive(ieus[1])) && chaos_now_ms() < end)
+        usleep(20000);
+    kill(vm.center.pid, SIGCONT);
+    const char *argv[] = {"run", "synthetic", "--center",  vm.ep,    "--sis",
+                          "50",  "--work",    "fixed:1ms", "--json", NULL};
+    spm_test_proc_t job = spm_test_start(argv);
+    end = chaos_now_ms() + 15000;
+    while (spm_test_running(job.pid) && chaos_now_ms() < end)
+        usleep(50000);
+    if (spm_test_running(job.pid))
+        kill(job.pid, SIGKILL);
+    int rc = spm_test_finish(&job, 10, &out, &err);
+    ck_assert_msg(rc == 0, "no job ran after the center's stall (exit %d): %s", rc, err);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 50);
+    free(out);
+    free(err);
+    ck_assert_int_eq(chaos_vm_stop(&vm), 0);
+}
+END_TEST
+
 static Suite *chaos_suite(void)
 {
     Suite *s = suite_create("chaos");
@@ -88,6 +141,7 @@ static Suite *chaos_suite(void)
     tcase_add_test(tc, matmul_survives_killed_ieus_and_node);
     tcase_add_test(tc, mine_survives_killed_ieus_and_node);
     tcase_add_test(tc, agent_restarts_ieus_that_ran_before_dying);
+    tcase_add_test(tc, agent_resumes_after_the_center_stalls);
     suite_add_tcase(s, tc);
     return s;
 }
