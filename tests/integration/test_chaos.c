@@ -52,7 +52,7 @@ START_TEST(mine_survives_killed_ieus_and_node)
     chaos_vm_t vm;
     chaos_vm_start(&vm, 3, 1000);
     chaos_job_t job;
-    chaos_mine(&job, vm.dir, 40000, 8, "0.4%", 3, 250); /* 620 SIs, none over 0.2 s */
+    chaos_mine(&job, vm.dir, 120000, 8, "0.4%", 3, 250); /* 1,300 SIs, none over 0.4 s */
     survives_chaos(&vm, &job);
 }
 END_TEST
