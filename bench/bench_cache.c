@@ -7,14 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#define SPM_TEST_ASSERT(c)                                                                         \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "bench: %s failed\n", #c);                                             \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define SPM_TEST_FAIL(...) (fprintf(stderr, __VA_ARGS__), exit(1))
+#include "bench/bench.h"
 
 #include "datacache/nodecache.h"
 #include "isa/core/codec.h"
@@ -23,18 +16,6 @@
 #include "vm/wire.h"
 
 #define WINDOW 4 /* requests in flight for throughput */
-
-static int quick(void)
-{
-    const char *q = getenv("SPM_BENCH_QUICK");
-    return q && *q == '1';
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* ------------------------------------------------------ raw baseline */
 
@@ -112,7 +93,7 @@ static double latency_us(void *sock, int n, void (*send)(void *, int))
         zmq_msg_close(&m);
         v[i] = (double)(spm_now_us() - t0);
     }
-    qsort(v, (size_t)n, sizeof *v, cmp);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp);
     return v[n / 2];
 }
 
@@ -163,7 +144,7 @@ int main(void)
     void *ctx = zmq_ctx_new();
     for (int k = 0; k < 3; k++) {
         size_t size = sizes[k];
-        int n = (int)((quick() ? 64u << 20 : 512u << 20) / size);
+        int n = (int)((bench_quick() ? 64u << 20 : 512u << 20) / size);
         if (n < 8)
             n = 8;
         /* the agent's node cache, filled through its own LMDB map */

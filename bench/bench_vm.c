@@ -8,14 +8,7 @@
     the work for a smoke run. */
 #include <stdio.h>
 #include <stdlib.h>
-#define SPM_TEST_ASSERT(c)                                                                         \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "bench: %s failed\n", #c);                                             \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define SPM_TEST_FAIL(...) (fprintf(stderr, __VA_ARGS__), exit(1))
+#include "bench/bench.h"
 
 #include "isa/core/si.h"
 #include "tests/spm_test.h"
@@ -23,30 +16,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-static int reps(void)
-{
-    const char *r = getenv("SPM_BENCH_REPS");
-    return r && atoi(r) > 0 ? atoi(r) : 3;
-}
-
-static int quick(void)
-{
-    const char *q = getenv("SPM_BENCH_QUICK");
-    return q && *q == '1';
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /*  Runs `spm run synthetic ARGS --json` and returns its JSON report. */
 static char *run_json(const char *sis, const char *work, const char *ieus, const char *prefetch,
@@ -66,38 +35,38 @@ static char *run_json(const char *sis, const char *work, const char *ieus, const
 
 static void bench_dispatch(void)
 {
-    const char *sis = quick() ? "20000" : "200000";
+    const char *sis = bench_quick() ? "20000" : "200000";
     double n = atof(sis);
     /* Baseline: the same null SI body in an in-process loop. */
     unsigned char params[25] = {0};
     double base[16];
-    for (int r = 0; r < reps(); r++) {
+    for (int r = 0; r < bench_reps(); r++) {
         uint64_t t0 = spm_now_us();
         for (long i = 0; i < (long)n; i++)
             spm_si_exec_local("syn.work", NULL, 0, params, sizeof params, NULL, NULL);
         base[r] = n / ((spm_now_us() - t0) / 1e6);
     }
-    double b = median(base, reps());
+    double b = bench_median(base, bench_reps());
     printf("\n## Dispatch rate: %s null SIs (prefetch 64)\n\n", sis);
     printf("| IEUs | spm SIs/s (median) | in-process loop SIs/s | ratio |\n|---|---|---|---|\n");
     const char *ieus[] = {"1", "2", "4"};
     for (int k = 0; k < 3; k++) {
         double v[16];
-        for (int r = 0; r < reps(); r++) {
+        for (int r = 0; r < bench_reps(); r++) {
             char *j = run_json(sis, "fixed:0", ieus[k], "64", "1");
             v[r] = n / spm_test_json_num(j, "wall_s");
             free(j);
         }
-        double m = median(v, reps());
+        double m = bench_median(v, bench_reps());
         printf("| %s | %.0f | %.0f | %.4f |\n", ieus[k], m, b, m / b);
     }
 }
 
 static void bench_wman(void)
 {
-    const char *sis = quick() ? "1000" : "4000";
+    const char *sis = bench_quick() ? "1000" : "4000";
     double w[16], e[16];
-    for (int r = 0; r < reps(); r++) {
+    for (int r = 0; r < bench_reps(); r++) {
         char *j = run_json(sis, "fixed:1ms", "2", "1", "1");
         w[r] = spm_test_json_num(j, "w_man");
         e[r] = spm_test_json_num(j, "efficiency");
@@ -105,15 +74,15 @@ static void bench_wman(void)
     }
     printf("\n## Management overhead at 1 ms SIs (%s SIs, 2 IEUs, prefetch 1)\n\n", sis);
     printf("| w_man (median) | efficiency (median) | target w_man |\n|---|---|---|\n");
-    printf("| %.4f (%.2f%%) | %.3f | <= 0.005 |\n", median(w, reps()), 100 * median(w, reps()),
-           median(e, reps()));
+    printf("| %.4f (%.2f%%) | %.3f | <= 0.005 |\n", bench_median(w, bench_reps()),
+           100 * bench_median(w, bench_reps()), bench_median(e, bench_reps()));
 }
 
 static void bench_imbalance(void)
 {
     const int np = 2;
     const int sfs[] = {1, 10, 40};
-    const char *sis = quick() ? "400" : "1600";
+    const char *sis = bench_quick() ? "400" : "1600";
     double n = atof(sis);
     printf("\n## Imbalance overhead, uniform:0:20ms, %s SIs, %d IEUs (model: eq. 6.4, c = 0.5)\n\n",
            sis, np);
@@ -123,7 +92,7 @@ static void bench_imbalance(void)
         char ks[16];
         snprintf(ks, sizeof ks, "%d", sfs[k]);
         double share[16], widle[16];
-        for (int r = 0; r < reps(); r++) {
+        for (int r = 0; r < bench_reps(); r++) {
             char *j = run_json(sis, "uniform:0:20ms", "2", "1", ks);
             double wi = spm_test_json_num(j, "w_idle");
             double wc = spm_test_json_num(j, "w_comm");
@@ -134,17 +103,17 @@ static void bench_imbalance(void)
         }
         double ni = n / sfs[k], c = 0.5;
         double delta = (np - 1) / (ni / c + np - 1);
-        printf("| %d | %.0f | %.4f | %.4f | %.4f |\n", sfs[k], ni, median(share, reps()), delta,
-               median(widle, reps()));
+        printf("| %d | %.0f | %.4f | %.4f | %.4f |\n", sfs[k], ni,
+               bench_median(share, bench_reps()), delta, bench_median(widle, bench_reps()));
     }
 }
 
 /*  Wall time of the same job with and without --trace. */
 static void bench_trace(void)
 {
-    const char *sis = quick() ? "1000" : "4000";
+    const char *sis = bench_quick() ? "1000" : "4000";
     double with[16], without[16];
-    for (int r = 0; r < reps(); r++) {
+    for (int r = 0; r < bench_reps(); r++) {
         for (int k = 0; k < 2; k++) {
             const char *argv[] = {"run",
                                   "synthetic",
@@ -169,7 +138,7 @@ static void bench_trace(void)
         }
     }
     unlink("/tmp/spm-bench-trace.json");
-    double a = median(without, reps()), b = median(with, reps());
+    double a = bench_median(without, bench_reps()), b = bench_median(with, bench_reps());
     printf("\n## Tracing overhead (%s SIs of 1 ms, 2 IEUs)\n\n", sis);
     printf("| wall without trace (median) | with --trace | overhead |\n|---|---|---|\n");
     printf("| %.3f s | %.3f s | %+.2f%% |\n", a, b, 100 * (b - a) / a);
@@ -177,7 +146,7 @@ static void bench_trace(void)
 
 int main(void)
 {
-    printf("# spm VM core benchmarks (%d repetitions; medians)\n", reps());
+    printf("# spm VM core benchmarks (%d repetitions; medians)\n", bench_reps());
     bench_dispatch();
     bench_wman();
     bench_imbalance();

@@ -79,6 +79,7 @@ static void job_free(job_t *job)
     free(job->error);
     free(job->acc_open);
     free(job->result);
+    free(job->op_stats);
     free(job->ieu_stats);
     free(job);
 }
@@ -771,6 +772,34 @@ static int transient(int status)
            status == SPM_EDEAD || status == SPM_ENOMEM || status == SPM_EFULL;
 }
 
+static void op_stats_add(job_t *job, uint32_t opcode, const spm_idu_commit_t *c)
+{
+    size_t i = 0;
+    while (i < job->nop_stats && job->op_stats[i].opcode != opcode)
+        i++;
+    if (i == job->nop_stats) {
+        spm_idu_op_stats_t *v = realloc(job->op_stats, (i + 1) * sizeof *v);
+        if (!v)
+            return;
+        job->op_stats = v;
+        v[i] = (spm_idu_op_stats_t){.opcode = opcode};
+        job->nop_stats++;
+    }
+    job->op_stats[i].sis++;
+    job->op_stats[i].busy_us += c->exec_us;
+    job->op_stats[i].wait_us += c->wait_us;
+}
+
+size_t spm_idu_job_opcodes(spm_idu_t *self, uint64_t id, spm_idu_op_stats_t *out, size_t max)
+{
+    job_t *job = job_get(self, id);
+    if (!job)
+        return 0;
+    for (size_t i = 0; i < job->nop_stats && i < max; i++)
+        out[i] = job->op_stats[i];
+    return job->nop_stats;
+}
+
 void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_commit_t *c)
 {
     si_t *si = spm_hmap_get(self->issued, id);
@@ -819,6 +848,7 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
     spm_sb_commit(self, si);
     job->committed++;
     job->exec_us += c->exec_us;
+    op_stats_add(job, si->pub.opcode, c);
     sf->outstanding--;
     if (!si->internal && sf->cls->commit && job->state == 0) {
         ieu_t *e = &self->ieus[ieu];

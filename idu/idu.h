@@ -154,6 +154,15 @@ void spm_idu_job_fail(spm_idu_t *self, uint64_t job, int code, const char *messa
     the job is forgotten. */
 int spm_idu_job_info(spm_idu_t *self, uint64_t job, spm_idu_job_info_t *info);
 
+typedef struct {
+    uint32_t opcode; /* spm_name_id of its name */
+    uint64_t sis, busy_us, wait_us;
+} spm_idu_op_stats_t;
+
+/*  Per-opcode stats of JOB's committed SIs: fills up to MAX, returns how
+    many opcodes. */
+size_t spm_idu_job_opcodes(spm_idu_t *self, uint64_t job, spm_idu_op_stats_t *out, size_t max);
+
 /*  Per-IEU stats of JOB: fills up to MAX entries, returns how many IEUs. */
 size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t job, spm_idu_ieu_stats_t *out, size_t max);
 

@@ -112,6 +112,8 @@ struct job {
     size_t nacc, capacc;
     void *result;
     size_t result_len;
+    spm_idu_op_stats_t *op_stats; /* per opcode, in first-commit order */
+    size_t nop_stats;
     ieu_job_stats_t *ieu_stats; /* indexed by IEU */
     size_t nieu_stats;
     int notified;

@@ -14,7 +14,9 @@
 /*  A read transaction lent to the frames of one batch. */
 typedef struct lease {
     spm_nodecache_reader_t *reader;
-    atomic_int refs; /* frames ZeroMQ still holds, + 1 while the batch runs */
+    uint64_t opened_us; /* when its snapshot was taken */
+    int shared;         /* serves batches after the one it was opened for */
+    atomic_int refs;    /* frames ZeroMQ still holds, + 1 while the batch runs */
     struct lease *next;
 } lease_t;
 
@@ -57,7 +59,11 @@ static void reap(spm_dataagent_t *self)
     }
 }
 
-static void answer(spm_dataagent_t *self, lease_t *l, spm_msg_t *m)
+static lease_t *lease(spm_dataagent_t *self, int fresh);
+
+/*  Answers the FETCH M from the batch's lease *LP; a block missing from a
+    shared (older) snapshot is looked up again in a new one. */
+static void answer(spm_dataagent_t *self, lease_t **lp, spm_msg_t *m)
 {
     Spm__Fetch *f = m->env->fetch;
     Spm__FetchReply r = SPM__FETCH_REPLY__INIT;
@@ -66,8 +72,16 @@ static void answer(spm_dataagent_t *self, lease_t *l, spm_msg_t *m)
     const void *data;
     size_t len;
     uint32_t type;
+    lease_t *l = *lp;
     r.status = l && l->reader ? spm_nodecache_get(l->reader, f->sdb, f->version, &type, &data, &len)
                               : SPM_ESTORE;
+    if (r.status == SPM_ENOTFOUND && l && l->shared) {
+        atomic_fetch_sub(&l->refs, 1);
+        *lp = l = lease(self, 1);
+        r.status = l && l->reader
+                       ? spm_nodecache_get(l->reader, f->sdb, f->version, &type, &data, &len)
+                       : SPM_ESTORE;
+    }
     if (r.status == 0) {
         atomic_fetch_add(&l->refs, 1);
         frame = (spm_frame_t){(void *)data, len, release, l};
@@ -80,14 +94,24 @@ static void answer(spm_dataagent_t *self, lease_t *l, spm_msg_t *m)
     spm_wire_send(self->router, &m->id, &env, &frame, r.status == 0 ? 1 : 0, NULL);
 }
 
+#define FRESH_US 20000 /* a snapshot younger than this serves new batches too */
+
 /*  The read transaction for a new batch. The node cache allows one reader
-    per thread, so a fresh one waits (briefly) until ZeroMQ has released
-    the frames of earlier batches; past that, the batch shares the newest
-    transaction, whose snapshot may miss blocks cached since: the peer then
-    gets "not found" and reads from the store. */
-static lease_t *lease(spm_dataagent_t *self)
+    per thread: while frames of earlier batches are out, a batch shares the
+    newest transaction if its snapshot is fresh; an older one is let go
+    (waiting up to 20 ms for ZeroMQ to release its frames) so that blocks
+    cached since become visible; so is a snapshot that misses a block (see
+    answer). Should the old frames outlive the wait, the new batch shares
+    the old snapshot after all, and a block it lacks is answered "not
+    found": the peer then reads it from the store. */
+static lease_t *lease(spm_dataagent_t *self, int fresh)
 {
     reap(self);
+    if (!fresh && self->leases && spm_now_us() - self->leases->opened_us < FRESH_US) {
+        atomic_fetch_add(&self->leases->refs, 1);
+        self->leases->shared = 1;
+        return self->leases;
+    }
     for (int i = 0; i < 20 && self->leases; i++) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
@@ -102,6 +126,7 @@ static lease_t *lease(spm_dataagent_t *self)
         return NULL;
     atomic_init(&l->refs, 1);
     l->reader = spm_nodecache_reader(self->cache);
+    l->opened_us = spm_now_us();
     l->next = self->leases;
     self->leases = l;
     return l;
@@ -117,8 +142,8 @@ void spm_dataagent_serve(spm_dataagent_t *self)
             continue;
         if (m.env->body_case == SPM__ENVELOPE__BODY_FETCH) {
             if (!l)
-                l = lease(self);
-            answer(self, l, &m);
+                l = lease(self, 0);
+            answer(self, &l, &m);
         }
         spm_msg_close(&m);
     }

@@ -3,6 +3,8 @@
     =========================================================================
 */
 #include "vm/report.h"
+#include "isa/core/registry.h"
+
 #include "vm/spm.h"
 
 #include <stdlib.h>
@@ -17,6 +19,11 @@ void spm_report_free(Spm__Report *r)
     for (size_t i = 0; i < r->n_ieus; i++)
         free(r->ieus[i]);
     free(r->ieus);
+    for (size_t i = 0; i < r->n_opcodes; i++) {
+        free(r->opcodes[i]->name);
+        free(r->opcodes[i]);
+    }
+    free(r->opcodes);
     free(r->program);
     free(r->error);
     free(r->result.data);
@@ -86,6 +93,21 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
         r->ieus[r->n_ieus++] = e;
     }
     free(st);
+    spm_idu_op_stats_t ops[64];
+    size_t nops = spm_idu_job_opcodes(idu, job, ops, 64);
+    r->opcodes = calloc(nops ? nops : 1, sizeof *r->opcodes);
+    for (size_t i = 0; r->opcodes && i < nops && i < 64; i++) {
+        Spm__OpcodeReport *o = malloc(sizeof *o);
+        if (!o)
+            break;
+        spm__opcode_report__init(o);
+        const spm_opcode_t *op = spm_opcode_by_id(ops[i].opcode);
+        o->name = strdup(op ? op->name : "?");
+        o->sis = ops[i].sis;
+        o->busy_us = ops[i].busy_us;
+        o->wait_us = ops[i].wait_us;
+        r->opcodes[r->n_opcodes++] = o;
+    }
     return r;
 }
 
@@ -149,6 +171,14 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
                 i ? ", " : "", e->ieu, e->node, e->slots, (unsigned long long)e->sis,
                 e->busy_us / 1e6, e->wait_us / 1e6, e->idle_us / 1e6, e->dead ? "true" : "false");
     }
+    fprintf(out, "], \"opcodes\": [");
+    for (size_t i = 0; i < r->n_opcodes; i++) {
+        const Spm__OpcodeReport *o = r->opcodes[i];
+        fprintf(out, "%s{\"name\": ", i ? ", " : "");
+        json_string(out, o->name);
+        fprintf(out, ", \"sis\": %llu, \"busy_s\": %.6f, \"wait_s\": %.6f}",
+                (unsigned long long)o->sis, o->busy_us / 1e6, o->wait_us / 1e6);
+    }
     fprintf(out, "]}\n");
 }
 
@@ -179,6 +209,16 @@ static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits, r->bytes_l2 / 1048576.0,
             (unsigned long long)r->store_reads, r->bytes_store / 1048576.0,
             (unsigned long long)r->evictions);
+    if (r->n_opcodes > 1) {
+        fprintf(out, "  %-36s %8s %10s %10s %10s\n", "opcode", "SIs", "busy s", "mean ms",
+                "wait s");
+        for (size_t i = 0; i < r->n_opcodes; i++) {
+            const Spm__OpcodeReport *o = r->opcodes[i];
+            fprintf(out, "  %-36.36s %8llu %10.3f %10.3f %10.3f\n", o->name,
+                    (unsigned long long)o->sis, o->busy_us / 1e6,
+                    o->sis ? o->busy_us / 1e3 / (double)o->sis : 0.0, o->wait_us / 1e6);
+        }
+    }
     fprintf(out, "  %5s %5s %8s %10s %10s %10s\n", "ieu", "node", "SIs", "busy s", "wait s",
             "idle s");
     for (size_t i = 0; i < r->n_ieus; i++) {

@@ -221,9 +221,11 @@ spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type);
 int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
                  const void *params, size_t params_len, uint64_t tag);
 
-/*  Starts a child SF of CLS with ARGS (copied) at PRIORITY. The parent's
-    commit is called with SPM_RESULT_CHILD and TAG when the child finishes.
-    Returns 0 or an SPM_E* code. */
+/*  Starts a child SF of CLS with ARGS (copied) at PRIORITY: the child's
+    start has run when this returns (so SIs it issued are in the pool). The
+    parent's commit is called with SPM_RESULT_CHILD and TAG when the child
+    finishes. Returns 0 or an SPM_E* code (the child's start failure, which
+    fails the job). */
 int spm_sf_spawn(spm_sf_t *sf, const spm_sf_class_t *cls, const void *args, size_t len,
                  int priority, uint64_t tag);
 

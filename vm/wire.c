@@ -38,6 +38,11 @@ void *spm_wire_socket(void *ctx, int type)
     zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max, sizeof max);
     zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    /* Retry a connect soon (a just-started center is not bound yet), backing
+       off to a second for a center that is really away. */
+    int ivl = 10, ivl_max = 1000;
+    zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt(s, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max);
     return s;
 }
 

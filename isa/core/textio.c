@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LINE (64u << 20)
@@ -97,9 +98,10 @@ void spm_lines_close(spm_lines_t **r)
 }
 
 struct spm_outfile {
-    FILE *out;  /* the temporary file, or stdout */
+    FILE *out;  /* the temporary file, the target itself (direct), or stdout */
     char *path; /* final path */
-    char *tmp;  /* temporary path beside it (NULL for stdout) */
+    char *tmp;  /* temporary path beside it (NULL for stdout and direct) */
+    int direct; /* the target is no regular file (/dev/null, a FIFO): written in place */
 };
 
 spm_outfile_t *spm_outfile_open(const char *path)
@@ -112,6 +114,17 @@ spm_outfile_t *spm_outfile_open(const char *path)
     }
     if (strcmp(path, "-") == 0) {
         f->out = stdout;
+        return f;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* Renaming over /dev/null would replace the device for everyone. */
+        f->direct = 1;
+        if (!(f->out = fopen(path, "w"))) {
+            spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+            spm_outfile_abort(&f);
+            return NULL;
+        }
         return f;
     }
     if (asprintf(&f->tmp, "%s.tmp.XXXXXX", path) < 0) {
@@ -148,9 +161,9 @@ int spm_outfile_commit(spm_outfile_t **fp)
 {
     spm_outfile_t *f = *fp;
     int rc = 0;
-    if (f->out == stdout) {
-        if (fflush(stdout) != 0)
-            rc = io_error(f->path, errno);
+    if (f->out == stdout || f->direct) {
+        if (fflush(f->out) != 0 || ferror(f->out))
+            rc = io_error(f->path, errno ? errno : EIO);
         spm_outfile_abort(fp);
         return rc;
     }

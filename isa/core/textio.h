@@ -44,8 +44,10 @@ void spm_lines_close(spm_lines_t **r);
 
 typedef struct spm_outfile spm_outfile_t;
 
-/*  Creates a temporary file beside PATH ("-" writes to stdout directly).
-    Returns NULL with the detail set. */
+/*  Creates a temporary file beside PATH. "-" writes to stdout, and a PATH
+    that exists and is no regular file (/dev/null, a FIFO, a terminal) is
+    written in place: renaming over a device would replace it for every
+    process. Returns NULL with the detail set. */
 spm_outfile_t *spm_outfile_open(const char *path);
 
 /*  The stream to write to. */
@@ -55,7 +57,8 @@ FILE *spm_outfile_stream(spm_outfile_t *f);
     (the temporary file is removed). Frees F and sets *F to NULL either way. */
 int spm_outfile_commit(spm_outfile_t **f);
 
-/*  Removes the temporary file; PATH is left as it was. Sets *F to NULL. */
+/*  Removes the temporary file; PATH is left as it was (what was written in
+    place stays written). Sets *F to NULL. */
 void spm_outfile_abort(spm_outfile_t **f);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vm/spm.h"
+
 /*  Direct tables are used while they stay this small relative to the block,
     since each SI builds its tree anew. */
 #define TABLE_MIN (1u << 16)
@@ -255,4 +257,128 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
     for (uint32_t y = 0; y < len; y++)
         if (items[y] < t->domain)
             t->pos[items[y]] = 0;
+}
+
+/*  Built twice, with and without the POPCNT instruction; the loader picks
+    the one the CPU runs (the build targets baseline x86-64). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
+                              const uint32_t *off, const uint32_t *items, const uint32_t *weight,
+                              uint32_t nt, uint64_t *counts)
+{
+    size_t words = ((size_t)nt + 63) / 64;
+    uint64_t *bits = calloc((size_t)domain * words + 1, 8);
+    uint64_t *heavy = calloc(words + 1, 8);              /* transactions of weight > 1 */
+    uint64_t *acc = malloc(((size_t)k * words + 1) * 8); /* acc[d]: AND of items 0..d */
+    if (!bits || !heavy || !acc) {
+        free(bits);
+        free(heavy);
+        free(acc);
+        return SPM_ENOMEM;
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        for (uint32_t j = off[t]; j < off[t + 1]; j++)
+            if (items[j] < domain)
+                bits[(size_t)items[j] * words + t / 64] |= 1ull << (t % 64);
+        if (weight[t] > 1)
+            heavy[t / 64] |= 1ull << (t % 64);
+    }
+    uint32_t valid = 0; /* acc[0 .. valid) hold the prefix of the previous set */
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *c = sets + (size_t)i * k;
+        uint32_t same = 0;
+        if (i > 0)
+            while (same < valid && c[same] == (c - k)[same])
+                same++;
+        int skip = 0;
+        for (uint32_t d = same; d + 1 < k; d++) {
+            uint64_t *a = acc + (size_t)d * words;
+            if (c[d] >= domain) {
+                skip = 1;
+                break;
+            }
+            const uint64_t *b = bits + (size_t)c[d] * words;
+            if (d == 0)
+                memcpy(a, b, words * 8);
+            else
+                for (size_t w = 0; w < words; w++)
+                    a[w] = a[w - words] & b[w];
+        }
+        valid = skip ? 0 : k - 1;
+        if (skip || c[k - 1] >= domain)
+            continue;
+        const uint64_t *last = bits + (size_t)c[k - 1] * words;
+        const uint64_t *pre = k > 1 ? acc + (size_t)(k - 2) * words : NULL;
+        uint64_t sum = 0;
+        for (size_t w = 0; w < words; w++) {
+            uint64_t m = pre ? pre[w] & last[w] : last[w];
+            sum += (uint64_t)__builtin_popcountll(m);
+            for (uint64_t h = m & heavy[w]; h; h &= h - 1) /* weights above 1 */
+                sum += weight[w * 64 + (uint64_t)__builtin_ctzll(h)] - 1;
+        }
+        counts[i] += sum;
+    }
+    free(bits);
+    free(heavy);
+    free(acc);
+    return 0;
+}
+
+#define PAIRS_MAX_CELLS (1u << 21)
+
+struct spm_mining_pairs {
+    uint32_t lo, hi; /* first items of the block's pairs: lo .. hi */
+    uint32_t domain; /* row width */
+    uint64_t *cell;  /* (hi - lo + 1) rows of domain counters */
+};
+
+spm_mining_pairs_t *spm_mining_pairs_new(const uint32_t *sets, uint32_t n, uint32_t domain)
+{
+    if (n == 0 || domain == 0 || sets[2 * (size_t)(n - 1)] >= domain)
+        return NULL;
+    uint32_t lo = sets[0], hi = sets[2 * (size_t)(n - 1)];
+    size_t cells = (size_t)(hi - lo + 1) * domain;
+    if (cells > PAIRS_MAX_CELLS)
+        return NULL;
+    spm_mining_pairs_t *p = malloc(sizeof *p);
+    if (!p || !(p->cell = calloc(cells, sizeof *p->cell))) {
+        free(p);
+        return NULL;
+    }
+    p->lo = lo;
+    p->hi = hi;
+    p->domain = domain;
+    return p;
+}
+
+void spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_t len, uint64_t w)
+{
+    for (uint32_t y = 0; y + 1 < len; y++) {
+        uint32_t a = items[y];
+        if (a < p->lo || a > p->hi)
+            continue;
+        uint64_t *row = p->cell + (size_t)(a - p->lo) * p->domain;
+        for (uint32_t z = y + 1; z < len; z++)
+            if (items[z] < p->domain)
+                row[items[z]] += w;
+    }
+}
+
+void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, uint32_t n,
+                             uint64_t *counts)
+{
+    for (uint32_t i = 0; i < n; i++)
+        counts[i] +=
+            p->cell[(size_t)(sets[2 * (size_t)i] - p->lo) * p->domain + sets[2 * (size_t)i + 1]];
+}
+
+void spm_mining_pairs_destroy(spm_mining_pairs_t **pp)
+{
+    if (*pp) {
+        free((*pp)->cell);
+        free(*pp);
+        *pp = NULL;
+    }
 }

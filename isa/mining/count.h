@@ -40,4 +40,28 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
 /*  Frees *T and sets it to NULL. */
 void spm_mining_trie_destroy(spm_mining_trie_t **t);
 
+/*  Pair counting, the fastest kernel for 2-itemsets: a dense matrix of
+    counters for the rows (first items) of the block over the whole domain,
+    filled by a double loop over each transaction, read out per candidate at
+    the end. _new returns NULL when the matrix would exceed 2^21 counters
+    (or memory): use the tree then. */
+typedef struct spm_mining_pairs spm_mining_pairs_t;
+spm_mining_pairs_t *spm_mining_pairs_new(const uint32_t *sets, uint32_t n, uint32_t domain);
+void spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_t len, uint64_t w);
+/*  Adds the counts of the N pairs at SETS (those given to _new) to COUNTS. */
+void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, uint32_t n,
+                             uint64_t *counts);
+void spm_mining_pairs_destroy(spm_mining_pairs_t **p);
+
+/*  Vertical counting, the alternative for long candidates: adds to COUNTS
+    the weighted supports of the N sorted, distinct K-itemsets at SETS in
+    the NT transactions (OFF, ITEMS, WEIGHT as in a transaction block),
+    every item below DOMAIN. Each item gets a bitset over the transactions;
+    a candidate's support is the popcount of the AND of its items' bitsets,
+    and consecutive candidates share the AND of their common prefix.
+    Returns 0 or SPM_ENOMEM. */
+int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
+                              const uint32_t *off, const uint32_t *items, const uint32_t *weight,
+                              uint32_t nt, uint64_t *counts);
+
 #endif

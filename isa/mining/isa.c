@@ -223,3 +223,22 @@ int spm_mining_rules_sort(const spm_mining_rules_t *in, spm_mining_rules_t *out)
     *out = b.r;
     return 0;
 }
+
+static int cmp_rank(const void *a, const void *b, void *arg)
+{
+    const spm_mining_items_t *f = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    if (f->counts[i] != f->counts[j])
+        return f->counts[i] < f->counts[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+int spm_mining_rank_order(const spm_mining_items_t *f, uint32_t **order)
+{
+    if (!(*order = malloc(((size_t)f->n + 1) * sizeof **order)))
+        return spm_error(SPM_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < f->n; i++)
+        (*order)[i] = i;
+    qsort_r(*order, f->n, sizeof **order, cmp_rank, (void *)f);
+    return 0;
+}

@@ -11,7 +11,8 @@
 
       LoadDataBlock          staged R, raw W;  params: u32 s (most transactions)
                              normalizes a staged block: items sorted, duplicates dropped
-      CountItemSupport       raw R, items[0..P) ACC;  params: u32 P, u32 width
+      CountItemSupport       raw[0..r) R, items[0..P) ACC;  params: u32 P, u32 width
+                             (one or more raw blocks per SI)
                              partition p holds items [p*width, (p+1)*width)
       ShrinkItemBlock        items RW;  params: u64 minsup;  reply: u32 items left
       GetFrequentItemsBlock  items[0..P) R, fitems W, fsets W;  reply: u32 F1
@@ -92,6 +93,12 @@ void spm_mining_fsets_reply_free(spm_mining_fsets_reply_t *r);
     then consequent likewise. */
 int spm_mining_rule_cmp(const uint32_t *x1, uint32_t xl1, const uint32_t *y1, uint32_t yl1,
                         const uint32_t *x2, uint32_t xl2, const uint32_t *y2, uint32_t yl2);
+
+/*  The rank order of the frequent items F (sorted by item): rank r is item
+    F->items[(*ORDER)[r]], ranks going by ascending support, then item. Rare
+    items first make the candidate prefix trees narrow where transactions
+    enter them. *ORDER is malloc'd. Returns 0 or SPM_ENOMEM. */
+int spm_mining_rank_order(const spm_mining_items_t *f, uint32_t **order);
 
 /*  Copies the rules of IN into *OUT (arrays malloc'd; free with
     spm_mining_rules_free) in that order. Returns 0 or SPM_ENOMEM. */

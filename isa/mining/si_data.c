@@ -4,8 +4,8 @@
     LoadDataBlock, CountItemSupport, ShrinkItemBlock, GetFrequentItemsBlock,
     ShrinkTransactionBlock and MergeTransactionBlock (see isa.h for their
     operands). After ShrinkTransactionBlock a transaction holds only ranks of
-    frequent items, and identical transactions are one entry with a weight:
-    on dense data (chess) this shrinks blocks severalfold before counting.
+    frequent items (rarest first, see spm_mining_rank_order), and identical transactions are one
+   entry with a weight: on dense data (chess) this shrinks blocks severalfold before counting.
     =========================================================================
 */
 #include "isa/core/codec.h"
@@ -21,6 +21,22 @@ static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/*  Sorts N items: insertion sort for the short lists transactions mostly
+    are (qsort's indirect compare dominates there), qsort beyond. */
+static void sort_u32(uint32_t *a, uint32_t n)
+{
+    if (n > 64) {
+        qsort(a, n, 4, cmp_u32);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = a[i], j = i;
+        for (; j > 0 && a[j - 1] > v; j--)
+            a[j] = a[j - 1];
+        a[j] = v;
+    }
 }
 
 /*  Transaction order for merging duplicates: by length, then items. */
@@ -101,7 +117,7 @@ static int load(spm_si_ctx_t *ctx)
     for (uint32_t i = 0; i < t.n; i++) {
         uint32_t *a = t.items + start, l = t.off[i + 1] - start, m = 0;
         start = t.off[i + 1];
-        qsort(a, l, 4, cmp_u32);
+        sort_u32(a, l);
         for (uint32_t j = 0; j < l; j++)
             if (m == 0 || a[j] != a[m - 1])
                 a[m++] = a[j];
@@ -184,29 +200,74 @@ static int tally(const spm_mining_trans_t *t, uint64_t domain, tally_t *out)
     return 0;
 }
 
-/*  CountItemSupport (raw R, items[0..P) ACC; u32 P, u32 width). */
+/*  Decodes the transaction blocks of operands [FROM, TO) into one block
+ *ALL (arrays malloc'd; free with spm_mining_trans_free). */
+static int concat_trans(spm_si_ctx_t *ctx, size_t from, size_t to, spm_mining_trans_t *all)
+{
+    spm_mining_trans_t b;
+    size_t cap = 0, icap = 0;
+    int rc = 0;
+    memset(all, 0, sizeof *all);
+    all->normalized = 1;
+    for (size_t q = from; q < to && rc == 0; q++) {
+        if ((rc = spm_mining_in_trans(ctx, q, &b)) != 0)
+            break;
+        size_t items = all->n ? all->off[all->n] : 0, add = b.n ? b.off[b.n] : 0;
+        if (all->n + b.n + 1 > cap || items + add + 1 > icap) {
+            cap = (all->n + b.n + 1) * 2;
+            icap = (items + add + 1) * 2;
+            uint32_t *o = realloc(all->off, cap * 4), *w = realloc(all->weight, cap * 4);
+            uint32_t *it = realloc(all->items, icap * 4);
+            all->off = o ? o : all->off;
+            all->weight = w ? w : all->weight;
+            all->items = it ? it : all->items;
+            if (!o || !w || !it)
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+        }
+        if (rc == 0) {
+            all->off[0] = 0;
+            all->normalized &= b.normalized;
+            memcpy(all->items + items, b.items, add * 4);
+            for (uint32_t i = 0; i < b.n; i++) {
+                all->weight[all->n + i] = b.weight[i];
+                all->off[all->n + i + 1] = (uint32_t)items + b.off[i + 1];
+            }
+            all->n += b.n;
+        }
+        spm_mining_trans_free(&b);
+    }
+    if (rc != 0)
+        spm_mining_trans_free(all);
+    return rc;
+}
+
+/*  CountItemSupport (raw[0..r) R, items[0..P) ACC; u32 P, u32 width). */
 static int count_items(spm_si_ctx_t *ctx)
 {
     spm_cursor_t p = spm_mining_params(ctx);
     uint32_t np, width;
+    size_t m = spm_si_noperands(ctx);
     if (spm_get_u32(&p, &np) || spm_get_u32(&p, &width) || np == 0 || width == 0 ||
-        spm_si_noperands(ctx) != (size_t)np + 1)
+        m < (size_t)np + 1)
         return spm_error(SPM_EINVAL, "%s: bad parameters", SPM_MINING_COUNT_ITEMS);
+    size_t nraw = m - np;
     spm_mining_trans_t t;
     tally_t c;
-    int rc = spm_mining_in_trans(ctx, 0, &t);
+    int rc = concat_trans(ctx, 0, nraw, &t);
     if (rc != 0)
         return rc;
     if ((rc = tally(&t, (uint64_t)np * width, &c)) != 0)
         goto out_t;
     uint32_t a = 0;
     for (uint32_t q = 0; q < np && rc == 0; q++) {
-        spm_mining_items_t b = {.lo = q * width, .hi = q * width + width};
+        /* The last partition may reach past 2^32 - 1: clamp (items are below). */
+        uint64_t hi = (uint64_t)q * width + width;
+        spm_mining_items_t b = {.lo = q * width, .hi = hi > UINT32_MAX ? UINT32_MAX : (uint32_t)hi};
         b.items = c.item + a;
         b.counts = c.count + a;
         while (a < c.n && c.item[a] < b.hi)
             a++, b.n++;
-        rc = spm_mining_out_items(ctx, 1 + q, &b);
+        rc = spm_mining_out_items(ctx, nraw + q, &b);
     }
     tally_free(&c);
 out_t:
@@ -275,29 +336,30 @@ static int frequent_items(spm_si_ctx_t *ctx)
         }
         spm_mining_items_free(&b);
     }
-    if (rc == 0) {
+    uint32_t *order = NULL;
+    if (rc == 0 && (rc = spm_mining_rank_order(&all, &order)) == 0) {
         f.n = all.n;
         f.items = malloc(((size_t)all.n + 1) * 4);
-        if (!f.items)
+        f.counts = malloc(((size_t)all.n + 1) * 8);
+        if (!f.items || !f.counts)
             rc = spm_error(SPM_ENOMEM, "out of memory");
-        for (uint32_t i = 0; rc == 0 && i < all.n; i++)
-            f.items[i] = i;
-        f.counts = all.counts;
+        for (uint32_t r = 0; rc == 0 && r < all.n; r++) {
+            f.items[r] = r;
+            f.counts[r] = all.counts[order[r]];
+        }
     }
+    free(order);
     if (rc == 0 && (rc = spm_mining_out_items(ctx, np, &all)) == 0 &&
         (rc = spm_mining_out_sets(ctx, np + 1, &f)) == 0)
         rc = spm_mining_reply_u32(ctx, &all.n, 1);
-    free(f.items);
+    spm_mining_sets_free(&f);
     spm_mining_items_free(&all);
     return rc;
 }
 
-/*  Maps item V to its rank among the sorted frequent items F (n of them),
-    or returns -1. TABLE, when not NULL, holds the ranks directly. */
-static long rank_of(const spm_mining_items_t *f, const int32_t *table, uint32_t v)
+/*  Index of item V among the sorted frequent items F, or -1. */
+static long index_of(const spm_mining_items_t *f, uint32_t v)
 {
-    if (table)
-        return v < f->hi ? table[v] : -1;
     size_t lo = 0, hi = f->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -316,26 +378,41 @@ static int shrink_trans(spm_si_ctx_t *ctx)
 {
     spm_mining_trans_t t, out;
     spm_mining_items_t f;
+    uint32_t *order = NULL, *rank = NULL;
     int32_t *table = NULL;
     int rc = spm_mining_in_trans(ctx, 0, &t);
     if (rc != 0)
         return rc;
     if ((rc = spm_mining_in_items(ctx, 1, &f)) != 0)
         goto out_t;
+    if ((rc = spm_mining_rank_order(&f, &order)) != 0)
+        goto out_f;
+    if (!(rank = malloc(((size_t)f.n + 1) * 4))) {
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+        goto out_f;
+    }
+    for (uint32_t r = 0; r < f.n; r++)
+        rank[order[r]] = r;
+    /* A direct item -> rank table when the domain is small. */
     if (f.hi <= DENSE_MAX && (table = malloc(((size_t)f.hi + 1) * 4))) {
         memset(table, 0xff, ((size_t)f.hi + 1) * 4);
         for (uint32_t i = 0; i < f.n; i++)
-            table[f.items[i]] = (int32_t)i;
+            table[f.items[i]] = (int32_t)rank[i];
     }
     uint32_t w = 0, start = 0;
     for (uint32_t i = 0; i < t.n; i++) {
         uint32_t end = t.off[i + 1];
         t.off[i] = w;
         for (uint32_t j = start; j < end; j++) {
-            long r = rank_of(&f, table, t.items[j]);
+            long r = -1;
+            if (table)
+                r = t.items[j] < f.hi ? table[t.items[j]] : -1;
+            else if ((r = index_of(&f, t.items[j])) >= 0)
+                r = rank[r];
             if (r >= 0)
                 t.items[w++] = (uint32_t)r;
         }
+        sort_u32(t.items + t.off[i], w - t.off[i]); /* rank order */
         start = end;
     }
     if (t.n > 0)
@@ -345,7 +422,10 @@ static int shrink_trans(spm_si_ctx_t *ctx)
             rc = reply_trans(ctx, &out);
         spm_mining_trans_free(&out);
     }
+out_f:
     free(table);
+    free(rank);
+    free(order);
     spm_mining_items_free(&f);
 out_t:
     spm_mining_trans_free(&t);
@@ -355,36 +435,11 @@ out_t:
 /*  MergeTransactionBlock (trans RW, trans[1..m) R). */
 static int merge_trans(spm_si_ctx_t *ctx)
 {
-    spm_mining_trans_t all = {.normalized = 1}, b, out;
-    size_t cap = 0, icap = 0;
-    int rc = 0;
-    for (size_t q = 0; q < spm_si_noperands(ctx) && rc == 0; q++) {
-        if ((rc = spm_mining_in_trans(ctx, q, &b)) != 0)
-            break;
-        size_t items = all.n ? all.off[all.n] : 0, add = b.n ? b.off[b.n] : 0;
-        if (all.n + b.n + 1 > cap || items + add > icap) {
-            cap = (all.n + b.n + 1) * 2;
-            icap = (items + add + 1) * 2;
-            uint32_t *o = realloc(all.off, cap * 4), *w = realloc(all.weight, cap * 4);
-            uint32_t *it = realloc(all.items, icap * 4);
-            all.off = o ? o : all.off;
-            all.weight = w ? w : all.weight;
-            all.items = it ? it : all.items;
-            if (!o || !w || !it)
-                rc = spm_error(SPM_ENOMEM, "out of memory");
-        }
-        if (rc == 0) {
-            all.off[0] = 0;
-            memcpy(all.items + items, b.items, add * 4);
-            for (uint32_t i = 0; i < b.n; i++) {
-                all.weight[all.n + i] = b.weight[i];
-                all.off[all.n + i + 1] = (uint32_t)items + b.off[i + 1];
-            }
-            all.n += b.n;
-        }
-        spm_mining_trans_free(&b);
-    }
-    if (rc == 0 && (rc = canonical(&all, 0, &out)) == 0) {
+    spm_mining_trans_t all, out;
+    int rc = concat_trans(ctx, 0, spm_si_noperands(ctx), &all);
+    if (rc != 0)
+        return rc;
+    if ((rc = canonical(&all, 0, &out)) == 0) {
         if ((rc = spm_mining_out_trans(ctx, 0, &out)) == 0)
             rc = reply_trans(ctx, &out);
         spm_mining_trans_free(&out);

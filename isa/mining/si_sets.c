@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*  Longest frequent sets FilterCandidates screens against (params carry
     two bounds of this many items). */
@@ -186,6 +187,14 @@ out_c:
     return rc;
 }
 
+/*  CPU time of this thread, in seconds. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*  CountBlockCandidatesSupport (join R, trans[1..m-1) R, cands ACC; u32 domain). */
 static int count(spm_si_ctx_t *ctx)
 {
@@ -201,22 +210,47 @@ static int count(spm_si_ctx_t *ctx)
         return rc;
     c.kind = SPM_MINING_KIND_CANDS;
     c.counts = calloc((size_t)c.n + 1, 8);
-    spm_mining_trie_t *trie = spm_mining_trie_new(c.items, c.k, c.n, domain);
-    if (!c.counts || !trie) {
+    spm_mining_pairs_t *pairs = c.k == 2 ? spm_mining_pairs_new(c.items, c.n, domain) : NULL;
+    spm_mining_trie_t *trie = pairs ? NULL : spm_mining_trie_new(c.items, c.k, c.n, domain);
+    if (!c.counts || (!trie && !pairs)) {
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_COUNT_CANDS);
         goto out;
     }
+    /* Two kernels: the prefix tree, whose cost grows with the subsets of
+       each transaction, and vertical bitsets, whose cost grows with the
+       candidates. For sets of 3 and more, the first two transaction blocks
+       are counted one way each and the cheaper (in thread CPU time per
+       transaction) counts the rest. */
+    int kernel = c.k >= 3 && domain > 0 && m >= 4 ? 2 : 0; /* 2, 1: trial; 0 trie; 3 vertical */
+    double per[2] = {0, 0};
     for (size_t q = 1; q + 1 < m && rc == 0; q++) {
         if ((rc = spm_mining_in_trans(ctx, q, &t)) != 0)
             break;
-        for (uint32_t i = 0; i < t.n; i++)
-            spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i], t.weight[i],
-                                  c.counts);
+        double t0 = cpu_seconds();
+        if (kernel == 2 || kernel == 3)
+            rc = spm_mining_count_vertical(c.items, c.k, c.n, domain, t.off, t.items, t.weight, t.n,
+                                           c.counts);
+        else if (pairs)
+            for (uint32_t i = 0; i < t.n; i++)
+                spm_mining_pairs_count(pairs, t.items + t.off[i], t.off[i + 1] - t.off[i],
+                                       t.weight[i]);
+        else
+            for (uint32_t i = 0; i < t.n; i++)
+                spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i],
+                                      t.weight[i], c.counts);
+        if (kernel == 2 || kernel == 1)
+            per[kernel - 1] = (cpu_seconds() - t0) / (t.n + 1);
+        kernel = kernel == 2 ? 1 : kernel == 1 ? (per[1] < per[0] ? 3 : 0) : kernel;
         spm_mining_trans_free(&t);
+        if (rc != 0)
+            rc = spm_error(rc, "%s: out of memory", SPM_MINING_COUNT_CANDS);
     }
+    if (rc == 0 && pairs)
+        spm_mining_pairs_finish(pairs, c.items, c.n, c.counts);
     if (rc == 0)
         rc = spm_mining_out_sets(ctx, m - 1, &c);
 out:
+    spm_mining_pairs_destroy(&pairs);
     spm_mining_trie_destroy(&trie);
     spm_mining_sets_free(&c);
     return rc;

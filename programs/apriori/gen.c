@@ -7,6 +7,7 @@
 */
 #include "isa/core/textio.h"
 #include "programs/apriori/quest.h"
+#include "isa/core/textio.h"
 #include "vm/cli.h"
 #include "vm/spm.h"
 

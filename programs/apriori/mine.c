@@ -8,7 +8,8 @@
     center, and the file is never held whole in memory. The apriori program
     then starts from those staged blocks (LoadDataBlock normalizes each),
     and the results come back by id. Both output files are written through
-    spm_outfile_t, so a failure leaves no partial output behind.
+    spm_outfile_t (written aside and renamed into place), so a failure leaves no
+    partial output behind.
     =========================================================================
 */
 #include "isa/core/textio.h"
@@ -16,6 +17,7 @@
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/output.h"
 #include "programs/apriori/reader.h"
+#include "isa/core/textio.h"
 #include "vm/cli.h"
 #include "vm/session.h"
 
@@ -42,14 +44,15 @@ static const char usage[] =
     "  --block N            transactions per block (default 1000)\n"
     "  --max-consequent N   longest rule consequent (default: any length)\n"
     "  --names              items are arbitrary words, not numbers; they are\n"
-    "                       printed back as read\n"
+    "                       printed back as read (in CSV, item fields are quoted)\n"
     "  -h, --help           this help\n"
     "\n"
     "Support of a rule is the support of X u Y; confidence is s(X u Y) / s(X);\n"
     "lift is confidence / (s(Y) / transactions). Output is sorted: itemsets by\n"
     "length, then items; rules by antecedent, then consequent. In the text\n"
     "format header lines start with '#', an itemset line is its items then\n"
-    "(support), a rule line is 'X => Y (support, confidence, lift)'.\n"
+    "(support), a rule line is 'X => Y (support, confidence, lift)'. With --json\n"
+    "the job report goes to stdout, so the rules need -o FILE.\n"
     "\n"
     "Run options:\n";
 
@@ -270,6 +273,10 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
         *exit_code = spm_cli_usage("mine", "--min-support is required");
         return 1;
     }
+    if (ro->json && (!o->output || strcmp(o->output, "-") == 0)) {
+        *exit_code = spm_cli_usage("mine", "--json prints the report on stdout: give -o FILE");
+        return 1;
+    }
     o->input = argv[optind];
     return 0;
 }
@@ -346,9 +353,11 @@ static int mine_main(int argc, char **argv)
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
     if ((rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0 ||
-        (sets && (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))
+        (o.itemsets &&
+         (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))
         goto out;
-    if ((sets && (rc = spm_outfile_commit(&sets)) != 0) || (rc = spm_outfile_commit(&rules)) != 0)
+    if ((o.itemsets && (rc = spm_outfile_commit(&sets)) != 0) ||
+        (rc = spm_outfile_commit(&rules)) != 0)
         goto out;
     if (!ro.quiet && !ro.json)
         fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets, %u rules\n",
@@ -358,10 +367,8 @@ static int mine_main(int argc, char **argv)
 out:
     if (rc != 0)
         code = spm_cli_fail("mine", rc);
-    if (rules)
-        spm_outfile_abort(&rules);
-    if (sets)
-        spm_outfile_abort(&sets);
+    spm_outfile_abort(&rules);
+    spm_outfile_abort(&sets);
     spm_session_close(&s);
     spm_mine_out_free(&out);
     spm_apriori_result_free(&res);

@@ -5,8 +5,15 @@
 #include "programs/apriori/output.h"
 #include "isa/mining/isa.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*  The output streams belong to this thread alone: skip stdio's per-call
+    locking, which costs more than the formatting for a million rules. */
+#define fputc fputc_unlocked
+#define fputs fputs_unlocked
+#define fwrite fwrite_unlocked
 
 /*  Appends the frequent-set blocks IDS[0..N) into one sorted set list. */
 static int fetch_level(spm_mine_get_fn *get, void *s, const spm_sdb_t *ids, uint32_t n, uint32_t k,
@@ -80,10 +87,81 @@ static int fetch_rules(spm_mine_get_fn *get, void *s, const spm_apriori_result_t
     return rc;
 }
 
+/*  Sorts the N items at A in place (itemsets are short: insertion sort). */
+static void sort_items(uint32_t *a, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        for (uint32_t j = i; j > 0 && a[j - 1] > a[j]; j--) {
+            uint32_t t = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = t;
+        }
+}
+
+static int cmp_set(const void *a, const void *b, void *arg)
+{
+    const spm_mining_sets_t *l = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    return spm_mining_set_cmp(l->items + (size_t)i * l->k, l->items + (size_t)j * l->k, l->k);
+}
+
+/*  Maps the ranks of level L to items (ITEM[rank]) and sorts it again. */
+static int level_to_items(spm_mining_sets_t *l, const uint32_t *item)
+{
+    size_t n = l->n, k = l->k;
+    uint32_t *idx = malloc((n + 1) * 4), *items = malloc((n * k + 1) * 4);
+    uint64_t *counts = malloc((n + 1) * 8);
+    if (!idx || !items || !counts) {
+        free(idx);
+        free(items);
+        free(counts);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n * k; i++)
+        l->items[i] = item[l->items[i]];
+    for (size_t i = 0; i < n; i++) {
+        sort_items(l->items + i * k, (uint32_t)k);
+        idx[i] = (uint32_t)i;
+    }
+    qsort_r(idx, n, 4, cmp_set, l);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(items + i * k, l->items + (size_t)idx[i] * k, k * 4);
+        counts[i] = l->counts[idx[i]];
+    }
+    free(idx);
+    free(l->items);
+    free(l->counts);
+    l->items = items;
+    l->counts = counts;
+    return 0;
+}
+
+/*  Maps the ranks of rules R to items and sorts them again. */
+static int rules_to_items(spm_mining_rules_t *r, const uint32_t *item)
+{
+    for (uint32_t i = 0; i < r->n; i++) {
+        uint32_t *x = r->items + r->off[i];
+        for (uint32_t j = 0; j < r->xlen[i] + r->ylen[i]; j++)
+            x[j] = item[x[j]];
+        sort_items(x, r->xlen[i]);
+        sort_items(x + r->xlen[i], r->ylen[i]);
+    }
+    spm_mining_rules_t sorted;
+    int rc = spm_mining_rules_sort(r, &sorted);
+    if (rc == 0) {
+        spm_mining_rules_free(r);
+        *r = sorted;
+    }
+    return rc;
+}
+
 int spm_mine_fetch(spm_mine_get_fn *get, void *s, const spm_apriori_result_t *r, spm_mine_out_t *o)
 {
     int rc;
-    o->f1 = r->f1;
+    uint32_t *item = NULL, *order = NULL;
+    o->nlv = r->nlevels;
+    if (!(o->lv = calloc((size_t)o->nlv + 1, sizeof *o->lv)))
+        return spm_error(SPM_ENOMEM, "out of memory");
     if (r->fitems) {
         void *data;
         size_t len;
@@ -94,18 +172,25 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *s, const spm_apriori_result_t *r,
         free(data);
         if (rc != 0)
             return rc;
-        o->item = f.items;
-        o->f1 = f.n;
-        f.items = NULL;
+        if ((rc = spm_mining_rank_order(&f, &order)) != 0 ||
+            !(item = malloc(((size_t)f.n + 1) * 4))) {
+            spm_mining_items_free(&f);
+            free(order);
+            return rc ? rc : spm_error(SPM_ENOMEM, "out of memory");
+        }
+        for (uint32_t i = 0; i < f.n; i++)
+            item[i] = f.items[order[i]];
         spm_mining_items_free(&f);
+        free(order);
     }
-    o->nlv = r->nlevels;
-    if (!(o->lv = calloc((size_t)o->nlv + 1, sizeof *o->lv)))
-        return spm_error(SPM_ENOMEM, "out of memory");
-    for (uint32_t k = 0; k < o->nlv; k++)
-        if ((rc = fetch_level(get, s, r->levels[k], r->nblocks[k], k + 1, &o->lv[k])) != 0)
-            return rc;
-    return fetch_rules(get, s, r, &o->rules);
+    rc = 0;
+    for (uint32_t k = 0; k < o->nlv && rc == 0; k++)
+        if ((rc = fetch_level(get, s, r->levels[k], r->nblocks[k], k + 1, &o->lv[k])) == 0)
+            rc = level_to_items(&o->lv[k], item);
+    if (rc == 0 && (rc = fetch_rules(get, s, r, &o->rules)) == 0)
+        rc = rules_to_items(&o->rules, item);
+    free(item);
+    return rc;
 }
 
 uint64_t spm_mine_nitemsets(const spm_mine_out_t *o)
@@ -121,10 +206,8 @@ void spm_mine_out_free(spm_mine_out_t *o)
     for (uint32_t k = 0; o->lv && k < o->nlv; k++)
         spm_mining_sets_free(&o->lv[k]);
     free(o->lv);
-    free(o->item);
     spm_mining_rules_free(&o->rules);
     o->lv = NULL;
-    o->item = NULL;
 }
 
 /*  Support of the sorted rank list S of length K, or 0. */
@@ -134,6 +217,29 @@ static uint64_t support(const spm_mine_out_t *o, const uint32_t *s, uint32_t k)
         return 0;
     long i = spm_mining_sets_find(&o->lv[k - 1], s);
     return i < 0 ? 0 : o->lv[k - 1].counts[i];
+}
+
+/*  Writes V in decimal. printf is most of the cost of writing a million
+    rules, so numbers are formatted here. */
+static void put_u64(FILE *f, uint64_t v)
+{
+    char buf[24], *p = buf + sizeof buf;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
+}
+
+/*  Writes V >= 0 with six decimals, as %.6f does. */
+static void put_fixed6(FILE *f, double v)
+{
+    uint64_t n = (uint64_t)rint(v * 1e6); /* ties to even, as printf */
+    char frac[8];
+    put_u64(f, n / 1000000);
+    frac[0] = '.';
+    for (int i = 6; i >= 1; i--, n /= 10)
+        frac[i] = (char)('0' + n % 10);
+    fwrite(frac, 1, 7, f);
 }
 
 /*  Writes a JSON string with the escapes JSON requires. */
@@ -152,24 +258,32 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/*  Writes the K ranks at S as items, separated by SEP (JSON: an array). */
+/*  Writes the K items at S, separated by SEP (JSON: an array). */
 static void items(FILE *f, const spm_mine_out_t *o, const uint32_t *s, uint32_t k,
                   spm_mine_format_t format)
 {
+    int quote = format == SPM_MINE_CSV && o->names; /* names may hold commas */
     if (format == SPM_MINE_JSON)
         fputc('[', f);
+    if (quote)
+        fputc('"', f);
     for (uint32_t j = 0; j < k; j++) {
         if (j > 0)
             fputs(format == SPM_MINE_JSON ? ", " : " ", f);
-        uint32_t item = o->item[s[j]];
+        uint32_t item = s[j];
         const char *name = o->names ? spm_reader_name(o->names, item) : NULL;
         if (name && format == SPM_MINE_JSON)
             json_string(f, name);
+        else if (name && quote)
+            for (const char *c = name; *c; c++)
+                fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, f);
         else if (name)
             fputs(name, f);
         else
-            fprintf(f, "%u", item);
+            put_u64(f, item);
     }
+    if (quote)
+        fputc('"', f);
     if (format == SPM_MINE_JSON)
         fputc(']', f);
 }
@@ -204,7 +318,9 @@ int spm_mine_write_itemsets(FILE *f, const spm_mine_out_t *o, spm_mine_format_t 
                 continue;
             }
             items(f, o, s, k + 1, format);
-            fprintf(f, format == SPM_MINE_CSV ? ",%llu\n" : " (%llu)\n", c);
+            fputs(format == SPM_MINE_CSV ? "," : " (", f);
+            put_u64(f, c);
+            fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
         }
     if (format == SPM_MINE_JSON)
         fputs(total ? "\n]}\n" : "]}\n", f);
@@ -244,8 +360,14 @@ int spm_mine_write_rules(FILE *f, const spm_mine_out_t *o, spm_mine_format_t for
         items(f, o, x, r->xlen[i], format);
         fputs(format == SPM_MINE_CSV ? "," : " => ", f);
         items(f, o, y, r->ylen[i], format);
-        fprintf(f, format == SPM_MINE_CSV ? ",%llu,%.6f,%.6f\n" : " (%llu, %.6f, %.6f)\n", sz, conf,
-                lift);
+        const char *sep = format == SPM_MINE_CSV ? "," : ", ";
+        fputs(format == SPM_MINE_CSV ? "," : " (", f);
+        put_u64(f, sz);
+        fputs(sep, f);
+        put_fixed6(f, conf);
+        fputs(sep, f);
+        put_fixed6(f, lift);
+        fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
     }
     if (format == SPM_MINE_JSON)
         fputs(r->n ? "\n]}\n" : "]}\n", f);

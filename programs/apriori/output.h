@@ -4,10 +4,9 @@
     @header
     After the job, the client fetches the frequent-set blocks of every
     length and the sorted rule blocks (spm_session_get), maps ranks back to
-    item numbers (or names), computes each rule's lift from the supports it
-    now holds, and writes text, CSV or JSON, all sorted the same way:
-    itemsets by length, then items; rules by antecedent (length, items),
-    then consequent.
+    item numbers (and sorts again, as ranks go by support), or to names, computes each rule's lift
+   from the supports it now holds, and writes text, CSV or JSON, all sorted the same way: itemsets
+   by length, then items; rules by antecedent (length, items), then consequent.
     @end
     =========================================================================
 */
@@ -23,14 +22,12 @@
 typedef enum { SPM_MINE_TEXT = 0, SPM_MINE_CSV, SPM_MINE_JSON } spm_mine_format_t;
 
 typedef struct {
-    uint64_t ntrans;          /* transactions mined */
-    uint64_t minsup;          /* absolute minimum support */
-    double minconf;           /* minimum confidence */
-    uint32_t nlv;             /* lengths with frequent sets */
-    spm_mining_sets_t *lv;    /* lv[k - 1]: all frequent k-sets, ranks, sorted */
-    spm_mining_rules_t rules; /* all rules, ranks, sorted */
-    uint32_t *item;           /* rank -> item number */
-    uint32_t f1;
+    uint64_t ntrans;           /* transactions mined */
+    uint64_t minsup;           /* absolute minimum support */
+    double minconf;            /* minimum confidence */
+    uint32_t nlv;              /* lengths with frequent sets */
+    spm_mining_sets_t *lv;     /* lv[k - 1]: all frequent k-sets, items, sorted */
+    spm_mining_rules_t rules;  /* all rules, items, sorted */
     const spm_reader_t *names; /* named format: item number -> name (else NULL) */
 } spm_mine_out_t;
 

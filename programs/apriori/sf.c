@@ -131,10 +131,12 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
     if (!job)
         return SPM_EINVAL;
     uint32_t n = job->a.nstaged, np = job->np;
-    spm_sdb_t raw[n ? n : 1], items[np];
+    spm_sdb_t *raw = calloc((size_t)n + 1, sizeof *raw), items[np];
     spm_operand_t ops[MAX_OPS];
     spm_buf_t p = {0};
     int rc = 0;
+    if (!raw)
+        return SPM_ENOMEM;
     for (uint32_t q = 0; q < np; q++)
         items[q] = spm_sdb_new(sf, SPM_MINING_ITEMS);
     spm_buf_put_u32(&p, job->a.block);
@@ -147,11 +149,20 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
     spm_buf_free(&p);
     spm_buf_put_u32(&p, np);
     spm_buf_put_u32(&p, job->width);
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        ops[0] = (spm_operand_t){raw[i], SPM_R};
+    /* A few counting SIs per IEU, each over consecutive raw blocks: fewer
+       partials to merge than one SI per block. */
+    uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1, groups = 4 * ieus;
+    groups = groups > n ? n : groups;
+    if (groups < (n + MAX_OPS - np - 1) / (MAX_OPS - np))
+        groups = (n + MAX_OPS - np - 1) / (MAX_OPS - np);
+    for (uint32_t g = 0; g < groups && rc == 0; g++) {
+        uint32_t a = (uint32_t)((uint64_t)n * g / groups),
+                 e = (uint32_t)((uint64_t)n * (g + 1) / groups), m = 0;
+        for (uint32_t i = a; i < e; i++)
+            ops[m++] = (spm_operand_t){raw[i], SPM_R};
         for (uint32_t q = 0; q < np; q++)
-            ops[1 + q] = (spm_operand_t){items[q], SPM_ACC};
-        rc = issue(sf, SPM_MINING_COUNT_ITEMS, ops, 1 + np, &p, 0);
+            ops[m++] = (spm_operand_t){items[q], SPM_ACC};
+        rc = issue(sf, SPM_MINING_COUNT_ITEMS, ops, m, &p, 0);
     }
     spm_buf_free(&p);
     spm_buf_put_u64(&p, job->a.minsup);
@@ -175,6 +186,7 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
         ops[2] = (spm_operand_t){job->trans[i], SPM_W};
         rc = issue(sf, SPM_MINING_SHRINK_TRANS, ops, 3, NULL, TAG(TAG_SHRINK, i));
     }
+    free(raw);
     return rc;
 }
 
@@ -251,8 +263,9 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
         return;
     if (eb - b + 2 > MAX_OPS || l->n + 1 > MAX_OPS) {
         spm_sf_fail(pl->sf, SPM_ERANGE,
-                    "apriori: frequent %u-itemsets span over %d blocks; use a larger --block",
-                    pl->k, MAX_OPS - 1);
+                    "apriori: frequent %u-itemsets span over %d blocks of %u (a higher "
+                    "--min-support is needed)",
+                    pl->k, MAX_OPS - 1, SPM_MINING_MAX_FSETS);
         pl->failed = 1;
         return;
     }
@@ -648,20 +661,31 @@ static void job_free(job_t *job)
     free(job);
 }
 
-/*  Issues StoreResult over the rule blocks, sets the result, declares done. */
+/*  Issues StoreResult over the rule blocks, sets the result, declares done.
+    The rule blocks are gathered in about four groups per IEU, so the last
+    SIs of the job run in parallel too. */
 static void finish_job(spm_sf_t *sf, job_t *job)
 {
-    uint32_t nstore = (job->nrules + MAX_OPS - 2) / (MAX_OPS - 1);
-    spm_sdb_t store[nstore + 1];
+    uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
+    uint32_t group = (job->nrules + 4 * ieus - 1) / (4 * ieus);
+    group = group < 1 ? 1 : group > MAX_OPS - 1 ? MAX_OPS - 1 : group;
+    uint32_t nstore = (job->nrules + group - 1) / group;
+    spm_sdb_t *store = calloc((size_t)nstore + 1, sizeof *store);
     spm_operand_t ops[MAX_OPS];
+    if (!store) {
+        spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
+        return;
+    }
     for (uint32_t s = 0; s < nstore; s++) {
         uint32_t n = 0;
-        for (uint32_t i = s * (MAX_OPS - 1); i < job->nrules && n < MAX_OPS - 1; i++)
+        for (uint32_t i = s * group; i < job->nrules && n < group; i++)
             ops[n++] = (spm_operand_t){job->rules[i], SPM_R};
         store[s] = spm_sdb_new(sf, SPM_MINING_RULES);
         ops[n++] = (spm_operand_t){store[s], SPM_W};
-        if (issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0)
+        if (issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0) {
+            free(store);
             return;
+        }
     }
     uint32_t nlv = job->nlv;
     while (nlv > 0 && job->lv[nlv - 1].sets == 0)
@@ -676,14 +700,17 @@ static void finish_job(spm_sf_t *sf, job_t *job)
     }
     r.nblocks = nblocks;
     r.levels = levels;
-    void *bytes;
+    void *bytes = NULL;
     size_t len;
-    if (spm_apriori_result_encode(&r, &bytes, &len) != 0 ||
-        spm_sf_set_result(sf, bytes, len) != 0) {
+    int rc = spm_apriori_result_encode(&r, &bytes, &len);
+    if (rc == 0)
+        rc = spm_sf_set_result(sf, bytes, len);
+    free(bytes);
+    free(store);
+    if (rc != 0) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
         return;
     }
-    free(bytes);
     spm_sf_done(sf);
 }
 

@@ -65,6 +65,7 @@ typedef struct {
     spm_sdb_t *parts;   /* update method: the partial SDB of each multiply SI (owned) */
     int32_t owner;      /* IEU that acquired the group, -1 none yet */
     int acc;            /* products use ACC from now on */
+    int partials;       /* an ACC multiply was issued: C needs a merge */
     int stored;         /* mm.store issued */
     spm_sdb_t c;        /* C(i,j) */
 } group_t;
@@ -213,6 +214,7 @@ static int issue_mul(spm_sf_t *sf, mm_t *st, uint32_t gi, const spm_ieu_t *who)
     *c = (spm_operand_t){g->c, idx == 0 ? SPM_W : SPM_RW};
     if (g->acc || st->job.update == SPM_MM_DISTRIBUTED) {
         c->mode = SPM_ACC;
+        g->partials = 1;
     } else if (st->job.update == SPM_MM_UPDATE && idx > 0) {
         if (!(g->parts[idx] = spm_sdb_new(sf, SPM_MM_BLOCK_TYPE))) {
             spm_sf_fail(sf, SPM_ENOMEM, "matmul: out of SDB ids");
@@ -224,14 +226,25 @@ static int issue_mul(spm_sf_t *sf, mm_t *st, uint32_t gi, const spm_ieu_t *who)
     return issue(sf, "mm.multiply", ops, n, TAG(TAG_MUL, gi, idx));
 }
 
-/*  Issues mm.store on a group whose products (and adds) all committed. */
+/*  Finishes a group whose multiplies (and adds) all committed. When its
+    last version was written by an SI (write, update), C(i,j) is final:
+    every SI leaves its output in its best form and every commit is
+    durable. When partials are pending (ACC), mm.store reads C, which
+    closes the group with a merge now, overlapped with other groups' work,
+    rather than all at the end of the job, and writes the final version. */
 static void maybe_store(spm_sf_t *sf, mm_t *st, group_t *g)
 {
     if (g->stored || g->committed < g->nsi || g->adds)
         return;
     g->stored = 1;
     spm_operand_t op = {g->c, SPM_RW};
-    if (issue(sf, "mm.store", &op, 1, TAG(TAG_STORE, g - st->g, 0)) == 0 && --st->unstored == 0)
+    if (g->partials) {
+        if (st->job.update == SPM_MM_MIXTURE)
+            spm_sf_expect(sf, 1);
+        if (issue(sf, "mm.store", &op, 1, TAG(TAG_STORE, g - st->g, 0)) != 0)
+            return;
+    }
+    if (--st->unstored == 0)
         spm_sf_done(sf);
 }
 
@@ -632,7 +645,9 @@ static int mm_start(spm_sf_t *sf, const void *args, size_t len)
         (rc = load_all(sf, j->a, st->la, st->ni, st->nk, a_used, 1, &sis)) != 0 ||
         (rc = load_all(sf, j->b, st->lb, st->nk, st->nj, b_used, 0, &sis)) != 0)
         goto done;
-    sis += muls + st->ng; /* multiplies and stores */
+    sis += muls; /* mixture counts its stores as it issues them */
+    if (j->update == SPM_MM_DISTRIBUTED)
+        sis += st->ng; /* stores */
     if (j->update == SPM_MM_UPDATE)
         sis += muls - st->ng; /* adds */
     spm_sf_expect(sf, sis);

@@ -10,6 +10,7 @@
 */
 #include "tests/check_main.h"
 #include "tests/ref/apriori_ref.h"
+#include "tests/spm_test.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -377,6 +378,15 @@ START_TEST(long_transactions)
 }
 END_TEST
 
+START_TEST(huge_item_numbers)
+{
+    mine_text("4294967294 7 100000000\n7 4294967294\n100000000 7\n",
+              "--min-support 2 --min-confidence 0");
+    ck_assert_ptr_nonnull(strstr(slurp(path("s.txt")), "\n7 4294967294 (2)\n"));
+    expect_counts(5, 4);
+}
+END_TEST
+
 START_TEST(empty_file)
 {
     mine_text("", "--min-support 1%");
@@ -401,6 +411,8 @@ START_TEST(names_round_trip)
     ck_assert_ptr_nonnull(strstr(s, "bread milk (3)\n"));
     ck_assert_ptr_nonnull(strstr(s, "beer (2)\n"));
     ck_assert_ptr_nonnull(strstr(slurp(path("r.txt")), "milk => bread (3, 1.000000, "));
+    mine_text("a,b \"q\"\n\"q\" a,b\n", "--names --min-support 2 --format csv");
+    ck_assert_ptr_nonnull(strstr(slurp(path("s.txt")), "\"a,b \"\"q\"\"\",2\n"));
 }
 END_TEST
 
@@ -451,6 +463,20 @@ START_TEST(bad_inputs)
 }
 END_TEST
 
+START_TEST(device_output_stays_a_device)
+{
+    /* Writing to /dev/null must not rename a regular file over it. */
+    write_file(path("dn.dat"), "1 2\n1 2\n");
+    ck_assert_int_eq(run("%s mine %s --min-support 1 --quiet --itemsets /dev/null -o /dev/null",
+                         bin(), path("dn.dat")),
+                     0);
+    ck_assert_int_eq(run("%s gen transactions --transactions 5 -o /dev/null", bin()), 0);
+    struct stat st;
+    ck_assert_int_eq(stat("/dev/null", &st), 0);
+    ck_assert(S_ISCHR(st.st_mode));
+}
+END_TEST
+
 START_TEST(help_tells_the_truth)
 {
     ck_assert_int_eq(run("%s mine --help > %s", bin(), path("help.txt")), 0);
@@ -459,6 +485,38 @@ START_TEST(help_tells_the_truth)
                           "--block",       "--max-consequent", "--names",  "--center",   "--ieus"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         ck_assert_msg(strstr(h, opts[i]) != NULL, "help lacks %s", opts[i]);
+}
+END_TEST
+
+/* ------------------------------------------------------------ remote center */
+
+START_TEST(remote_center_same_answer)
+{
+    /* A running center and agent, as on a cluster: the client streams the
+       file into the VM's store; nothing is read from a shared disk. */
+    char ep[600], store[600], cache[600];
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *center[] = {"center", "--listen",    ep,     "--store",
+                            store,    "--log-level", "warn", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
+    spm_test_proc_t pa = spm_test_start(agent);
+    gen("rc.dat", "--transactions 2000 --avg-size 10 --avg-pattern 4 --items 200 --patterns 100 "
+                  "--seed 8");
+    int rc = run("%s mine %s --min-support 1%% --center %s --quiet --itemsets %s -o %s", bin(),
+                 path("rc.dat"), ep, path("rs.txt"), path("rr.txt"));
+    ck_assert_msg(rc == 0, "remote spm mine failed: %s", slurp(path("stderr")));
+    ck_assert_int_eq(run("%s mine %s --min-support 1%% --quiet --itemsets %s -o %s", bin(),
+                         path("rc.dat"), path("es.txt"), path("er.txt")),
+                     0);
+    ck_assert_int_eq(run("cmp -s %s %s && cmp -s %s %s", path("rs.txt"), path("es.txt"),
+                         path("rr.txt"), path("er.txt")),
+                     0);
+    kill(pc.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&pc, 10, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&pa, 15, NULL, NULL), 0);
 }
 END_TEST
 
@@ -524,12 +582,15 @@ static Suite *suite(void)
     tcase_add_test(t, single_items);
     tcase_add_test(t, duplicate_items);
     tcase_add_test(t, long_transactions);
+    tcase_add_test(t, huge_item_numbers);
     tcase_add_test(t, empty_file);
     tcase_add_test(t, empty_lines_count);
     tcase_add_test(t, names_round_trip);
     tcase_add_test(t, csv_and_json);
     tcase_add_test(t, bad_inputs);
+    tcase_add_test(t, device_output_stays_a_device);
     tcase_add_test(t, help_tells_the_truth);
+    tcase_add_test(t, remote_center_same_answer);
     tcase_add_test(t, fimi_t10i4d100k);
     tcase_add_test(t, fimi_chess);
     suite_add_tcase(s, t);

@@ -84,6 +84,38 @@ static void compare(uint64_t seed, uint32_t k, uint32_t d, uint32_t ncand, uint3
     }
     ck_assert_mem_eq(got, want, n * 8);
     ck_assert_mem_eq(got0, want, n * 8);
+    /* The vertical kernel, over the same transactions replayed as one block. */
+    uint64_t *vert = calloc(n, 8);
+    spm_rng_seed(&r, seed);
+    for (uint32_t i = 0; i < ncand; i++) /* replay the candidate draws */
+        draw(&r, i % 3 ? d : (d < 24 ? d : 24), k, tr + 0 * k);
+    uint32_t *off = malloc((ntrans + 1) * 4), *w = malloc(ntrans * 4);
+    uint32_t *all = malloc((size_t)ntrans * (tlen + 1) * 4);
+    off[0] = 0;
+    for (uint32_t i = 0; i < ntrans; i++) {
+        uint32_t pool = i % 2 ? d : (d < 30 ? d : 30);
+        uint32_t len = (uint32_t)spm_rng_below(&r, tlen + 1);
+        len = len > pool ? pool : len;
+        draw(&r, pool, len, all + off[i]);
+        w[i] = 1 + (uint32_t)spm_rng_below(&r, 3);
+        off[i + 1] = off[i] + len;
+    }
+    ck_assert_int_eq(spm_mining_count_vertical(sets, k, n, d, off, all, w, ntrans, vert), 0);
+    ck_assert_mem_eq(vert, want, n * 8);
+    spm_mining_pairs_t *pairs = k == 2 ? spm_mining_pairs_new(sets, n, d) : NULL;
+    ck_assert(k != 2 || pairs != NULL); /* small domains: the pair matrix */
+    if (pairs) {
+        memset(vert, 0, n * 8);
+        for (uint32_t i = 0; i < ntrans; i++)
+            spm_mining_pairs_count(pairs, all + off[i], off[i + 1] - off[i], w[i]);
+        spm_mining_pairs_finish(pairs, sets, n, vert);
+        ck_assert_mem_eq(vert, want, n * 8);
+        spm_mining_pairs_destroy(&pairs);
+    }
+    free(vert);
+    free(off);
+    free(w);
+    free(all);
     spm_mining_trie_destroy(&t);
     spm_mining_trie_destroy(&t0);
     ck_assert_ptr_null(t);
