@@ -118,6 +118,8 @@ check-san:
 # leaves the input in build/fuzz/crash-NAME-*: copy it to
 # tests/fuzz/regress/NAME/ so test_fuzz replays it.
 fuzz:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang and libclang-rt-14-dev" \
+	    "(apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
 	    SANITIZE=fuzzer-no-link,address,undefined fuzz-bins
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh build/fuzz/fuzz "$(T)"
