@@ -36,7 +36,7 @@
     other policies let an idle IEU take over work another IEU left.
     =========================================================================
 */
-#include "isa/core/array.h"
+#include "vm/grow.h"
 #include "isa/core/rng.h"
 #include "isa/matrix/block.h"
 #include "programs/matmul/job.h"
@@ -128,19 +128,15 @@ static void free_remove(mm_t *st, uint32_t g)
 
 static ieu_t *ieu_get(mm_t *st, uint32_t ieu)
 {
-    void *v = st->ieus;
-    if (spm_array_grow(&v, &st->nieus, (size_t)ieu + 1, sizeof *st->ieus) != 0)
+    if (spm_grow_zeroed(&st->ieus, &st->nieus, (size_t)ieu + 1, sizeof *st->ieus) != 0)
         return NULL;
-    st->ieus = v;
     return &st->ieus[ieu];
 }
 
 static node_t *node_get(mm_t *st, uint32_t node)
 {
-    void *v = st->nodes;
-    if (spm_array_grow(&v, &st->nnodes, (size_t)node + 1, sizeof *st->nodes) != 0)
+    if (spm_grow_zeroed(&st->nodes, &st->nnodes, (size_t)node + 1, sizeof *st->nodes) != 0)
         return NULL;
-    st->nodes = v;
     node_t *nd = &st->nodes[node];
     if (!nd->a) {
         nd->a = calloc((size_t)st->ni * st->nk, 1);
