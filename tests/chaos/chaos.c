@@ -78,7 +78,7 @@ int main(void)
     long long start = chaos_now_ms();
     chaos_vm_t vm;
     chaos_vm_start(&vm, ieus, 1000);
-    for (int r = 1; r <= rounds; r++) {
+    for (int r = 1; r <= rounds && spm_test_running(vm.center.pid); r++) {
         plan.node_too = r % 2;
         char label[64];
         chaos_job_t job;
@@ -89,13 +89,21 @@ int main(void)
         /* A mining job is short (its SIs must be): three per round, and
            the agent killed at the second fault. */
         plan.agent_first = 2;
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < 3 && spm_test_running(vm.center.pid); j++) {
             int block = blocks[(r - 1 + j) % 3];
             chaos_mine(&job, vm.dir, transactions, 6, "0.5%", 10 * r + j, block);
             snprintf(label, sizeof label, "mine %d, --block %d", transactions, block);
             bad += !round_job(&vm, &plan, &tally, r, &job, label, seed);
         }
         plan.agent_first = 3;
+    }
+    if (!spm_test_running(vm.center.pid)) {
+        int fd = open(vm.center.err_path, O_RDONLY);
+        char *e = spm_test_slurp(fd);
+        close(fd);
+        printf("chaos: the center died: %s\n", e && *e ? e : "(nothing on its stderr)");
+        free(e);
+        bad++;
     }
     int left = chaos_vm_stop(&vm);
     if (left)

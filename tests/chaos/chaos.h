@@ -170,8 +170,10 @@ static inline int chaos_vm_stop(chaos_vm_t *vm)
 {
     kill(vm->center.pid, SIGTERM);
     spm_test_finish(&vm->center, 15, NULL, NULL);
-    if (vm->agent.pid > 0)
+    if (vm->agent.pid > 0) {
+        kill(vm->agent.pid, SIGTERM); /* a center that died sends no SHUTDOWN */
         spm_test_finish(&vm->agent, 20, NULL, NULL);
+    }
     pid_t left[64];
     int n = 0;
     for (int tries = 0; tries < 200 && (n = chaos_procs_of(vm->dir, left, 64)) > 0; tries++)
