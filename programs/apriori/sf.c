@@ -25,6 +25,7 @@
     =========================================================================
 */
 #include "programs/apriori/apriori.h"
+#include "vm/grow.h"
 #include "isa/core/codec.h"
 #include "isa/mining/isa.h"
 
@@ -51,6 +52,7 @@ typedef struct {
     spm_sdb_t *id;                  /* BlockOfFrequentSet blocks, in order */
     spm_mining_fsets_reply_t *info; /* what each block's reply said */
     uint32_t n;                     /* blocks */
+    size_t cap;                     /* entries of id and info */
     uint64_t sets;                  /* frequent sets of this length */
 } level_t;
 
@@ -464,6 +466,7 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
     l->info = calloc((size_t)nc + 1, sizeof *l->info);
     if (!fs->pruned || !fs->left || !l->id || !l->info)
         return SPM_ENOMEM;
+    l->cap = (size_t)nc + 1;
     /* Enough counting SIs to keep every IEU busy a few times over, each
        reading a consecutive share of the transaction blocks. */
     uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
@@ -534,6 +537,13 @@ static void gather(spm_sf_t *sf, freq_t *fs)
             fs->next = e;
             fs->skip = 0;
             continue;
+        }
+        /* A candidate block can give several full frequent-set blocks. */
+        size_t cap = l->cap;
+        if (spm_grow_zeroed(&l->id, &l->cap, (size_t)l->n + 1, sizeof *l->id) != 0 ||
+            spm_grow_zeroed(&l->info, &cap, (size_t)l->n + 1, sizeof *l->info) != 0) {
+            spm_sf_fail(sf, SPM_ENOMEM, "frequent-set blocks: out of memory");
+            return;
         }
         uint32_t b = l->n++;
         l->id[b] = spm_sdb_new(sf, SPM_MINING_FSETS);
