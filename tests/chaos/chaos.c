@@ -25,6 +25,17 @@
 
 #include "tests/chaos/chaos.h"
 
+/*  The VM of the run, killed when an assertion exits early. */
+static chaos_vm_t *running;
+
+static void kill_running(void)
+{
+    if (running && running->agent.pid > 0)
+        kill(running->agent.pid, SIGKILL); /* its IEUs follow (SIGTERM) */
+    if (running)
+        kill(running->center.pid, SIGKILL);
+}
+
 /*  The integer in environment variable NAME, else DEF. */
 static long env_long(const char *name, long def)
 {
@@ -78,6 +89,8 @@ int main(void)
     long long start = chaos_now_ms();
     chaos_vm_t vm;
     chaos_vm_start(&vm, ieus, 1000);
+    running = &vm;
+    atexit(kill_running);
     for (int r = 1; r <= rounds && spm_test_running(vm.center.pid); r++) {
         plan.node_too = r % 2;
         char label[64];
@@ -105,6 +118,7 @@ int main(void)
         free(e);
         bad++;
     }
+    running = NULL;
     int left = chaos_vm_stop(&vm);
     if (left)
         printf("chaos: %d processes of the VM outlived its center\n", left);
