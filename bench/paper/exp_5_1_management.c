@@ -29,9 +29,8 @@ static void matmul_sweep(int reps)
     printf("| block | SIs | mean SI (ms) | center CPU (s) | IEU busy (s) | w_man (median) | "
            "dissertation |\n|---|---|---|---|---|---|---|\n");
     for (int b = 0; b < 3; b++) {
-        const char *argv[] = {"matmul",   a,         a,          "-o",     "/dev/null",
-                              "--ieus",   "2",       "--block",  blocks[b], "--per-si",
-                              "1",        "--policy", "ss",      NULL};
+        const char *argv[] = {"matmul",  a,         a,          "-o", "/dev/null", "--ieus", "2",
+                              "--block", blocks[b], "--per-si", "1",  "--policy",  "ss",     NULL};
         double m[P_FIELDS];
         paper_median(argv, 2, 0, reps, m);
         printf("| %s | %.0f | %.2f | %.3f | %.3f | %.4f (%.2f%%) | < 1%% (256 x 256 at 5%%, "
@@ -54,12 +53,13 @@ static void synthetic_sweep(int reps)
         char sis[32], work[32];
         snprintf(sis, sizeof sis, "%.0f", total_ms / ms[g]);
         snprintf(work, sizeof work, "fixed:%s", grains[g]);
-        const char *argv[] = {"run", "synthetic", "--sis", sis, "--work", work, "--ieus", "2",
-                              NULL};
+        const char *argv[] = {"run", "synthetic", "--sis", sis, "--work",
+                              work,  "--ieus",    "2",     NULL};
         double m[P_FIELDS];
         paper_median(argv, 2, 0, reps, m);
-        printf("| %s | %s | %.3f | %.0f | %.4f (%.2f%%) | %.3f |\n", grains[g], sis, m[P_CENTER_CPU],
-               1e6 * m[P_CENTER_CPU] / atof(sis), m[P_W_MAN], 100 * m[P_W_MAN], m[P_EFF]);
+        printf("| %s | %s | %.3f | %.0f | %.4f (%.2f%%) | %.3f |\n", grains[g], sis,
+               m[P_CENTER_CPU], 1e6 * m[P_CENTER_CPU] / atof(sis), m[P_W_MAN], 100 * m[P_W_MAN],
+               m[P_EFF]);
     }
 }
 

@@ -58,16 +58,15 @@ int main(void)
         for (int p = 0; p < 5; p++) {
             char b[16];
             snprintf(b, sizeof b, "%ld", block);
-            const char *argv[] = {"matmul",   a,           a,      "-o",      "/dev/null",
-                                  "--ieus",   "2",         "--block", b,     "--per-si",
-                                  "1",        "--policy",  policies[p], NULL};
+            const char *argv[] = {"matmul",  a, a,          "-o", "/dev/null", "--ieus",    "2",
+                                  "--block", b, "--per-si", "1",  "--policy",  policies[p], NULL};
             double m[P_FIELDS];
             paper_median(argv, 2, hetero, reps, m);
             int syn = p == 0;
             double ni = syn ? groups : sis, c = hetero ? 1.5 : 0.5;
-            printf("| %s | %s | %.3f | %.3f | %.3f | %.2f | %.0f%% |\n",
-                   hetero ? "3:1" : "equal", policies[p], m[P_SPAN_IDLE],
-                   paper_eq64(2, ni, c), m[P_W_IDLE], m[P_WALL], 100 * m[P_IEU0_SHARE]);
+            printf("| %s | %s | %.3f | %.3f | %.3f | %.2f | %.0f%% |\n", hetero ? "3:1" : "equal",
+                   policies[p], m[P_SPAN_IDLE], paper_eq64(2, ni, c), m[P_W_IDLE], m[P_WALL],
+                   100 * m[P_IEU0_SHARE]);
         }
     printf("\nWall times are the job's alone (the report's wall_s, without reading the inputs); "
            "they grow at 3:1 because one IEU has a third of a CPU. IEU 0 is the slowed one at "

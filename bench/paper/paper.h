@@ -55,10 +55,10 @@ static inline const char *paper_dir(void)
 /*  paper_dir()/NAME in one of 8 rotating buffers: hold at most 8 at once. */
 static inline const char *paper_file(const char *name)
 {
-    static char buf[8][128];
+    static char buf[8][320];
     static int next;
     char *p = buf[next++ % 8];
-    snprintf(p, 128, "%s/%s", paper_dir(), name);
+    snprintf(p, 320, "%s/%s", paper_dir(), name);
     return p;
 }
 
@@ -81,8 +81,8 @@ static inline void paper_gen_dense(const char *path, long rows, long cols, int s
     snprintf(r, sizeof r, "%ld", rows);
     snprintf(c, sizeof c, "%ld", cols);
     snprintf(s, sizeof s, "%d", seed);
-    const char *argv[] = {"gen", "matrix",   "--rows", r,     "--cols", c, "--seed",
-                          s,     "--format", "array",  "-o",  path,     NULL};
+    const char *argv[] = {"gen", "matrix",   "--rows", r,    "--cols", c,   "--seed",
+                          s,     "--format", "array",  "-o", path,     NULL};
     paper_must(argv);
 }
 
@@ -244,6 +244,7 @@ typedef enum {
     P_BYTES_L2,
     P_L1_HITS,
     P_EVICTIONS,
+    P_MERGES,
     P_IDLE_SHARE,  /* sum of the IEUs' idle_s over their busy+wait+idle */
     P_SPAN_IDLE,   /* from the trace: 1 - SI time / (IEUs x first start..last end) */
     P_PARALLELISM, /* from the trace: SI time / span, the mean SIs running at once */
@@ -252,9 +253,9 @@ typedef enum {
 } paper_field_t;
 
 static const char *const paper_keys[P_FIELDS] = {
-    "wall_s",      "committed", "reissued",     "w_idle",      "w_comm",   "w_man",
-    "efficiency",  "busy_s",    "center_cpu_s", "store_reads", "bytes_store", "bytes_l2",
-    "l1_hits",     "evictions", NULL,           NULL,          NULL,          NULL};
+    "wall_s", "committed",    "reissued",    "w_idle",      "w_comm",   "w_man",   "efficiency",
+    "busy_s", "center_cpu_s", "store_reads", "bytes_store", "bytes_l2", "l1_hits", "evictions",
+    "merges", NULL,           NULL,          NULL,          NULL};
 
 /*  Sum of every "KEY": number in JSON between FROM and UNTIL (NULL: end). */
 static inline double paper_sum(const char *from, const char *until, const char *key)
@@ -350,8 +351,7 @@ static inline void paper_job(const char *const *argv, int nieus, int hetero, dou
 }
 
 /*  Medians over REPS runs of paper_job into M[P_FIELDS]. */
-static inline void paper_median(const char *const *argv, int nieus, int hetero, int reps,
-                                double *m)
+static inline void paper_median(const char *const *argv, int nieus, int hetero, int reps, double *m)
 {
     double runs[P_FIELDS][16];
     for (int r = 0; r < reps; r++) {
