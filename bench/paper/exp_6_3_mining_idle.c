@@ -65,13 +65,26 @@ int main(void)
         const char *db = paper_file("db.dat");
         char t[32];
         snprintf(t, sizeof t, "%ld", dbs[d].transactions);
-        const char *gen[] = {"gen",   "transactions", "--transactions", t,       "--avg-size",
-                             "25",    "--avg-pattern", "10",            "--items", "1000",
-                             "--patterns", "10000",    "--seed",        "1",       "-o",
-                             db,    NULL};
+        const char *gen[] = {"gen",
+                             "transactions",
+                             "--transactions",
+                             t,
+                             "--avg-size",
+                             "25",
+                             "--avg-pattern",
+                             "10",
+                             "--items",
+                             "1000",
+                             "--patterns",
+                             "10000",
+                             "--seed",
+                             "1",
+                             "-o",
+                             db,
+                             NULL};
         paper_must(gen);
-        const char *argv[] = {"mine", db,       "--min-support", "0.6%", "-o",
-                              "/dev/null", "--ieus", "2", NULL};
+        const char *argv[] = {"mine", db,  "--min-support", "0.6%", "-o", "/dev/null", "--ieus",
+                              "2",    NULL};
         double m[P_FIELDS];
         paper_median(argv, 2, 0, dbs[d].transactions >= 500000 ? 1 : reps, m);
         printf("| %s | %.0f | %.2f | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.3f | %.3f |\n",

@@ -51,10 +51,10 @@ int main(void)
         for (int p = 0; p < 5; p++) {
             char b[16];
             snprintf(b, sizeof b, "%ld", block);
-            const char *argv[] = {"matmul",   a,         a,          "-o",       "/dev/null",
-                                  "--ieus",   "2",       "--block",  b,          "--per-si",
-                                  "1",        "--policy", policies[p], "--cache-mb", caches[c],
-                                  NULL};
+            const char *argv[] = {
+                "matmul",  a,   a,          "-o", "/dev/null", "--ieus",    "2",
+                "--block", b,   "--per-si", "1",  "--policy",  policies[p], "--cache-mb",
+                caches[c], NULL};
             double m[P_FIELDS];
             paper_median(argv, 2, 0, reps, m);
             double reads = m[P_L1_HITS] + m[P_STORE_READS];

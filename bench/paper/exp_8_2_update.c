@@ -32,10 +32,10 @@ static const char *a_path, *b_path;
 /*  Runs A x B with POLICY, UPDATE and SLOTS; medians into M. */
 static void run(const char *policy, const char *update, const char *slots, int reps, double *m)
 {
-    const char *argv[] = {"matmul",   a_path,   b_path,       "-o",      "/dev/null", "--ieus",
-                          "2",        "--block", "256",       "--per-si", "1",        "--policy",
-                          policy,     "--update", update,     "--slots", slots,       "--prefetch",
-                          slots,      NULL};
+    const char *argv[] = {"matmul",  a_path,     b_path,       "-o",       "/dev/null",
+                          "--ieus",  "2",        "--block",    "256",      "--per-si",
+                          "1",       "--policy", policy,       "--update", update,
+                          "--slots", slots,      "--prefetch", slots,      NULL};
     paper_median(argv, 2, 0, reps, m);
 }
 
@@ -50,7 +50,7 @@ static void row(const char *label, const char *slots, const double *m, double ba
 int main(void)
 {
     int reps = paper_reps(3);
-    long mdim = 512, kdim = paper_quick() ? 1024 : 4096;
+    long mdim = 512, kdim = paper_quick() ? 1024 : 2048;
     a_path = paper_file("A.mtx");
     b_path = paper_file("B.mtx");
     paper_gen_dense(a_path, mdim, kdim, 4);
@@ -77,8 +77,8 @@ int main(void)
            "| merges |\n|---|---|---|---|---|---|---|\n");
     /* The dissertation's S, R, D, M (policy r) and G, N (ss); a policy's
        first row is its write, the base of its speeds. */
-    static const char *cases[][2] = {{"r", "write"},      {"r", "update"}, {"r", "distributed"},
-                                     {"r", "mixture"},    {"ss", "write"}, {"ss", "mixture"}};
+    static const char *cases[][2] = {{"r", "write"},   {"r", "update"}, {"r", "distributed"},
+                                     {"r", "mixture"}, {"ss", "write"}, {"ss", "mixture"}};
     static const char *updates[] = {"write", "update", "distributed", "mixture"};
     double m[P_FIELDS], base = 0;
     for (int c = 0; c < 6; c++) {

@@ -249,6 +249,8 @@ typedef enum {
     P_SPAN_IDLE,   /* from the trace: 1 - SI time / (IEUs x first start..last end) */
     P_PARALLELISM, /* from the trace: SI time / span, the mean SIs running at once */
     P_IEU0_SHARE,  /* share of the SIs run by IEU 0 (the slowed one when heterogeneous) */
+    P_TAIL_IDLE,   /* from the trace: the IEUs' idle time after their own last SI, until
+                      the job's last SI ends, over IEUs x span: the end-of-SF wait of eq. 6.1 */
     P_FIELDS
 } paper_field_t;
 
@@ -268,33 +270,41 @@ static inline double paper_sum(const char *from, const char *until, const char *
     return s;
 }
 
-/*  Reads the trace at PATH; sets V[P_SPAN_IDLE] and V[P_PARALLELISM] for
-    NIEUS IEUs. */
+/*  Reads the trace at PATH; sets V[P_SPAN_IDLE], V[P_PARALLELISM] and
+    V[P_TAIL_IDLE] for NIEUS IEUs (lanes numbered below 64). */
 static inline void paper_trace(const char *path, int nieus, double *v)
 {
     FILE *f = fopen(path, "r");
-    v[P_SPAN_IDLE] = v[P_PARALLELISM] = -1;
+    v[P_SPAN_IDLE] = v[P_PARALLELISM] = v[P_TAIL_IDLE] = -1;
     if (!f)
         return;
     char line[1024];
-    double first = -1, last = 0, sum = 0;
+    double first = -1, last = 0, sum = 0, lane_end[64] = {0};
     while (fgets(line, sizeof line, f)) {
         if (!strstr(line, "\"ph\": \"X\"") || !strstr(line, "\"cat\": \"si\""))
             continue;
         const char *t = strstr(line, "\"ts\": "), *d = strstr(line, "\"dur\": ");
-        if (!t || !d)
+        const char *l = strstr(line, "\"tid\": ");
+        if (!t || !d || !l)
             continue;
         double ts = strtod(t + 6, NULL), dur = strtod(d + 7, NULL);
+        int lane = atoi(l + 7);
         if (first < 0 || ts < first)
             first = ts;
         if (ts + dur > last)
             last = ts + dur;
+        if (lane >= 0 && lane < 64 && ts + dur > lane_end[lane])
+            lane_end[lane] = ts + dur;
         sum += dur;
     }
     fclose(f);
     if (first >= 0 && last > first) {
+        double tail = 0;
+        for (int i = 0; i < nieus && i < 64; i++)
+            tail += last - (lane_end[i] > first ? lane_end[i] : first);
         v[P_SPAN_IDLE] = 1 - sum / (nieus * (last - first));
         v[P_PARALLELISM] = sum / (last - first);
+        v[P_TAIL_IDLE] = tail / (nieus * (last - first));
     }
 }
 
