@@ -12,6 +12,7 @@
     =========================================================================
 */
 #include "idu/idu_int.h"
+#include "vm/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,14 +92,8 @@ void spm_idu_dir_add(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint64_t b
     for (size_t i = 0; i < v->nnodes; i++)
         if (v->nodes[i] == node)
             return;
-    if (v->nnodes == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 4;
-        uint32_t *n = realloc(v->nodes, cap * sizeof *n);
-        if (!n)
-            return;
-        v->nodes = n;
-        v->cap = cap;
-    }
+    if (spm_grow(&v->nodes, v->nnodes, &v->cap, sizeof *v->nodes, 4) != 0)
+        return;
     v->nodes[v->nnodes++] = node;
 }
 

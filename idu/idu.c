@@ -10,6 +10,7 @@
 */
 #include "idu/idu_int.h"
 #include "isa/core/registry.h"
+#include "vm/grow.h"
 #include "vm/log.h"
 #include "vm/wire.h"
 
@@ -424,14 +425,8 @@ int spm_idu_job_note_acc(job_t *job, spm_sdb_t id)
     for (size_t i = 0; i < job->nacc; i++)
         if (job->acc_open[i] == id)
             return 0;
-    if (job->nacc == job->capacc) {
-        size_t cap = job->capacc ? job->capacc * 2 : 16;
-        spm_sdb_t *v = realloc(job->acc_open, cap * sizeof *v);
-        if (!v)
-            return SPM_ENOMEM;
-        job->acc_open = v;
-        job->capacc = cap;
-    }
+    if (spm_grow(&job->acc_open, job->nacc, &job->capacc, sizeof *job->acc_open, 16) != 0)
+        return SPM_ENOMEM;
     job->acc_open[job->nacc++] = id;
     return 0;
 }
@@ -451,15 +446,9 @@ static void job_end(job_t *job, int state)
         while (sf->ready_head)
             spm_idu_si_free(pop_ready(self, sf, 0));
     }
-    if (self->nnotify == self->capnotify) {
-        size_t cap = self->capnotify ? self->capnotify * 2 : 8;
-        job_t **v = realloc(self->notify, cap * sizeof *v);
-        if (!v) {
-            self->job_done(self->arg, job->id); /* report now rather than never */
-            return;
-        }
-        self->notify = v;
-        self->capnotify = cap;
+    if (spm_grow(&self->notify, self->nnotify, &self->capnotify, sizeof *self->notify, 8) != 0) {
+        self->job_done(self->arg, job->id); /* report now rather than never */
+        return;
     }
     self->notify[self->nnotify++] = job;
 }
@@ -506,15 +495,9 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
         job->root = sf;
     if (cls->feed) {
         level_t *l = level_of(self, priority);
-        if (l->nfeeders == l->capfeeders) {
-            size_t cap = l->capfeeders ? l->capfeeders * 2 : 4;
-            spm_sf_t **v = realloc(l->feeders, cap * sizeof *v);
-            if (!v) {
-                job_fail(job, SPM_ENOMEM, "out of memory");
-                return SPM_ENOMEM;
-            }
-            l->feeders = v;
-            l->capfeeders = cap;
+        if (spm_grow(&l->feeders, l->nfeeders, &l->capfeeders, sizeof *l->feeders, 4) != 0) {
+            job_fail(job, SPM_ENOMEM, "out of memory");
+            return SPM_ENOMEM;
         }
         l->feeders[l->nfeeders++] = sf;
         sf->feeder = 1;
@@ -649,6 +632,42 @@ static void reissue(spm_idu_t *self, si_t *si)
     spm_idu_make_ready(self, si, 1);
 }
 
+/*  The issued SIs for which KEEP(si, ARG) holds, as a malloc'd array of *N
+    (NULL when none). Built before the caller changes the map. When memory
+    runs out the array is cut short: the leases bring the others back. */
+static si_t **issued_where(spm_idu_t *self, int (*keep)(const si_t *, const void *),
+                           const void *arg, size_t *n)
+{
+    si_t **v = NULL;
+    size_t cap = 0, pos = 0;
+    uint64_t key;
+    void *value;
+    *n = 0;
+    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
+        if (!keep(value, arg))
+            continue;
+        if (spm_grow(&v, *n, &cap, sizeof *v, 16) != 0)
+            break;
+        v[(*n)++] = value;
+    }
+    return v;
+}
+
+static int held_by(const si_t *si, const void *ieu)
+{
+    return si->ieu == (int32_t) * (const uint32_t *)ieu;
+}
+
+static int issued_before(const si_t *si, const void *since)
+{
+    return si->issued_us <= *(const uint64_t *)since;
+}
+
+static int of_job(const si_t *si, const void *job)
+{
+    return si->job == job;
+}
+
 uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
 {
     if (ieu >= self->nieus || !self->ieus[ieu].alive)
@@ -656,25 +675,13 @@ uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
     self->ieus[ieu].alive = 0;
     self->ieus[ieu].credits = 0;
     self->ieus[ieu].left_us = spm_now_us();
-    si_t **orphans = NULL;
-    size_t n = 0, cap = 0, pos = 0;
+    size_t pos = 0, n;
     uint64_t key;
     void *value;
-    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
-        si_t *si = value;
-        if (si->spec_ieu == (int32_t)ieu)
-            si->spec_ieu = -1; /* a copy dies: the original runs on */
-        if (si->ieu != (int32_t)ieu)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            si_t **v = realloc(orphans, cap * sizeof *v);
-            if (!v)
-                break;
-            orphans = v;
-        }
-        orphans[n++] = si;
-    }
+    while (spm_hmap_next(self->issued, &pos, &key, &value))
+        if (((si_t *)value)->spec_ieu == (int32_t)ieu)
+            ((si_t *)value)->spec_ieu = -1; /* a copy dies: the original runs on */
+    si_t **orphans = issued_where(self, held_by, &ieu, &n);
     for (size_t i = 0; i < n; i++) {
         si_t *si = orphans[i];
         if (++si->deaths >= MAX_HOLDER_DEATHS &&
@@ -715,23 +722,9 @@ uint32_t spm_idu_nodes(const spm_idu_t *self)
 
 uint32_t spm_idu_expire(spm_idu_t *self, uint64_t now_us, uint64_t lease_us)
 {
-    si_t **late = NULL;
-    size_t n = 0, cap = 0, pos = 0;
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
-        si_t *si = value;
-        if (now_us - si->issued_us < lease_us)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            si_t **v = realloc(late, cap * sizeof *v);
-            if (!v)
-                break;
-            late = v;
-        }
-        late[n++] = si;
-    }
+    uint64_t since = now_us > lease_us ? now_us - lease_us : 0;
+    size_t n;
+    si_t **late = issued_where(self, issued_before, &since, &n);
     for (size_t i = 0; i < n; i++) {
         spm_log_warn("SI %llu on IEU %d passed its lease; re-issuing",
                      (unsigned long long)late[i]->pub.id, late[i]->ieu);
@@ -973,24 +966,8 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
     if (!job || job->state == 0)
         return;
     /* SIs of the job still issued are stale now; drop them. */
-    size_t pos = 0;
-    uint64_t key;
-    void *value;
-    si_t **mine = NULL;
-    size_t n = 0, cap = 0;
-    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
-        si_t *si = value;
-        if (si->job != job)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            si_t **v = realloc(mine, cap * sizeof *v);
-            if (!v)
-                break;
-            mine = v;
-        }
-        mine[n++] = si;
-    }
+    size_t n;
+    si_t **mine = issued_where(self, of_job, job, &n);
     for (size_t i = 0; i < n; i++) {
         spm_hmap_remove(self->issued, mine[i]->pub.id);
         if (mine[i]->ieu >= 0 && self->ieus[mine[i]->ieu].held)

@@ -16,6 +16,7 @@
 */
 #include "idu/idu_int.h"
 #include "isa/core/registry.h"
+#include "vm/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +43,8 @@ sdb_t *spm_sb_sdb_new(spm_idu_t *self, uint32_t type, int hidden)
 
 int spm_sb_wait_push(waitlist_t *w, si_t *si)
 {
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 4;
-        si_t **v = realloc(w->v, cap * sizeof *v);
-        if (!v)
-            return SPM_ENOMEM;
-        w->v = v;
-        w->cap = cap;
-    }
+    if (spm_grow(&w->v, w->n, &w->cap, sizeof *w->v, 4) != 0)
+        return SPM_ENOMEM;
     w->v[w->n++] = si;
     return 0;
 }
@@ -111,14 +106,8 @@ static void readers_dec(sdb_t *s, uint64_t version)
 
 static void garbage_push(spm_idu_t *self, spm_sdb_t id, uint64_t version)
 {
-    if (self->ngarbage == self->capgarbage) {
-        size_t cap = self->capgarbage ? self->capgarbage * 2 : 64;
-        spm_idu_op_t *v = realloc(self->garbage, cap * sizeof *v);
-        if (!v)
-            return; /* left in the store: costs space, not correctness */
-        self->garbage = v;
-        self->capgarbage = cap;
-    }
+    if (spm_grow(&self->garbage, self->ngarbage, &self->capgarbage, sizeof *self->garbage, 64))
+        return; /* left in the store: costs space, not correctness */
     self->garbage[self->ngarbage++] = (spm_idu_op_t){.sdb = id, .version = version};
     spm_dir_forget(self, id, version);
 }
@@ -240,14 +229,8 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
             sdb_t *p = spm_sb_sdb_new(self, s->type, 1);
             if (!p)
                 return spm_error(SPM_ENOMEM, "out of memory");
-            if (s->npartials == s->cappartials) {
-                size_t cap = s->cappartials ? s->cappartials * 2 : 8;
-                spm_sdb_t *v = realloc(s->partials, cap * sizeof *v);
-                if (!v)
-                    return spm_error(SPM_ENOMEM, "out of memory");
-                s->partials = v;
-                s->cappartials = cap;
-            }
+            if (spm_grow(&s->partials, s->npartials, &s->cappartials, sizeof *s->partials, 8))
+                return spm_error(SPM_ENOMEM, "out of memory");
             s->partials[s->npartials++] = p->id;
             si->ops[i].sdb = p->id;
             si->sdbs[i] = p;

@@ -15,6 +15,7 @@
 #include "isa/core/registry.h"
 #include "isa/core/si.h"
 #include "vm/cli.h"
+#include "vm/grow.h"
 #include "vm/hmap.h"
 #include "vm/log.h"
 #include "vm/security.h"
@@ -290,14 +291,8 @@ static void fail_task(ieu_t *ieu, task_t *t, int code, const char *msg)
 
 static void refs_add(refs_t *r, spm_sdb_t sdb, uint64_t version, uint64_t bytes)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 32;
-        Spm__BlockRef *v = realloc(r->v, cap * sizeof *v);
-        if (!v)
-            return; /* the directory is a hint: a missed update costs a fetch */
-        r->v = v;
-        r->cap = cap;
-    }
+    if (spm_grow(&r->v, r->n, &r->cap, sizeof *r->v, 32) != 0)
+        return; /* the directory is a hint: a missed update costs a fetch */
     Spm__BlockRef *b = &r->v[r->n++];
     spm__block_ref__init(b);
     b->sdb = sdb;

@@ -13,6 +13,7 @@
 #include "isa/core/registry.h"
 #include "vm/cli.h"
 #include "vm/config.h"
+#include "vm/grow.h"
 #include "vm/security.h"
 #include "vm/status.h"
 #include "vm/trace.h"
@@ -187,15 +188,9 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
         o->mode = si->ops[i].mode;
         o->type = si->ops[i].type;
     }
-    if (p->nbatch == p->capbatch) {
-        size_t cap = p->capbatch ? p->capbatch * 2 : 16;
-        Spm__Si **v = realloc(p->batch, cap * sizeof *v);
-        if (!v) {
-            free_si_msg(s);
-            return;
-        }
-        p->batch = v;
-        p->capbatch = cap;
+    if (spm_grow(&p->batch, p->nbatch, &p->capbatch, sizeof *p->batch, 16) != 0) {
+        free_si_msg(s);
+        return;
     }
     p->batch[p->nbatch++] = s;
 }
@@ -421,14 +416,8 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Commit *cm = m->env->commit;
     pending_t *pc = NULL;
-    if (c->npending == c->cappending) {
-        size_t cap = c->cappending ? c->cappending * 2 : 16;
-        pending_t *v = realloc(c->pending, cap * sizeof *v);
-        if (!v)
-            return; /* dropped: the leases bring these SIs back */
-        c->pending = v;
-        c->cappending = cap;
-    }
+    if (spm_grow(&c->pending, c->npending, &c->cappending, sizeof *c->pending, 16) != 0)
+        return; /* dropped: the leases bring these SIs back */
     uint8_t *ok = calloc(cm->n_results ? cm->n_results : 1, 1);
     if (!ok)
         return;

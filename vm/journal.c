@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "vm/journal.h"
+#include "vm/grow.h"
 #include "vm/spm.h"
 
 #include <errno.h>
@@ -21,14 +22,8 @@ struct spm_journal {
 
 static void note_start(spm_journal_t *self, uint64_t job, const char *program)
 {
-    if (self->nopen == self->capopen) {
-        size_t cap = self->capopen ? self->capopen * 2 : 16;
-        spm_journal_job_t *v = realloc(self->open, cap * sizeof *v);
-        if (!v)
-            return;
-        self->open = v;
-        self->capopen = cap;
-    }
+    if (spm_grow(&self->open, self->nopen, &self->capopen, sizeof *self->open, 16) != 0)
+        return;
     spm_journal_job_t *j = &self->open[self->nopen++];
     j->job = job;
     snprintf(j->program, sizeof j->program, "%s", program);

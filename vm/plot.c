@@ -9,6 +9,7 @@
     =========================================================================
 */
 #include "vm/cli.h"
+#include "vm/grow.h"
 #include "vm/proc.h"
 #include "vm/spm.h"
 
@@ -40,14 +41,8 @@ typedef struct {
 
 static int add_slice(run_t *r, const char *name, double ts, double dur, unsigned tid, double wait)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 1024;
-        slice_t *v = realloc(r->v, cap * sizeof *v);
-        if (!v)
-            return SPM_ENOMEM;
-        r->v = v;
-        r->cap = cap;
-    }
+    if (spm_grow(&r->v, r->n, &r->cap, sizeof *r->v, 1024) != 0)
+        return SPM_ENOMEM;
     int op = 0;
     while (op < r->nnames && strcmp(r->names[op], name) != 0)
         op++;

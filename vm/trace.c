@@ -4,6 +4,7 @@
 */
 #include "vm/trace.h"
 #include "isa/core/textio.h"
+#include "vm/grow.h"
 #include "vm/spm.h"
 
 #include <stdio.h>
@@ -33,14 +34,8 @@ void spm_trace_destroy(spm_trace_t **selfp)
 
 int spm_trace_add(spm_trace_t *self, const spm_trace_event_t *ev)
 {
-    if (self->n == self->cap) {
-        size_t cap = self->cap ? self->cap * 2 : 1024;
-        spm_trace_event_t *v = realloc(self->ev, cap * sizeof *v);
-        if (!v)
-            return SPM_ENOMEM;
-        self->ev = v;
-        self->cap = cap;
-    }
+    if (spm_grow(&self->ev, self->n, &self->cap, sizeof *self->ev, 1024) != 0)
+        return SPM_ENOMEM;
     self->ev[self->n++] = *ev;
     return 0;
 }

@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "vm/wire.h"
+#include "vm/grow.h"
 #include "vm/log.h"
 #include "vm/spm.h"
 
@@ -161,13 +162,8 @@ int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_s
     while (more) {
         if (m->nframes == SPM_MAX_FRAMES)
             return drop(sock, m, stats, "too many frames");
-        if (m->nframes == cap) {
-            cap = cap ? cap * 2 : 8;
-            zmq_msg_t *f = realloc(m->frames, cap * sizeof *f);
-            if (!f)
-                return drop(sock, m, stats, "out of memory");
-            m->frames = f;
-        }
+        if (spm_grow(&m->frames, m->nframes, &cap, sizeof *m->frames, 8) != 0)
+            return drop(sock, m, stats, "out of memory");
         zmq_msg_init(&m->frames[m->nframes]);
         if (zmq_msg_recv(&m->frames[m->nframes], sock, 0) < 0) {
             zmq_msg_close(&m->frames[m->nframes]);

@@ -131,7 +131,7 @@ static void stop_vm(spm_test_proc_t *pc, spm_test_proc_t *pa)
 {
     kill(pc->pid, SIGTERM);
     ck_assert_int_eq(spm_test_finish(pc, 15, NULL, NULL), 0);
-    spm_test_finish(pa, 20, NULL, NULL);
+    ck_assert_int_eq(spm_test_finish(pa, 60, NULL, NULL), 0);
 }
 
 /*  Submits synthetic; returns the job id. */

@@ -1,0 +1,40 @@
+/*  =========================================================================
+    grow - room for one more element in a growable array
+
+    @discuss
+    Arrays that grow one element at a time double their capacity:
+
+        if (spm_grow(&w->v, w->n, &w->cap, sizeof *w->v, 4) != 0)
+            return SPM_ENOMEM;
+        w->v[w->n++] = x;
+    @end
+    =========================================================================
+*/
+#ifndef SPM_GROW_H_INCLUDED
+#define SPM_GROW_H_INCLUDED
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/spm.h"
+
+/*  ITEMSP points at an array pointer of N used elements of SIZE bytes and
+    *CAP allocated. When it is full, reallocates it to twice the capacity
+    (FIRST the first time). Returns 0, or SPM_ENOMEM with the array and *CAP
+    unchanged. */
+static inline int spm_grow(void *itemsp, size_t n, size_t *cap, size_t size, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : first;
+    void *old;
+    memcpy(&old, itemsp, sizeof old); /* the pointer, whatever its type */
+    void *v = realloc(old, c * size);
+    if (!v)
+        return SPM_ENOMEM;
+    memcpy(itemsp, &v, sizeof v);
+    *cap = c;
+    return 0;
+}
+
+#endif
