@@ -22,13 +22,13 @@
 static void matmul_sweep(int reps)
 {
     long n = paper_quick() ? 512 : 1024;
-    static const char *blocks[] = {"64", "128", "256"};
+    static const char *blocks[] = {"64", "128", "256", "512"};
     const char *a = paper_file("A.mtx");
     paper_gen_dense(a, n, n, 1);
     printf("\n### Matrix multiplication, dense %ld x %ld, 2 IEUs, one product per SI\n\n", n, n);
     printf("| block | SIs | mean SI (ms) | center CPU (s) | IEU busy (s) | w_man (median) | "
            "dissertation |\n|---|---|---|---|---|---|---|\n");
-    for (int b = 0; b < 3; b++) {
+    for (int b = 0; b < 4; b++) {
         const char *argv[] = {"matmul",  a,         a,          "-o", "/dev/null", "--ieus", "2",
                               "--block", blocks[b], "--per-si", "1",  "--policy",  "ss",     NULL};
         double m[P_FIELDS];
@@ -38,6 +38,10 @@ static void matmul_sweep(int reps)
                blocks[b], m[P_COMMITTED], 1e3 * m[P_BUSY] / m[P_COMMITTED], m[P_CENTER_CPU],
                m[P_BUSY], m[P_W_MAN], 100 * m[P_W_MAN]);
     }
+    printf("\nThe center's CPU here includes storing the input blocks the client sends (A, "
+           "and A again as B) and the durable commit of every version of C, which the "
+           "dissertation's IDU did not do; dense products run by BLAS take only a few ms even "
+           "at 512, so the ratio stays high. The synthetic sweep shows the grain alone.\n");
     unlink(a);
 }
 

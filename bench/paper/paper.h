@@ -248,7 +248,7 @@ typedef enum {
     P_IDLE_SHARE,  /* sum of the IEUs' idle_s over their busy+wait+idle */
     P_SPAN_IDLE,   /* from the trace: 1 - SI time / (IEUs x first start..last end) */
     P_PARALLELISM, /* from the trace: SI time / span, the mean SIs running at once */
-    P_IEU0_SHARE,  /* share of the SIs run by IEU 0 (the slowed one when heterogeneous) */
+    P_MIN_SHARE,   /* the smallest share of the SIs one IEU ran (the slowed one's, at 3:1) */
     P_TAIL_IDLE,   /* from the trace: the IEUs' idle time after their own last SI, until
                       the job's last SI ends, over IEUs x span: the end-of-SF wait of eq. 6.1 */
     P_FIELDS
@@ -352,7 +352,12 @@ static inline void paper_job(const char *const *argv, int nieus, int hetero, dou
         double idle = paper_sum(ieus, ops, "idle_s");
         double all = idle + paper_sum(ieus, ops, "busy_s") + paper_sum(ieus, ops, "wait_s");
         v[P_IDLE_SHARE] = all > 0 ? idle / all : -1;
-        v[P_IEU0_SHARE] = spm_test_json_num(ieus, "sis") / paper_sum(ieus, ops, "sis");
+        double all_sis = paper_sum(ieus, ops, "sis"), least = all_sis;
+        for (const char *p = strstr(ieus, "\"sis\": "); p && (!ops || p < ops);
+             p = strstr(p + 1, "\"sis\": "))
+            if (strtod(p + 7, NULL) < least)
+                least = strtod(p + 7, NULL);
+        v[P_MIN_SHARE] = all_sis > 0 ? least / all_sis : -1;
     }
     paper_trace(trace, nieus, v);
     unlink(trace);
