@@ -81,6 +81,7 @@ int main(void)
            reps);
     matmul_sweep(reps);
     synthetic_sweep(reps);
+    printf("\nFailed jobs (run again, or given up after three): %d.\n", paper_failures);
     paper_cleanup();
     return 0;
 }

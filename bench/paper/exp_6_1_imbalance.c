@@ -102,7 +102,8 @@ int main(void)
     printf("\nWall times are the job's alone (the report's wall_s, without reading the inputs). "
            "The last column is the share of the SIs (loads "
            "and multiplies) run by the IEU that ran fewest: the slowed one at 3:1, where "
-           "pulling work should give it about a quarter. Jobs run again after a failure: %d.\n",
+           "pulling work should give it about a quarter. Failed jobs (run again, or given up after "
+           "three): %d.\n",
            paper_failures);
     unlink(a);
     paper_cleanup();

@@ -93,7 +93,7 @@ int main(void)
                100 * dbs[d].idle_comp / dbs[d].comp, m[P_W_IDLE], m[P_EFF]);
         unlink(db);
     }
-    printf("\nJobs run again after a failure: %d.\n", paper_failures);
+    printf("\nFailed jobs (run again, or given up after three): %d.\n", paper_failures);
     paper_cleanup();
     return 0;
 }

@@ -101,7 +101,7 @@ int main(void)
             row(updates[u], slots[s], m, base);
         }
     printf("\nOn this machine 2 IEUs share 2 cores: more slots can hide waiting for operands, "
-           "not add CPU. Jobs run again after a failure: %d.\n",
+           "not add CPU. Failed jobs (run again, or given up after three): %d.\n",
            paper_failures);
     unlink(a_path);
     unlink(b_path);

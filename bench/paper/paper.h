@@ -308,13 +308,13 @@ static inline void paper_trace(const char *path, int nieus, double *v)
     }
 }
 
-/*  Jobs that failed and were run again (printed by the experiments). */
+/*  Jobs that failed, run again or given up (printed by the experiments). */
 static int paper_failures;
 
 /*  Runs `spm ARGV... --json --quiet --trace T` on NIEUS IEUs (ARGV must
     hold the matching --ieus), one of them slowed 3:1 when HETERO; fills
-    V[P_FIELDS]. Exits the experiment when the job fails. */
-static inline void paper_job(const char *const *argv, int nieus, int hetero, double *v)
+    V[P_FIELDS] and returns 0, or -1 when the job failed three times. */
+static inline int paper_job(const char *const *argv, int nieus, int hetero, double *v)
 {
     const char *args[48];
     int n = 0;
@@ -342,7 +342,7 @@ static inline void paper_job(const char *const *argv, int nieus, int hetero, dou
         free(out);
         free(err);
         if (attempt == 2)
-            exit(1);
+            return -1;
     }
     for (int k = 0; k < P_FIELDS; k++)
         v[k] = paper_keys[k] ? spm_test_json_num(out, paper_keys[k]) : -1;
@@ -363,6 +363,7 @@ static inline void paper_job(const char *const *argv, int nieus, int hetero, dou
     unlink(trace);
     free(out);
     free(err);
+    return 0;
 }
 
 /*  Medians over REPS runs of paper_job into M[P_FIELDS]. */
