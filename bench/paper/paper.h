@@ -366,18 +366,23 @@ static inline int paper_job(const char *const *argv, int nieus, int hetero, doub
     return 0;
 }
 
-/*  Medians over REPS runs of paper_job into M[P_FIELDS]. */
-static inline void paper_median(const char *const *argv, int nieus, int hetero, int reps, double *m)
+/*  Medians over the jobs of REPS runs of paper_job that succeeded into
+    M[P_FIELDS]; returns how many succeeded (when none, M is all -1). */
+static inline int paper_median(const char *const *argv, int nieus, int hetero, int reps, double *m)
 {
     double runs[P_FIELDS][16];
+    int ok = 0;
     for (int r = 0; r < reps; r++) {
         double v[P_FIELDS];
-        paper_job(argv, nieus, hetero, v);
+        if (paper_job(argv, nieus, hetero, v) != 0)
+            continue;
         for (int k = 0; k < P_FIELDS; k++)
-            runs[k][r] = v[k];
+            runs[k][ok] = v[k];
+        ok++;
     }
     for (int k = 0; k < P_FIELDS; k++)
-        m[k] = bench_median(runs[k], reps);
+        m[k] = ok ? bench_median(runs[k], ok) : -1;
+    return ok;
 }
 
 /*  Equation 6.4: the share of IEU time lost to imbalance with NP IEUs and
