@@ -50,7 +50,7 @@ static void row(const char *label, const char *slots, const double *m, double ba
 int main(void)
 {
     int reps = paper_reps(3);
-    long mdim = 512, kdim = paper_quick() ? 1024 : 2048;
+    long mdim = 512, kdim = paper_quick() ? 1024 : 4096;
     a_path = paper_file("A.mtx");
     b_path = paper_file("B.mtx");
     paper_gen_dense(a_path, mdim, kdim, 4);
