@@ -17,7 +17,7 @@
 
     Heterogeneity is emulated as paper.h says (one IEU pinned with two busy
     processes on CPU 0, the other alone on CPU 1). Medians of
-    SPM_PAPER_REPS runs (default 3). */
+    SPM_PAPER_REPS runs (default 5). */
 #include "bench/bench.h"
 #include "tests/spm_test.h"
 
@@ -49,7 +49,7 @@ static void synthetic(int reps)
 
 int main(void)
 {
-    int reps = paper_reps(3);
+    int reps = paper_reps(5);
     long n = paper_quick() ? 512 : 1024, block = 256, g = n / block;
     static const char *policies[] = {"syn", "s", "r", "sr", "ss"};
     const char *a = paper_file("A.mtx");

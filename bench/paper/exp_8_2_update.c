@@ -21,7 +21,7 @@
     dissertation's "average number of threads", Figures 8.3 and 8.6), the
     level-1 cache-miss share (store reads / all operand reads; Figure 8.4)
     and the VM's merges of partial results. Medians of SPM_PAPER_REPS runs
-    (default 3). */
+    (default 5). */
 #include "bench/bench.h"
 #include "tests/spm_test.h"
 
@@ -49,7 +49,7 @@ static void row(const char *label, const char *slots, const double *m, double ba
 
 int main(void)
 {
-    int reps = paper_reps(3);
+    int reps = paper_reps(5);
     long mdim = 512, kdim = paper_quick() ? 1024 : 4096;
     a_path = paper_file("A.mtx");
     b_path = paper_file("B.mtx");
