@@ -98,32 +98,49 @@ static inline void paper_pin(pid_t pid, int cpu)
     sched_setaffinity(pid, sizeof set, &set);
 }
 
+/*  Reads NAME under /proc/PID into BUF (CAP bytes, NUL-terminated);
+    returns the bytes read, or -1 when PID is gone. */
+static inline long paper_procfile(pid_t pid, const char *name, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return (long)n;
+}
+
+/*  Sets *STATE and *PPID from /proc/PID/stat; returns 0, or -1 when PID is
+    gone. */
+static inline int paper_stat(pid_t pid, char *state, pid_t *ppid)
+{
+    char buf[512];
+    int pp = 0;
+    if (paper_procfile(pid, "stat", buf, sizeof buf) < 0)
+        return -1;
+    const char *close_paren = strrchr(buf, ')');
+    if (!close_paren || sscanf(close_paren + 2, "%c %d", state, &pp) != 2)
+        return -1;
+    *ppid = (pid_t)pp;
+    return 0;
+}
+
 /*  Reads the parent pid and the second word of the command line of PID;
     returns 0, or -1 when PID is gone. */
 static inline int paper_proc(pid_t pid, pid_t *ppid, char *arg1, size_t cap)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *close_paren = strrchr(buf, ')');
-    int pp = 0;
-    if (!close_paren || sscanf(close_paren + 2, "%*c %d", &pp) != 1)
-        return -1;
-    *ppid = (pid_t)pp;
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    char buf[512], state;
     arg1[0] = '\0';
-    if (!(f = fopen(path, "r")))
+    if (paper_stat(pid, &state, ppid) != 0)
         return -1;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
+    long n = paper_procfile(pid, "cmdline", buf, sizeof buf);
+    if (n < 0)
+        return -1;
     size_t first = strlen(buf);
-    if (first + 1 < n)
+    if ((long)first + 1 < n)
         snprintf(arg1, cap, "%s", buf + first + 1);
     return 0;
 }
@@ -131,16 +148,9 @@ static inline int paper_proc(pid_t pid, pid_t *ppid, char *arg1, size_t cap)
 /*  Whether PID exists and is no zombie. */
 static inline int paper_running(pid_t pid)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' && p[2] != 'Z';
+    char state;
+    pid_t ppid;
+    return paper_stat(pid, &state, &ppid) == 0 && state != 'Z';
 }
 
 /*  The IEU processes among the descendants of ROOT, sorted by pid (at most
