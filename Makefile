@@ -70,8 +70,16 @@ $(BUILD)/obj/%.o: %.c $(GEN_H)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/libspm.a: $(LIB_OBJS)
-	@rm -f $@ && ar rcs $@ $^
+# The list of objects is a prerequisite too, so that deleting a source file
+# rebuilds the archive without its object (and its registrations).
+$(BUILD)/objs.txt: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(LIB_OBJS)' | cmp -s - $@ || echo '$(LIB_OBJS)' > $@
+
+$(BUILD)/libspm.a: $(LIB_OBJS) $(BUILD)/objs.txt
+	@rm -f $@ && ar rcs $@ $(LIB_OBJS)
+
+FORCE:
 
 # Objects register opcodes, types, programs and commands from constructors,
 # so the whole archive is linked in.
@@ -110,6 +118,8 @@ check-san:
 # leaves the input in build/fuzz/crash-NAME-*: copy it to
 # tests/fuzz/regress/NAME/ so test_fuzz replays it.
 fuzz:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang and libclang-rt-14-dev" \
+	    "(apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
 	    SANITIZE=fuzzer-no-link,address,undefined fuzz-bins
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh build/fuzz/fuzz "$(T)"

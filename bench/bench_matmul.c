@@ -18,17 +18,19 @@
     C.mtx) is printed beside it. GFLOP/s count 2*N^3 for dense, and the
     useful multiply-adds sum_k nnz(A(:,k)) * nnz(B(k,:)) * 2 for sparse.
 
-    Environment (defaults are the issue's sizes; a quick run sets smaller):
+    Environment (defaults are the issue's sizes):
       SPM_BIN                    the spm binary (set by make bench)
+      SPM_BENCH_QUICK=1          a smoke run: sizes 1024, 2048, 1024, one repetition
+      SPM_BENCH_REPS=3           repetitions (medians), at most 16
       BENCH_MM_N=4096            dense size
       BENCH_MM_SPARSE_N=8192     sparse size
       BENCH_MM_DENSITY=0.05      sparse density
       BENCH_MM_BLOCK=256         block side
       BENCH_MM_HETERO_N=2048     heterogeneity size
-      BENCH_MM_REPS=3            repetitions (medians)
       BENCH_MM_SKIP=             any of "dense,sparse,hetero" to skip
     =========================================================================
 */
+#include "bench/bench.h"
 #include "isa/matrix/mmio.h"
 #include "tests/ref/matmul_ref.h"
 
@@ -72,18 +74,6 @@ static int skipped(const char *what)
 {
     const char *v = getenv("BENCH_MM_SKIP");
     return v && strstr(v, what);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /*  DIR/NAME, in one of 8 rotating buffers: callers keep at most the last
@@ -195,8 +185,8 @@ static void spm_medians(const char *a, const char *b, const char *policy, long b
         walls[r] = spm_matmul(a, b, policy, block, &totals[r], during);
         stop_hogs();
     }
-    *wall = median(walls, reps);
-    *total = median(totals, reps);
+    *wall = bench_median(walls, reps);
+    *total = bench_median(totals, reps);
 }
 
 /* ------------------------------------------------------------------ dense */
@@ -220,7 +210,7 @@ static void bench_dense(long n, long block)
     free(a);
     free(b);
     free(c);
-    double d = median(base, reps);
+    double d = bench_median(base, reps);
     printf("dense %ldx%ld, blocks %ld: spm 2 IEUs %.2f GFLOP/s (job %.3f s; %.3f s end to end "
            "with file I/O), cblas_dgemm 2 threads %.2f GFLOP/s (%.3f s), ratio spm/dgemm %.3f\n",
            n, n, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
@@ -277,7 +267,7 @@ static void bench_sparse(long n, double density, long block)
     }
     cs_spfree(a);
     cs_spfree(b);
-    double d = median(base, reps);
+    double d = bench_median(base, reps);
     printf("sparse %ldx%ld at %g, blocks %ld: spm 2 IEUs %.3f GFLOP/s (job %.3f s; %.3f s end to "
            "end), CSparse cs_multiply %.3f GFLOP/s (%.3f s), ratio spm/CSparse %.3f\n",
            n, n, density, block, flops / w / 1e9, w, t, flops / d / 1e9, d, d / w);
@@ -413,17 +403,18 @@ int main(void)
     }
     snprintf(c_path, sizeof c_path, "%s/C.mtx", dir);
     snprintf(report_path, sizeof report_path, "%s/report.json", dir);
-    reps = (int)env_long("BENCH_MM_REPS", 3);
-    if (reps < 1 || reps > 16)
-        reps = 3;
+    reps = bench_reps();
+    if (reps > 16)
+        reps = 16;
+    int quick = bench_quick();
     long block = env_long("BENCH_MM_BLOCK", 256);
     if (!skipped("dense"))
-        bench_dense(env_long("BENCH_MM_N", 4096), block);
+        bench_dense(env_long("BENCH_MM_N", quick ? 1024 : 4096), block);
     if (!skipped("sparse"))
-        bench_sparse(env_long("BENCH_MM_SPARSE_N", 8192), env_double("BENCH_MM_DENSITY", 0.05),
-                     block);
+        bench_sparse(env_long("BENCH_MM_SPARSE_N", quick ? 2048 : 8192),
+                     env_double("BENCH_MM_DENSITY", 0.05), block);
     if (!skipped("hetero"))
-        bench_hetero(env_long("BENCH_MM_HETERO_N", 2048), block);
+        bench_hetero(env_long("BENCH_MM_HETERO_N", quick ? 1024 : 2048), block);
     stop_hogs();
     unlink(report_path);
     rmdir(dir);

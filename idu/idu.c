@@ -291,15 +291,9 @@ static si_t *take_ready(spm_idu_t *self, uint32_t who)
 
 static ieu_job_stats_t *job_ieu_stats(job_t *job, uint32_t ieu)
 {
-    if (ieu >= job->nieu_stats) {
-        size_t n = ieu + 8;
-        ieu_job_stats_t *v = realloc(job->ieu_stats, n * sizeof *v);
-        if (!v)
-            return NULL;
-        memset(v + job->nieu_stats, 0, (n - job->nieu_stats) * sizeof *v);
-        job->ieu_stats = v;
-        job->nieu_stats = n;
-    }
+    if (spm_grow_zeroed(&job->ieu_stats, &job->nieu_stats, (size_t)ieu + 1,
+                        sizeof *job->ieu_stats) != 0)
+        return NULL;
     return &job->ieu_stats[ieu];
 }
 

@@ -168,6 +168,68 @@ static inline const char *spm_test_tmpdir(void)
     return dir;
 }
 
+/*  A VM of real processes for a test: a center on an ipc endpoint in a
+    scratch directory, and agents added one by one. */
+typedef struct {
+    char dir[64]; /* scratch directory, removed by spm_test_vm_stop */
+    char ep[160]; /* the center's endpoint: ipc://DIR/center */
+    spm_test_proc_t center;
+    spm_test_proc_t agents[8];
+    int nagents;
+} spm_test_vm_t;
+
+/*  Appends the NULL-terminated EXTRA (may be NULL) to ARGV at N. */
+static inline int spm_test_args(const char **argv, int n, int max, const char *const *extra)
+{
+    for (int i = 0; extra && extra[i] && n < max - 1; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    return n;
+}
+
+/*  Starts the center with its store in the scratch directory and the
+    flags EXTRA (NULL-terminated, may be NULL), and waits until it is up. */
+static inline void spm_test_vm_start(spm_test_vm_t *vm, const char *const *extra)
+{
+    memset(vm, 0, sizeof *vm);
+    snprintf(vm->dir, sizeof vm->dir, "%s", spm_test_tmpdir());
+    snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
+    char store[128];
+    snprintf(store, sizeof store, "%s/store", vm->dir);
+    const char *argv[32] = {"center", "--listen", vm->ep, "--store", store, "--log-level", "error"};
+    spm_test_args(argv, 7, 32, extra);
+    vm->center = spm_test_start(argv);
+    usleep(200000);
+}
+
+/*  Adds an agent with IEUS IEUs, its own cache directory and the flags
+    EXTRA (may be NULL). Returns its index. */
+static inline int spm_test_vm_agent(spm_test_vm_t *vm, const char *ieus, const char *const *extra)
+{
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache%d", vm->dir, vm->nagents);
+    const char *argv[32] = {"agent",       "--center", vm->ep,        "--ieus", ieus,
+                            "--cache-dir", cache,      "--log-level", "error"};
+    spm_test_args(argv, 9, 32, extra);
+    SPM_TEST_ASSERT(vm->nagents < 8);
+    vm->agents[vm->nagents] = spm_test_start(argv);
+    return vm->nagents++;
+}
+
+/*  Stops the center (which stops its agents) and removes the scratch
+    directory. Agents whose pid was set to 0 are not waited for. */
+static inline void spm_test_vm_stop(spm_test_vm_t *vm)
+{
+    kill(vm->center.pid, SIGTERM);
+    SPM_TEST_ASSERT(spm_test_finish(&vm->center, 30, NULL, NULL) == 0);
+    for (int i = 0; i < vm->nagents; i++)
+        if (vm->agents[i].pid > 0)
+            spm_test_finish(&vm->agents[i], 60, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", vm->dir);
+    SPM_TEST_ASSERT(system(cmd) == 0);
+}
+
 /*  Counts lines of text. */
 static inline size_t spm_test_lines(const char *s)
 {

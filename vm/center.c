@@ -127,9 +127,16 @@ static uint64_t id_key(zmq_msg_t *id)
     return k ? k : 1;
 }
 
+/*  The peer that sent M, or NULL. A peer may choose its own routing id
+    (ZMQ_ROUTING_ID), so one whose id only hashes like another's is not
+    that other: the bytes must match. */
 static peer_t *peer_of(center_t *c, spm_msg_t *m)
 {
-    return spm_hmap_get(c->peers, id_key(&m->id));
+    peer_t *p = spm_hmap_get(c->peers, id_key(&m->id));
+    size_t n = zmq_msg_size(&m->id);
+    if (p && (zmq_msg_size(&p->id) != n || memcmp(zmq_msg_data(&p->id), zmq_msg_data(&m->id), n)))
+        return NULL;
+    return p;
 }
 
 static void send_to(center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
@@ -319,7 +326,8 @@ static void on_hello(center_t *c, spm_msg_t *m)
     Spm__Hello *h = m->env->hello;
     uint64_t key = id_key(&m->id);
     if (spm_hmap_get(c->peers, key))
-        return; /* a second HELLO on one connection is out of order: ignore */
+        return; /* a second HELLO on one connection is out of order, and one
+                   whose id collides with another's is refused: ignore */
     peer_t *p = calloc(1, sizeof *p);
     if (!p)
         return;

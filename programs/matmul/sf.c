@@ -8,33 +8,39 @@
     k leaves C(i,j) an all-zero block (id 0 in the result).
 
     Life of a job:
-      start   decodes the job, issues one mm.load per block that takes part
-              in some product (a staged raw block becomes a typed block on
-              an IEU), builds the task groups, sets the result (C's ids).
+      start   decodes the job, creates the typed SDB of every block that
+              takes part in some product, builds the task groups and cuts
+              each into multiply SIs of about equal predicted work, sets the
+              result (C's ids). Under syn it also issues every mm.load.
       feed    the policy: when an IEU asks and nothing is ready, hands it
-              the next multiply of one of its task groups, acquiring a new
-              group per the policy when it has none to continue (section
-              4.2.3), or helping with another IEU's group at the end.
-      commit  counts products; when a group's last product (and, for the
-              update method, its last mm.add) committed, issues mm.store on
-              C(i,j); after the last store the SF is done.
+              the next multiply of one of its task groups (or first the
+              mm.load of an operand it lacks, so that the typed block lands
+              on that IEU's node), acquiring a new group per the policy when
+              it has none to continue (section 4.2.3), or helping with
+              another IEU's group at the end.
+      commit  counts multiplies; when a group's last one (and, for the
+              update method, its last mm.add) committed, the group is done
+              (with an mm.store where ACC partials are pending); after the
+              last group the SF is done.
 
     Locality for the smart policies is tracked here, not asked of the
     directory: the SF knows which node every load and multiply went to (the
     feed's requester gets the SI it issues, commits name the IEU), and a
     node that ran an SI holds its operands in its level-1 cache. The score
-    of a candidate group G(i,j) for a node is the number of A blocks of row
-    i plus B blocks of column j that node holds.
+    of a candidate group for a node is how many of the group's operand
+    blocks the node holds; ties go to the group nearest the IEU's previous
+    one, so each IEU works along its own region of C.
 
     Known limit: under the static policy (s) a task group belongs to one
     IEU for good; if that IEU leaves the VM, the job waits for it. All
     other policies let an idle IEU take over work another IEU left.
     =========================================================================
 */
-#include "isa/core/array.h"
+#include "vm/grow.h"
 #include "isa/core/rng.h"
 #include "isa/matrix/block.h"
 #include "programs/matmul/job.h"
+#include "vm/grow.h"
 #include "vm/spm.h"
 
 #include <math.h>
@@ -46,6 +52,7 @@
 #define SI_WORK 1.5e8
 
 enum { TAG_LOAD_A = 1, TAG_LOAD_B, TAG_MUL, TAG_ADD, TAG_STORE };
+enum { LOAD_ISSUED = 1, LOAD_DONE = 2 };
 
 #define TAG(kind, group, idx) ((uint64_t)(kind) << 56 | (uint64_t)(group) << 24 | (idx))
 #define TAG_KIND(t) ((unsigned)((t) >> 56))
@@ -75,19 +82,19 @@ typedef struct {
     size_t nown, capown;
     uint32_t *plan; /* static policies: the groups planned for this IEU */
     size_t nplan, next_plan;
-    int seeded; /* has acquired a group before */
+    int seeded;    /* has acquired a group before */
+    uint32_t last; /* the group it acquired last */
 } ieu_t;
 
 typedef struct {
-    uint8_t *a, *b;      /* which A and B blocks the node holds */
-    uint32_t *row, *col; /* held A blocks per block row, B blocks per block column */
+    uint8_t *a, *b; /* which A and B blocks the node holds */
 } node_t;
 
 typedef struct {
     spm_mm_job_t job;
     uint32_t ni, nk, nj; /* block grid: C is ni x nj, the inner dimension nk */
     spm_sdb_t *la, *lb;  /* loaded (typed) A and B blocks, 0 where not needed */
-    uint8_t *a_loaded;   /* the mm.load of each A block committed */
+    uint8_t *a_loaded;   /* per A block: 0 not loaded, LOAD_ISSUED, LOAD_DONE */
     uint8_t *b_loaded;   /* the same for B */
     group_t *g;          /* task groups */
     uint32_t ng;
@@ -121,26 +128,20 @@ static void free_remove(mm_t *st, uint32_t g)
 
 static ieu_t *ieu_get(mm_t *st, uint32_t ieu)
 {
-    void *v = st->ieus;
-    if (spm_array_grow(&v, &st->nieus, (size_t)ieu + 1, sizeof *st->ieus) != 0)
+    if (spm_grow_zeroed(&st->ieus, &st->nieus, (size_t)ieu + 1, sizeof *st->ieus) != 0)
         return NULL;
-    st->ieus = v;
     return &st->ieus[ieu];
 }
 
 static node_t *node_get(mm_t *st, uint32_t node)
 {
-    void *v = st->nodes;
-    if (spm_array_grow(&v, &st->nnodes, (size_t)node + 1, sizeof *st->nodes) != 0)
+    if (spm_grow_zeroed(&st->nodes, &st->nnodes, (size_t)node + 1, sizeof *st->nodes) != 0)
         return NULL;
-    st->nodes = v;
     node_t *nd = &st->nodes[node];
     if (!nd->a) {
         nd->a = calloc((size_t)st->ni * st->nk, 1);
         nd->b = calloc((size_t)st->nk * st->nj, 1);
-        nd->row = calloc(st->ni, sizeof(uint32_t));
-        nd->col = calloc(st->nj, sizeof(uint32_t));
-        if (!nd->a || !nd->b || !nd->row || !nd->col)
+        if (!nd->a || !nd->b)
             return NULL; /* freed in finish; locality is only a hint */
     }
     return nd;
@@ -150,15 +151,12 @@ static node_t *node_get(mm_t *st, uint32_t node)
 static void held(mm_t *st, uint32_t node, int is_a, uint32_t r, uint32_t c)
 {
     node_t *nd = node_get(st, node);
-    if (!nd || !nd->a || !nd->b || !nd->row || !nd->col)
+    if (!nd || !nd->a || !nd->b)
         return;
-    if (is_a && !nd->a[(size_t)r * st->nk + c]) {
+    if (is_a)
         nd->a[(size_t)r * st->nk + c] = 1;
-        nd->row[r]++;
-    } else if (!is_a && !nd->b[(size_t)r * st->nj + c]) {
+    else
         nd->b[(size_t)r * st->nj + c] = 1;
-        nd->col[c]++;
-    }
 }
 
 /* ---------------------------------------------------------------- issuing */
@@ -183,7 +181,8 @@ static int loaded(const mm_t *st, const group_t *g)
 {
     for (uint32_t x = g->first[g->next]; x < g->first[g->next + 1]; x++) {
         uint32_t k = g->ks[x];
-        if (!st->a_loaded[(size_t)g->i * st->nk + k] || !st->b_loaded[(size_t)k * st->nj + g->j])
+        if (st->a_loaded[(size_t)g->i * st->nk + k] != LOAD_DONE ||
+            st->b_loaded[(size_t)k * st->nj + g->j] != LOAD_DONE)
             return 0;
     }
     return 1;
@@ -192,6 +191,34 @@ static int loaded(const mm_t *st, const group_t *g)
 static int can_issue(const mm_t *st, const group_t *g)
 {
     return g->next < g->nsi && (g->inflight == 0 || concurrent(st, g)) && loaded(st, g);
+}
+
+/*  Issues mm.load of A(r,c) (IS_A) or B(r,c), for WHO when not NULL: the
+    typed block then lands in the cache of the node that asked for it. */
+static int issue_load(spm_sf_t *sf, mm_t *st, int is_a, uint32_t r, uint32_t c,
+                      const spm_ieu_t *who)
+{
+    size_t at = (size_t)r * (is_a ? st->nk : st->nj) + c;
+    spm_operand_t ops[2] = {{(is_a ? st->job.a : st->job.b)[at], SPM_R},
+                            {(is_a ? st->la : st->lb)[at], SPM_W}};
+    (is_a ? st->a_loaded : st->b_loaded)[at] = LOAD_ISSUED;
+    if (who)
+        held(st, who->node, is_a, r, c);
+    return issue(sf, "mm.load", ops, 2, TAG(is_a ? TAG_LOAD_A : TAG_LOAD_B, r, c));
+}
+
+/*  Issues, for WHO, one load that the next multiply SI of G still needs.
+    Returns 1 when it did, 0 when every load it needs is issued already. */
+static int feed_load(spm_sf_t *sf, mm_t *st, const group_t *g, const spm_ieu_t *who)
+{
+    for (uint32_t x = g->first[g->next]; x < g->first[g->next + 1]; x++) {
+        uint32_t k = g->ks[x];
+        if (!st->a_loaded[(size_t)g->i * st->nk + k])
+            return issue_load(sf, st, 1, g->i, k, who) == 0;
+        if (!st->b_loaded[(size_t)k * st->nj + g->j])
+            return issue_load(sf, st, 0, k, g->j, who) == 0;
+    }
+    return 0;
 }
 
 /*  Issues the next multiply SI of group GI (for WHO when not NULL). */
@@ -305,24 +332,36 @@ static int64_t random_free(mm_t *st)
     return st->nfree ? (int64_t)st->free[spm_rng_below(&st->rng, st->nfree)] : -1;
 }
 
-/*  The free group whose operands NODE holds most of; ties go to a random
-    one (RANDOM_TIES) or to the first in row-major order. */
-static int64_t smart_free(mm_t *st, uint32_t node, int random_ties)
+/*  How many of G's operand blocks node ND holds. */
+static uint32_t held_score(const mm_t *st, const node_t *nd, const group_t *g)
+{
+    uint32_t n = 0;
+    for (uint32_t x = 0; x < g->nprod; x++) {
+        uint32_t k = g->ks[x];
+        n += nd->a[(size_t)g->i * st->nk + k] + nd->b[(size_t)k * st->nj + g->j];
+    }
+    return n;
+}
+
+/*  The free group whose operands NODE holds most of (held_score). Ties go
+    to the group nearest, in row-major order, to LAST, the group the IEU
+    acquired before: an IEU moves on along its own region of C instead of
+    converging with the others on the same rows (the static seeds start
+    them apart), which is what keeps each node's set of A rows small. */
+static int64_t smart_free(mm_t *st, uint32_t node, uint32_t last)
 {
     node_t *nd = node < st->nnodes ? &st->nodes[node] : NULL;
-    if (!nd || !nd->row || !nd->col)
-        return random_ties ? random_free(st) : (st->nfree ? (int64_t)st->free[0] : -1);
     int64_t best = -1;
-    uint32_t best_score = 0, ties = 0;
+    uint32_t best_score = 0, best_dist = 0;
     for (uint32_t f = 0; f < st->nfree; f++) {
         uint32_t gi = st->free[f];
-        uint32_t score = nd->row[st->g[gi].i] + nd->col[st->g[gi].j];
-        if (best < 0 || score > best_score || (score == best_score && !random_ties && gi < best)) {
+        uint32_t score = nd && nd->a && nd->b ? held_score(st, nd, &st->g[gi]) : 0;
+        uint32_t dist = gi > last ? gi - last : last - gi;
+        if (best < 0 || score > best_score ||
+            (score == best_score && (dist < best_dist || (dist == best_dist && gi < best)))) {
             best = gi;
             best_score = score;
-            ties = 1;
-        } else if (score == best_score && random_ties && spm_rng_below(&st->rng, ++ties) == 0) {
-            best = gi;
+            best_dist = dist;
         }
     }
     return best;
@@ -340,7 +379,7 @@ static int64_t acquire(mm_t *st, const spm_ieu_t *who, ieu_t *e)
     else if (p == SPM_MM_SS && !e->seeded && (gi = from_plan(st, e)) >= 0)
         ;
     else if (p == SPM_MM_SR || p == SPM_MM_SS)
-        gi = smart_free(st, who->node, p == SPM_MM_SR);
+        gi = smart_free(st, who->node, e->last);
     return gi;
 }
 
@@ -371,14 +410,8 @@ static int64_t steal(const mm_t *st)
 
 static int own_add(ieu_t *e, uint32_t gi)
 {
-    if (e->nown == e->capown) {
-        size_t cap = e->capown ? e->capown * 2 : 4;
-        uint32_t *v = realloc(e->own, cap * sizeof *v);
-        if (!v)
-            return SPM_ENOMEM;
-        e->own = v;
-        e->capown = cap;
-    }
+    if (spm_grow(&e->own, e->nown, &e->capown, sizeof *e->own, 4) != 0)
+        return SPM_ENOMEM;
     e->own[e->nown++] = gi;
     return 0;
 }
@@ -403,7 +436,11 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
         }
         if (can_issue(st, g))
             return issue_mul(sf, st, e->own[x], who) == 0;
-        waiting |= !loaded(st, g);
+        if (!loaded(st, g)) {
+            if (feed_load(sf, st, g, who))
+                return 1;
+            waiting = 1;
+        }
         x++;
     }
     if (waiting)
@@ -413,10 +450,13 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
         if (own_add(e, (uint32_t)gi) != 0)
             return 0;
         e->seeded = 1;
+        e->last = (uint32_t)gi;
         st->g[gi].owner = (int32_t)who->ieu;
         free_remove(st, (uint32_t)gi);
         maybe_mix(st);
-        return can_issue(st, &st->g[gi]) && issue_mul(sf, st, (uint32_t)gi, who) == 0;
+        if (can_issue(st, &st->g[gi]))
+            return issue_mul(sf, st, (uint32_t)gi, who) == 0;
+        return feed_load(sf, st, &st->g[gi], who);
     }
     if (st->job.policy != SPM_MM_S && (gi = steal(st)) >= 0)
         return issue_mul(sf, st, (uint32_t)gi, who) == 0;
@@ -436,9 +476,9 @@ static void mm_commit(spm_sf_t *sf, const spm_result_t *r)
     case TAG_LOAD_B:
         /* here the group field is the block's row, idx its column */
         if (TAG_KIND(r->tag) == TAG_LOAD_A && gi < st->ni && idx < st->nk)
-            st->a_loaded[(size_t)gi * st->nk + idx] = 1;
+            st->a_loaded[(size_t)gi * st->nk + idx] = LOAD_DONE;
         else if (TAG_KIND(r->tag) == TAG_LOAD_B && gi < st->nk && idx < st->nj)
-            st->b_loaded[(size_t)gi * st->nj + idx] = 1;
+            st->b_loaded[(size_t)gi * st->nj + idx] = LOAD_DONE;
         if (r->ieu)
             held(st, r->ieu->node, TAG_KIND(r->tag) == TAG_LOAD_A, gi, idx);
         return;
@@ -490,8 +530,6 @@ static void mm_finish(spm_sf_t *sf)
     for (uint32_t n = 0; n < st->nnodes; n++) {
         free(st->nodes[n].a);
         free(st->nodes[n].b);
-        free(st->nodes[n].row);
-        free(st->nodes[n].col);
     }
     spm_mm_job_free(&st->job);
     free(st->la);
@@ -508,11 +546,16 @@ static void mm_finish(spm_sf_t *sf)
     spm_sf_set_state(sf, NULL);
 }
 
-/*  Issues mm.load for every block of X (rows x cols blocks) that takes part
-    in a product (USED says which inner index has a partner), into LOADED. */
-static int load_all(spm_sf_t *sf, const spm_sdb_t *x, spm_sdb_t *loaded, uint32_t rows,
-                    uint32_t cols, const uint8_t *used, int is_a, uint64_t *n)
+/*  Creates the typed SDB of every block of A (IS_A) or B that takes part
+    in a product (USED says which inner index has a partner) and counts its
+    load in *N. Under syn every load is issued now; the other policies
+    issue a block's load when the first IEU that needs it asks for work
+    (feed_load), so it lands on that IEU's node. */
+static int load_all(spm_sf_t *sf, mm_t *st, int is_a, const uint8_t *used, uint64_t *n)
 {
+    uint32_t rows = is_a ? st->ni : st->nk, cols = is_a ? st->nk : st->nj;
+    const spm_sdb_t *x = is_a ? st->job.a : st->job.b;
+    spm_sdb_t *loaded = is_a ? st->la : st->lb;
     for (uint32_t r = 0; r < rows; r++)
         for (uint32_t c = 0; c < cols; c++) {
             size_t at = (size_t)r * cols + c;
@@ -520,12 +563,9 @@ static int load_all(spm_sf_t *sf, const spm_sdb_t *x, spm_sdb_t *loaded, uint32_
                 continue;
             if (!(loaded[at] = spm_sdb_new(sf, SPM_MM_BLOCK_TYPE)))
                 return spm_error(SPM_ENOMEM, "matmul: out of SDB ids");
-            spm_operand_t ops[2] = {{x[at], SPM_R}, {loaded[at], SPM_W}};
-            int rc = spm_sf_issue(sf, "mm.load", ops, 2, NULL, 0,
-                                  TAG(is_a ? TAG_LOAD_A : TAG_LOAD_B, r, c));
-            if (rc != 0)
-                return rc;
             (*n)++;
+            if (st->job.policy == SPM_MM_SYN && issue_load(sf, st, is_a, r, c, NULL) != 0)
+                return SPM_EINVAL;
         }
     return 0;
 }
@@ -642,8 +682,8 @@ static int mm_start(spm_sf_t *sf, const void *args, size_t len)
     }
     uint64_t sis = 0, products = 0, muls = 0;
     if ((rc = build_groups(sf, st, &products, &muls)) != 0 ||
-        (rc = load_all(sf, j->a, st->la, st->ni, st->nk, a_used, 1, &sis)) != 0 ||
-        (rc = load_all(sf, j->b, st->lb, st->nk, st->nj, b_used, 0, &sis)) != 0)
+        (rc = load_all(sf, st, 1, a_used, &sis)) != 0 ||
+        (rc = load_all(sf, st, 0, b_used, &sis)) != 0)
         goto done;
     sis += muls; /* mixture counts its stores as it issues them */
     if (j->update == SPM_MM_DISTRIBUTED)

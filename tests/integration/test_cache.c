@@ -7,45 +7,22 @@
 #include "tests/spm_test.h"
 #include "vm/wire.h"
 
-typedef struct {
-    char dir[64], ep[160];
-    spm_test_proc_t center;
-    spm_test_proc_t agents[4];
-    int nagents;
-} vm_t;
+typedef spm_test_vm_t vm_t;
 
 static void vm_start(vm_t *vm)
 {
-    memset(vm, 0, sizeof *vm);
-    snprintf(vm->dir, sizeof vm->dir, "%s", spm_test_tmpdir());
-    snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
-    char store[128];
-    snprintf(store, sizeof store, "%s/store", vm->dir);
-    const char *argv[] = {"center", "--listen",    vm->ep,  "--store",
-                          store,    "--log-level", "error", NULL};
-    vm->center = spm_test_start(argv);
-    usleep(200000);
+    spm_test_vm_start(vm, NULL);
 }
 
 static void vm_agent(vm_t *vm, const char *cache_mb)
 {
-    char cache[128];
-    snprintf(cache, sizeof cache, "%s/cache%d", vm->dir, vm->nagents);
-    const char *argv[] = {"agent", "--center",   vm->ep,   "--ieus",      "1",     "--cache-dir",
-                          cache,   "--cache-mb", cache_mb, "--log-level", "error", NULL};
-    vm->agents[vm->nagents++] = spm_test_start(argv);
+    const char *extra[] = {"--cache-mb", cache_mb, NULL};
+    spm_test_vm_agent(vm, "1", extra);
 }
 
 static void vm_stop(vm_t *vm)
 {
-    kill(vm->center.pid, SIGTERM);
-    spm_test_finish(&vm->center, 15, NULL, NULL);
-    for (int i = 0; i < vm->nagents; i++)
-        if (vm->agents[i].pid > 0)
-            spm_test_finish(&vm->agents[i], 20, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", vm->dir);
-    ck_assert_int_eq(system(cmd), 0);
+    spm_test_vm_stop(vm);
 }
 
 /*  Runs a data job of synthetic on VM and returns its JSON report

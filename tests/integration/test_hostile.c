@@ -150,13 +150,21 @@ typedef struct {
     unsigned long sent; /* messages (raw multipart ones count once) */
 } peer_t;
 
-static void peer_open(peer_t *p, const char *ep)
+/*  Connects P to EP with routing id ID (LEN bytes; NULL: ZeroMQ's own). */
+static void peer_open_as(peer_t *p, const char *ep, const void *id, size_t len)
 {
     p->sent = 0;
     p->ctx = zmq_ctx_new();
     p->sock = spm_wire_socket(p->ctx, ZMQ_DEALER);
     ck_assert_ptr_nonnull(p->sock);
+    if (id)
+        ck_assert_int_eq(zmq_setsockopt(p->sock, ZMQ_ROUTING_ID, id, len), 0);
     ck_assert_int_eq(zmq_connect(p->sock, ep), 0);
+}
+
+static void peer_open(peer_t *p, const char *ep)
+{
+    peer_open_as(p, ep, NULL, 0);
 }
 
 static void peer_close(peer_t *p)
@@ -554,6 +562,36 @@ START_TEST(data_agent_survives_garbage_and_unknown_fetches)
 }
 END_TEST
 
+/*  Two routing ids whose 64-bit FNV-1a hashes are equal (found with
+    Brent's cycle search): the center keyed peers by that hash. A peer that
+    picks the other id must not be taken for the first. */
+static const char collide_a[] = "\x80\x8b\x2e\xc1\xe1\x4b\x37\xde\x54",
+                  collide_b[] = "\x80\xc7\x71\xdf\x0d\x9e\x9f\xe2\x7e";
+
+START_TEST(colliding_routing_id_is_not_taken_for_another_peer)
+{
+    vm_t vm;
+    peer_t p, q;
+    vm_start(&vm);
+    vm_job(&vm);
+    peer_open_as(&p, vm.ep, collide_a, sizeof collide_a - 1);
+    peer_hello(&p, SPM__HELLO__ROLE__CLIENT, 0, 1);
+    peer_open_as(&q, vm.ep, collide_b, sizeof collide_b - 1);
+    Spm__StatusRequest sr = SPM__STATUS_REQUEST__INIT;
+    spm_msg_t m;
+    SEND(&q, STATUS, status, &sr); /* no HELLO of its own */
+    ck_assert_msg(!peer_expect(&q, SPM__ENVELOPE__BODY_STATUS_REPLY, 1000, &m),
+                  "a peer without HELLO was answered as the one its id collides with");
+    SEND(&p, STATUS, status, &sr);
+    ck_assert_msg(peer_expect(&p, SPM__ENVELOPE__BODY_STATUS_REPLY, 3000, &m), "no answer");
+    spm_msg_close(&m);
+    Spm__Shutdown sd = SPM__SHUTDOWN__INIT; /* would stop the center as the client */
+    SEND(&q, SHUTDOWN, shutdown, &sd);
+    peer_close(&q);
+    end(&vm, &p);
+}
+END_TEST
+
 /*  Resident memory of process PID in KiB. */
 static long rss_kib(pid_t pid)
 {
@@ -623,6 +661,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, forged_publish_flood_does_not_grow_the_center);
     tcase_add_test(tc, data_agent_survives_garbage_and_unknown_fetches);
     tcase_add_test(tc, client_asks_for_what_does_not_exist);
+    tcase_add_test(tc, colliding_routing_id_is_not_taken_for_another_peer);
     suite_add_tcase(s, tc);
     return s;
 }

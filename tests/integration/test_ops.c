@@ -111,27 +111,12 @@ START_TEST(only_authorized_keys_get_in)
 }
 END_TEST
 
-/*  Starts a center and an agent with one IEU on an ipc endpoint in DIR. */
-static void start_vm(char *ep, size_t size, spm_test_proc_t *pc, spm_test_proc_t *pa)
+/*  A center with flags EXTRA (may be NULL) and one agent of IEUS IEUs. */
+static void start_vm(spm_test_vm_t *vm, const char *const *extra, const char *ieus)
 {
-    char store[128], cache[128];
-    snprintf(ep, size, "ipc://%s/center", dir);
-    snprintf(store, sizeof store, "%s/store", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    const char *center[] = {"center", "--listen",    ep,      "--store",
-                            store,    "--log-level", "error", NULL};
-    *pc = spm_test_start(center);
-    usleep(200000);
-    const char *agent[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache, NULL};
-    *pa = spm_test_start(agent);
+    spm_test_vm_start(vm, extra);
+    spm_test_vm_agent(vm, ieus, NULL);
     usleep(300000);
-}
-
-static void stop_vm(spm_test_proc_t *pc, spm_test_proc_t *pa)
-{
-    kill(pc->pid, SIGTERM);
-    ck_assert_int_eq(spm_test_finish(pc, 15, NULL, NULL), 0);
-    ck_assert_int_eq(spm_test_finish(pa, 60, NULL, NULL), 0);
 }
 
 /*  Submits synthetic; returns the job id. */
@@ -160,9 +145,9 @@ static double committed_of(const char *status, long job)
 
 START_TEST(jobs_share_fairly_and_priority_overtakes)
 {
-    char ep[128];
-    spm_test_proc_t pc, pa;
-    start_vm(ep, sizeof ep, &pc, &pa);
+    spm_test_vm_t vm;
+    start_vm(&vm, NULL, "1");
+    const char *ep = vm.ep;
     long a = submit(ep, "400", "0"), b = submit(ep, "400", "0");
     usleep(1000000);
     const char *st[] = {"status", "--center", ep, "--json", NULL};
@@ -197,18 +182,18 @@ START_TEST(jobs_share_fairly_and_priority_overtakes)
     ck_assert_msg(strstr(err, "canceled") != NULL, "%s", err);
     free(out);
     free(err);
-    stop_vm(&pc, &pa);
+    spm_test_vm_stop(&vm);
 }
 END_TEST
 
 START_TEST(drained_agent_finishes_running_sis)
 {
-    char ep[128], cache2[128];
-    spm_test_proc_t pc, pa;
-    start_vm(ep, sizeof ep, &pc, &pa);
-    snprintf(cache2, sizeof cache2, "%s/cache2", dir);
-    const char *agent2[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache2, NULL};
-    spm_test_proc_t pa2 = spm_test_start(agent2);
+    spm_test_vm_t vm;
+    start_vm(&vm, NULL, "1");
+    const char *ep = vm.ep;
+    char cache2[128];
+    int second = spm_test_vm_agent(&vm, "1", NULL);
+    snprintf(cache2, sizeof cache2, "%s/cache%d", vm.dir, second);
     usleep(300000);
     const char *job[] = {"run", "synthetic", "--center",   ep,       "--sis",
                          "60",  "--work",    "fixed:50ms", "--json", NULL};
@@ -219,16 +204,17 @@ START_TEST(drained_agent_finishes_running_sis)
     ck_assert_int_eq(spm_test_run(drain, 30, &out, &err), 0);
     free(out);
     free(err);
-    ck_assert_int_eq(spm_test_finish(&pa2, 10, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&vm.agents[second], 10, NULL, NULL), 0);
+    vm.agents[second].pid = 0;
     int rc = spm_test_finish(&pj, 60, &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_double_eq(spm_test_json_num(out, "committed"), 60);
-    /* only SIs fetched ahead and not started go back: at most prefetch (1) */
-    ck_assert_msg(spm_test_json_num(out, "reissued") <= 1, "%s", out);
+    /* only SIs held and not started go back: at most slots + prefetch (2) */
+    ck_assert_msg(spm_test_json_num(out, "reissued") <= 2, "%s", out);
     ck_assert_msg(spm_test_json_num(out, "stale") == 0, "%s", out);
     free(out);
     free(err);
-    stop_vm(&pc, &pa);
+    spm_test_vm_stop(&vm);
 }
 END_TEST
 
@@ -269,22 +255,19 @@ END_TEST
 
 START_TEST(restarted_center_reports_lost_jobs_and_agents_rejoin)
 {
-    char ep[128], store[128], cache[128];
-    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
-    snprintf(store, sizeof store, "%s/store", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--dead-ms",
-                            "500",    "--log-level", "error", NULL};
-    spm_test_proc_t pc = spm_test_start(center);
-    usleep(200000);
-    const char *agent[] = {"agent", "--center", ep, "--ieus", "1", "--cache-dir", cache, NULL};
-    spm_test_proc_t pa = spm_test_start(agent);
-    usleep(300000);
+    const char *extra[] = {"--dead-ms", "500", NULL};
+    spm_test_vm_t vm;
+    start_vm(&vm, extra, "1");
+    const char *ep = vm.ep;
     long lost = submit(ep, "2000", "0");
     usleep(500000);
-    kill(pc.pid, SIGKILL);
-    spm_test_finish(&pc, 10, NULL, NULL);
-    pc = spm_test_start(center);
+    kill(vm.center.pid, SIGKILL);
+    spm_test_finish(&vm.center, 10, NULL, NULL);
+    char store[128];
+    snprintf(store, sizeof store, "%s/store", vm.dir);
+    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--dead-ms",
+                            "500",    "--log-level", "error", NULL};
+    vm.center = spm_test_start(center); /* the same store */
     char js[32];
     snprintf(js, sizeof js, "%ld", lost);
     const char *wait[] = {"wait", js, "--center", ep, "--quiet", NULL};
@@ -301,7 +284,7 @@ START_TEST(restarted_center_reports_lost_jobs_and_agents_rejoin)
     ck_assert_msg(spm_test_json_num(out, "job") > lost, "job ids restarted: %s", out);
     free(out);
     free(err);
-    stop_vm(&pc, &pa);
+    spm_test_vm_stop(&vm);
 }
 END_TEST
 
@@ -321,21 +304,14 @@ static int ieus_of(pid_t agent, pid_t *out, int max)
 
 START_TEST(stuck_ieu_is_overtaken_by_speculation)
 {
-    char ep[128], store[128], cache[128];
-    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
-    snprintf(store, sizeof store, "%s/store", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
     /* heartbeats would find the stuck IEU only after a minute */
-    const char *center[] = {"center",      "--listen",  ep,      "--store",
-                            store,         "--dead-ms", "60000", "--speculate",
-                            "--log-level", "error",     NULL};
-    spm_test_proc_t pc = spm_test_start(center);
-    usleep(200000);
-    const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
-    spm_test_proc_t pa = spm_test_start(agent);
-    usleep(400000);
+    const char *extra[] = {"--dead-ms", "60000", "--speculate", NULL};
+    spm_test_vm_t vm;
+    start_vm(&vm, extra, "2");
+    const char *ep = vm.ep;
+    usleep(100000);
     pid_t ieus[2];
-    ck_assert_int_eq(ieus_of(pa.pid, ieus, 2), 2);
+    ck_assert_int_eq(ieus_of(vm.agents[0].pid, ieus, 2), 2);
     const char *job[] = {"run", "synthetic", "--center",   ep,       "--sis",
                          "60",  "--work",    "fixed:20ms", "--json", NULL};
     spm_test_proc_t pj = spm_test_start(job);
@@ -352,28 +328,22 @@ START_TEST(stuck_ieu_is_overtaken_by_speculation)
     ck_assert_msg(spm_test_json_num(out, "spec_wins") >= 1, "%s", out);
     free(out);
     free(err);
-    stop_vm(&pc, &pa);
+    spm_test_vm_stop(&vm);
 }
 END_TEST
 
 START_TEST(full_disk_fails_the_job_not_the_center)
 {
-    char ep[128], store[128], cache[128];
-    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
-    snprintf(store, sizeof store, "%s/store", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
     /* the center's files may not grow past 4 MiB: a disk that fills up */
     struct rlimit old, small = {4 << 20, 4 << 20};
     getrlimit(RLIMIT_FSIZE, &old);
     setrlimit(RLIMIT_FSIZE, &small);
-    const char *center[] = {"center", "--listen",    ep,      "--store",
-                            store,    "--log-level", "error", NULL};
-    spm_test_proc_t pc = spm_test_start(center);
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
     setrlimit(RLIMIT_FSIZE, &old);
-    usleep(200000);
-    const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
-    spm_test_proc_t pa = spm_test_start(agent);
+    spm_test_vm_agent(&vm, "2", NULL);
     usleep(300000);
+    const char *ep = vm.ep;
     const char *big[] = {"run",     "synthetic", "--center", ep,        "--sis",   "100",
                          "--bytes", "262144",    "--work",   "fixed:0", "--quiet", NULL};
     char *out, *err;
@@ -388,7 +358,7 @@ START_TEST(full_disk_fails_the_job_not_the_center)
     ck_assert_double_eq(spm_test_json_num(out, "committed"), 50);
     free(out);
     free(err);
-    stop_vm(&pc, &pa);
+    spm_test_vm_stop(&vm);
 }
 END_TEST
 

@@ -2,15 +2,20 @@
     (tests/fuzz/targets.h) with the ordinary compiler: the seed corpus
     (tests/fuzz/corpus/NAME) and every crasher the fuzzers found
     (tests/fuzz/regress/NAME), so each fixed crash stays fixed without
-    clang. Run from the top of the tree, as `make check` does. */
+    clang. Files are found under $SPM_SOURCE_DIR (set by `make check`),
+    else under the current directory. */
 #include "tests/check_main.h"
 #include "tests/fuzz/targets.h"
 
 #include <dirent.h>
 
-/*  Runs every file under DIR through RUN; returns how many. */
-static size_t each_file(const char *dir, int (*run)(const uint8_t *data, size_t size))
+/*  Runs every file under DIR (relative to $SPM_SOURCE_DIR, else the
+    current directory) through RUN; returns how many. */
+static size_t each_file(const char *rel, int (*run)(const uint8_t *data, size_t size))
 {
+    const char *src = getenv("SPM_SOURCE_DIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", src && *src ? src : ".", rel);
     DIR *d = opendir(dir);
     if (!d)
         return 0;
@@ -19,7 +24,7 @@ static size_t each_file(const char *dir, int (*run)(const uint8_t *data, size_t 
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char path[512];
+        char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         FILE *f = fopen(path, "rb");
         ck_assert_msg(f != NULL, "cannot open %s", path);
