@@ -97,7 +97,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/*/*.h)
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
 	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a bench/bench.h $(wildcard bench/paper/*.h) tests/spm_test.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH   $@"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \

@@ -54,7 +54,9 @@ typedef struct task {
     uint32_t l1_hits, l2_hits, store_reads, evictions;
     uint64_t bytes_l2, bytes_store;
     uint32_t relocalized; /* times an operand was evicted before the SI ran */
-    int missing_operand;  /* set by the worker: localize again */
+    void **own;           /* private copies of operands (after an eviction), or NULL */
+    size_t *own_len;
+    int missing_operand; /* set by the worker: localize again */
     /* filled by the worker */
     spm_si_operand_t *cops;
     int status;
@@ -154,6 +156,10 @@ static void task_free(task_t *t)
             free(t->cops[i].out);
         free(t->cops);
     }
+    for (size_t i = 0; t->own && i < t->nops; i++)
+        free(t->own[i]);
+    free(t->own);
+    free(t->own_len);
     free(t->ops);
     free(t->params);
     free(t->error);
@@ -175,6 +181,11 @@ static void execute(ieu_t *ieu, task_t *t)
         op_t *o = &t->ops[i];
         t->cops[i].mode = o->mode;
         uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
+        if (v && t->own && t->own[i]) { /* a private copy, after an eviction */
+            t->cops[i].in = t->own[i];
+            t->cops[i].in_len = t->own_len[i];
+            continue;
+        }
         if (!v)
             continue;
         if (!rd && !(rd = spm_nodecache_reader(ieu->cache))) {
@@ -426,7 +437,9 @@ static void localize(ieu_t *ieu, task_t *t)
         uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
         if (!v)
             continue;
-        if (spm_nodecache_has(ieu->cache, o->sdb, v)) {
+        if (t->own && t->own[i])
+            continue; /* kept from an earlier localization */
+        if (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v)) {
             t->l1_hits++;
         } else {
             t->missing++;
@@ -469,9 +482,22 @@ static int accept_block(ieu_t *ieu, fetch_t *f, zmq_msg_t *fr)
     if (!type || type->validate(zmq_msg_data(fr), len) != 0)
         return SPM_EFORMAT;
     int rc = spm_nodecache_put(ieu->cache, o->sdb, f->version, o->type, zmq_msg_data(fr), len);
-    if (rc != 0)
+    if (rc != 0 && !t->relocalized)
         return rc;
-    refs_add(&ieu->publish, o->sdb, f->version, len);
+    if (t->relocalized) {
+        /* This SI lost an operand to eviction before it ran: the cache is
+           too small for what runs at once, so it keeps its own copies. */
+        if (!t->own && (!(t->own = calloc(t->nops, sizeof *t->own)) ||
+                        !(t->own_len = calloc(t->nops, sizeof *t->own_len))))
+            return SPM_ENOMEM;
+        free(t->own[f->op]);
+        if (!(t->own[f->op] = malloc(len ? len : 1)))
+            return SPM_ENOMEM;
+        memcpy(t->own[f->op], zmq_msg_data(fr), len);
+        t->own_len[f->op] = len;
+    }
+    if (rc == 0)
+        refs_add(&ieu->publish, o->sdb, f->version, len);
     if (f->peer) {
         t->l2_hits++;
         t->bytes_l2 += len;
