@@ -451,7 +451,7 @@ static int syn_main(int argc, char **argv)
     size_t rlen = 0;
     rc = spm_session_run(s, "synthetic", args, len, &result, &rlen);
     free(args);
-    if (rc == 0 && rlen == 16 && !o.quiet && !o.json)
+    if (rc == 0 && rlen == 16 && a.bytes && !o.quiet && !o.json)
         printf("  checksum of the blocks read: %llu\n",
                (unsigned long long)spm_le64((unsigned char *)result + 8));
     free(result);
