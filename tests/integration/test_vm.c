@@ -76,6 +76,20 @@ static int embedded_rundir(pid_t run, char *dir, size_t size)
     return -1;
 }
 
+/*  For the `spm run` process RUN of an embedded VM with two IEUs: copies
+    its runtime directory into DIR and waits (up to 2 s) for both IEUs to
+    run, their pids in IEUS. Returns how many IEUs it found. */
+static int await_ieus(pid_t run, char *dir, size_t size, pid_t *ieus, int max)
+{
+    ck_assert_int_eq(embedded_rundir(run, dir, size), 0);
+    int n = 0;
+    for (int tries = 0; tries < 100 && n < 2; tries++) {
+        usleep(20000);
+        n = find_procs("ieu", dir, ieus, max);
+    }
+    return n;
+}
+
 START_TEST(synthetic_job_commits_every_si_exactly_once)
 {
     const char *argv[] = {"run",    "synthetic", "--sis",  "3000", "--work", "uniform:0:400us",
@@ -101,14 +115,8 @@ START_TEST(killed_ieu_costs_time_not_results)
                           "fixed:10ms", "--ieus",    "2",     "--json", NULL};
     spm_test_proc_t p = spm_test_start(argv);
     char dir[64];
-    ck_assert_int_eq(embedded_rundir(p.pid, dir, sizeof dir), 0);
     pid_t ieus[4];
-    int n = 0;
-    for (int tries = 0; tries < 100 && n < 2; tries++) {
-        usleep(20000);
-        n = find_procs("ieu", dir, ieus, 4);
-    }
-    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(await_ieus(p.pid, dir, sizeof dir, ieus, 4), 2);
     usleep(500000); /* mid-job */
     kill(ieus[0], SIGKILL);
     char *out, *err;
@@ -165,14 +173,8 @@ START_TEST(interrupt_leaves_no_process_or_socket_file)
                           "fixed:5ms", "--ieus",    "2",     "--quiet", NULL};
     spm_test_proc_t p = spm_test_start(argv);
     char dir[64];
-    ck_assert_int_eq(embedded_rundir(p.pid, dir, sizeof dir), 0);
     pid_t pids[8];
-    int n = 0;
-    for (int tries = 0; tries < 100 && n < 2; tries++) {
-        usleep(20000);
-        n = find_procs("ieu", dir, pids, 8);
-    }
-    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(await_ieus(p.pid, dir, sizeof dir, pids, 8), 2);
     kill(p.pid, SIGINT);
     char *err;
     int rc = spm_test_finish(&p, 20, NULL, &err);
