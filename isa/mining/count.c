@@ -259,70 +259,169 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
             t->pos[items[y]] = 0;
 }
 
+/* --------------------------------------------------------- vertical bitsets */
+
+struct spm_mining_vert {
+    const uint32_t *sets; /* the candidates, borrowed */
+    uint32_t k, n, domain;
+    uint32_t cap, words;  /* transactions one chunk holds; its 64-bit words */
+    uint32_t held;        /* transactions in the chunk */
+    uint32_t rows;        /* items that occur in some candidate */
+    int32_t *slot;        /* item -> row of bits, or -1: items of no candidate */
+    uint64_t *bits;       /* one row of WORDS per used item */
+    uint64_t *heavy;      /* transactions of weight > 1 */
+    uint32_t *weight;     /* their weights */
+    uint64_t *acc;        /* acc[d]: AND of the rows of items 0..d of the set */
+    uint32_t *nz, *nnz;   /* nz[d][0..nnz[d]): the non-zero words of acc[d] */
+};
+
+spm_mining_vert_t *spm_mining_vert_new(const uint32_t *sets, uint32_t k, uint32_t n,
+                                       uint32_t domain, uint32_t cap)
+{
+    if (k == 0 || domain == 0 || cap == 0)
+        return NULL;
+    spm_mining_vert_t *v = calloc(1, sizeof *v);
+    if (!v || !(v->slot = malloc((size_t)domain * 4))) {
+        free(v);
+        return NULL;
+    }
+    memset(v->slot, 0xff, (size_t)domain * 4);
+    for (size_t j = 0; j < (size_t)n * k; j++)
+        if (sets[j] < domain && v->slot[sets[j]] < 0)
+            v->slot[sets[j]] = (int32_t)v->rows++;
+    v->sets = sets;
+    v->k = k;
+    v->n = n;
+    v->domain = domain;
+    v->words = (cap + 63) / 64;
+    v->cap = v->words * 64;
+    v->bits = calloc((size_t)v->rows * v->words + 1, 8);
+    v->heavy = calloc((size_t)v->words + 1, 8);
+    v->weight = malloc((size_t)v->cap * 4);
+    v->acc = malloc(((size_t)k * v->words + 1) * 8);
+    v->nz = malloc(((size_t)k * v->words + 1) * 4);
+    v->nnz = calloc(k, 4);
+    if (!v->bits || !v->heavy || !v->weight || !v->acc || !v->nz || !v->nnz)
+        spm_mining_vert_destroy(&v);
+    return v;
+}
+
+uint32_t spm_mining_vert_add(spm_mining_vert_t *v, const uint32_t *off, const uint32_t *items,
+                             const uint32_t *weight, uint32_t nt)
+{
+    uint32_t take = nt < v->cap - v->held ? nt : v->cap - v->held;
+    for (uint32_t i = 0; i < take; i++) {
+        uint32_t t = v->held + i;
+        uint64_t bit = 1ull << (t % 64);
+        for (uint32_t j = off[i]; j < off[i + 1]; j++) {
+            int32_t s = items[j] < v->domain ? v->slot[items[j]] : -1;
+            if (s >= 0)
+                v->bits[(size_t)s * v->words + t / 64] |= bit;
+        }
+        v->weight[t] = weight[i];
+        if (weight[i] > 1)
+            v->heavy[t / 64] |= bit;
+    }
+    v->held += take;
+    return take;
+}
+
 /*  Built twice, with and without the POPCNT instruction; the loader picks
     the one the CPU runs (the build targets baseline x86-64). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
-int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
-                              const uint32_t *off, const uint32_t *items, const uint32_t *weight,
-                              uint32_t nt, uint64_t *counts)
+void spm_mining_vert_flush(spm_mining_vert_t *v, uint64_t *counts)
 {
-    size_t words = ((size_t)nt + 63) / 64;
-    uint64_t *bits = calloc((size_t)domain * words + 1, 8);
-    uint64_t *heavy = calloc(words + 1, 8);              /* transactions of weight > 1 */
-    uint64_t *acc = malloc(((size_t)k * words + 1) * 8); /* acc[d]: AND of items 0..d */
-    if (!bits || !heavy || !acc) {
-        free(bits);
-        free(heavy);
-        free(acc);
-        return SPM_ENOMEM;
-    }
-    for (uint32_t t = 0; t < nt; t++) {
-        for (uint32_t j = off[t]; j < off[t + 1]; j++)
-            if (items[j] < domain)
-                bits[(size_t)items[j] * words + t / 64] |= 1ull << (t % 64);
-        if (weight[t] > 1)
-            heavy[t / 64] |= 1ull << (t % 64);
-    }
-    uint32_t valid = 0; /* acc[0 .. valid) hold the prefix of the previous set */
-    for (uint32_t i = 0; i < n; i++) {
-        const uint32_t *c = sets + (size_t)i * k;
+    uint32_t k = v->k, words = (v->held + 63) / 64, valid = 0;
+    for (uint32_t i = 0; i < v->n && words > 0; i++) {
+        const uint32_t *c = v->sets + (size_t)i * k;
         uint32_t same = 0;
         if (i > 0)
             while (same < valid && c[same] == (c - k)[same])
                 same++;
         int skip = 0;
-        for (uint32_t d = same; d + 1 < k; d++) {
-            uint64_t *a = acc + (size_t)d * words;
-            if (c[d] >= domain) {
+        for (uint32_t d = same; d + 1 < k && !skip; d++) {
+            int32_t s = c[d] < v->domain ? v->slot[c[d]] : -1;
+            uint64_t *a = v->acc + (size_t)d * v->words;
+            uint32_t *z = v->nz + (size_t)d * v->words, m = 0;
+            const uint64_t *b = v->bits + (size_t)(s < 0 ? 0 : s) * v->words;
+            if (s < 0) {
                 skip = 1;
-                break;
+            } else if (d == 0) {
+                for (uint32_t w = 0; w < words; w++)
+                    if ((a[w] = b[w]) != 0)
+                        z[m++] = w;
+            } else {
+                const uint64_t *p = a - v->words;
+                const uint32_t *pz = z - v->words;
+                for (uint32_t x = 0; x < v->nnz[d - 1]; x++) {
+                    uint32_t w = pz[x];
+                    if ((a[w] = p[w] & b[w]) != 0)
+                        z[m++] = w;
+                }
             }
-            const uint64_t *b = bits + (size_t)c[d] * words;
-            if (d == 0)
-                memcpy(a, b, words * 8);
-            else
-                for (size_t w = 0; w < words; w++)
-                    a[w] = a[w - words] & b[w];
+            v->nnz[d] = m;
         }
         valid = skip ? 0 : k - 1;
-        if (skip || c[k - 1] >= domain)
+        int32_t s = c[k - 1] < v->domain ? v->slot[c[k - 1]] : -1;
+        if (skip || s < 0)
             continue;
-        const uint64_t *last = bits + (size_t)c[k - 1] * words;
-        const uint64_t *pre = k > 1 ? acc + (size_t)(k - 2) * words : NULL;
+        const uint64_t *last = v->bits + (size_t)s * v->words;
         uint64_t sum = 0;
-        for (size_t w = 0; w < words; w++) {
-            uint64_t m = pre ? pre[w] & last[w] : last[w];
-            sum += (uint64_t)__builtin_popcountll(m);
-            for (uint64_t h = m & heavy[w]; h; h &= h - 1) /* weights above 1 */
-                sum += weight[w * 64 + (uint64_t)__builtin_ctzll(h)] - 1;
+        if (k == 1) {
+            for (uint32_t w = 0; w < words; w++) {
+                sum += (uint64_t)__builtin_popcountll(last[w]);
+                for (uint64_t h = last[w] & v->heavy[w]; h; h &= h - 1) /* weights above 1 */
+                    sum += v->weight[w * 64 + (uint32_t)__builtin_ctzll(h)] - 1;
+            }
+        } else {
+            const uint64_t *pre = v->acc + (size_t)(k - 2) * v->words;
+            const uint32_t *z = v->nz + (size_t)(k - 2) * v->words;
+            for (uint32_t x = 0; x < v->nnz[k - 2]; x++) {
+                uint32_t w = z[x];
+                uint64_t m = pre[w] & last[w];
+                sum += (uint64_t)__builtin_popcountll(m);
+                for (uint64_t h = m & v->heavy[w]; h; h &= h - 1)
+                    sum += v->weight[w * 64 + (uint32_t)__builtin_ctzll(h)] - 1;
+            }
         }
         counts[i] += sum;
     }
-    free(bits);
-    free(heavy);
-    free(acc);
+    memset(v->bits, 0, (size_t)v->rows * v->words * 8);
+    memset(v->heavy, 0, (size_t)v->words * 8);
+    v->held = 0;
+}
+
+void spm_mining_vert_destroy(spm_mining_vert_t **v)
+{
+    if (!v || !*v)
+        return;
+    free((*v)->slot);
+    free((*v)->bits);
+    free((*v)->heavy);
+    free((*v)->weight);
+    free((*v)->acc);
+    free((*v)->nz);
+    free((*v)->nnz);
+    free(*v);
+    *v = NULL;
+}
+
+int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
+                              const uint32_t *off, const uint32_t *items, const uint32_t *weight,
+                              uint32_t nt, uint64_t *counts)
+{
+    if (n == 0 || nt == 0)
+        return 0;
+    spm_mining_vert_t *v = spm_mining_vert_new(sets, k, n, domain, nt < 16384 ? nt : 16384);
+    if (!v)
+        return SPM_ENOMEM;
+    for (uint32_t done = 0; done < nt;) {
+        done += spm_mining_vert_add(v, off + done, items, weight + done, nt - done);
+        spm_mining_vert_flush(v, counts);
+    }
+    spm_mining_vert_destroy(&v);
     return 0;
 }
 

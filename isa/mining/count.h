@@ -53,13 +53,36 @@ void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, 
                              uint64_t *counts);
 void spm_mining_pairs_destroy(spm_mining_pairs_t **p);
 
-/*  Vertical counting, the alternative for long candidates: adds to COUNTS
-    the weighted supports of the N sorted, distinct K-itemsets at SETS in
-    the NT transactions (OFF, ITEMS, WEIGHT as in a transaction block),
-    every item below DOMAIN. Each item gets a bitset over the transactions;
-    a candidate's support is the popcount of the AND of its items' bitsets,
-    and consecutive candidates share the AND of their common prefix.
-    Returns 0 or SPM_ENOMEM. */
+/*  Vertical counting, the alternative for long candidates. Each item of
+    the candidates gets a bitset over a chunk of up to CAP transactions; a
+    candidate's support is the popcount of the AND of its items' bitsets.
+    Consecutive candidates share the AND of their common prefix, and only
+    the prefix's non-zero words are visited, so rare prefixes cost little.
+
+        v = spm_mining_vert_new(sets, k, n, domain, cap);
+        while (transactions remain) {
+            taken = spm_mining_vert_add(v, off, items, weight, nt);  // fills the chunk
+            if (the chunk is full or input ended) spm_mining_vert_flush(v, counts);
+        }
+        spm_mining_vert_destroy(&v);
+
+    SETS (N sorted, distinct K-itemsets, every item below DOMAIN) is
+    borrowed until _destroy. _new returns NULL when out of memory. */
+typedef struct spm_mining_vert spm_mining_vert_t;
+spm_mining_vert_t *spm_mining_vert_new(const uint32_t *sets, uint32_t k, uint32_t n,
+                                       uint32_t domain, uint32_t cap);
+/*  Adds the first transactions of NT (OFF, ITEMS, WEIGHT as in a
+    transaction block; OFF indexes ITEMS) while the chunk has room; returns
+    how many it took. */
+uint32_t spm_mining_vert_add(spm_mining_vert_t *v, const uint32_t *off, const uint32_t *items,
+                             const uint32_t *weight, uint32_t nt);
+/*  Adds the weighted supports in the chunk's transactions to COUNTS (one
+    per set) and empties the chunk. */
+void spm_mining_vert_flush(spm_mining_vert_t *v, uint64_t *counts);
+void spm_mining_vert_destroy(spm_mining_vert_t **v);
+
+/*  The whole vertical count in one call: adds to COUNTS the supports of the
+    N K-itemsets at SETS in the NT transactions. Returns 0 or SPM_ENOMEM. */
 int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
                               const uint32_t *off, const uint32_t *items, const uint32_t *weight,
                               uint32_t nt, uint64_t *counts);

@@ -195,6 +195,9 @@ static double cpu_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*  Transactions per chunk of the vertical kernel: 256 words per item. */
+#define VERT_CHUNK 16384
+
 /*  CountBlockCandidatesSupport (join R, trans[1..m-1) R, cands ACC; u32 domain). */
 static int count(spm_si_ctx_t *ctx)
 {
@@ -217,20 +220,30 @@ static int count(spm_si_ctx_t *ctx)
         goto out;
     }
     /* Two kernels: the prefix tree, whose cost grows with the subsets of
-       each transaction, and vertical bitsets, whose cost grows with the
-       candidates. For sets of 3 and more, the first two transaction blocks
-       are counted one way each and the cheaper (in thread CPU time per
-       transaction) counts the rest. */
-    int kernel = c.k >= 3 && domain > 0 && m >= 4 ? 2 : 0; /* 2, 1: trial; 0 trie; 3 vertical */
+       each transaction, and vertical bitsets over chunks of several blocks,
+       whose cost grows with the candidates. For sets of 3 and more, the
+       first transaction block is counted one way, the second the other,
+       and the cheaper (in thread CPU time per transaction) counts the rest. */
+    enum { TRIE, TRY_TRIE, TRY_VERT, VERT } kernel = TRIE;
+    if (c.k >= 3 && domain > 0)
+        kernel = m >= 4 ? TRY_TRIE : VERT;
+    spm_mining_vert_t *vert = NULL;
     double per[2] = {0, 0};
     for (size_t q = 1; q + 1 < m && rc == 0; q++) {
         if ((rc = spm_mining_in_trans(ctx, q, &t)) != 0)
             break;
         double t0 = cpu_seconds();
-        if (kernel == 2 || kernel == 3)
-            rc = spm_mining_count_vertical(c.items, c.k, c.n, domain, t.off, t.items, t.weight, t.n,
-                                           c.counts);
-        else if (pairs)
+        if ((kernel == TRY_VERT || kernel == VERT) && !vert &&
+            !(vert = spm_mining_vert_new(c.items, c.k, c.n, domain, VERT_CHUNK)))
+            rc = SPM_ENOMEM;
+        else if (kernel == TRY_VERT || kernel == VERT) {
+            for (uint32_t done = 0; done < t.n;)
+                if ((done += spm_mining_vert_add(vert, t.off + done, t.items, t.weight + done,
+                                                 t.n - done)) < t.n)
+                    spm_mining_vert_flush(vert, c.counts);
+            if (kernel == TRY_VERT)
+                spm_mining_vert_flush(vert, c.counts);
+        } else if (pairs)
             for (uint32_t i = 0; i < t.n; i++)
                 spm_mining_pairs_count(pairs, t.items + t.off[i], t.off[i + 1] - t.off[i],
                                        t.weight[i]);
@@ -238,13 +251,19 @@ static int count(spm_si_ctx_t *ctx)
             for (uint32_t i = 0; i < t.n; i++)
                 spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i],
                                       t.weight[i], c.counts);
-        if (kernel == 2 || kernel == 1)
-            per[kernel - 1] = (cpu_seconds() - t0) / (t.n + 1);
-        kernel = kernel == 2 ? 1 : kernel == 1 ? (per[1] < per[0] ? 3 : 0) : kernel;
+        if (kernel == TRY_TRIE || kernel == TRY_VERT)
+            per[kernel == TRY_VERT] = (cpu_seconds() - t0) / (t.n + 1);
+        if (kernel == TRY_VERT)
+            kernel = per[1] < per[0] ? VERT : TRIE;
+        else if (kernel == TRY_TRIE)
+            kernel = TRY_VERT;
         spm_mining_trans_free(&t);
         if (rc != 0)
             rc = spm_error(rc, "%s: out of memory", SPM_MINING_COUNT_CANDS);
     }
+    if (rc == 0 && vert)
+        spm_mining_vert_flush(vert, c.counts);
+    spm_mining_vert_destroy(&vert);
     if (rc == 0 && pairs)
         spm_mining_pairs_finish(pairs, c.items, c.n, c.counts);
     if (rc == 0)
