@@ -395,7 +395,6 @@ static int agent_main(int argc, char **argv)
         a.cache_dir = default_cache;
     }
     spm_log_init("agent", level);
-    setenv("OPENBLAS_NUM_THREADS", "1", 0); /* IEU slots, not BLAS threads, use the cores */
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);

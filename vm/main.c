@@ -9,6 +9,7 @@
 #include "vm/spm.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SPM_VERSION "0.1.0"
@@ -27,6 +28,12 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    /* OpenBLAS starts its thread pool in a library constructor, and each of
+       its threads spins for about 0.1 s of CPU before it sleeps. An SI runs
+       BLAS on one thread (IEU slots, not BLAS threads, use the cores), so
+       every spm process this one starts (an embedded VM's center, agent and
+       IEUs) gets one BLAS thread from the outset, unless the user chose. */
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -264,15 +264,15 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
 struct spm_mining_vert {
     const uint32_t *sets; /* the candidates, borrowed */
     uint32_t k, n, domain;
-    uint32_t cap, words;  /* transactions one chunk holds; its 64-bit words */
-    uint32_t held;        /* transactions in the chunk */
-    uint32_t rows;        /* items that occur in some candidate */
-    int32_t *slot;        /* item -> row of bits, or -1: items of no candidate */
-    uint64_t *bits;       /* one row of WORDS per used item */
-    uint64_t *heavy;      /* transactions of weight > 1 */
-    uint32_t *weight;     /* their weights */
-    uint64_t *acc;        /* acc[d]: AND of the rows of items 0..d of the set */
-    uint32_t *nz, *nnz;   /* nz[d][0..nnz[d]): the non-zero words of acc[d] */
+    uint32_t cap, words; /* transactions one chunk holds; its 64-bit words */
+    uint32_t held;       /* transactions in the chunk */
+    uint32_t rows;       /* items that occur in some candidate */
+    int32_t *slot;       /* item -> row of bits, or -1: items of no candidate */
+    uint64_t *bits;      /* one row of WORDS per used item */
+    uint64_t *heavy;     /* transactions of weight > 1 */
+    uint32_t *weight;    /* their weights */
+    uint64_t *acc;       /* acc[d]: AND of the rows of items 0..d of the set */
+    uint32_t *nz, *nnz;  /* nz[d][0..nnz[d]): the non-zero words of acc[d] */
 };
 
 spm_mining_vert_t *spm_mining_vert_new(const uint32_t *sets, uint32_t k, uint32_t n,
@@ -427,10 +427,15 @@ int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint
 
 #define PAIRS_MAX_CELLS (1u << 21)
 
+/*  Counters are 32-bit, half the cache footprint of 64-bit ones; before the
+    weight added since the last spill could overflow one, they are spilled
+    into 64-bit totals. */
 struct spm_mining_pairs {
-    uint32_t lo, hi; /* first items of the block's pairs: lo .. hi */
-    uint32_t domain; /* row width */
-    uint64_t *cell;  /* (hi - lo + 1) rows of domain counters */
+    uint32_t lo, hi;  /* first items of the block's pairs: lo .. hi */
+    uint32_t domain;  /* row width */
+    uint32_t *cell;   /* (hi - lo + 1) rows of domain counters */
+    uint64_t *total;  /* spilled counts, the same shape; NULL until needed */
+    uint64_t pending; /* weight added since the last spill */
 };
 
 spm_mining_pairs_t *spm_mining_pairs_new(const uint32_t *sets, uint32_t n, uint32_t domain)
@@ -441,7 +446,7 @@ spm_mining_pairs_t *spm_mining_pairs_new(const uint32_t *sets, uint32_t n, uint3
     size_t cells = (size_t)(hi - lo + 1) * domain;
     if (cells > PAIRS_MAX_CELLS)
         return NULL;
-    spm_mining_pairs_t *p = malloc(sizeof *p);
+    spm_mining_pairs_t *p = calloc(1, sizeof *p);
     if (!p || !(p->cell = calloc(cells, sizeof *p->cell))) {
         free(p);
         return NULL;
@@ -452,31 +457,50 @@ spm_mining_pairs_t *spm_mining_pairs_new(const uint32_t *sets, uint32_t n, uint3
     return p;
 }
 
-void spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_t len, uint64_t w)
+/*  Adds the 32-bit counters to the 64-bit totals and clears them. */
+static int pairs_spill(spm_mining_pairs_t *p)
 {
-    for (uint32_t y = 0; y + 1 < len; y++) {
-        uint32_t a = items[y];
-        if (a < p->lo || a > p->hi)
+    size_t cells = (size_t)(p->hi - p->lo + 1) * p->domain;
+    if (!p->total && !(p->total = calloc(cells, sizeof *p->total)))
+        return SPM_ENOMEM;
+    for (size_t i = 0; i < cells; i++)
+        p->total[i] += p->cell[i];
+    memset(p->cell, 0, cells * sizeof *p->cell);
+    p->pending = 0;
+    return 0;
+}
+
+int spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_t len, uint32_t w)
+{
+    if (p->pending + w > UINT32_MAX && pairs_spill(p) != 0)
+        return SPM_ENOMEM;
+    p->pending += w;
+    while (len > 0 && items[len - 1] >= p->domain) /* items are increasing */
+        len--;
+    for (uint32_t y = 0; y + 1 < len && items[y] <= p->hi; y++) {
+        if (items[y] < p->lo)
             continue;
-        uint64_t *row = p->cell + (size_t)(a - p->lo) * p->domain;
+        uint32_t *row = p->cell + (size_t)(items[y] - p->lo) * p->domain;
         for (uint32_t z = y + 1; z < len; z++)
-            if (items[z] < p->domain)
-                row[items[z]] += w;
+            row[items[z]] += w;
     }
+    return 0;
 }
 
 void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, uint32_t n,
                              uint64_t *counts)
 {
-    for (uint32_t i = 0; i < n; i++)
-        counts[i] +=
-            p->cell[(size_t)(sets[2 * (size_t)i] - p->lo) * p->domain + sets[2 * (size_t)i + 1]];
+    for (uint32_t i = 0; i < n; i++) {
+        size_t at = (size_t)(sets[2 * (size_t)i] - p->lo) * p->domain + sets[2 * (size_t)i + 1];
+        counts[i] += p->cell[at] + (p->total ? p->total[at] : 0);
+    }
 }
 
 void spm_mining_pairs_destroy(spm_mining_pairs_t **pp)
 {
     if (*pp) {
         free((*pp)->cell);
+        free((*pp)->total);
         free(*pp);
         *pp = NULL;
     }

@@ -47,7 +47,9 @@ void spm_mining_trie_destroy(spm_mining_trie_t **t);
     (or memory): use the tree then. */
 typedef struct spm_mining_pairs spm_mining_pairs_t;
 spm_mining_pairs_t *spm_mining_pairs_new(const uint32_t *sets, uint32_t n, uint32_t domain);
-void spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_t len, uint64_t w);
+/*  Counts the pairs of the increasing transaction ITEMS[0..LEN) with
+    weight W. Returns 0 or SPM_ENOMEM. */
+int spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_t len, uint32_t w);
 /*  Adds the counts of the N pairs at SETS (those given to _new) to COUNTS. */
 void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, uint32_t n,
                              uint64_t *counts);

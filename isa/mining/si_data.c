@@ -373,6 +373,26 @@ static long index_of(const spm_mining_items_t *f, uint32_t v)
     return -1;
 }
 
+/*  Sorts the N distinct ranks at A (all below NRANKS) and returns N. When
+    the ranks' bitmap is short next to N, the ranks are marked in MARK
+    (NRANKS bits, all clear; cleared again) and read back in order, which
+    is cheaper than sorting; otherwise, or without MARK, they are sorted. */
+static uint32_t sort_ranks(uint32_t *a, uint32_t n, uint64_t *mark, uint32_t nranks)
+{
+    uint32_t words = (nranks + 63) / 64;
+    if (!mark || words > 4 * n + 16) {
+        sort_u32(a, n);
+        return n;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        mark[a[i] / 64] |= 1ull << (a[i] % 64);
+    uint32_t j = 0;
+    for (uint32_t w = 0; w < words; w++)
+        for (; mark[w]; mark[w] &= mark[w] - 1)
+            a[j++] = w * 64 + (uint32_t)__builtin_ctzll(mark[w]);
+    return j;
+}
+
 /*  ShrinkTransactionBlock (raw R, fitems R, trans W). */
 static int shrink_trans(spm_si_ctx_t *ctx)
 {
@@ -399,6 +419,7 @@ static int shrink_trans(spm_si_ctx_t *ctx)
         for (uint32_t i = 0; i < f.n; i++)
             table[f.items[i]] = (int32_t)rank[i];
     }
+    uint64_t *mark = calloc((size_t)f.n / 64 + 1, 8); /* NULL: sort instead */
     uint32_t w = 0, start = 0;
     for (uint32_t i = 0; i < t.n; i++) {
         uint32_t end = t.off[i + 1];
@@ -412,9 +433,10 @@ static int shrink_trans(spm_si_ctx_t *ctx)
             if (r >= 0)
                 t.items[w++] = (uint32_t)r;
         }
-        sort_u32(t.items + t.off[i], w - t.off[i]); /* rank order */
+        w = t.off[i] + sort_ranks(t.items + t.off[i], w - t.off[i], mark, f.n);
         start = end;
     }
+    free(mark);
     if (t.n > 0)
         t.off[t.n] = w;
     if ((rc = canonical(&t, 2, &out)) == 0) {

@@ -198,6 +198,9 @@ static double cpu_seconds(void)
 /*  Transactions per chunk of the vertical kernel: 256 words per item. */
 #define VERT_CHUNK 16384
 
+/*  Transactions of the tree's trial. */
+#define TRIE_SAMPLE 256
+
 /*  CountBlockCandidatesSupport (join R, trans[1..m-1) R, cands ACC; u32 domain). */
 static int count(spm_si_ctx_t *ctx)
 {
@@ -222,41 +225,64 @@ static int count(spm_si_ctx_t *ctx)
     /* Two kernels: the prefix tree, whose cost grows with the subsets of
        each transaction, and vertical bitsets over chunks of several blocks,
        whose cost grows with the candidates. For sets of 3 and more, the
-       first transaction block is counted one way, the second the other,
-       and the cheaper (in thread CPU time per transaction) counts the rest. */
-    enum { TRIE, TRY_TRIE, TRY_VERT, VERT } kernel = TRIE;
+       first transaction block is counted with the bitsets, a sample of
+       TRIE_SAMPLE transactions of the second with the tree, and the cheaper
+       in thread CPU time per transaction counts the rest. */
+    enum { TRIE, TRY_VERT, TRY_TRIE, VERT } kernel = TRIE;
     if (c.k >= 3 && domain > 0)
-        kernel = m >= 4 ? TRY_TRIE : VERT;
+        kernel = m >= 4 ? TRY_VERT : VERT;
     spm_mining_vert_t *vert = NULL;
-    double per[2] = {0, 0};
+    double per[2] = {0, 0}; /* seconds per transaction: bitsets, tree */
     for (size_t q = 1; q + 1 < m && rc == 0; q++) {
         if ((rc = spm_mining_in_trans(ctx, q, &t)) != 0)
             break;
         double t0 = cpu_seconds();
-        if ((kernel == TRY_VERT || kernel == VERT) && !vert &&
-            !(vert = spm_mining_vert_new(c.items, c.k, c.n, domain, VERT_CHUNK)))
-            rc = SPM_ENOMEM;
-        else if (kernel == TRY_VERT || kernel == VERT) {
-            for (uint32_t done = 0; done < t.n;)
-                if ((done += spm_mining_vert_add(vert, t.off + done, t.items, t.weight + done,
-                                                 t.n - done)) < t.n)
-                    spm_mining_vert_flush(vert, c.counts);
-            if (kernel == TRY_VERT)
-                spm_mining_vert_flush(vert, c.counts);
-        } else if (pairs)
-            for (uint32_t i = 0; i < t.n; i++)
-                spm_mining_pairs_count(pairs, t.items + t.off[i], t.off[i + 1] - t.off[i],
-                                       t.weight[i]);
-        else
-            for (uint32_t i = 0; i < t.n; i++)
+        uint32_t from = 0; /* transactions of T counted so far */
+        if (pairs) {
+            for (; from < t.n && rc == 0; from++)
+                rc = spm_mining_pairs_count(pairs, t.items + t.off[from],
+                                            t.off[from + 1] - t.off[from], t.weight[from]);
+        } else if (kernel == TRIE) {
+            for (; from < t.n; from++)
+                spm_mining_trie_count(trie, t.items + t.off[from], t.off[from + 1] - t.off[from],
+                                      t.weight[from], c.counts);
+        } else if (kernel == TRY_TRIE) {
+            /* transactions come sorted by length: the sample is strided */
+            uint32_t stride = t.n / TRIE_SAMPLE + 1, done = 0;
+            for (uint32_t i = 0; i < t.n; i += stride, done++)
                 spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i],
                                       t.weight[i], c.counts);
-        if (kernel == TRY_TRIE || kernel == TRY_VERT)
-            per[kernel == TRY_VERT] = (cpu_seconds() - t0) / (t.n + 1);
-        if (kernel == TRY_VERT)
-            kernel = per[1] < per[0] ? VERT : TRIE;
-        else if (kernel == TRY_TRIE)
-            kernel = TRY_VERT;
+            per[1] = (cpu_seconds() - t0) / (done + 1);
+            kernel = per[1] < per[0] ? TRIE : VERT;
+            if (kernel == VERT && !vert &&
+                !(vert = spm_mining_vert_new(c.items, c.k, c.n, domain, VERT_CHUNK)))
+                rc = SPM_ENOMEM;
+            for (uint32_t i = 0; i < t.n && rc == 0; i++) {
+                if (i % stride == 0)
+                    continue;
+                if (kernel == TRIE)
+                    spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i],
+                                          t.weight[i], c.counts);
+                else if (spm_mining_vert_add(vert, t.off + i, t.items, t.weight + i, 1) == 0) {
+                    spm_mining_vert_flush(vert, c.counts);
+                    i--; /* the chunk was full: again */
+                }
+            }
+            from = t.n;
+        }
+        if (from < t.n && rc == 0 && (kernel == TRY_VERT || kernel == VERT)) {
+            if (!vert && !(vert = spm_mining_vert_new(c.items, c.k, c.n, domain, VERT_CHUNK)))
+                rc = SPM_ENOMEM;
+            while (rc == 0 && from < t.n)
+                if ((from += spm_mining_vert_add(vert, t.off + from, t.items, t.weight + from,
+                                                 t.n - from)) < t.n)
+                    spm_mining_vert_flush(vert, c.counts);
+            if (rc == 0 && kernel == TRY_VERT) {
+                spm_mining_vert_flush(vert, c.counts);
+                per[0] = (cpu_seconds() - t0) / (t.n + 1);
+                kernel = TRY_TRIE;
+            }
+        }
         spm_mining_trans_free(&t);
         if (rc != 0)
             rc = spm_error(rc, "%s: out of memory", SPM_MINING_COUNT_CANDS);

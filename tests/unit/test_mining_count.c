@@ -102,6 +102,20 @@ static void compare(uint64_t seed, uint32_t k, uint32_t d, uint32_t ncand, uint3
     }
     ck_assert_int_eq(spm_mining_count_vertical(sets, k, n, d, off, all, w, ntrans, vert), 0);
     ck_assert_mem_eq(vert, want, n * 8);
+    /* the same in chunks of 64 transactions, added in runs of 50 */
+    memset(vert, 0, n * 8);
+    spm_mining_vert_t *v = spm_mining_vert_new(sets, k, n, d, 64);
+    ck_assert_ptr_nonnull(v);
+    for (uint32_t done = 0; done < ntrans;) {
+        uint32_t run = ntrans - done < 50 ? ntrans - done : 50;
+        uint32_t took = spm_mining_vert_add(v, off + done, all, w + done, run);
+        if (took < run)
+            spm_mining_vert_flush(v, vert);
+        done += took;
+    }
+    spm_mining_vert_flush(v, vert);
+    spm_mining_vert_destroy(&v);
+    ck_assert_mem_eq(vert, want, n * 8);
     spm_mining_pairs_t *pairs = k == 2 ? spm_mining_pairs_new(sets, n, d) : NULL;
     ck_assert(k != 2 || pairs != NULL); /* small domains: the pair matrix */
     if (pairs) {
@@ -163,6 +177,21 @@ START_TEST(empty_block)
 }
 END_TEST
 
+/*  Weights that overflow the pair matrix's 32-bit counters still add up. */
+START_TEST(pair_counts_beyond_32_bits)
+{
+    uint32_t set[2] = {1, 3}, items[3] = {1, 2, 3};
+    uint64_t c = 0;
+    spm_mining_pairs_t *p = spm_mining_pairs_new(set, 1, 4);
+    ck_assert_ptr_nonnull(p);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(spm_mining_pairs_count(p, items, 3, UINT32_MAX), 0);
+    spm_mining_pairs_finish(p, set, 1, &c);
+    spm_mining_pairs_destroy(&p);
+    ck_assert_uint_eq(c, 3 * (uint64_t)UINT32_MAX);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_count");
@@ -173,6 +202,7 @@ static Suite *suite(void)
     tcase_add_test(t, triples_and_longer);
     tcase_add_test(t, sparse_large_domain);
     tcase_add_test(t, empty_block);
+    tcase_add_test(t, pair_counts_beyond_32_bits);
     suite_add_tcase(s, t);
     return s;
 }
