@@ -8,6 +8,7 @@
     =========================================================================
 */
 #include "isa/matrix/mmio.h"
+#include "isa/core/numfmt.h"
 #include "isa/core/textio.h"
 #include "vm/spm.h"
 
@@ -372,18 +373,23 @@ int spm_mmio_writer_put(spm_mmio_writer_t *w, uint64_t row, uint64_t col, double
     if (!w->reserved && w->done >= w->h.entries)
         return spm_error(SPM_ERANGE, "more entries than the %" PRIu64 " declared", w->h.entries);
     w->done++;
-    int n;
-    if (w->h.format == SPM_MMIO_COORDINATE)
-        n = fprintf(w->out, "%" PRIu64 " %" PRIu64, row + 1, col + 1);
-    else
-        n = 0;
-    if (n >= 0 && w->h.field == SPM_MMIO_REAL)
-        n = fprintf(w->out, n ? " %.17g\n" : "%.17g\n", v);
-    else if (n >= 0 && w->h.field == SPM_MMIO_INTEGER)
-        n = fprintf(w->out, n ? " %.0f\n" : "%.0f\n", round(v));
-    else if (n >= 0)
-        n = fputc('\n', w->out);
-    return n < 0 ? write_failed() : 0;
+    /* the line is built here and written at once: printf's "%.17g" was
+       most of the time spent writing a dense result */
+    char line[2 * SPM_FMT_U64_MAX + SPM_FMT_ROUNDED_MAX], *p = line;
+    if (w->h.format == SPM_MMIO_COORDINATE) {
+        p += spm_fmt_u64(p, row + 1);
+        *p++ = ' ';
+        p += spm_fmt_u64(p, col + 1);
+        if (w->h.field != SPM_MMIO_PATTERN)
+            *p++ = ' ';
+    }
+    if (w->h.field == SPM_MMIO_REAL)
+        p += spm_fmt_g17(p, v);
+    else if (w->h.field == SPM_MMIO_INTEGER)
+        p += spm_fmt_rounded(p, v);
+    *p++ = '\n';
+    size_t len = (size_t)(p - line);
+    return fwrite(line, 1, len, w->out) == len ? 0 : write_failed();
 }
 
 int spm_mmio_writer_close(spm_mmio_writer_t **wp)
