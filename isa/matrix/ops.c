@@ -42,6 +42,15 @@ static int input_block(spm_si_ctx_t *ctx, size_t i, spm_mm_block_t **out)
     return spm_mm_block_view(data, len, out);
 }
 
+/*  Replies a result block's kind and nnz to the SF. */
+static int reply_meta(spm_si_ctx_t *ctx, const spm_mm_meta_t *meta)
+{
+    unsigned char r[12];
+    spm_put_le32(r, (uint32_t)meta->kind);
+    spm_put_le64(r + 4, meta->nnz);
+    return spm_si_reply(ctx, r, sizeof r);
+}
+
 /*  Encodes the best form of ACC (taken) into output operand I; replies the
     result's kind and nnz when REPLY is set. */
 static int output_acc(spm_si_ctx_t *ctx, size_t i, double *acc, uint32_t m, uint32_t n, int reply)
@@ -55,12 +64,21 @@ static int output_acc(spm_si_ctx_t *ctx, size_t i, double *acc, uint32_t m, uint
     spm_mm_block_meta(data, len, &meta);
     if ((rc = spm_si_output(ctx, i, data, len)) != 0)
         return spm_error(rc, "operand %zu is not writable", i);
-    if (!reply)
-        return 0;
-    unsigned char r[12];
-    spm_put_le32(r, (uint32_t)meta.kind);
-    spm_put_le64(r + 4, meta.nnz);
-    return spm_si_reply(ctx, r, sizeof r);
+    return reply ? reply_meta(ctx, &meta) : 0;
+}
+
+/*  Writes block B, already in its best form, to operand I and replies its
+    kind and nnz. */
+static int output_best(spm_si_ctx_t *ctx, size_t i, const spm_mm_block_t *b)
+{
+    void *data;
+    size_t len;
+    int rc = spm_mm_block_encode(b, &data, &len);
+    if (rc != 0)
+        return rc;
+    if ((rc = spm_si_output(ctx, i, data, len)) != 0)
+        return spm_error(rc, "operand %zu is not writable", i);
+    return reply_meta(ctx, &b->m);
 }
 
 /*  Writes the best form of block B (not taken) to operand I. */
@@ -78,11 +96,10 @@ static int mm_load(spm_si_ctx_t *ctx)
     if (spm_si_noperands(ctx) != 2 || spm_si_input(ctx, 0, &data, &len) != 0)
         return spm_error(SPM_EINVAL, "mm.load takes IN (R) and OUT (W)");
     spm_mm_block_t *b = NULL;
-    int rc = len >= 4 && spm_le32(data) == spm_le32((const unsigned char *)"SPMR")
-                 ? spm_mm_raw_to_block(data, len, &b)
-                 : spm_mm_block_view(data, len, &b);
+    int raw = len >= 4 && spm_le32(data) == spm_le32((const unsigned char *)"SPMR");
+    int rc = raw ? spm_mm_raw_to_block(data, len, &b) : spm_mm_block_view(data, len, &b);
     if (rc == 0)
-        rc = output_block(ctx, 1, b, 1);
+        rc = raw ? output_best(ctx, 1, b) : output_block(ctx, 1, b, 1);
     spm_mm_block_destroy(&b);
     return rc;
 }

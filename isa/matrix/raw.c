@@ -68,6 +68,84 @@ int spm_mm_raw_validate(const void *data, size_t len)
     return 0;
 }
 
+/*  One entry of a row being built: its column and value. */
+typedef struct {
+    uint32_t col;
+    double v;
+} entry_t;
+
+/*  Sorts a row's N entries by column: insertion sort for the short rows
+    sparse blocks have, qsort beyond. */
+static int cmp_entry(const void *a, const void *b)
+{
+    uint32_t x = ((const entry_t *)a)->col, y = ((const entry_t *)b)->col;
+    return x < y ? -1 : x > y;
+}
+
+static void sort_row(entry_t *e, uint32_t n)
+{
+    if (n > 32) {
+        qsort(e, n, sizeof *e, cmp_entry);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        entry_t x = e[i];
+        uint32_t j = i;
+        for (; j > 0 && e[j - 1].col > x.col; j--)
+            e[j] = e[j - 1];
+        e[j] = x;
+    }
+}
+
+/*  The CSR form of COUNT entries that fill less than a block: bucketed by
+    row, each row sorted by column, duplicates summed and zeros dropped. */
+static spm_mm_block_t *raw_to_csr(const unsigned char *p, uint32_t rows, uint32_t cols,
+                                  uint64_t count)
+{
+    spm_mm_block_t *b = spm_mm_block_new(SPM_MM_CSR, rows, cols, count);
+    entry_t *e = malloc((size_t)count * sizeof *e + 1);
+    uint32_t *at = calloc((size_t)rows + 1, 4);
+    if (!b || !e || !at) {
+        spm_mm_block_destroy(&b);
+        free(e);
+        free(at);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < count; i++)
+        at[spm_le32(p + SPM_MM_RAW_HEADER + i * SPM_MM_RAW_ENTRY) + 1]++;
+    for (uint32_t r = 0; r < rows; r++)
+        at[r + 1] += at[r];
+    for (uint64_t i = 0; i < count; i++) {
+        const unsigned char *x = p + SPM_MM_RAW_HEADER + i * SPM_MM_RAW_ENTRY;
+        uint64_t bits = spm_le64(x + 8);
+        entry_t *y = &e[at[spm_le32(x)]++];
+        y->col = spm_le32(x + 4);
+        memcpy(&y->v, &bits, 8);
+    }
+    uint32_t q = 0, start = 0; /* at[r] is now the end of row r */
+    for (uint32_t r = 0; r < rows; r++) {
+        sort_row(e + start, at[r] - start);
+        for (uint32_t i = start; i < at[r];) {
+            uint32_t c = e[i].col;
+            double v = 0;
+            for (; i < at[r] && e[i].col == c; i++)
+                v += e[i].v;
+            if (v != 0.0) {
+                b->colidx[q] = c;
+                b->val[q++] = v;
+            }
+        }
+        b->rowptr[r + 1] = q;
+        start = at[r];
+    }
+    free(e);
+    free(at);
+    b->m.nnz = q;
+    if (q == 0)
+        b->m.kind = SPM_MM_ZERO;
+    return b;
+}
+
 int spm_mm_raw_to_block(const void *data, size_t len, spm_mm_block_t **out)
 {
     int rc = spm_mm_raw_validate(data, len);
@@ -76,6 +154,10 @@ int spm_mm_raw_to_block(const void *data, size_t len, spm_mm_block_t **out)
     const unsigned char *p = data;
     uint32_t rows = spm_le32(p + 4), cols = spm_le32(p + 8);
     uint64_t count = spm_le64(p + 16);
+    if ((double)count < SPM_MM_SPARSE_FILL * (double)rows * (double)cols) {
+        *out = raw_to_csr(p, rows, cols, count);
+        return *out ? 0 : spm_error(SPM_ENOMEM, "mm.raw: out of memory");
+    }
     double *acc = calloc((size_t)rows * cols, sizeof(double));
     if (!acc)
         return spm_error(SPM_ENOMEM, "mm.raw: out of memory");
