@@ -9,7 +9,9 @@
                CSparse cs_multiply (one thread).
       hetero   H x H dense on 2 IEUs, one of them slowed 3:1 (pinned to
                CPU 0 with two busy processes; the other alone on CPU 1):
-               the static policy (s) against the dynamic ones (ss, r).
+               the static policy (s) against the dynamic ones (ss, r), each
+               as a share of the summed capacity 4F/3, F being the same
+               job's throughput with one IEU alone on CPU 1.
 
     spm's figure is the job's wall time from its --json report: from submit
     to the last block stored, with the inputs already in the VM's store and
@@ -47,6 +49,7 @@
 #include <unistd.h>
 
 static const char *bin;
+static const char *ieus_arg = "2"; /* IEUs of the embedded VM */
 static void stop_hogs(void);
 static char dir[64] = "/tmp/spm-bench-mm-XXXXXX";
 static int reps;
@@ -146,7 +149,7 @@ static double spm_matmul(const char *a, const char *b, const char *policy, long 
 {
     char k[32];
     snprintf(k, sizeof k, "%ld", block);
-    const char *argv[] = {"matmul",  a, b,          "-o",   c_path,   "--ieus",  "2",
+    const char *argv[] = {"matmul",  a, b,          "-o",   c_path,   "--ieus",  ieus_arg,
                           "--block", k, "--policy", policy, "--json", "--quiet", NULL};
     double t0 = now();
     pid_t pid = spawn(argv, report_path);
@@ -371,6 +374,16 @@ static void stop_hogs(void)
         }
 }
 
+/*  Pins the one IEU of the job PID to CPU 1: a fast IEU alone. */
+static void one_fast_ieu(pid_t pid)
+{
+    pid_t ieu;
+    double end = now() + 20;
+    while (find_ieus(pid, &ieu, 1) < 1 && now() < end)
+        usleep(10000);
+    pin(ieu, 1);
+}
+
 static void bench_hetero(long n, long block)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
@@ -385,9 +398,18 @@ static void bench_hetero(long n, long block)
         spm_medians(file("HA.mtx"), file("HA.mtx"), policies[p], block, slow_one_ieu, &w, &t);
         gf[p] = flops / w / 1e9;
     }
-    printf("hetero %ldx%ld, one of 2 IEUs slowed 3:1: static (s) %.2f GFLOP/s, dynamic ss %.2f "
-           "GFLOP/s (%.2fx static), dynamic r %.2f GFLOP/s (%.2fx static)\n",
-           n, n, gf[0], gf[1], gf[1] / gf[0], gf[2], gf[2] / gf[0]);
+    /* The summed capacity of a fast IEU (F, alone on CPU 1, measured with
+       the ss policy) and one slowed to a third: 4F/3. */
+    double w, t;
+    ieus_arg = "1";
+    spm_medians(file("HA.mtx"), file("HA.mtx"), "ss", block, one_fast_ieu, &w, &t);
+    ieus_arg = "2";
+    double cap = 4.0 / 3.0 * flops / w / 1e9;
+    printf("hetero %ldx%ld, one of 2 IEUs slowed 3:1: summed capacity %.2f GFLOP/s (4/3 of one "
+           "fast IEU); static (s) %.2f GFLOP/s (%.0f%% of capacity), dynamic ss %.2f GFLOP/s "
+           "(%.0f%%, %.2fx static), dynamic r %.2f GFLOP/s (%.0f%%, %.2fx static)\n",
+           n, n, cap, gf[0], 100 * gf[0] / cap, gf[1], 100 * gf[1] / cap, gf[1] / gf[0], gf[2],
+           100 * gf[2] / cap, gf[2] / gf[0]);
     unlink(file("HA.mtx"));
     unlink(c_path);
 }

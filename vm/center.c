@@ -16,6 +16,7 @@
 #include "vm/grow.h"
 #include "vm/security.h"
 #include "vm/status.h"
+#include "vm/syncer.h"
 #include "vm/trace.h"
 
 #include "vm/hmap.h"
@@ -95,6 +96,7 @@ typedef struct {
     uint64_t sync_us;     /* flush the store this often (0: at every commit) */
     uint64_t last_sync;   /* when it was flushed last */
     int dirty;            /* commits since then */
+    spm_syncer_t *syncer; /* flushes in the background when sync_us > 0 */
     spm_wire_stats_t wire;
     volatile sig_atomic_t *stop;
     int stopping;
@@ -922,6 +924,7 @@ static void shutdown_peers(center_t *c)
 
 static void center_free(center_t *c)
 {
+    spm_syncer_destroy(&c->syncer);
     size_t pos = 0;
     uint64_t key;
     void *value;
@@ -1123,8 +1126,9 @@ static int center_main(int argc, char **argv)
         goto done;
     }
     restore_jobs(&c);
-    if (c.sync_us && spm_store_set_lazy(c.store, 1) != 0) {
-        spm_cli_fail("center", SPM_ESTORE);
+    if (c.sync_us &&
+        (spm_store_set_lazy(c.store, 1) != 0 || !(c.syncer = spm_syncer_new(c.store, c.journal)))) {
+        spm_cli_fail("center", c.syncer ? SPM_ESTORE : SPM_ESYS);
         goto done;
     }
     c.router = spm_wire_socket(c.ctx, ZMQ_ROUTER);
@@ -1167,7 +1171,9 @@ static int center_main(int argc, char **argv)
         }
         flush_commits(&c);
         if (c.dirty && now - c.last_sync >= c.sync_us) {
-            if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
+            if (c.syncer)
+                spm_syncer_kick(c.syncer);
+            else if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
                 spm_log_error("%s", spm_error_detail());
             c.dirty = 0;
             c.last_sync = now;
@@ -1175,7 +1181,8 @@ static int center_main(int argc, char **argv)
         pump(&c);
     }
     flush_commits(&c);
-    if (c.dirty && spm_store_sync(c.store) != 0)
+    spm_syncer_destroy(&c.syncer);
+    if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
         spm_log_error("%s", spm_error_detail());
     shutdown_peers(&c);
     spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)c.wire.received,

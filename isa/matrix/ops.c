@@ -96,7 +96,7 @@ static int mm_load(spm_si_ctx_t *ctx)
     if (spm_si_noperands(ctx) != 2 || spm_si_input(ctx, 0, &data, &len) != 0)
         return spm_error(SPM_EINVAL, "mm.load takes IN (R) and OUT (W)");
     spm_mm_block_t *b = NULL;
-    int raw = len >= 4 && spm_le32(data) == spm_le32((const unsigned char *)"SPMR");
+    int raw = spm_mm_raw_is(data, len);
     int rc = raw ? spm_mm_raw_to_block(data, len, &b) : spm_mm_block_view(data, len, &b);
     if (rc == 0)
         rc = raw ? output_best(ctx, 1, b) : output_block(ctx, 1, b, 1);

@@ -47,6 +47,11 @@ int spm_mm_raw_finish(spm_buf_t *b)
     return 0;
 }
 
+int spm_mm_raw_is(const void *data, size_t len)
+{
+    return data && len >= 4 && spm_le32(data) == MAGIC;
+}
+
 int spm_mm_raw_validate(const void *data, size_t len)
 {
     const unsigned char *p = data;

@@ -49,6 +49,10 @@ int spm_mm_raw_finish(spm_buf_t *b);
     length, every index inside the shape). Returns 0 or SPM_EFORMAT. */
 int spm_mm_raw_validate(const void *data, size_t len);
 
+/*  Whether the LEN bytes at DATA start like a raw block (its magic): the
+    staged form that is not yet an mm.block. */
+int spm_mm_raw_is(const void *data, size_t len);
+
 /*  Validates a raw block and builds its best-form block (duplicates
     summed, zeros dropped). Returns 0 with *OUT (caller owns it),
     SPM_EFORMAT or SPM_ENOMEM. */

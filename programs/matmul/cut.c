@@ -4,6 +4,7 @@
 */
 #include "programs/matmul/cut.h"
 #include "isa/core/codec.h"
+#include "isa/matrix/block.h"
 #include "isa/matrix/raw.h"
 #include "programs/matmul/job.h"
 #include "vm/spm.h"
@@ -59,6 +60,27 @@ int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double 
     return b->failed ? spm_error(SPM_ENOMEM, "out of memory") : 0;
 }
 
+/*  Hands over the finished raw block B. A block filled past the sparse
+    threshold goes over as a dense mm.block, half the bytes of its raw
+    entries (16 bytes each) to stage, fetch and load; a sparse one goes raw,
+    to be sorted into CSR by mm.load on an IEU. */
+static int emit_block(const spm_buf_t *b, uint32_t bi, uint32_t bj, spm_mm_emit_fn emit, void *arg)
+{
+    const unsigned char *p = b->data;
+    uint64_t count = spm_mm_raw_count(b);
+    if ((double)count < SPM_MM_SPARSE_FILL * spm_le32(p + 4) * spm_le32(p + 8))
+        return emit(arg, bi, bj, b->data, b->len, count);
+    spm_mm_block_t *blk = NULL;
+    void *data = NULL;
+    size_t len;
+    int rc = spm_mm_raw_to_block(b->data, b->len, &blk);
+    if (rc == 0 && (rc = spm_mm_block_encode(blk, &data, &len)) == 0)
+        rc = emit(arg, bi, bj, data, len, count);
+    free(data);
+    spm_mm_block_destroy(&blk);
+    return rc;
+}
+
 int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit_fn emit, void *arg)
 {
     if (bj_end > self->nbj)
@@ -70,7 +92,7 @@ int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit
                 continue;
             int rc = spm_mm_raw_finish(b);
             if (rc == 0)
-                rc = emit(arg, bi, self->flushed, b->data, b->len, spm_mm_raw_count(b));
+                rc = emit_block(b, bi, self->flushed, emit, arg);
             spm_buf_free(b);
             if (rc != 0)
                 return rc;

@@ -84,7 +84,8 @@ static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size
     put_t *p = arg;
     size_t at = (size_t)bi * p->nbj + bj;
     p->entries[at] = entries;
-    return spm_session_put(p->s, SPM_MM_RAW_TYPE, data, len, &p->grid[at]);
+    return spm_session_put(p->s, spm_mm_raw_is(data, len) ? SPM_MM_RAW_TYPE : SPM_MM_BLOCK_TYPE,
+                           data, len, &p->grid[at]);
 }
 
 /*  Puts the blocks of the matrix R into the store, their ids into GRID and

@@ -48,8 +48,10 @@
 #include <string.h>
 
 /*  Flops a multiply SI should do when the job leaves the choice to the SF:
-    about 5 ms of one core, the dissertation's "milliseconds". */
-#define SI_WORK 1.5e8
+    about 10 ms of one core, the dissertation's "milliseconds". Each SI
+    also copies its C block in and out (512 KiB for a dense 256 x 256 one)
+    and commits it to the store; at 5 ms that cost a quarter of the SI. */
+#define SI_WORK 3e8
 
 enum { TAG_LOAD_A = 1, TAG_LOAD_B, TAG_MUL, TAG_ADD, TAG_STORE };
 enum { LOAD_ISSUED = 1, LOAD_DONE = 2 };
