@@ -10,8 +10,9 @@
       hetero   H x H dense on 2 IEUs, one of them slowed 3:1 (pinned to
                CPU 0 with two busy processes; the other alone on CPU 1):
                the static policy (s) against the dynamic ones (ss, r), each
-               as a share of the summed capacity 4F/3, F being the same
-               job's throughput with one IEU alone on CPU 1.
+               as a share of the summed capacity: the same job's throughput
+               with one IEU alone on CPU 1, plus that with one IEU alone on
+               CPU 0, the busy processes running in both.
 
     spm's figure is the job's wall time from its --json report: from submit
     to the last block stored, with the inputs already in the VM's store and
@@ -283,11 +284,23 @@ static void bench_sparse(long n, double density, long block)
 
 static pid_t hogs[2];
 
+/*  Pins every thread of process PID (0: this one) to CPU: an IEU runs its
+    SIs on worker threads, which sched_setaffinity on the pid alone would
+    leave free. */
 static void pin(pid_t pid, int cpu)
 {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid ? (int)pid : (int)getpid());
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            sched_setaffinity((pid_t)atoi(e->d_name), sizeof set, &set);
+    if (d)
+        closedir(d);
     sched_setaffinity(pid, sizeof set, &set);
 }
 
@@ -340,28 +353,59 @@ static int find_ieus(pid_t root, pid_t *out, int max)
     return n;
 }
 
-/*  Slows one IEU of the job PID 3:1: it shares CPU 0 with two busy
-    processes; the other IEU has CPU 1 to itself. */
-static void slow_one_ieu(pid_t pid)
+/*  Starts two busy processes on CPU 0: an IEU there gets a third of it. */
+static void start_hogs(void)
 {
-    pid_t ieus[2];
-    double end = now() + 20;
-    while (find_ieus(pid, ieus, 2) < 2 && now() < end)
-        usleep(10000);
-    if (ieus[0] > ieus[1]) {
-        pid_t t = ieus[0];
-        ieus[0] = ieus[1];
-        ieus[1] = t;
-    }
-    pin(ieus[0], 0);
-    pin(ieus[1], 1);
-    fflush(stdout);
     for (int h = 0; h < 2; h++)
         if ((hogs[h] = fork()) == 0) {
             pin(0, 0);
             for (volatile unsigned long x = 0;; x++)
                 ;
         }
+}
+
+/*  Finds the N IEUs of the job PID (waiting up to 20 s), in pid order. */
+static void wait_ieus(pid_t pid, pid_t *ieus, int n)
+{
+    double end = now() + 20;
+    while (find_ieus(pid, ieus, n) < n && now() < end)
+        usleep(10000);
+    if (n == 2 && ieus[0] > ieus[1]) {
+        pid_t t = ieus[0];
+        ieus[0] = ieus[1];
+        ieus[1] = t;
+    }
+}
+
+/*  Slows one IEU of the job PID 3:1: it shares CPU 0 with two busy
+    processes; the other IEU has CPU 1 to itself. */
+static void slow_one_ieu(pid_t pid)
+{
+    pid_t ieus[2];
+    wait_ieus(pid, ieus, 2);
+    pin(ieus[0], 0);
+    pin(ieus[1], 1);
+    fflush(stdout);
+    start_hogs();
+}
+
+/*  The two IEUs' capacities, each measured alone under the same load: the
+    one IEU of the job PID on CPU 1 (the fast one) or on CPU 0 (the slow
+    one), with the busy processes on CPU 0 either way. */
+static void fast_ieu_alone(pid_t pid)
+{
+    pid_t ieu;
+    wait_ieus(pid, &ieu, 1);
+    pin(ieu, 1);
+    start_hogs();
+}
+
+static void slow_ieu_alone(pid_t pid)
+{
+    pid_t ieu;
+    wait_ieus(pid, &ieu, 1);
+    pin(ieu, 0);
+    start_hogs();
 }
 
 static void stop_hogs(void)
@@ -372,16 +416,6 @@ static void stop_hogs(void)
             waitpid(hogs[h], NULL, 0);
             hogs[h] = 0;
         }
-}
-
-/*  Pins the one IEU of the job PID to CPU 1: a fast IEU alone. */
-static void one_fast_ieu(pid_t pid)
-{
-    pid_t ieu;
-    double end = now() + 20;
-    while (find_ieus(pid, &ieu, 1) < 1 && now() < end)
-        usleep(10000);
-    pin(ieu, 1);
 }
 
 static void bench_hetero(long n, long block)
@@ -398,15 +432,17 @@ static void bench_hetero(long n, long block)
         spm_medians(file("HA.mtx"), file("HA.mtx"), policies[p], block, slow_one_ieu, &w, &t);
         gf[p] = flops / w / 1e9;
     }
-    /* The summed capacity of a fast IEU (F, alone on CPU 1, measured with
-       the ss policy) and one slowed to a third: 4F/3. */
-    double w, t;
+    /* The summed capacity: each IEU alone, in the conditions it has in the
+       runs above, with the ss policy. */
+    double w, t, cap = 0;
     ieus_arg = "1";
-    spm_medians(file("HA.mtx"), file("HA.mtx"), "ss", block, one_fast_ieu, &w, &t);
+    spm_medians(file("HA.mtx"), file("HA.mtx"), "ss", block, fast_ieu_alone, &w, &t);
+    cap += flops / w / 1e9;
+    spm_medians(file("HA.mtx"), file("HA.mtx"), "ss", block, slow_ieu_alone, &w, &t);
+    cap += flops / w / 1e9;
     ieus_arg = "2";
-    double cap = 4.0 / 3.0 * flops / w / 1e9;
-    printf("hetero %ldx%ld, one of 2 IEUs slowed 3:1: summed capacity %.2f GFLOP/s (4/3 of one "
-           "fast IEU); static (s) %.2f GFLOP/s (%.0f%% of capacity), dynamic ss %.2f GFLOP/s "
+    printf("hetero %ldx%ld, one of 2 IEUs slowed 3:1: summed capacity %.2f GFLOP/s (each IEU "
+           "alone); static (s) %.2f GFLOP/s (%.0f%% of capacity), dynamic ss %.2f GFLOP/s "
            "(%.0f%%, %.2fx static), dynamic r %.2f GFLOP/s (%.0f%%, %.2fx static)\n",
            n, n, cap, gf[0], 100 * gf[0] / cap, gf[1], 100 * gf[1] / cap, gf[1] / gf[0], gf[2],
            100 * gf[2] / cap, gf[2] / gf[0]);

@@ -60,15 +60,13 @@ int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double 
     return b->failed ? spm_error(SPM_ENOMEM, "out of memory") : 0;
 }
 
-/*  Hands over the finished raw block B. A block filled past the sparse
-    threshold goes over as a dense mm.block, half the bytes of its raw
-    entries (16 bytes each) to stage, fetch and load; a sparse one goes raw,
-    to be sorted into CSR by mm.load on an IEU. */
+/*  Hands over the finished raw block B: as a typed mm.block when
+    spm_mm_staged_typed says so, else raw. */
 static int emit_block(const spm_buf_t *b, uint32_t bi, uint32_t bj, spm_mm_emit_fn emit, void *arg)
 {
     const unsigned char *p = b->data;
     uint64_t count = spm_mm_raw_count(b);
-    if ((double)count < SPM_MM_SPARSE_FILL * spm_le32(p + 4) * spm_le32(p + 8))
+    if (!spm_mm_staged_typed(count, spm_le32(p + 4), spm_le32(p + 8)))
         return emit(arg, bi, bj, b->data, b->len, count);
     spm_mm_block_t *blk = NULL;
     void *data = NULL;

@@ -27,6 +27,11 @@ uint32_t spm_mm_block_side(uint32_t d, uint32_t k, uint32_t i)
     return start + k <= d ? k : (uint32_t)(d - start);
 }
 
+int spm_mm_staged_typed(uint64_t entries, uint32_t rows, uint32_t cols)
+{
+    return (double)entries >= SPM_MM_SPARSE_FILL * rows * (double)cols;
+}
+
 static size_t grid(uint32_t r, uint32_t c, uint32_t k)
 {
     return (size_t)spm_mm_nblocks(r, k) * spm_mm_nblocks(c, k);

@@ -64,6 +64,13 @@ uint32_t spm_mm_nblocks(uint32_t d, uint32_t k);
 /*  Side of block I along a dimension of D elements cut every K. */
 uint32_t spm_mm_block_side(uint32_t d, uint32_t k, uint32_t i);
 
+/*  Whether a block of ROWS x COLS with ENTRIES staged entries is staged as
+    a typed mm.block: filled past the sparse threshold, it would be dense,
+    which needs no sorting, so the client builds it (half the bytes of raw
+    entries) and no mm.load runs for it. Sparser blocks are staged raw and
+    sorted into CSR by mm.load on an IEU. */
+int spm_mm_staged_typed(uint64_t entries, uint32_t rows, uint32_t cols);
+
 /*  Allocates J's id grids for its shapes (zeroed). Returns 0 or SPM_ENOMEM. */
 int spm_mm_job_alloc(spm_mm_job_t *j);
 

@@ -550,9 +550,9 @@ static void mm_finish(spm_sf_t *sf)
 
 /*  Creates the typed SDB of every block of A (IS_A) or B that takes part
     in a product (USED says which inner index has a partner) and counts its
-    load in *N. Under syn every load is issued now; the other policies
-    issue a block's load when the first IEU that needs it asks for work
-    (feed_load), so it lands on that IEU's node. */
+    load in *N; a block staged typed is its own typed SDB. Under syn every load is issued now; the
+   other policies issue a block's load when the first IEU that needs it asks for work (feed_load),
+   so it lands on that IEU's node. */
 static int load_all(spm_sf_t *sf, mm_t *st, int is_a, const uint8_t *used, uint64_t *n)
 {
     uint32_t rows = is_a ? st->ni : st->nk, cols = is_a ? st->nk : st->nj;
@@ -563,6 +563,14 @@ static int load_all(spm_sf_t *sf, mm_t *st, int is_a, const uint8_t *used, uint6
             size_t at = (size_t)r * cols + c;
             if (!x[at] || !used[is_a ? c : r])
                 continue;
+            if (spm_mm_staged_typed(
+                    (is_a ? st->job.annz : st->job.bnnz)[at],
+                    spm_mm_block_side(is_a ? st->job.m : st->job.p, st->job.k, r),
+                    spm_mm_block_side(is_a ? st->job.p : st->job.n, st->job.k, c))) {
+                loaded[at] = x[at]; /* staged typed: nothing to load */
+                (is_a ? st->a_loaded : st->b_loaded)[at] = LOAD_DONE;
+                continue;
+            }
             if (!(loaded[at] = spm_sdb_new(sf, SPM_MM_BLOCK_TYPE)))
                 return spm_error(SPM_ENOMEM, "matmul: out of SDB ids");
             (*n)++;
