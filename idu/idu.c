@@ -398,7 +398,8 @@ si_t *spm_idu_si_alloc(spm_idu_t *self, spm_sf_t *sf, const char *opcode, size_t
                              .ops = si->ops,
                              .nops = nops,
                              .params = si->params,
-                             .params_len = params_len};
+                             .params_len = params_len,
+                             .sf = sf->cls->name};
     si->sf = sf;
     si->job = sf->job;
     si->ieu = -1;

@@ -53,6 +53,7 @@ typedef struct {
     size_t nops;
     const void *params;
     size_t params_len;
+    const char *sf; /* class name of the SF that issued it (traces) */
 } spm_idu_si_t;
 
 /*  Called by spm_idu_pump for every SI assigned to IEU. */

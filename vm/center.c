@@ -508,6 +508,7 @@ static void trace_si(center_t *c, const pending_t *pc, const spm_idu_si_t *si, c
                             .bytes = r->bytes_l2 + r->bytes_store,
                             .wait_us = r->wait_us};
     snprintf(ev.name, sizeof ev.name, "%s%s", op ? op->name : "?", r->status ? " (failed)" : "");
+    snprintf(ev.sf, sizeof ev.sf, "%s", si->sf ? si->sf : "");
     spm_trace_add(t, &ev);
 }
 

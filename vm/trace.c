@@ -79,6 +79,7 @@ size_t spm_trace_pack(const spm_trace_t *self, size_t from, size_t n, Spm__Trace
         evs[i].bytes = e->bytes;
         evs[i].wait_us = e->wait_us;
         evs[i].value = e->value;
+        evs[i].sf = (char *)e->sf;
         ptrs[i] = &evs[i];
     }
     msg->events = ptrs;
@@ -109,6 +110,7 @@ int spm_trace_unpack(spm_trace_t *self, const Spm__TraceEvents *msg)
                                .wait_us = m->wait_us,
                                .value = m->value};
         snprintf(e.name, sizeof e.name, "%s", m->name ? m->name : "");
+        snprintf(e.sf, sizeof e.sf, "%s", m->sf ? m->sf : "");
         if (e.phase != 'X' && e.phase != 'i' && e.phase != 'C')
             continue; /* not ours to draw */
         if (spm_trace_add(self, &e) != 0)
@@ -175,10 +177,10 @@ int spm_trace_write(const spm_trace_t *self, const char *path, const char *progr
             fprintf(f,
                     "{\"name\": \"%s\", \"cat\": \"si\", \"ph\": \"X\", \"ts\": %.0f, \"dur\": "
                     "%llu, \"pid\": %u, \"tid\": %u, \"args\": {\"si\": %llu, \"bytes\": %llu, "
-                    "\"wait_us\": %llu}}",
+                    "\"wait_us\": %llu, \"sf\": \"%s\"}}",
                     e->name, ts, (unsigned long long)e->dur, e->node, e->ieu,
                     (unsigned long long)e->si, (unsigned long long)e->bytes,
-                    (unsigned long long)e->wait_us);
+                    (unsigned long long)e->wait_us, e->sf);
         else if (e->phase == 'i')
             fprintf(f,
                     "{\"name\": \"%s\", \"cat\": \"vm\", \"ph\": \"i\", \"s\": \"g\", \"ts\": "

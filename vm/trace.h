@@ -30,6 +30,7 @@ typedef struct {
     uint64_t si;
     uint64_t bytes, wait_us; /* operand bytes fetched, slot wait for them */
     uint64_t value;          /* counters */
+    char sf[32];             /* slices: the issuing SF's class ("" for merges) */
 } spm_trace_event_t;
 
 typedef struct spm_trace spm_trace_t;
