@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define PUT_WINDOW 16 /* puts in flight (spm_session_put_async) */
+
 struct spm_session {
     spm_run_opts_t o;
     void *ctx, *dealer;
@@ -27,6 +29,13 @@ struct spm_session {
     pid_t center, agent;      /* embedded VM processes, else 0 */
     spm_security_t *security; /* CurveZMQ keys for a tcp:// center */
     uint64_t next_req;
+    struct {
+        uint64_t req;     /* a put sent and not answered */
+        spm_sdb_t *id;    /* where its SDB id goes */
+        const char *type; /* for the error message */
+    } puts[PUT_WINDOW];
+    size_t nputs;
+    int put_rc; /* the first failed put's code */
 };
 
 const char spm_run_opts_help[] =
@@ -257,32 +266,67 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
     return 0;
 }
 
-int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t len, spm_sdb_t *id)
+/*  Waits for the answer to one put in flight and records it. */
+static int put_answer(spm_session_t *s)
 {
+    spm_msg_t m;
+    int rc;
+    while ((rc = expect(s, SPM__ENVELOPE__BODY_PUT_REPLY, s->o.timeout_ms, &m)) == 1) {
+        Spm__PutReply *r = m.env->put_reply;
+        size_t i = 0;
+        while (i < s->nputs && s->puts[i].req != r->req)
+            i++;
+        if (i == s->nputs) { /* an answer to nothing of ours */
+            spm_msg_close(&m);
+            continue;
+        }
+        if (r->status != 0 && s->put_rc == 0)
+            s->put_rc = spm_error(r->status, "storing a %s block: %s", s->puts[i].type, r->error);
+        *s->puts[i].id = r->sdb;
+        s->puts[i] = s->puts[--s->nputs];
+        spm_msg_close(&m);
+        return 0;
+    }
+    s->nputs = 0; /* no answer will come */
+    return rc;
+}
+
+int spm_session_put_async(spm_session_t *s, const char *type, const void *data, size_t len,
+                          spm_sdb_t *id)
+{
+    int rc = 0;
+    while (rc == 0 && s->put_rc == 0 && s->nputs == PUT_WINDOW)
+        rc = put_answer(s);
+    if (rc != 0 || s->put_rc != 0)
+        return rc ? rc : s->put_rc;
     Spm__Put p = SPM__PUT__INIT;
     p.req = ++s->next_req;
     p.type = (char *)type;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_PUT;
     env.put = &p;
-    spm_frame_t f = {(void *)data, len, NULL, NULL};
-    int rc = send_env(s, &env, &f, 1);
-    spm_msg_t m;
-    while (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_PUT_REPLY, s->o.timeout_ms, &m)) == 1) {
-        Spm__PutReply *r = m.env->put_reply;
-        if (r->req != p.req) {
-            spm_msg_close(&m);
-            rc = 0;
-            continue;
-        }
-        rc = r->status;
-        if (rc != 0)
-            spm_error(rc, "storing a %s block: %s", type, r->error);
-        *id = r->sdb;
-        spm_msg_close(&m);
-        break;
-    }
-    return rc;
+    spm_frame_t f = {(void *)data, len, NULL, NULL}; /* copied: DATA is the caller's */
+    if ((rc = send_env(s, &env, &f, 1)) != 0)
+        return rc;
+    s->puts[s->nputs].req = p.req;
+    s->puts[s->nputs].id = id;
+    s->puts[s->nputs++].type = type;
+    return 0;
+}
+
+int spm_session_put_flush(spm_session_t *s)
+{
+    int rc = 0;
+    while (rc == 0 && s->nputs > 0)
+        rc = put_answer(s);
+    return rc ? rc : s->put_rc;
+}
+
+int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t len, spm_sdb_t *id)
+{
+    int rc = spm_session_put_async(s, type, data, len, id);
+    int done = spm_session_put_flush(s);
+    return rc ? rc : done;
 }
 
 int spm_session_get(spm_session_t *s, spm_sdb_t id, void **data, size_t *len)

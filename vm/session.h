@@ -101,6 +101,18 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out);
 int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t len,
                     spm_sdb_t *id);
 
+/*  The same, pipelined: sends the put and returns without waiting for its
+    answer while fewer than 16 are unanswered, so staging a file costs one
+    round trip per 16 blocks, not per block. *ID (which must stay valid) and
+    TYPE (a string that outlives the put) are set and checked when the
+    answer arrives: by spm_session_put_flush at the latest. Returns 0 or the
+    first SPM_E* code of any put so far. */
+int spm_session_put_async(spm_session_t *s, const char *type, const void *data, size_t len,
+                          spm_sdb_t *id);
+
+/*  Waits for every unanswered put. Returns 0 or the first SPM_E* code. */
+int spm_session_put_flush(spm_session_t *s);
+
 /*  Fetches the newest committed version of SDB ID. *DATA is malloc'd and
     owned by the caller. Returns 0, SPM_ENOTFOUND, or another SPM_E* code. */
 int spm_session_get(spm_session_t *s, spm_sdb_t id, void **data, size_t *len);

@@ -181,15 +181,16 @@ static int stage_flush(spm_session_t *s, staging_t *b, spm_sdb_t **ids, uint32_t
         return spm_error(rc, "out of memory");
     if (*n == *cap) {
         uint32_t c = *cap ? *cap * 2 : 64;
-        spm_sdb_t *v = realloc(*ids, c * sizeof *v);
-        if (!v) {
+        spm_sdb_t *v = NULL;
+        /* puts in flight write into *IDS: answer them before it moves */
+        if ((rc = spm_session_put_flush(s)) != 0 || !(v = realloc(*ids, c * sizeof *v))) {
             free(data);
-            return spm_error(SPM_ENOMEM, "out of memory");
+            return rc ? rc : spm_error(SPM_ENOMEM, "out of memory");
         }
         *ids = v;
         *cap = c;
     }
-    rc = spm_session_put(s, SPM_MINING_TRANS, data, len, &(*ids)[*n]);
+    rc = spm_session_put_async(s, SPM_MINING_TRANS, data, len, &(*ids)[*n]);
     free(data);
     if (rc != 0)
         return rc;
@@ -298,6 +299,8 @@ static int stage_input(spm_session_t *s, spm_reader_t *r, const opts_t *o, spm_a
     }
     if (rc == 0)
         rc = stage_flush(s, &b, &a->staged, &a->nstaged, &cap);
+    int done = spm_session_put_flush(s);
+    rc = rc ? rc : done;
     spm_mining_trans_free(&b.t);
     return rc;
 }

@@ -84,8 +84,9 @@ static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size
     put_t *p = arg;
     size_t at = (size_t)bi * p->nbj + bj;
     p->entries[at] = entries;
-    return spm_session_put(p->s, spm_mm_raw_is(data, len) ? SPM_MM_RAW_TYPE : SPM_MM_BLOCK_TYPE,
-                           data, len, &p->grid[at]);
+    return spm_session_put_async(p->s,
+                                 spm_mm_raw_is(data, len) ? SPM_MM_RAW_TYPE : SPM_MM_BLOCK_TYPE,
+                                 data, len, &p->grid[at]);
 }
 
 /*  Puts the blocks of the matrix R into the store, their ids into GRID and
@@ -94,7 +95,9 @@ static int put_matrix(run_t *r, spm_mmio_t *in, spm_sdb_t *grid, uint64_t *entri
 {
     const spm_mmio_header_t *h = spm_mmio_header(in);
     put_t p = {r->s, grid, entries, spm_mm_nblocks((uint32_t)h->cols, r->job.k)};
-    return spm_mm_cut_file(in, r->job.k, put_block, &p);
+    int rc = spm_mm_cut_file(in, r->job.k, put_block, &p);
+    int done = spm_session_put_flush(r->s);
+    return rc ? rc : done;
 }
 
 /*  Fetches and decodes C(bi, bj); *OUT stays NULL for an all-zero block. */
