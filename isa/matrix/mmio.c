@@ -9,6 +9,7 @@
 */
 #include "isa/matrix/mmio.h"
 #include "isa/core/numfmt.h"
+#include "isa/core/numparse.h"
 #include "isa/core/textio.h"
 #include "vm/spm.h"
 
@@ -81,15 +82,16 @@ static int next_data_line(spm_mmio_t *r, char **line)
 }
 
 /*  Parses an unsigned decimal number at *P, advancing *P. */
-static int parse_u64(char **p, uint64_t *out)
+static int parse_u64(const char **p, uint64_t *out)
 {
-    char *s = *p, *end;
+    const char *s = *p, *end;
     while (isspace((unsigned char)*s))
         s++;
     if (!isdigit((unsigned char)*s))
         return -1;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t v;
+    spm_numparse_u64(s, &end, &v);
     if (errno || (*end && !isspace((unsigned char)*end)))
         return -1;
     *out = v;
@@ -97,19 +99,22 @@ static int parse_u64(char **p, uint64_t *out)
     return 0;
 }
 
-static int parse_value(spm_mmio_t *r, char **p, double *v)
+static int parse_value(spm_mmio_t *r, const char **p, double *v)
 {
-    char *s = *p, *end;
+    const char *s = *p, *end;
     while (isspace((unsigned char)*s))
         s++;
     if (!*s)
         return spm_lines_error(r->in, SPM_EFORMAT, "missing value");
+    /* numparse reads what strtoll and strtod read (value, end and errno
+       alike): strtod was most of the time spent reading a dense file */
     errno = 0;
     if (r->h.field == SPM_MMIO_INTEGER) {
-        long long i = strtoll(s, &end, 10);
+        int64_t i;
+        spm_numparse_i64(s, &end, &i);
         *v = (double)i;
     } else {
-        *v = strtod(s, &end);
+        spm_numparse_double(s, &end, v);
     }
     if (end == s || (*end && !isspace((unsigned char)*end)))
         return spm_lines_error(r->in, SPM_EFORMAT, "'%.*s' is not %s", (int)strcspn(s, " \t"), s,
@@ -167,7 +172,7 @@ static int read_size(spm_mmio_t *r)
         return rc;
     if (rc == 0)
         return spm_lines_error(r->in, SPM_EFORMAT, "file ends before the size line");
-    char *p = line;
+    const char *p = line;
     spm_mmio_header_t *h = &r->h;
     int coord = h->format == SPM_MMIO_COORDINATE;
     if (parse_u64(&p, &h->rows) || parse_u64(&p, &h->cols) ||
@@ -233,7 +238,7 @@ static int check_end(spm_mmio_t *r)
     return 0;
 }
 
-static int read_coordinate(spm_mmio_t *r, char *p, uint64_t *row, uint64_t *col, double *v)
+static int read_coordinate(spm_mmio_t *r, const char *p, uint64_t *row, uint64_t *col, double *v)
 {
     uint64_t i, j;
     if (parse_u64(&p, &i) || parse_u64(&p, &j))
@@ -259,7 +264,7 @@ static int read_coordinate(spm_mmio_t *r, char *p, uint64_t *row, uint64_t *col,
     return 0;
 }
 
-static int read_array(spm_mmio_t *r, char *p, uint64_t *row, uint64_t *col, double *v)
+static int read_array(spm_mmio_t *r, const char *p, uint64_t *row, uint64_t *col, double *v)
 {
     int rc = parse_value(r, &p, v);
     if (rc != 0 || (rc = end_of_line(r, p)) != 0)
