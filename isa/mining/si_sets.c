@@ -201,6 +201,87 @@ static double cpu_seconds(void)
 /*  Transactions of the tree's trial. */
 #define TRIE_SAMPLE 256
 
+/*  Three kernels: the pair matrix for 2-itemsets; for longer sets the
+    prefix tree, whose cost grows with the subsets of each transaction, and
+    vertical bitsets over chunks of several blocks, whose cost grows with
+    the candidates. For sets of 3 and more, the first transaction block is
+    counted with the bitsets (TRY_VERT), a strided sample of TRIE_SAMPLE
+    transactions of the second with the tree (TRY_TRIE), and the cheaper in
+    thread CPU time per transaction counts the rest. */
+typedef struct {
+    enum { PAIRS, TRIE, VERT, TRY_VERT, TRY_TRIE } kernel;
+    spm_mining_sets_t *c; /* the candidates; their counts are summed here */
+    uint32_t domain;
+    spm_mining_pairs_t *pairs;
+    spm_mining_trie_t *trie;
+    spm_mining_vert_t *vert; /* made at first use */
+    double per[2];           /* seconds per transaction: bitsets, tree */
+} counter_t;
+
+static void tree_count(counter_t *k, const spm_mining_trans_t *t, uint32_t i)
+{
+    spm_mining_trie_count(k->trie, t->items + t->off[i], t->off[i + 1] - t->off[i], t->weight[i],
+                          k->c->counts);
+}
+
+/*  Adds transactions [FROM, TO) of T to the bitsets' chunk, counting each
+    chunk that fills. */
+static int vert_count(counter_t *k, const spm_mining_trans_t *t, uint32_t from, uint32_t to)
+{
+    if (!k->vert &&
+        !(k->vert = spm_mining_vert_new(k->c->items, k->c->k, k->c->n, k->domain, VERT_CHUNK)))
+        return SPM_ENOMEM;
+    while (from < to)
+        if ((from += spm_mining_vert_add(k->vert, t->off + from, t->items, t->weight + from,
+                                         to - from)) < to)
+            spm_mining_vert_flush(k->vert, k->c->counts);
+    return 0;
+}
+
+/*  Counts the transaction block T with the current kernel. */
+static int count_block(counter_t *k, const spm_mining_trans_t *t)
+{
+    double t0 = cpu_seconds();
+    int rc = 0;
+    switch (k->kernel) {
+    case PAIRS:
+        for (uint32_t i = 0; i < t->n && rc == 0; i++)
+            rc = spm_mining_pairs_count(k->pairs, t->items + t->off[i], t->off[i + 1] - t->off[i],
+                                        t->weight[i]);
+        return rc;
+    case TRIE:
+        for (uint32_t i = 0; i < t->n; i++)
+            tree_count(k, t, i);
+        return 0;
+    case VERT:
+        return vert_count(k, t, 0, t->n);
+    case TRY_VERT:
+        if ((rc = vert_count(k, t, 0, t->n)) == 0) {
+            spm_mining_vert_flush(k->vert, k->c->counts);
+            k->per[0] = (cpu_seconds() - t0) / (t->n + 1);
+            k->kernel = TRY_TRIE;
+        }
+        return rc;
+    case TRY_TRIE: {
+        /* transactions come sorted by length: the sample is strided */
+        uint32_t stride = t->n / TRIE_SAMPLE + 1, done = 0;
+        for (uint32_t i = 0; i < t->n; i += stride, done++)
+            tree_count(k, t, i);
+        k->per[1] = (cpu_seconds() - t0) / (done + 1);
+        k->kernel = k->per[1] < k->per[0] ? TRIE : VERT;
+        for (uint32_t i = 0; i < t->n && rc == 0; i++)
+            if (i % stride != 0) {
+                if (k->kernel == TRIE)
+                    tree_count(k, t, i);
+                else
+                    rc = vert_count(k, t, i, i + 1);
+            }
+        return rc;
+    }
+    }
+    return 0;
+}
+
 /*  CountBlockCandidatesSupport (join R, trans[1..m-1) R, cands ACC; u32 domain). */
 static int count(spm_si_ctx_t *ctx)
 {
@@ -216,87 +297,30 @@ static int count(spm_si_ctx_t *ctx)
         return rc;
     c.kind = SPM_MINING_KIND_CANDS;
     c.counts = calloc((size_t)c.n + 1, 8);
-    spm_mining_pairs_t *pairs = c.k == 2 ? spm_mining_pairs_new(c.items, c.n, domain) : NULL;
-    spm_mining_trie_t *trie = pairs ? NULL : spm_mining_trie_new(c.items, c.k, c.n, domain);
-    if (!c.counts || (!trie && !pairs)) {
+    counter_t k = {.kernel = TRIE, .c = &c, .domain = domain};
+    if (c.k == 2 && (k.pairs = spm_mining_pairs_new(c.items, c.n, domain)))
+        k.kernel = PAIRS;
+    else if ((k.trie = spm_mining_trie_new(c.items, c.k, c.n, domain)) && c.k >= 3 && domain > 0)
+        k.kernel = m >= 4 ? TRY_VERT : VERT;
+    if (!c.counts || (!k.pairs && !k.trie))
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_COUNT_CANDS);
-        goto out;
-    }
-    /* Two kernels: the prefix tree, whose cost grows with the subsets of
-       each transaction, and vertical bitsets over chunks of several blocks,
-       whose cost grows with the candidates. For sets of 3 and more, the
-       first transaction block is counted with the bitsets, a sample of
-       TRIE_SAMPLE transactions of the second with the tree, and the cheaper
-       in thread CPU time per transaction counts the rest. */
-    enum { TRIE, TRY_VERT, TRY_TRIE, VERT } kernel = TRIE;
-    if (c.k >= 3 && domain > 0)
-        kernel = m >= 4 ? TRY_VERT : VERT;
-    spm_mining_vert_t *vert = NULL;
-    double per[2] = {0, 0}; /* seconds per transaction: bitsets, tree */
     for (size_t q = 1; q + 1 < m && rc == 0; q++) {
         if ((rc = spm_mining_in_trans(ctx, q, &t)) != 0)
             break;
-        double t0 = cpu_seconds();
-        uint32_t from = 0; /* transactions of T counted so far */
-        if (pairs) {
-            for (; from < t.n && rc == 0; from++)
-                rc = spm_mining_pairs_count(pairs, t.items + t.off[from],
-                                            t.off[from + 1] - t.off[from], t.weight[from]);
-        } else if (kernel == TRIE) {
-            for (; from < t.n; from++)
-                spm_mining_trie_count(trie, t.items + t.off[from], t.off[from + 1] - t.off[from],
-                                      t.weight[from], c.counts);
-        } else if (kernel == TRY_TRIE) {
-            /* transactions come sorted by length: the sample is strided */
-            uint32_t stride = t.n / TRIE_SAMPLE + 1, done = 0;
-            for (uint32_t i = 0; i < t.n; i += stride, done++)
-                spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i],
-                                      t.weight[i], c.counts);
-            per[1] = (cpu_seconds() - t0) / (done + 1);
-            kernel = per[1] < per[0] ? TRIE : VERT;
-            if (kernel == VERT && !vert &&
-                !(vert = spm_mining_vert_new(c.items, c.k, c.n, domain, VERT_CHUNK)))
-                rc = SPM_ENOMEM;
-            for (uint32_t i = 0; i < t.n && rc == 0; i++) {
-                if (i % stride == 0)
-                    continue;
-                if (kernel == TRIE)
-                    spm_mining_trie_count(trie, t.items + t.off[i], t.off[i + 1] - t.off[i],
-                                          t.weight[i], c.counts);
-                else if (spm_mining_vert_add(vert, t.off + i, t.items, t.weight + i, 1) == 0) {
-                    spm_mining_vert_flush(vert, c.counts);
-                    i--; /* the chunk was full: again */
-                }
-            }
-            from = t.n;
-        }
-        if (from < t.n && rc == 0 && (kernel == TRY_VERT || kernel == VERT)) {
-            if (!vert && !(vert = spm_mining_vert_new(c.items, c.k, c.n, domain, VERT_CHUNK)))
-                rc = SPM_ENOMEM;
-            while (rc == 0 && from < t.n)
-                if ((from += spm_mining_vert_add(vert, t.off + from, t.items, t.weight + from,
-                                                 t.n - from)) < t.n)
-                    spm_mining_vert_flush(vert, c.counts);
-            if (rc == 0 && kernel == TRY_VERT) {
-                spm_mining_vert_flush(vert, c.counts);
-                per[0] = (cpu_seconds() - t0) / (t.n + 1);
-                kernel = TRY_TRIE;
-            }
-        }
+        rc = count_block(&k, &t);
         spm_mining_trans_free(&t);
         if (rc != 0)
             rc = spm_error(rc, "%s: out of memory", SPM_MINING_COUNT_CANDS);
     }
-    if (rc == 0 && vert)
-        spm_mining_vert_flush(vert, c.counts);
-    spm_mining_vert_destroy(&vert);
-    if (rc == 0 && pairs)
-        spm_mining_pairs_finish(pairs, c.items, c.n, c.counts);
+    if (rc == 0 && k.vert)
+        spm_mining_vert_flush(k.vert, c.counts);
+    if (rc == 0 && k.pairs)
+        spm_mining_pairs_finish(k.pairs, c.items, c.n, c.counts);
     if (rc == 0)
         rc = spm_mining_out_sets(ctx, m - 1, &c);
-out:
-    spm_mining_pairs_destroy(&pairs);
-    spm_mining_trie_destroy(&trie);
+    spm_mining_vert_destroy(&k.vert);
+    spm_mining_pairs_destroy(&k.pairs);
+    spm_mining_trie_destroy(&k.trie);
     spm_mining_sets_free(&c);
     return rc;
 }
