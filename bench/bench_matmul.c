@@ -390,21 +390,15 @@ static void slow_one_ieu(pid_t pid)
 }
 
 /*  The two IEUs' capacities, each measured alone under the same load: the
-    one IEU of the job PID on CPU 1 (the fast one) or on CPU 0 (the slow
+    one IEU of the job PID on CPU ALONE_CPU (1: the fast one, 0: the slow
     one), with the busy processes on CPU 0 either way. */
-static void fast_ieu_alone(pid_t pid)
-{
-    pid_t ieu;
-    wait_ieus(pid, &ieu, 1);
-    pin(ieu, 1);
-    start_hogs();
-}
+static int alone_cpu;
 
-static void slow_ieu_alone(pid_t pid)
+static void one_ieu_alone(pid_t pid)
 {
     pid_t ieu;
     wait_ieus(pid, &ieu, 1);
-    pin(ieu, 0);
+    pin(ieu, alone_cpu);
     start_hogs();
 }
 
@@ -436,10 +430,10 @@ static void bench_hetero(long n, long block)
        runs above, with the ss policy. */
     double w, t, cap = 0;
     ieus_arg = "1";
-    spm_medians(file("HA.mtx"), file("HA.mtx"), "ss", block, fast_ieu_alone, &w, &t);
-    cap += flops / w / 1e9;
-    spm_medians(file("HA.mtx"), file("HA.mtx"), "ss", block, slow_ieu_alone, &w, &t);
-    cap += flops / w / 1e9;
+    for (alone_cpu = 1; alone_cpu >= 0; alone_cpu--) {
+        spm_medians(file("HA.mtx"), file("HA.mtx"), "ss", block, one_ieu_alone, &w, &t);
+        cap += flops / w / 1e9;
+    }
     ieus_arg = "2";
     printf("hetero %ldx%ld, one of 2 IEUs slowed 3:1: summed capacity %.2f GFLOP/s (each IEU "
            "alone); static (s) %.2f GFLOP/s (%.0f%% of capacity), dynamic ss %.2f GFLOP/s "

@@ -330,9 +330,8 @@ uint32_t spm_mining_vert_add(spm_mining_vert_t *v, const uint32_t *off, const ui
 }
 
 /*  Popcount of A AND B over N words: the inner loop of the vertical count
-    where a prefix occurs in most words. Three builds: AVX-512 with its
-    64-bit lane popcount, POPCNT, and baseline x86-64; the fastest the CPU
-    runs is picked once. */
+    where a prefix occurs in most words. AVX-512 with its 64-bit lane
+    popcount where the CPU has it (picked once), else the plain loop. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define HAVE_AVX512_POPCNT 1
@@ -349,18 +348,15 @@ and_popcount_avx512(const uint64_t *a, const uint64_t *b, uint32_t n)
         sum += (uint64_t)__builtin_popcountll(a[w] & b[w]);
     return sum;
 }
-
-__attribute__((target("popcnt"))) static uint64_t and_popcount_popcnt(const uint64_t *a,
-                                                                      const uint64_t *b, uint32_t n)
-{
-    uint64_t sum = 0;
-    for (uint32_t w = 0; w < n; w++)
-        sum += (uint64_t)__builtin_popcountll(a[w] & b[w]);
-    return sum;
-}
 #endif
 
-static uint64_t and_popcount_plain(const uint64_t *a, const uint64_t *b, uint32_t n)
+/*  Built with and without the POPCNT instruction (target_clones): the
+    loader picks the one the CPU runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static uint64_t
+and_popcount_plain(const uint64_t *a, const uint64_t *b, uint32_t n)
 {
     uint64_t sum = 0;
     for (uint32_t w = 0; w < n; w++)
@@ -379,8 +375,6 @@ static void and_popcount_pick(void)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512f"))
         and_popcount = and_popcount_avx512;
-    else if (__builtin_cpu_supports("popcnt"))
-        and_popcount = and_popcount_popcnt;
 #endif
 }
 
