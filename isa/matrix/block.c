@@ -203,9 +203,8 @@ static int check_dense(const spm_mm_meta_t *m, const unsigned char *p)
     return 0;
 }
 
-/*  Checks what memory safety needs: header, length, and for CSR the row
-    pointers and column indices. FULL also checks a dense block's nnz. */
-static int check(const void *data, size_t len, spm_mm_meta_t *m, int full)
+/*  Checks the header and that the length matches it. */
+static int check_shape(const void *data, size_t len, spm_mm_meta_t *m)
 {
     int rc = spm_mm_block_meta(data, len, m);
     if (rc != 0)
@@ -213,24 +212,27 @@ static int check(const void *data, size_t len, spm_mm_meta_t *m, int full)
     if (len - SPM_MM_HEADER != payload_bytes(m))
         return spm_error(SPM_EFORMAT, "mm.block: %zu payload bytes, expected %zu",
                          len - SPM_MM_HEADER, payload_bytes(m));
-    const unsigned char *p = (const unsigned char *)data + SPM_MM_HEADER;
-    if (m->kind == SPM_MM_CSR)
-        return check_csr(m, p);
-    if (m->kind == SPM_MM_DENSE && full)
-        return check_dense(m, p);
     return 0;
 }
 
 int spm_mm_block_validate(const void *data, size_t len)
 {
     spm_mm_meta_t m;
-    return check(data, len, &m, 1);
+    int rc = check_shape(data, len, &m);
+    if (rc != 0)
+        return rc;
+    const unsigned char *p = (const unsigned char *)data + SPM_MM_HEADER;
+    if (m.kind == SPM_MM_CSR)
+        return check_csr(&m, p);
+    if (m.kind == SPM_MM_DENSE)
+        return check_dense(&m, p);
+    return 0;
 }
 
 int spm_mm_block_view(const void *data, size_t len, spm_mm_block_t **out)
 {
     spm_mm_meta_t m;
-    int rc = check(data, len, &m, 0);
+    int rc = check_shape(data, len, &m);
     if (rc != 0)
         return rc;
     if (!HOST_LE || ((uintptr_t)data & 7) != 0)

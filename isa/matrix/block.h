@@ -90,10 +90,13 @@ int spm_mm_block_decode(const void *data, size_t len, spm_mm_block_t **out);
 
 /*  Like decode, but without copying when it can: on a little-endian host
     with DATA 8-byte aligned, the block's arrays point into DATA, which must
-    outlive the view. Checks what memory safety needs (header, length, CSR
-    structure), not a dense block's nnz (spm_mm_block_validate does, when
-    the block arrives). Returns 0 with *OUT (destroy it as usual),
-    SPM_EFORMAT or SPM_ENOMEM. */
+    outlive the view. Checks the header and the length only: DATA must
+    have passed spm_mm_block_validate or come from this module's encoders,
+    as every block an SI reads has: an IEU validates each block that enters
+    its node from the store or a peer, and SI outputs are encoded here.
+    Re-checking a CSR block's structure on every read cost
+    a sixth of a sparse multiply SI. Returns 0 with *OUT (destroy it as
+    usual), SPM_EFORMAT or SPM_ENOMEM. */
 int spm_mm_block_view(const void *data, size_t len, spm_mm_block_t **out);
 
 /*  Encodes B. Returns 0 with *DATA (malloc'd, caller frees) and *LEN set,
