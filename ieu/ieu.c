@@ -91,12 +91,15 @@ typedef struct {
 } refs_t;
 
 #define FETCH_TIMEOUT_US 2000000 /* a peer silent this long: use the store */
+#define AHEAD_US 2000.0          /* short SIs: hold about this much work ahead */
+#define AHEAD_MAX 16             /* ... but never more than this many SIs */
 #define MAX_RELOCALIZE 3
 
 typedef struct {
     void *ctx, *dealer;
     spm_nodecache_t *cache;
     uint32_t index, node, slots, prefetch;
+    double exec_ema_us;       /* moving average of SI execution times, 0 before the first */
     uint32_t held;            /* SIs received and not yet committed */
     uint32_t requested;       /* credits asked for and not yet used */
     spm_hmap_t *fetches;      /* GET/FETCH req -> fetch_t */
@@ -264,10 +267,25 @@ static int send_env(ieu_t *ieu, Spm__Envelope *env, spm_frame_t *f, size_t n)
     return spm_wire_send(ieu->dealer, NULL, env, f, n, &ieu->wire);
 }
 
-/*  Credits to ask for now: enough to hold slots + prefetch SIs. */
+/*  SIs to hold ahead of the running ones: --prefetch, or more while SIs
+    are short, enough to keep the slots busy for AHEAD_US. A short SI ends
+    before the center could answer for the next one, so with one SI ahead
+    the slots would wait on every round trip; a long one keeps its slot
+    busy, and holding more would only take work from other IEUs. */
+static uint32_t ahead(const ieu_t *ieu)
+{
+    if (ieu->prefetch == 0 || ieu->exec_ema_us <= 0)
+        return ieu->prefetch;
+    double cover = AHEAD_US * ieu->slots / ieu->exec_ema_us;
+    if (cover <= ieu->prefetch)
+        return ieu->prefetch;
+    return cover >= AHEAD_MAX ? AHEAD_MAX : (uint32_t)cover;
+}
+
+/*  Credits to ask for now: enough to hold slots + ahead() SIs. */
 static uint32_t wanted(const ieu_t *ieu)
 {
-    uint32_t want = ieu->slots + ieu->prefetch;
+    uint32_t want = ieu->slots + ahead(ieu);
     return ieu->held + ieu->requested >= want ? 0 : want - ieu->held - ieu->requested;
 }
 
@@ -694,6 +712,8 @@ static void commit_done(ieu_t *ieu)
         r->t_end = t->t_start + t->exec_us;
         if (t->status != 0)
             continue;
+        ieu->exec_ema_us = ieu->exec_ema_us > 0 ? 0.8 * ieu->exec_ema_us + 0.2 * (double)t->exec_us
+                                                : (double)t->exec_us + 1.0;
         for (size_t i = 0; i < t->nops; i++) {
             if (t->ops[i].mode == SPM_R)
                 continue;
@@ -871,7 +891,8 @@ static const char ieu_help[] =
     "  --node N            this node's index, as the center gave it to the agent\n"
     "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
     "  --slots N           SIs executed at once, one thread each (default 1)\n"
-    "  --prefetch N        SIs asked for ahead, localized while others run (default 1)\n"
+    "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
+    "                      more while SIs are short: about 2 ms of work, at most 16)\n"
     "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
     "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
     "  --insecure          allow plain TCP without keys\n"

@@ -209,18 +209,29 @@ static int issue_load(spm_sf_t *sf, mm_t *st, int is_a, uint32_t r, uint32_t c,
     return issue(sf, "mm.load", ops, 2, TAG(is_a ? TAG_LOAD_A : TAG_LOAD_B, r, c));
 }
 
-/*  Issues, for WHO, one load that the next multiply SI of G still needs.
-    Returns 1 when it did, 0 when every load it needs is issued already. */
+/*  Issues, for WHO, every load that the next multiply SI of G still needs,
+    all at once: a load is short and its input comes from the store, so
+    they run in parallel on whichever slots ask next (WHO's node first)
+    instead of one round trip after another ahead of the multiply.
+    Returns 1 when it issued any, 0 when every load it needs is issued
+    already (or issuing failed, which fails the job). */
 static int feed_load(spm_sf_t *sf, mm_t *st, const group_t *g, const spm_ieu_t *who)
 {
+    int issued = 0;
     for (uint32_t x = g->first[g->next]; x < g->first[g->next + 1]; x++) {
         uint32_t k = g->ks[x];
-        if (!st->a_loaded[(size_t)g->i * st->nk + k])
-            return issue_load(sf, st, 1, g->i, k, who) == 0;
-        if (!st->b_loaded[(size_t)k * st->nj + g->j])
-            return issue_load(sf, st, 0, k, g->j, who) == 0;
+        if (!st->a_loaded[(size_t)g->i * st->nk + k]) {
+            if (issue_load(sf, st, 1, g->i, k, who) != 0)
+                return 0;
+            issued = 1;
+        }
+        if (!st->b_loaded[(size_t)k * st->nj + g->j]) {
+            if (issue_load(sf, st, 0, k, g->j, who) != 0)
+                return 0;
+            issued = 1;
+        }
     }
-    return 0;
+    return issued;
 }
 
 /*  Issues the next multiply SI of group GI (for WHO when not NULL). */
