@@ -563,8 +563,8 @@ void spm_session_close(spm_session_t **sp)
         if (!procs[k])
             continue;
         int gone = 0;
-        for (int i = 0; i < 300 && !(gone = spm_proc_exited(procs[k], NULL)); i++)
-            usleep(10000);
+        for (int i = 0; i < 3000 && !(gone = spm_proc_exited(procs[k], NULL)); i++)
+            usleep(1000);
         if (!gone)
             spm_proc_stop(procs[k], 3000);
     }
