@@ -134,6 +134,59 @@ static int number(spm_reader_t *r, const char *s, size_t n, uint32_t *item)
     return 0;
 }
 
+/*  Room for one more item in R->items. */
+static int grow(spm_reader_t *r, size_t m)
+{
+    if (m < r->cap)
+        return 0;
+    size_t cap = r->cap ? r->cap * 2 : 64;
+    uint32_t *v = realloc(r->items, cap * sizeof *v);
+    if (!v)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    r->items = v;
+    r->cap = cap;
+    return 0;
+}
+
+static int blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/*  The next item of LINE (LEN bytes) from *AT, into *ITEM; *AT moves past
+    it. Returns 1, 0 at the end of the line, or an error. A plain number is
+    read in one pass over its digits; anything else (a name, or a token
+    that number() refuses with its message) is cut at the next blank. */
+static int next_item(spm_reader_t *r, const char *line, size_t len, size_t *at, uint32_t *item)
+{
+    size_t i = *at;
+    while (i < len && blank(line[i]))
+        i++;
+    if (i == len)
+        return 0;
+    size_t start = i;
+    if (!r->names) {
+        uint64_t v = 0;
+        while (i < len && (unsigned)(line[i] - '0') < 10 && v <= SPM_READER_MAX_ITEM)
+            v = v * 10 + (uint64_t)(line[i++] - '0');
+        if ((i == len || blank(line[i])) && v <= SPM_READER_MAX_ITEM) {
+            *item = (uint32_t)v;
+            *at = i;
+            return 1;
+        }
+    }
+    while (i < len && !blank(line[i]))
+        i++;
+    *at = i;
+    int rc;
+    if (!r->names)
+        return (rc = number(r, line + start, i - start, item)) != 0 ? rc : 1;
+    if ((rc = intern(r, line + start, i - start, item)) != 0)
+        return rc == SPM_ENOMEM ? spm_error(rc, "out of memory")
+                                : spm_lines_error(r->lines, rc, "too many names");
+    return 1;
+}
+
 int spm_reader_next(spm_reader_t *r, const uint32_t **items, size_t *n)
 {
     char *line;
@@ -145,35 +198,17 @@ int spm_reader_next(spm_reader_t *r, const uint32_t **items, size_t *n)
     if (truncated)
         return spm_lines_error(r->lines, SPM_EFORMAT,
                                "last line has no line end (truncated file?)");
-    size_t m = 0;
-    for (size_t i = 0; i < len;) {
-        while (i < len && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        size_t start = i;
-        while (i < len && line[i] != ' ' && line[i] != '\t')
-            i++;
-        if (i == start)
-            break;
-        if (m == r->cap) {
-            size_t cap = r->cap ? r->cap * 2 : 64;
-            uint32_t *v = realloc(r->items, cap * sizeof *v);
-            if (!v)
-                return spm_error(SPM_ENOMEM, "out of memory");
-            r->items = v;
-            r->cap = cap;
-        }
-        uint32_t item = 0;
-        if (r->names) {
-            if ((rc = intern(r, line + start, i - start, &item)) != 0)
-                return rc == SPM_ENOMEM ? spm_error(rc, "out of memory")
-                                        : spm_lines_error(r->lines, rc, "too many names");
-        } else if ((rc = number(r, line + start, i - start, &item)) != 0) {
+    size_t m = 0, at = 0;
+    uint32_t item = 0;
+    while ((rc = next_item(r, line, len, &at, &item)) == 1) {
+        if ((rc = grow(r, m)) != 0)
             return rc;
-        }
         r->items[m++] = item;
         if ((uint64_t)item + 1 > r->domain)
             r->domain = (uint64_t)item + 1;
     }
+    if (rc != 0)
+        return rc;
     r->count++;
     *items = r->items;
     *n = m;
