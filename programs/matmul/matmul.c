@@ -29,6 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SPARSE_BLOCK 256 /* the dissertation's block side */
+#define DENSE_BLOCK 512  /* fewer, larger dgemm calls: faster on dense inputs (docs/MATMUL.md) */
+
 static const char usage_text[] =
     "usage: spm matmul A.mtx B.mtx -o C.mtx [options]\n"
     "\n"
@@ -40,7 +43,9 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  -o, --output FILE   where C goes (required; a regular file)\n"
-    "  -b, --block K       block side, 1 to 16384 (default 256)\n"
+    "  -b, --block K       block side, 1 to 16384 (default 256; 512 when both\n"
+    "                      inputs are dense: array files, or entries filling at\n"
+    "                      least 1/8 of the matrix)\n"
     "  -p, --policy P      scheduling policy (default ss):\n"
     "                        ss   smart, static seed: a new task group reuses\n"
     "                             the blocks the IEU's node holds\n"
@@ -56,7 +61,9 @@ static const char usage_text[] =
     "                        mixture      write until no task group is left, then\n"
     "                                     distributed\n"
     "      --per-si N      products per multiply SI, 1 to 127 (default: chosen\n"
-    "                      from the blocks' predicted work, about 5 ms each)\n"
+    "                      from the blocks' predicted work: about 10 ms each, and\n"
+    "                      more where C's block is large, since every SI copies\n"
+    "                      and stores it)\n"
     "      --seed N        seed of the random policies (default 1)\n"
     "  -h, --help          this text\n"
     "\n";
@@ -166,7 +173,18 @@ static int write_result(run_t *r, spm_mmio_field_t field)
     return rc;
 }
 
-/*  Opens both inputs and checks that they can be multiplied. */
+/*  Whether the matrix of header H fills its blocks past the sparse
+    threshold, as far as its header tells (an array file, or as many
+    entries as that, mirrored ones counted twice). */
+static int looks_dense(const spm_mmio_header_t *h)
+{
+    double entries = (double)h->entries * (h->symmetry == SPM_MMIO_GENERAL ? 1 : 2);
+    return h->format == SPM_MMIO_ARRAY ||
+           entries >= SPM_MM_SPARSE_FILL * (double)h->rows * (double)h->cols;
+}
+
+/*  Opens both inputs and checks that they can be multiplied; picks the
+    block side when --block did not. */
 static int open_inputs(run_t *r)
 {
     if (!(r->ra = spm_mmio_open(r->a_path)) || !(r->rb = spm_mmio_open(r->b_path)))
@@ -177,6 +195,8 @@ static int open_inputs(run_t *r)
                          "inner dimensions do not match: %s is %" PRIu64 "x%" PRIu64
                          ", %s is %" PRIu64 "x%" PRIu64,
                          r->a_path, a->rows, a->cols, r->b_path, b->rows, b->cols);
+    if (r->job.k == 0)
+        r->job.k = looks_dense(a) && looks_dense(b) ? DENSE_BLOCK : SPARSE_BLOCK;
     r->job.m = (uint32_t)a->rows;
     r->job.p = (uint32_t)a->cols;
     r->job.n = (uint32_t)b->cols;
@@ -239,7 +259,7 @@ static int matmul_main(int argc, char **argv)
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
-    run_t r = {.job = {.k = 256, .policy = SPM_MM_SS, .update = SPM_MM_WRITE, .seed = 1}};
+    run_t r = {.job = {.k = 0, .policy = SPM_MM_SS, .update = SPM_MM_WRITE, .seed = 1}};
     spm_run_opts_t o;
     spm_run_opts_init(&o);
     int c, rc = 0;
@@ -284,8 +304,7 @@ static int matmul_main(int argc, char **argv)
         return spm_cli_usage("matmul", "-o FILE is required (a regular file)");
     r.a_path = argv[optind];
     r.b_path = argv[optind + 1];
-    if (r.job.k > 0)
-        rc = run(&r, &o);
+    rc = run(&r, &o);
     release(&r);
     return rc != 0 ? spm_cli_fail("matmul", rc) : 0;
 }

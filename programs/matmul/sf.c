@@ -52,6 +52,7 @@
     also copies its C block in and out (512 KiB for a dense 256 x 256 one)
     and commits it to the store; at 5 ms that cost a quarter of the SI. */
 #define SI_WORK 3e8
+#define C_WORK 2000.0 /* flops per byte of C in one SI at least (see chunk) */
 
 enum { TAG_LOAD_A = 1, TAG_LOAD_B, TAG_MUL, TAG_ADD, TAG_STORE };
 enum { LOAD_ISSUED = 1, LOAD_DONE = 2 };
@@ -607,9 +608,11 @@ static double product_cost(const mm_t *st, uint32_t i, uint32_t k, uint32_t j)
 }
 
 /*  Cuts group G's products into multiply SIs: PER_SI products each when
-    the job says so, else as few SIs as make each about SI_WORK flops
-    (an SI carries an accumulator of the C block, so many small products
-    belong in one SI), with at most SPM_MM_MAX_PER_SI products per SI. */
+    the job says so, else as few SIs as make each about SI_WORK flops, and
+    at least C_WORK flops per byte of a dense C block: every SI copies its
+    C block in and out and commits it to the store, which costs the VM
+    about 1 ns per byte (0.4 ms for a 256 x 256 block, measured), so many
+    products belong in one SI. At most SPM_MM_MAX_PER_SI products per SI. */
 static int chunk(mm_t *st, group_t *g)
 {
     uint32_t per = st->job.per_si;
@@ -617,7 +620,9 @@ static int chunk(mm_t *st, group_t *g)
         double work = 0;
         for (uint32_t x = 0; x < g->nprod; x++)
             work += product_cost(st, g->i, g->ks[x], g->j);
-        double sis = ceil(work / SI_WORK);
+        double c_bytes = 8.0 * spm_mm_block_side(st->job.m, st->job.k, g->i) *
+                         spm_mm_block_side(st->job.n, st->job.k, g->j);
+        double sis = ceil(work / fmax(SI_WORK, C_WORK * c_bytes));
         per = (uint32_t)ceil(g->nprod / (sis < 1 ? 1 : sis));
     }
     if (per > SPM_MM_MAX_PER_SI)
