@@ -60,10 +60,10 @@ int spm_proc_stop(pid_t pid, int timeout_ms)
     if (pid <= 0)
         return 0;
     kill(pid, SIGTERM);
-    for (int waited = 0; waited < timeout_ms; waited += 10) {
+    for (int waited = 0; waited < timeout_ms * 10; waited++) {
         if (spm_proc_exited(pid, &status))
             return status;
-        struct timespec ts = {0, 10000000};
+        struct timespec ts = {0, 100000}; /* 0.1 ms */
         nanosleep(&ts, NULL);
     }
     kill(pid, SIGKILL);
