@@ -409,10 +409,12 @@ int spm_mm_acc_finish(double *acc, uint32_t rows, uint32_t cols, void **data, si
     unsigned char *buf = (unsigned char *)acc - SPM_MM_HEADER;
     size_t n = (size_t)rows * cols;
     uint64_t nnz = 0;
+    /* x + 0.0 is x, except that -0.0 becomes +0.0 (which validation counts
+       as a zero); branch-free, so the loop vectorizes. */
     for (size_t i = 0; i < n; i++) {
-        nnz += acc[i] != 0.0;
-        if (acc[i] == 0.0)
-            acc[i] = 0.0; /* -0.0 would not count as a zero when validated */
+        double x = acc[i] + 0.0;
+        acc[i] = x;
+        nnz += x != 0.0;
     }
     spm_mm_meta_t m = {SPM_MM_DENSE, rows, cols, nnz};
     if (nnz > 0 && (double)nnz >= SPM_MM_SPARSE_FILL * (double)n) {

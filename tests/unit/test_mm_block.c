@@ -168,6 +168,33 @@ START_TEST(merge_sums)
 }
 END_TEST
 
+/*  A result whose entries cancel to -0.0 is encoded with those entries as
+    zeros: its nnz counts only the true non-zeros, in either form, and the
+    block passes validation (which counts -0.0 as a zero). */
+START_TEST(negative_zeros_are_zeros)
+{
+    for (int dense = 0; dense < 2; dense++) {
+        uint32_t m = 8, n = 8, want = 0;
+        double *acc = spm_mm_acc_new(m, n, NULL);
+        ck_assert_ptr_nonnull(acc);
+        for (uint32_t i = 0; i < m * n; i++) {
+            int nz = dense ? i % 2 == 0 : i % 16 == 0;
+            acc[i] = nz ? 1.0 + i : -0.0;
+            want += (uint32_t)nz;
+        }
+        void *data;
+        size_t len;
+        spm_mm_meta_t meta;
+        ck_assert_int_eq(spm_mm_acc_finish(acc, m, n, &data, &len), 0);
+        ck_assert_int_eq(spm_mm_block_validate(data, len), 0);
+        ck_assert_int_eq(spm_mm_block_meta(data, len, &meta), 0);
+        ck_assert_int_eq(meta.kind, dense ? SPM_MM_DENSE : SPM_MM_CSR);
+        ck_assert_uint_eq(meta.nnz, want);
+        free(data);
+    }
+}
+END_TEST
+
 START_TEST(raw_blocks)
 {
     spm_buf_t b = {0};
@@ -202,6 +229,7 @@ static Suite *mm_block_suite(void)
     tcase_add_test(tc, forged_refused);
     tcase_add_test(tc, merge_sums);
     tcase_add_test(tc, raw_blocks);
+    tcase_add_test(tc, negative_zeros_are_zeros);
     suite_add_tcase(s, tc);
     return s;
 }
