@@ -94,6 +94,7 @@ typedef struct {
     uint64_t lease_us;
     uint64_t gc_versions; /* block versions deleted as garbage */
     uint64_t sync_us;     /* flush the store this often (0: at every commit) */
+    int no_sync;          /* never flush: a store thrown away at the end */
     uint64_t last_sync;   /* when it was flushed last */
     int dirty;            /* commits since then */
     spm_syncer_t *syncer; /* flushes in the background when sync_us > 0 */
@@ -1015,6 +1016,9 @@ static const char center_help[] =
     "                      (default 100). Commits are safe from a crash of any spm\n"
     "                      process at once; an operating-system crash can lose the\n"
     "                      last N ms. 0 syncs at every commit: durable, slower\n"
+    "  --no-sync           never flush the store to disk: for a store that is thrown\n"
+    "                      away at the end (the embedded VM's). Commits still survive\n"
+    "                      a crash of any spm process, not one of the operating system\n"
     "  --speculate         copy stragglers to idle IEUs at the end of a stage; the\n"
     "                      first result wins (default off)\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
@@ -1027,6 +1031,7 @@ static int center_main(int argc, char **argv)
                                          {"dead-ms", required_argument, 0, 'D'},
                                          {"lease-s", required_argument, 0, 'L'},
                                          {"sync-ms", required_argument, 0, 'S'},
+                                         {"no-sync", no_argument, 0, 'N'},
                                          {"log-level", required_argument, 0, 'v'},
                                          {"config", required_argument, 0, 'C'},
                                          {"keys", required_argument, 0, 'k'},
@@ -1046,6 +1051,7 @@ static int center_main(int argc, char **argv)
     long dead = spm_config_long("center", "dead_ms");
     long lease = spm_config_long("center", "lease_s");
     long sync_ms = spm_config_long("center", "sync_ms");
+    int no_sync = 0;
     spm_log_level_t level;
     spm_log_parse_level(spm_config_str("log", "level"), &level);
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1083,6 +1089,9 @@ static int center_main(int argc, char **argv)
         case 'S':
             rc = spm_parse_long("--sync-ms", optarg, 0, 600000, &sync_ms);
             break;
+        case 'N':
+            no_sync = 1;
+            break;
         case 'h':
             fputs(center_help, stdout);
             return 0;
@@ -1099,7 +1108,8 @@ static int center_main(int argc, char **argv)
     center_t c = {.heartbeat_ms = (uint32_t)hb,
                   .dead_ms = (uint32_t)dead,
                   .lease_us = (uint64_t)lease * 1000000u,
-                  .sync_us = (uint64_t)sync_ms * 1000u};
+                  .sync_us = (uint64_t)sync_ms * 1000u,
+                  .no_sync = no_sync};
     int status = 1;
     c.started_us = spm_now_us();
     c.security = spm_security_new(keys, "center", insecure);
@@ -1127,7 +1137,11 @@ static int center_main(int argc, char **argv)
         goto done;
     }
     restore_jobs(&c);
-    if (c.sync_us &&
+    if (c.no_sync && spm_store_set_lazy(c.store, 1) != 0) {
+        spm_cli_fail("center", SPM_ESTORE);
+        goto done;
+    }
+    if (c.sync_us && !c.no_sync &&
         (spm_store_set_lazy(c.store, 1) != 0 || !(c.syncer = spm_syncer_new(c.store, c.journal)))) {
         spm_cli_fail("center", c.syncer ? SPM_ESTORE : SPM_ESYS);
         goto done;
@@ -1171,7 +1185,7 @@ static int center_main(int argc, char **argv)
             last_tick = now;
         }
         flush_commits(&c);
-        if (c.dirty && now - c.last_sync >= c.sync_us) {
+        if (c.dirty && !c.no_sync && now - c.last_sync >= c.sync_us) {
             if (c.syncer)
                 spm_syncer_kick(c.syncer);
             else if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
@@ -1183,7 +1197,7 @@ static int center_main(int argc, char **argv)
     }
     flush_commits(&c);
     spm_syncer_destroy(&c.syncer);
-    if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
+    if (!c.no_sync && (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0))
         spm_log_error("%s", spm_error_detail());
     shutdown_peers(&c);
     spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)c.wire.received,

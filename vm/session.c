@@ -196,10 +196,13 @@ static int start_embedded(spm_session_t *s)
     snprintf(cache_mb, sizeof cache_mb, "%ld", s->o.cache_mb);
     if (!s->rundir || asprintf(&s->endpoint, "ipc://%s/center", tmpl) < 0)
         return spm_error(SPM_ENOMEM, "out of memory");
-    char *center[] = {"spm",         "center",  "--listen",
-                      s->endpoint,   "--store", store,
-                      "--log-level", "warn",    s->o.speculate ? "--speculate" : NULL,
-                      NULL};
+    /* The store is removed with the directory at the end: flushing it to
+       disk would only cost I/O, and removing a flushed file costs far more
+       than one whose pages never left memory (15 ms against 2 for 40 MB). */
+    char *center[] = {
+        "spm", "center",    "--listen",    s->endpoint, "--store",
+        store, "--no-sync", "--log-level", "warn",      s->o.speculate ? "--speculate" : NULL,
+        NULL};
     s->center = spm_proc_spawn(center);
     if (s->center < 0) {
         s->center = 0;
