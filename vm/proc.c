@@ -60,7 +60,7 @@ int spm_proc_stop(pid_t pid, int timeout_ms)
     if (pid <= 0)
         return 0;
     kill(pid, SIGTERM);
-    for (int waited = 0; waited < timeout_ms * 10; waited++) {
+    for (int tenths = 0; tenths < timeout_ms * 10; tenths++) { /* of a ms */
         if (spm_proc_exited(pid, &status))
             return status;
         struct timespec ts = {0, 100000}; /* 0.1 ms */

@@ -562,9 +562,10 @@ static void mm_finish(spm_sf_t *sf)
 
 /*  Creates the typed SDB of every block of A (IS_A) or B that takes part
     in a product (USED says which inner index has a partner) and counts its
-    load in *N; a block staged typed is its own typed SDB. Under syn every load is issued now; the
-   other policies issue a block's load when the first IEU that needs it asks for work (feed_load),
-   so it lands on that IEU's node. */
+    load in *N; a block staged typed is its own typed SDB and needs no
+    load. Under syn every load is issued now; the other policies issue a
+    block's load when the first IEU that needs it asks for work
+    (feed_load), so it lands on that IEU's node. */
 static int load_all(spm_sf_t *sf, mm_t *st, int is_a, const uint8_t *used, uint64_t *n)
 {
     uint32_t rows = is_a ? st->ni : st->nk, cols = is_a ? st->nk : st->nj;
