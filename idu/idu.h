@@ -40,6 +40,7 @@ typedef struct {
     uint64_t in_version; /* RW: version read */
     spm_mode_t mode;     /* as the IEU sees it (ACC stays ACC) */
     uint32_t type;       /* SDB type id */
+    uint32_t flags;      /* SPM_NOCACHE or 0, as the SF issued it */
 } spm_idu_op_t;
 
 /*  An SI handed to an IEU. Owned by the IDU; valid until the SI commits or

@@ -203,7 +203,10 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
         spm_mode_t mode = ops[i].mode;
         if (mode < SPM_R || mode > SPM_ACC)
             return spm_error(SPM_EINVAL, "operand %zu: invalid mode %d", i, (int)mode);
-        si->ops[i] = (spm_idu_op_t){.sdb = s->id, .mode = mode, .type = s->type};
+        if (ops[i].flags & ~SPM_NOCACHE)
+            return spm_error(SPM_EINVAL, "operand %zu: unknown flags %#x", i, ops[i].flags);
+        si->ops[i] =
+            (spm_idu_op_t){.sdb = s->id, .mode = mode, .type = s->type, .flags = ops[i].flags};
         si->sdbs[i] = s;
         if (mode != SPM_ACC && spm_sb_flush(self, si->sf, s) != 0)
             return SPM_ENOMEM;

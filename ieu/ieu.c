@@ -38,6 +38,7 @@ typedef struct {
     uint64_t in_version; /* RW: read */
     spm_mode_t mode;
     uint32_t type;
+    int nocache; /* SPM_NOCACHE: this node keeps no copy of it */
 } op_t;
 
 typedef struct task {
@@ -499,12 +500,16 @@ static int accept_block(ieu_t *ieu, fetch_t *f, zmq_msg_t *fr)
     size_t len = zmq_msg_size(fr);
     if (!type || type->validate(zmq_msg_data(fr), len) != 0)
         return SPM_EFORMAT;
-    int rc = spm_nodecache_put(ieu->cache, o->sdb, f->version, o->type, zmq_msg_data(fr), len);
+    int keep = !o->nocache;
+    int rc = keep
+                 ? spm_nodecache_put(ieu->cache, o->sdb, f->version, o->type, zmq_msg_data(fr), len)
+                 : 0;
     if (rc != 0 && !t->relocalized)
         return rc;
-    if (t->relocalized) {
-        /* This SI lost an operand to eviction before it ran: the cache is
-           too small for what runs at once, so it keeps its own copies. */
+    if (t->relocalized || !keep) {
+        /* This SI lost an operand to eviction before it ran (the cache is
+           too small for what runs at once), or no SI here reads the block
+           again: it keeps its own copy. */
         if (!t->own && (!(t->own = calloc(t->nops, sizeof *t->own)) ||
                         !(t->own_len = calloc(t->nops, sizeof *t->own_len))))
             return SPM_ENOMEM;
@@ -514,7 +519,7 @@ static int accept_block(ieu_t *ieu, fetch_t *f, zmq_msg_t *fr)
         memcpy(t->own[f->op], zmq_msg_data(fr), len);
         t->own_len[f->op] = len;
     }
-    if (rc == 0)
+    if (rc == 0 && keep)
         refs_add(&ieu->publish, o->sdb, f->version, len);
     if (f->peer) {
         t->l2_hits++;
@@ -627,7 +632,8 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         int bad = 0;
         for (size_t i = 0; i < s->n_ops; i++) {
             Spm__Operand *o = s->ops[i];
-            t->ops[i] = (op_t){o->sdb, o->version, o->in_version, (spm_mode_t)o->mode, o->type};
+            t->ops[i] =
+                (op_t){o->sdb, o->version, o->in_version, (spm_mode_t)o->mode, o->type, o->nocache};
             bad |= o->mode < SPM_R || o->mode > SPM_ACC;
         }
         if (bad) {
@@ -719,8 +725,9 @@ static void commit_done(ieu_t *ieu)
                 continue;
             spm_si_operand_t *c = &t->cops[i];
             /* Keep a copy on this node: the next SI here may read it. */
-            spm_nodecache_put(ieu->cache, t->ops[i].sdb, t->ops[i].version, t->ops[i].type, c->out,
-                              c->out_len);
+            if (!t->ops[i].nocache)
+                spm_nodecache_put(ieu->cache, t->ops[i].sdb, t->ops[i].version, t->ops[i].type,
+                                  c->out, c->out_len);
             frames[f++] = (spm_frame_t){c->out, c->out_len, spm_wire_free, NULL};
             c->out = NULL;
             r->outputs++;

@@ -197,6 +197,7 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
         o->in_version = si->ops[i].in_version;
         o->mode = si->ops[i].mode;
         o->type = si->ops[i].type;
+        o->nocache = (si->ops[i].flags & SPM_NOCACHE) != 0;
     }
     if (spm_grow(&p->batch, p->nbatch, &p->capbatch, sizeof *p->batch, 16) != 0) {
         free_si_msg(s);
@@ -469,8 +470,11 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
             }
             if (rc != 0 && c->batch_rc == 0)
                 c->batch_rc = rc;
-            /* The committing IEU keeps a copy in its node's cache. */
-            spm_idu_dir_add(c->idu, si->ops[k].sdb, si->ops[k].version, zmq_msg_size(fm), p->node);
+            /* The committing IEU keeps a copy in its node's cache, unless
+               the SF said that node will not read it again. */
+            if (!(si->ops[k].flags & SPM_NOCACHE))
+                spm_idu_dir_add(c->idu, si->ops[k].sdb, si->ops[k].version, zmq_msg_size(fm),
+                                p->node);
         }
         frame += r->outputs;
     }

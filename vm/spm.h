@@ -159,9 +159,19 @@ int spm_si_reply(spm_si_ctx_t *ctx, const void *data, size_t len);
 
 typedef uint64_t spm_sdb_t; /* an SDB id, unique in the VM; 0 is no SDB */
 
+/*  Operand flags: hints that change where bytes are kept, never results.
+    NOCACHE  the node that runs the SI will not read this block again: an
+             input is fetched for this SI alone and not kept in the node's
+             cache; an output goes to the center's store but not into the
+             node's cache. For blocks read once (staged inputs turned into
+             typed ones) and for final results, which would only push
+             useful blocks out of the cache and cost a copy each. */
+#define SPM_NOCACHE 1u
+
 typedef struct {
     spm_sdb_t sdb;
     spm_mode_t mode;
+    unsigned flags; /* SPM_NOCACHE or 0 */
 } spm_operand_t;
 
 /*  The IEU asking for work, as an SF's feed policy sees it. */

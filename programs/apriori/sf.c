@@ -144,8 +144,8 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
     spm_buf_put_u32(&p, job->a.block);
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         raw[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
-        ops[0] = (spm_operand_t){job->a.staged[i], SPM_R};
-        ops[1] = (spm_operand_t){raw[i], SPM_W};
+        ops[0] = (spm_operand_t){job->a.staged[i], SPM_R, SPM_NOCACHE}; /* read once */
+        ops[1] = (spm_operand_t){raw[i], SPM_W, 0};
         rc = issue(sf, SPM_MINING_LOAD, ops, 2, &p, 0);
     }
     spm_buf_free(&p);
@@ -161,31 +161,31 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
         uint32_t a = (uint32_t)((uint64_t)n * g / groups),
                  e = (uint32_t)((uint64_t)n * (g + 1) / groups), m = 0;
         for (uint32_t i = a; i < e; i++)
-            ops[m++] = (spm_operand_t){raw[i], SPM_R};
+            ops[m++] = (spm_operand_t){raw[i], SPM_R, 0};
         for (uint32_t q = 0; q < np; q++)
-            ops[m++] = (spm_operand_t){items[q], SPM_ACC};
+            ops[m++] = (spm_operand_t){items[q], SPM_ACC, 0};
         rc = issue(sf, SPM_MINING_COUNT_ITEMS, ops, m, &p, 0);
     }
     spm_buf_free(&p);
     spm_buf_put_u64(&p, job->a.minsup);
     for (uint32_t q = 0; q < np && rc == 0; q++) {
-        ops[0] = (spm_operand_t){items[q], SPM_RW};
+        ops[0] = (spm_operand_t){items[q], SPM_RW, 0};
         rc = issue(sf, SPM_MINING_SHRINK_ITEMS, ops, 1, &p, 0);
     }
     spm_buf_free(&p);
     job->fitems = spm_sdb_new(sf, SPM_MINING_ITEMS);
     job->lv[0].id[0] = spm_sdb_new(sf, SPM_MINING_FSETS);
     for (uint32_t q = 0; q < np; q++)
-        ops[q] = (spm_operand_t){items[q], SPM_R};
-    ops[np] = (spm_operand_t){job->fitems, SPM_W};
-    ops[np + 1] = (spm_operand_t){job->lv[0].id[0], SPM_W};
+        ops[q] = (spm_operand_t){items[q], SPM_R, 0};
+    ops[np] = (spm_operand_t){job->fitems, SPM_W, 0};
+    ops[np + 1] = (spm_operand_t){job->lv[0].id[0], SPM_W, 0};
     if (rc == 0)
         rc = issue(sf, SPM_MINING_FREQ_ITEMS, ops, np + 2, NULL, TAG(TAG_FITEMS, 0));
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         job->trans[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
-        ops[0] = (spm_operand_t){raw[i], SPM_R};
-        ops[1] = (spm_operand_t){job->fitems, SPM_R};
-        ops[2] = (spm_operand_t){job->trans[i], SPM_W};
+        ops[0] = (spm_operand_t){raw[i], SPM_R, 0};
+        ops[1] = (spm_operand_t){job->fitems, SPM_R, 0};
+        ops[2] = (spm_operand_t){job->trans[i], SPM_W, 0};
         rc = issue(sf, SPM_MINING_SHRINK_TRANS, ops, 3, NULL, TAG(TAG_SHRINK, i));
     }
     free(raw);
@@ -206,14 +206,14 @@ static void merge_small(spm_sf_t *sf, job_t *job)
         }
         uint64_t total = job->trans_n[i];
         uint32_t j = i + 1, m = 1;
-        ops[0] = (spm_operand_t){job->trans[i], SPM_RW};
+        ops[0] = (spm_operand_t){job->trans[i], SPM_RW, 0};
         for (; j < n && m < MAX_OPS; j++) {
             if (job->trans_n[j] == 0)
                 continue;
             if (total + job->trans_n[j] > job->a.block)
                 break;
             total += job->trans_n[j];
-            ops[m++] = (spm_operand_t){job->trans[j], SPM_R};
+            ops[m++] = (spm_operand_t){job->trans[j], SPM_R, 0};
         }
         if (m > 1 && issue(sf, SPM_MINING_MERGE_TRANS, ops, m, NULL, 0) != 0)
             return;
@@ -274,8 +274,8 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
     spm_sdb_t cand = spm_sdb_new(pl->sf, SPM_MINING_JOIN);
     uint32_t m = 0;
     for (uint32_t q = b; q <= eb; q++)
-        ops[m++] = (spm_operand_t){l->id[q], SPM_R};
-    ops[m++] = (spm_operand_t){cand, SPM_W};
+        ops[m++] = (spm_operand_t){l->id[q], SPM_R, 0};
+    ops[m++] = (spm_operand_t){cand, SPM_W, 0};
     spm_buf_t p = {0};
     spm_buf_put_u32(&p, from);
     spm_buf_put_u32(&p, to);
@@ -300,11 +300,11 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
     job->cands[job->ncands++] = cand;
     if (pl->k < 2)
         return; /* the 1-subsets of a 2-candidate are frequent items */
-    ops[0] = (spm_operand_t){cand, SPM_RW};
+    ops[0] = (spm_operand_t){cand, SPM_RW, 0};
     m = 1;
     for (uint32_t q = 0; q < l->n; q++)
         if (l->info[q].n > 0)
-            ops[m++] = (spm_operand_t){l->id[q], SPM_R};
+            ops[m++] = (spm_operand_t){l->id[q], SPM_R, 0};
     spm_buf_put_u32(&p, pl->k);
     for (int bound = 0; bound < 2; bound++) {
         spm_buf_put_u32(&p, 0); /* no bound: the operands hold every k-set */
@@ -487,13 +487,13 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
         for (uint32_t g = 0; g < groups && rc == 0; g++) {
             uint32_t a = (uint32_t)((uint64_t)nt * g / groups);
             uint32_t e = (uint32_t)((uint64_t)nt * (g + 1) / groups), n = 0;
-            ops[n++] = (spm_operand_t){job->cands[m], SPM_R};
+            ops[n++] = (spm_operand_t){job->cands[m], SPM_R, 0};
             for (uint32_t t = a; t < e; t++)
-                ops[n++] = (spm_operand_t){job->tlist[t], SPM_R};
-            ops[n++] = (spm_operand_t){counts, SPM_ACC};
+                ops[n++] = (spm_operand_t){job->tlist[t], SPM_R, 0};
+            ops[n++] = (spm_operand_t){counts, SPM_ACC, 0};
             rc = issue(sf, SPM_MINING_COUNT_CANDS, ops, n, &dom, 0);
         }
-        ops[0] = (spm_operand_t){counts, SPM_RW};
+        ops[0] = (spm_operand_t){counts, SPM_RW, 0};
         if (rc == 0)
             rc = issue(sf, SPM_MINING_PRUNE, ops, 1, &sup, TAG(TAG_PRUNE, m));
     }
@@ -526,7 +526,7 @@ static void gather(spm_sf_t *sf, freq_t *fs)
         while (e < fs->nc && fs->left[e] >= 0 && n < MAX_OPS - 1 &&
                avail < SPM_MINING_MAX_FSETS + fs->skip) {
             avail += (uint64_t)fs->left[e];
-            ops[n++] = (spm_operand_t){fs->pruned[e++], SPM_R};
+            ops[n++] = (spm_operand_t){fs->pruned[e++], SPM_R, 0};
         }
         avail -= fs->skip;
         uint64_t take = avail < SPM_MINING_MAX_FSETS ? avail : SPM_MINING_MAX_FSETS;
@@ -547,7 +547,7 @@ static void gather(spm_sf_t *sf, freq_t *fs)
         }
         uint32_t b = l->n++;
         l->id[b] = spm_sdb_new(sf, SPM_MINING_FSETS);
-        ops[n++] = (spm_operand_t){l->id[b], SPM_W};
+        ops[n++] = (spm_operand_t){l->id[b], SPM_W, 0};
         spm_buf_put_u32(&p, (uint32_t)fs->skip);
         spm_buf_put_u32(&p, (uint32_t)take);
         int rc = issue(sf, SPM_MINING_FREQ_SETS, ops, n, &p, TAG(TAG_FSET, b));
@@ -637,7 +637,8 @@ static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
                     job->caprules = cap;
                 }
                 spm_sdb_t out = spm_sdb_new(sf, SPM_MINING_RULES);
-                spm_operand_t ops[3] = {{pre->id[m], SPM_R}, {post->id[b], SPM_R}, {out, SPM_W}};
+                spm_operand_t ops[3] = {
+                    {pre->id[m], SPM_R, 0}, {post->id[b], SPM_R, 0}, {out, SPM_W, 0}};
                 rc = issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, 0);
                 job->rules[job->nrules++] = out;
             }
@@ -689,9 +690,9 @@ static void finish_job(spm_sf_t *sf, job_t *job)
     for (uint32_t s = 0; s < nstore; s++) {
         uint32_t n = 0;
         for (uint32_t i = s * group; i < job->nrules && n < group; i++)
-            ops[n++] = (spm_operand_t){job->rules[i], SPM_R};
+            ops[n++] = (spm_operand_t){job->rules[i], SPM_R, SPM_NOCACHE}; /* read once */
         store[s] = spm_sdb_new(sf, SPM_MINING_RULES);
-        ops[n++] = (spm_operand_t){store[s], SPM_W};
+        ops[n++] = (spm_operand_t){store[s], SPM_W, SPM_NOCACHE}; /* only the client reads it */
         if (issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0) {
             free(store);
             return;

@@ -197,13 +197,14 @@ static int can_issue(const mm_t *st, const group_t *g)
 }
 
 /*  Issues mm.load of A(r,c) (IS_A) or B(r,c), for WHO when not NULL: the
-    typed block then lands in the cache of the node that asked for it. */
+    typed block then lands in the cache of the node that asked for it. The
+    staged raw block is read this once, so no node keeps it. */
 static int issue_load(spm_sf_t *sf, mm_t *st, int is_a, uint32_t r, uint32_t c,
                       const spm_ieu_t *who)
 {
     size_t at = (size_t)r * (is_a ? st->nk : st->nj) + c;
-    spm_operand_t ops[2] = {{(is_a ? st->job.a : st->job.b)[at], SPM_R},
-                            {(is_a ? st->la : st->lb)[at], SPM_W}};
+    spm_operand_t ops[2] = {{(is_a ? st->job.a : st->job.b)[at], SPM_R, SPM_NOCACHE},
+                            {(is_a ? st->la : st->lb)[at], SPM_W, 0}};
     (is_a ? st->a_loaded : st->b_loaded)[at] = LOAD_ISSUED;
     if (who)
         held(st, who->node, is_a, r, c);
@@ -235,7 +236,10 @@ static int feed_load(spm_sf_t *sf, mm_t *st, const group_t *g, const spm_ieu_t *
     return issued;
 }
 
-/*  Issues the next multiply SI of group GI (for WHO when not NULL). */
+/*  Issues the next multiply SI of group GI (for WHO when not NULL). The
+    version of C that the group's last SI writes in place (write, or the
+    RW chain's end) is final: only the client reads it, so the node that
+    computes it keeps no copy. */
 static int issue_mul(spm_sf_t *sf, mm_t *st, uint32_t gi, const spm_ieu_t *who)
 {
     group_t *g = &st->g[gi];
@@ -244,15 +248,15 @@ static int issue_mul(spm_sf_t *sf, mm_t *st, uint32_t gi, const spm_ieu_t *who)
     size_t n = 0;
     for (uint32_t x = g->first[idx]; x < g->first[idx + 1]; x++) {
         uint32_t k = g->ks[x];
-        ops[n++] = (spm_operand_t){st->la[(size_t)g->i * st->nk + k], SPM_R};
-        ops[n++] = (spm_operand_t){st->lb[(size_t)k * st->nj + g->j], SPM_R};
+        ops[n++] = (spm_operand_t){st->la[(size_t)g->i * st->nk + k], SPM_R, 0};
+        ops[n++] = (spm_operand_t){st->lb[(size_t)k * st->nj + g->j], SPM_R, 0};
         if (who) {
             held(st, who->node, 1, g->i, k);
             held(st, who->node, 0, k, g->j);
         }
     }
     spm_operand_t *c = &ops[n++];
-    *c = (spm_operand_t){g->c, idx == 0 ? SPM_W : SPM_RW};
+    *c = (spm_operand_t){g->c, idx == 0 ? SPM_W : SPM_RW, 0};
     if (g->acc || st->job.update == SPM_MM_DISTRIBUTED) {
         c->mode = SPM_ACC;
         g->partials = 1;
@@ -261,7 +265,9 @@ static int issue_mul(spm_sf_t *sf, mm_t *st, uint32_t gi, const spm_ieu_t *who)
             spm_sf_fail(sf, SPM_ENOMEM, "matmul: out of SDB ids");
             return SPM_ENOMEM;
         }
-        *c = (spm_operand_t){g->parts[idx], SPM_W};
+        *c = (spm_operand_t){g->parts[idx], SPM_W, 0};
+    } else if (idx + 1 == g->nsi) {
+        c->flags = SPM_NOCACHE;
     }
     g->inflight++;
     return issue(sf, "mm.multiply", ops, n, TAG(TAG_MUL, gi, idx));
@@ -278,7 +284,7 @@ static void maybe_store(spm_sf_t *sf, mm_t *st, group_t *g)
     if (g->stored || g->committed < g->nsi || g->adds)
         return;
     g->stored = 1;
-    spm_operand_t op = {g->c, SPM_RW};
+    spm_operand_t op = {g->c, SPM_RW, SPM_NOCACHE}; /* the final version */
     if (g->partials) {
         if (st->job.update == SPM_MM_MIXTURE)
             spm_sf_expect(sf, 1);
@@ -503,7 +509,7 @@ static void mm_commit(spm_sf_t *sf, const spm_result_t *r)
         g->inflight--;
         g->committed++;
         if (st->job.update == SPM_MM_UPDATE && idx > 0) {
-            spm_operand_t ops[2] = {{g->parts[idx], SPM_R}, {g->c, SPM_RW}};
+            spm_operand_t ops[2] = {{g->parts[idx], SPM_R, 0}, {g->c, SPM_RW, 0}};
             if (issue(sf, "mm.add", ops, 2, TAG(TAG_ADD, gi, idx)) == 0)
                 g->adds++;
         }

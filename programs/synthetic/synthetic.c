@@ -193,13 +193,13 @@ static int issue_stage(spm_sf_t *sf, syn_state_t *st)
         spm_put_le64(params, w);
         for (uint32_t k = 0; st->nblocks && k < a->reads; k++) {
             uint64_t pick = spm_rng_below(&st->rng, st->nblocks);
-            ops[nops++] = (spm_operand_t){st->blocks[pick], SPM_R};
+            ops[nops++] = (spm_operand_t){st->blocks[pick], SPM_R, 0};
             st->expect[i] += block_seed(st->stage - 1, pick);
         }
         if (a->bytes) {
             if (!(st->next[i] = spm_sdb_new(sf, "syn.block")))
                 return SPM_ENOMEM;
-            ops[nops++] = (spm_operand_t){st->next[i], SPM_W};
+            ops[nops++] = (spm_operand_t){st->next[i], SPM_W, 0};
             spm_put_le64(params + 17, block_seed(st->stage, i));
         }
         int rc = spm_sf_issue(sf, "syn.work", ops, nops, params, sizeof params, i);

@@ -6,6 +6,7 @@
 #include "tests/check_main.h"
 #include "tests/ref/matmul_ref.h"
 #include "tests/spm_test.h"
+#include "datacache/nodecache.h"
 
 #include <dirent.h>
 
@@ -198,6 +199,57 @@ START_TEST(remote_center_two_nodes)
 }
 END_TEST
 
+/*  Whether the K x K block (bi, bj) of the M x N matrix X has a non-zero. */
+static int block_nonzero(const double *x, int m, int n, int k, int bi, int bj)
+{
+    for (int i = bi * k; i < m && i < (bi + 1) * k; i++)
+        for (int j = bj * k; j < n && j < (bj + 1) * k; j++)
+            if (x[(size_t)i * n + j] != 0.0)
+                return 1;
+    return 0;
+}
+
+/*  What a node's cache holds after a job on a VM of one node: each block of
+    A and B that takes part in a product, once, typed. Not the raw blocks
+    the client staged (each is read once, by its mm.load) and not C (only
+    the client reads it): those would take the room of blocks that are read
+    again, and cost a copy each. */
+START_TEST(node_cache_keeps_operands_not_staged_inputs_or_results)
+{
+    enum { M = 120, P = 100, N = 90, K = 16 };
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    spm_test_vm_agent(&vm, "1", NULL);
+    char cache[160];
+    snprintf(cache, sizeof cache, "%s/cache0", vm.dir);
+    double *a = ref_random(M, P, 0.05, 21, REF_REAL), *b = ref_random(P, N, 0.05, 22, REF_REAL);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), M, P, a, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), P, N, b, 0, REF_REAL, REF_GENERAL), 0);
+    uint64_t operands = 0;
+    for (int bk = 0; bk * K < P; bk++) {
+        int in_a = 0, in_b = 0; /* A's column bk and B's row bk of blocks */
+        for (int bi = 0; bi * K < M; bi++)
+            in_a += block_nonzero(a, M, P, K, bi, bk);
+        for (int bj = 0; bj * K < N; bj++)
+            in_b += block_nonzero(b, P, N, K, bk, bj);
+        operands += in_b ? in_a : 0; /* A(i,k) takes part when row k of B has a block */
+        operands += in_a ? in_b : 0;
+    }
+    ck_assert_uint_gt(operands, 0);
+    const char *opts[] = {"--center", vm.ep, "--block", "16", NULL};
+    ck_assert(check_files(path("A.mtx"), path("B.mtx"), opts) < 1e-12);
+    spm_nodecache_t *nc = spm_nodecache_open(cache, 0, 0); /* beside the agent's IEU */
+    ck_assert_ptr_nonnull(nc);
+    spm_nodecache_stats_t st;
+    spm_nodecache_stats(nc, &st);
+    spm_nodecache_close(&nc);
+    spm_test_vm_stop(&vm);
+    ck_assert_uint_eq(st.blocks, operands);
+    free(a);
+    free(b);
+}
+END_TEST
+
 /*  A real matrix: committed west0067 (SuiteSparse, public domain), and
     the larger ones of ../shared when present. */
 START_TEST(real_matrices)
@@ -334,6 +386,7 @@ static Suite *matmul_suite(void)
     tcase_add_test(tc, pattern_inputs);
     tcase_add_loop_test(tc, every_policy_and_update, 0, 5);
     tcase_add_test(tc, remote_center_two_nodes);
+    tcase_add_test(tc, node_cache_keeps_operands_not_staged_inputs_or_results);
     tcase_add_test(tc, real_matrices);
     tcase_add_loop_test(tc, bad_input, 0, sizeof bad / sizeof *bad);
     tcase_add_test(tc, missing_input_and_usage);

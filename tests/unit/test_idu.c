@@ -63,10 +63,11 @@ static int blob_merge(const void *a, size_t alen, const void *b, size_t blen, vo
     return 0;
 }
 
-/* The script the test SF runs at start: a list of (opcode, sdb, mode). */
+/* The script the test SF runs at start: a list of (sdb, mode, flags). */
 typedef struct {
     spm_sdb_t sdb;
     spm_mode_t mode;
+    unsigned flags;
 } step_t;
 
 static step_t script[16];
@@ -79,7 +80,7 @@ static int script_start(spm_sf_t *sf, const void *args, size_t len)
     (void)args;
     (void)len;
     for (size_t i = 0; i < nscript; i++) {
-        spm_operand_t op = {script[i].sdb, script[i].mode};
+        spm_operand_t op = {script[i].sdb, script[i].mode, script[i].flags};
         int rc = spm_sf_issue(sf, "t.op", &op, 1, NULL, 0, i);
         if (rc != 0)
             return rc;
@@ -157,8 +158,8 @@ static void commit_ok(uint32_t ieu, const spm_idu_si_t *si)
 START_TEST(raw_waits_for_the_version_it_reads)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_W};
-    script[nscript++] = (step_t){x, SPM_R};
+    script[nscript++] = (step_t){x, SPM_W, 0};
+    script[nscript++] = (step_t){x, SPM_R, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
@@ -181,9 +182,9 @@ END_TEST
 START_TEST(war_and_waw_do_not_stall)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_R};
-    script[nscript++] = (step_t){x, SPM_W};
-    script[nscript++] = (step_t){x, SPM_W};
+    script[nscript++] = (step_t){x, SPM_R, 0};
+    script[nscript++] = (step_t){x, SPM_W, 0};
+    script[nscript++] = (step_t){x, SPM_W, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
@@ -207,8 +208,8 @@ START_TEST(acc_runs_concurrently_and_merges_before_the_reader)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
     for (int i = 0; i < 3; i++)
-        script[nscript++] = (step_t){x, SPM_ACC};
-    script[nscript++] = (step_t){x, SPM_R};
+        script[nscript++] = (step_t){x, SPM_ACC, 0};
+    script[nscript++] = (step_t){x, SPM_R, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t ieu = spm_idu_ieu_join(idu, 0, 4);
@@ -246,8 +247,8 @@ END_TEST
 START_TEST(open_acc_group_is_merged_at_job_end)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_ACC};
-    script[nscript++] = (step_t){x, SPM_ACC};
+    script[nscript++] = (step_t){x, SPM_ACC, 0};
+    script[nscript++] = (step_t){x, SPM_ACC, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
@@ -269,7 +270,7 @@ START_TEST(higher_priority_job_goes_first)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
     for (int i = 0; i < 3; i++)
-        script[nscript++] = (step_t){x, SPM_R};
+        script[nscript++] = (step_t){x, SPM_R, 0};
     uint64_t low, high;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &low), 0);
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 5, &high), 0);
@@ -287,7 +288,7 @@ START_TEST(equal_priority_jobs_share_round_robin)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
     for (int i = 0; i < 4; i++)
-        script[nscript++] = (step_t){x, SPM_R};
+        script[nscript++] = (step_t){x, SPM_R, 0};
     uint64_t a, b;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &a), 0);
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &b), 0);
@@ -328,7 +329,7 @@ END_TEST
 START_TEST(dead_ieu_work_is_reissued_and_stale_commit_discarded)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_R};
+    script[nscript++] = (step_t){x, SPM_R, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t i0 = spm_idu_ieu_join(idu, 0, 1);
@@ -363,7 +364,7 @@ START_TEST(si_whose_holders_keep_dying_fails_the_job)
     /* A crashing SI body kills every IEU it is given to: after a few
        deaths the job fails with one line instead of waiting for ever. */
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_R};
+    script[nscript++] = (step_t){x, SPM_R, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     spm_idu_job_info_t info;
@@ -387,7 +388,7 @@ END_TEST
 START_TEST(expired_lease_is_reissued)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_R};
+    script[nscript++] = (step_t){x, SPM_R, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t i0 = spm_idu_ieu_join(idu, 0, 1);
@@ -405,13 +406,46 @@ END_TEST
 
 START_TEST(reading_an_unwritten_sdb_fails_the_job)
 {
-    script[nscript++] = (step_t){12345, SPM_R};
+    script[nscript++] = (step_t){12345, SPM_R, 0};
     uint64_t job;
     ck_assert_int_lt(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     spm_idu_job_info_t info;
     ck_assert_int_eq(spm_idu_job_info(idu, job, &info), 0);
     ck_assert_int_eq(info.state, 2);
     ck_assert_ptr_nonnull(strstr(info.error, "12345"));
+}
+END_TEST
+
+/*  The NOCACHE hint an SF gives an operand goes out with the SI, on that
+    operand only; a flag the VM does not know fails the job. */
+START_TEST(nocache_hint_goes_out_with_its_operand)
+{
+    spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    script[nscript++] = (step_t){x, SPM_R, SPM_NOCACHE};
+    script[nscript++] = (step_t){x, SPM_W, 0};
+    script[nscript++] = (step_t){x, SPM_RW, SPM_NOCACHE};
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
+    spm_idu_ieu_pull(idu, ieu, 10);
+    spm_idu_pump(idu);
+    ck_assert_uint_eq(nemitted, 2); /* the RW waits for the W */
+    ck_assert_uint_eq(emitted[0].ops[0].flags, SPM_NOCACHE);
+    ck_assert_uint_eq(emitted[1].ops[0].flags, 0);
+    commit_ok(ieu, &emitted[1].si);
+    commit_ok(ieu, &emitted[0].si);
+    spm_idu_pump(idu);
+    ck_assert_uint_eq(nemitted, 3);
+    ck_assert_int_eq(emitted[2].ops[0].mode, SPM_RW);
+    ck_assert_uint_eq(emitted[2].ops[0].flags, SPM_NOCACHE);
+
+    nscript = 0;
+    script[nscript++] = (step_t){x, SPM_R, 0x80};
+    ck_assert_int_lt(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    spm_idu_job_info_t info;
+    ck_assert_int_eq(spm_idu_job_info(idu, job, &info), 0);
+    ck_assert_int_eq(info.state, 2);
+    ck_assert_ptr_nonnull(strstr(info.error, "unknown flags"));
 }
 END_TEST
 
@@ -425,9 +459,9 @@ END_TEST
 START_TEST(unreadable_versions_are_garbage)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_R}; /* reads v1 */
-    script[nscript++] = (step_t){x, SPM_W}; /* writes v2 */
-    script[nscript++] = (step_t){x, SPM_W}; /* writes v3 */
+    script[nscript++] = (step_t){x, SPM_R, 0}; /* reads v1 */
+    script[nscript++] = (step_t){x, SPM_W, 0}; /* writes v2 */
+    script[nscript++] = (step_t){x, SPM_W, 0}; /* writes v3 */
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
@@ -453,8 +487,8 @@ END_TEST
 START_TEST(merged_partials_are_garbage)
 {
     spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    script[nscript++] = (step_t){x, SPM_ACC};
-    script[nscript++] = (step_t){x, SPM_ACC};
+    script[nscript++] = (step_t){x, SPM_ACC, 0};
+    script[nscript++] = (step_t){x, SPM_ACC, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
@@ -487,8 +521,8 @@ START_TEST(issue_prefers_sis_whose_operands_are_local)
     spm_sdb_t near = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
     spm_idu_dir_add(idu, far, 1, 1 << 20, 1);
     spm_idu_dir_add(idu, near, 1, 1 << 20, 0);
-    script[nscript++] = (step_t){far, SPM_R};
-    script[nscript++] = (step_t){near, SPM_R};
+    script[nscript++] = (step_t){far, SPM_R, 0};
+    script[nscript++] = (step_t){near, SPM_R, 0};
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t on0 = spm_idu_ieu_join(idu, 0, 1);
@@ -520,6 +554,7 @@ static Suite *idu_suite(void)
     tcase_add_test(tc, si_whose_holders_keep_dying_fails_the_job);
     tcase_add_test(tc, expired_lease_is_reissued);
     tcase_add_test(tc, reading_an_unwritten_sdb_fails_the_job);
+    tcase_add_test(tc, nocache_hint_goes_out_with_its_operand);
     tcase_add_test(tc, unknown_program_is_refused);
     tcase_add_test(tc, unreadable_versions_are_garbage);
     tcase_add_test(tc, merged_partials_are_garbage);

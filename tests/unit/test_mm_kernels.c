@@ -41,7 +41,7 @@ static void check_multiply(int m, int p, int n)
                 double *b = ref_random(p, n, fills[fb], 200 + fb, REF_REAL);
                 double *c0 = ref_random(m, n, 0.3, 300, REF_REAL);
                 double *r = ref_matmul(m, p, n, a, b);
-                spm_si_operand_t ops[3] = {{.mode = SPM_R}, {.mode = SPM_R}};
+                spm_si_operand_t ops[3] = {{.mode = SPM_R, 0}, {.mode = SPM_R, 0}};
                 void *ca = NULL, *cb = NULL, *cc = NULL;
                 encode(a, m, p, &ca, &ops[0].in_len);
                 encode(b, p, n, &cb, &ops[1].in_len);
@@ -94,7 +94,7 @@ START_TEST(result_form_by_fill)
 {
     double *a = ref_random(100, 100, 0.01, 1, REF_REAL),
            *b = ref_random(100, 100, 0.01, 2, REF_REAL);
-    spm_si_operand_t ops[3] = {{.mode = SPM_R}, {.mode = SPM_R}, {.mode = SPM_W}};
+    spm_si_operand_t ops[3] = {{.mode = SPM_R, 0}, {.mode = SPM_R, 0}, {.mode = SPM_W, 0}};
     void *ca, *cb;
     encode(a, 100, 100, &ca, &ops[0].in_len);
     encode(b, 100, 100, &cb, &ops[1].in_len);
@@ -162,7 +162,7 @@ END_TEST
 START_TEST(shape_mismatch_fails)
 {
     double *a = ref_random(4, 5, 1.0, 1, REF_REAL), *b = ref_random(6, 3, 1.0, 2, REF_REAL);
-    spm_si_operand_t ops[3] = {{.mode = SPM_R}, {.mode = SPM_R}, {.mode = SPM_W}};
+    spm_si_operand_t ops[3] = {{.mode = SPM_R, 0}, {.mode = SPM_R, 0}, {.mode = SPM_W, 0}};
     void *ca, *cb;
     encode(a, 4, 5, &ca, &ops[0].in_len);
     encode(b, 6, 3, &cb, &ops[1].in_len);
@@ -189,7 +189,8 @@ START_TEST(load_add_store)
     spm_mm_raw_add(&raw, 0, 0, 1.0);
     spm_mm_raw_add(&raw, 2, 1, -1.0);
     ck_assert_int_eq(spm_mm_raw_finish(&raw), 0);
-    spm_si_operand_t ops[2] = {{.mode = SPM_R, .in = raw.data, .in_len = raw.len}, {.mode = SPM_W}};
+    spm_si_operand_t ops[2] = {{.mode = SPM_R, .in = raw.data, .in_len = raw.len},
+                               {.mode = SPM_W, 0}};
     void *reply;
     size_t rlen;
     ck_assert_int_eq(spm_si_exec_local("mm.load", ops, 2, NULL, 0, &reply, &rlen), 0);
