@@ -1023,8 +1023,9 @@ static const char center_help[] =
     "  --no-sync           never flush the store to disk: for a store that is thrown\n"
     "                      away at the end (the embedded VM's). Commits still survive\n"
     "                      a crash of any spm process, not one of the operating system\n"
-    "  --speculate         copy stragglers to idle IEUs at the end of a stage; the\n"
-    "                      first result wins (default off)\n"
+    "  --no-speculate      do not copy stragglers to idle IEUs at the end of a stage\n"
+    "                      (copying is the default: an SI running over twice its\n"
+    "                      job's mean, and 10 ms, gets a copy; the first result wins)\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
 static int center_main(int argc, char **argv)
@@ -1041,6 +1042,7 @@ static int center_main(int argc, char **argv)
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
                                          {"speculate", no_argument, 0, 'P'},
+                                         {"no-speculate", no_argument, 0, 'Q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
@@ -1075,6 +1077,9 @@ static int center_main(int argc, char **argv)
             break;
         case 'P':
             speculate = 1;
+            break;
+        case 'Q':
+            speculate = 0;
             break;
         case 'C':
             break; /* loaded above */

@@ -46,7 +46,8 @@ const char spm_run_opts_help[] =
     "  --prefetch N        embedded VM: SIs each IEU asks for ahead (default 1;\n"
     "                      more while SIs are short: about 2 ms of work, at most 16)\n"
     "  --cache-mb N        embedded VM: node cache budget in MiB (default 0: no limit)\n"
-    "  --speculate         embedded VM: copy stragglers to idle IEUs at the end of a stage\n"
+    "  --no-speculate      embedded VM: do not copy stragglers to idle IEUs at the end\n"
+    "                      of a stage (copying is the default; the first result wins)\n"
     "  --priority N        job priority; larger runs first (default 0)\n"
     "  --json              print the run report as JSON on stdout\n"
     "  --quiet             no progress bar and no text report\n"
@@ -122,7 +123,10 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         rc = spm_parse_long("--cache-mb", arg, 0, 1L << 30, &o->cache_mb);
         break;
     case SPM_OPT_SPECULATE:
-        o->speculate = 1;
+        o->no_speculate = 0;
+        break;
+    case SPM_OPT_NO_SPECULATE:
+        o->no_speculate = 1;
         break;
     default:
         return spm_error(SPM_EINVAL, "not a run option");
@@ -201,7 +205,7 @@ static int start_embedded(spm_session_t *s)
        than one whose pages never left memory (15 ms against 2 for 40 MB). */
     char *center[] = {
         "spm", "center",    "--listen",    s->endpoint, "--store",
-        store, "--no-sync", "--log-level", "warn",      s->o.speculate ? "--speculate" : NULL,
+        store, "--no-sync", "--log-level", "warn",      s->o.no_speculate ? "--no-speculate" : NULL,
         NULL};
     s->center = spm_proc_spawn(center);
     if (s->center < 0) {

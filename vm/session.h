@@ -41,7 +41,7 @@ typedef struct {
     int insecure;       /* plain TCP to the center */
     int detach;         /* submit, print the job id and return without waiting */
     long cache_mb;      /* embedded VM: node cache budget in MiB (0: none) */
-    int speculate;      /* embedded VM: the center copies stragglers */
+    int no_speculate;   /* embedded VM: the center copies no stragglers */
 } spm_run_opts_t;
 
 enum {
@@ -59,6 +59,7 @@ enum {
     SPM_OPT_DETACH,
     SPM_OPT_CACHE_MB,
     SPM_OPT_SPECULATE,
+    SPM_OPT_NO_SPECULATE,
 };
 
 /*  getopt_long entries for the options every job-running command takes. */
@@ -77,7 +78,8 @@ enum {
     {"insecure", no_argument, 0, SPM_OPT_INSECURE},                                                \
     {"detach", no_argument, 0, SPM_OPT_DETACH},                                                    \
     {"cache-mb", required_argument, 0, SPM_OPT_CACHE_MB},                                          \
-    {"speculate", no_argument, 0, SPM_OPT_SPECULATE}
+    {"speculate", no_argument, 0, SPM_OPT_SPECULATE},                                              \
+    {"no-speculate", no_argument, 0, SPM_OPT_NO_SPECULATE}
 /* clang-format on */
 
 /*  Help text for those options, to append to a command's usage. */
