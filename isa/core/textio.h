@@ -23,11 +23,16 @@ typedef struct spm_lines spm_lines_t;
     (SPM_EIO: "PATH: No such file or directory"). */
 spm_lines_t *spm_lines_open(const char *path);
 
-/*  Reads the next line into *LINE (NUL-terminated, without the line end;
-    valid until the next call) and *LEN. Returns 1 for a line, 0 at end of
-    file, or SPM_EIO / SPM_EFORMAT (a NUL byte, a line over 64 MiB) with the
-    detail naming file and line. *TRUNCATED is set when the file's last line
-    had no newline (may be NULL). */
+/*  Bytes that may be read past a line's NUL (their values are unspecified):
+    a parser may load a word at a time up to the end of the line. */
+#define SPM_LINES_PAD 8
+
+/*  Reads the next line into *LINE (NUL-terminated, without the line end,
+    followed by SPM_LINES_PAD readable bytes; valid until the next call)
+    and *LEN. Returns 1 for a line, 0 at end of file, or SPM_EIO /
+    SPM_EFORMAT (a NUL byte, a line over 64 MiB) with the detail naming
+    file and line. *TRUNCATED is set when the file's last line had no
+    newline (may be NULL). */
 int spm_lines_next(spm_lines_t *r, char **line, size_t *len, int *truncated);
 
 /*  Line number of the last line returned (1-based). */

@@ -59,6 +59,42 @@ START_TEST(fimi_lines)
 }
 END_TEST
 
+/*  Numbers of every length (read 8 bytes at a time up to 7 digits, digit
+    by digit beyond), leading zeros, and lines that cross the reader's
+    1 MiB chunks or are longer than one. */
+START_TEST(numbers_of_every_length_and_long_files)
+{
+    size_t nlines = 200000, long_items = 400000, size = nlines * 64 + long_items * 8 + 256;
+    char *text = malloc(size), *p = text;
+    ck_assert_ptr_nonnull(text);
+    p += sprintf(p, "7 42 123 4567 89012 345678 9012345 67890123 456789012 4294967294\n");
+    p += sprintf(p, "0007\t00000000012 0 00\n");
+    for (size_t i = 0; i < nlines; i++)
+        p += sprintf(p, "%zu %zu %zu\n", i, i * 7 % 1000003, i % 10);
+    for (size_t i = 0; i < long_items; i++)
+        p += sprintf(p, "%zu ", i % 1000);
+    p += sprintf(p, "\n");
+    spm_reader_t *r = open_text(text, 0);
+    free(text);
+    expect(r,
+           (uint32_t[]){7, 42, 123, 4567, 89012, 345678, 9012345, 67890123, 456789012, 4294967294u},
+           10);
+    expect(r, (uint32_t[]){7, 12, 0, 0}, 4);
+    for (size_t i = 0; i < nlines; i++)
+        expect(r, (uint32_t[]){(uint32_t)i, (uint32_t)(i * 7 % 1000003), (uint32_t)(i % 10)}, 3);
+    const uint32_t *items;
+    size_t n;
+    ck_assert_int_eq(spm_reader_next(r, &items, &n), 1);
+    ck_assert_uint_eq(n, long_items);
+    for (size_t i = 0; i < long_items; i++)
+        ck_assert_uint_eq(items[i], i % 1000);
+    ck_assert_int_eq(spm_reader_next(r, &items, &n), 0);
+    ck_assert_uint_eq(spm_reader_count(r), nlines + 3);
+    ck_assert_uint_eq(spm_reader_domain(r), 4294967295u);
+    done(&r);
+}
+END_TEST
+
 START_TEST(names_map_both_ways)
 {
     spm_reader_t *r = open_text("bread milk\nmilk, eggs bread\n", 1);
@@ -114,6 +150,8 @@ START_TEST(bad_items)
     expect_error("4294967295\n", "1: item '4294967295' is over");
     expect_error("1 2\n3", "2: last line has no line end");
     expect_error("1 2.5\n", "1: item '2.5'");
+    expect_error("5 12345678901\n", "1: item '12345678901' is over");
+    expect_error("1 23x4 5\n", "1: item '23x4' is not a non-negative integer");
 }
 END_TEST
 
@@ -129,6 +167,7 @@ static Suite *suite(void)
     Suite *s = suite_create("mining_reader");
     TCase *t = tcase_create("reader");
     tcase_add_test(t, fimi_lines);
+    tcase_add_test(t, numbers_of_every_length_and_long_files);
     tcase_add_test(t, names_map_both_ways);
     tcase_add_test(t, many_names);
     tcase_add_test(t, bad_items);
