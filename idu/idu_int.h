@@ -133,6 +133,7 @@ typedef struct {
     uint32_t held; /* SIs issued to it and not committed */
     int alive;
     uint64_t joined_us, left_us;
+    uint64_t last_commit_us; /* its last commit of any job, 0 before the first */
 } ieu_t;
 
 struct spm_idu {
