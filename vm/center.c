@@ -1024,8 +1024,9 @@ static const char center_help[] =
     "                      away at the end (the embedded VM's). Commits still survive\n"
     "                      a crash of any spm process, not one of the operating system\n"
     "  --no-speculate      do not copy stragglers to idle IEUs at the end of a stage\n"
-    "                      (copying is the default: an SI running over twice its\n"
-    "                      job's mean, and 10 ms, gets a copy; the first result wins)\n"
+    "                      (copying is the default: an SI held by a slow or stuck IEU\n"
+    "                      for over twice its kind's mean, and 10 ms, gets a copy;\n"
+    "                      the first result wins)\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
 static int center_main(int argc, char **argv)
