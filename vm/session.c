@@ -35,7 +35,8 @@ struct spm_session {
         const char *type; /* for the error message */
     } puts[PUT_WINDOW];
     size_t nputs;
-    int put_rc; /* the first failed put's code */
+    int put_rc;   /* the first failed put's code */
+    int released; /* embedded VM: told to stop (spm_session_release) */
 };
 
 const char spm_run_opts_help[] =
@@ -552,19 +553,25 @@ int spm_session_interrupted(void)
     return interrupted != 0;
 }
 
+void spm_session_release(spm_session_t *s)
+{
+    if (!s || !s->center || !s->dealer || s->released)
+        return;
+    /* Ask the embedded center to stop; it tells the agent and IEUs. */
+    Spm__Shutdown sh = SPM__SHUTDOWN__INIT;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_SHUTDOWN;
+    env.shutdown = &sh;
+    spm_wire_send(s->dealer, NULL, &env, NULL, 0, NULL);
+    s->released = 1;
+}
+
 void spm_session_close(spm_session_t **sp)
 {
     spm_session_t *s = *sp;
     if (!s)
         return;
-    if (s->center && s->dealer) {
-        /* Ask the embedded center to stop; it tells the agent and IEUs. */
-        Spm__Shutdown sh = SPM__SHUTDOWN__INIT;
-        Spm__Envelope env = SPM__ENVELOPE__INIT;
-        env.body_case = SPM__ENVELOPE__BODY_SHUTDOWN;
-        env.shutdown = &sh;
-        spm_wire_send(s->dealer, NULL, &env, NULL, 0, NULL);
-    }
+    spm_session_release(s);
     pid_t procs[2] = {s->agent, s->center}; /* the agent stops its IEUs first */
     for (int k = 0; k < 2; k++) {
         if (!procs[k])

@@ -141,6 +141,11 @@ int spm_session_cancel(spm_session_t *s, uint64_t job);
 /*  Whether Ctrl-C or SIGTERM arrived since the session opened. */
 int spm_session_interrupted(void);
 
+/*  Says the VM is no longer needed: an embedded VM starts stopping now,
+    while the caller goes on (writing its output, say); nothing may be
+    asked of the session after this but close. A remote VM is untouched. */
+void spm_session_release(spm_session_t *s);
+
 /*  Closes the session; an embedded VM is shut down and its processes and
     runtime directory are gone when this returns. Sets *S to NULL. */
 void spm_session_close(spm_session_t **s);

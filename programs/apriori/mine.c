@@ -355,6 +355,7 @@ static int mine_main(int argc, char **argv)
     out.names = o.names ? r : NULL;
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
+    spm_session_release(s); /* an embedded VM stops while the output is written */
     if ((rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0 ||
         (o.itemsets &&
          (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))
