@@ -36,14 +36,17 @@ spm_lines_t *spm_lines_open(const char *path)
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
-    r->fd = -1;
     r->path = strdup(path);
-    r->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     r->cap = CHUNK;
     r->buf = malloc(r->cap + 1 + SPM_LINES_PAD);
-    if (r->fd < 0 || !r->path || !r->buf) {
-        spm_error(r->fd < 0 ? SPM_EIO : SPM_ENOMEM, "%s: %s", path,
-                  r->fd < 0 ? strerror(errno) : "out of memory");
+    if (!r->path || !r->buf) {
+        spm_error(SPM_ENOMEM, "out of memory");
+        spm_lines_close(&r);
+        return NULL;
+    }
+    r->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
         spm_lines_close(&r);
         return NULL;
     }

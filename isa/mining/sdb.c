@@ -585,7 +585,7 @@ static int merge_cands(const void *a, size_t alen, const void *b, size_t blen, v
         return spm_error(SPM_EFORMAT, "%s: merge of blocks with different sets", SPM_MINING_CANDS);
     unsigned char *z = malloc(alen);
     if (!z)
-        return SPM_ENOMEM;
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_CANDS);
     memcpy(z, x, sets);
     for (size_t i = sets; i < alen; i += 8)
         spm_put_le64(z + i, spm_le64(x + i) + spm_le64(y + i));

@@ -156,9 +156,9 @@ static int blank(char c)
 }
 
 /*  The next item of LINE (LEN bytes) from *AT, into *ITEM; *AT moves past
-    it. Returns 1, 0 at the end of the line, or an error. A plain number is
-    read in one pass over its digits; anything else (a name, or a token
-    that number() refuses with its message) is cut at the next blank. */
+    it. Returns 1, 0 at the end of the line, or an error. Item by item:
+    for names, and for the numbers of a line that plain_numbers refused,
+    so that number() names what is wrong. */
 static int next_item(spm_reader_t *r, const char *line, size_t len, size_t *at, uint32_t *item)
 {
     size_t i = *at;
@@ -167,16 +167,6 @@ static int next_item(spm_reader_t *r, const char *line, size_t len, size_t *at, 
     if (i == len)
         return 0;
     size_t start = i;
-    if (!r->names) {
-        uint64_t v = 0;
-        while (i < len && (unsigned)(line[i] - '0') < 10 && v <= SPM_READER_MAX_ITEM)
-            v = v * 10 + (uint64_t)(line[i++] - '0');
-        if ((i == len || blank(line[i])) && v <= SPM_READER_MAX_ITEM) {
-            *item = (uint32_t)v;
-            *at = i;
-            return 1;
-        }
-    }
     while (i < len && !blank(line[i]))
         i++;
     *at = i;
@@ -222,7 +212,7 @@ static long plain_numbers(const char *s, size_t len, uint32_t *out)
 {
     size_t i = 0, m = 0;
     for (;;) {
-        while (i < len && (s[i] == ' ' || s[i] == '\t'))
+        while (i < len && blank(s[i]))
             i++;
         if (i >= len)
             return (long)m;
@@ -242,7 +232,7 @@ static long plain_numbers(const char *s, size_t len, uint32_t *out)
                     return -1;
             out[m++] = (uint32_t)v;
         }
-        if (i < len && s[i] != ' ' && s[i] != '\t')
+        if (i < len && !blank(s[i]))
             return -1;
     }
 }
@@ -260,19 +250,21 @@ int spm_reader_next(spm_reader_t *r, const uint32_t **items, size_t *n)
                                "last line has no line end (truncated file?)");
     size_t m = 0, at = 0;
     uint32_t item = 0;
-    long fast;
-    if (!r->names && (rc = grow(r, len / 2 + 1)) != 0)
-        return rc;
-    if (!r->names && (fast = plain_numbers(line, len, r->items)) >= 0) {
-        uint32_t top = 0;
-        for (m = 0; m < (size_t)fast; m++)
-            top = r->items[m] > top ? r->items[m] : top;
-        if (fast > 0 && (uint64_t)top + 1 > r->domain)
-            r->domain = (uint64_t)top + 1;
-        r->count++;
-        *items = r->items;
-        *n = (size_t)fast;
-        return 1;
+    if (!r->names) {
+        if ((rc = grow(r, len / 2 + 1)) != 0)
+            return rc;
+        long fast = plain_numbers(line, len, r->items);
+        if (fast >= 0) {
+            uint32_t top = 0;
+            for (m = 0; m < (size_t)fast; m++)
+                top = r->items[m] > top ? r->items[m] : top;
+            if (fast > 0 && (uint64_t)top + 1 > r->domain)
+                r->domain = (uint64_t)top + 1;
+            r->count++;
+            *items = r->items;
+            *n = m;
+            return 1;
+        }
     }
     while ((rc = next_item(r, line, len, &at, &item)) == 1) {
         if ((rc = grow(r, m)) != 0)
