@@ -9,13 +9,15 @@
 #include "tests/chaos/chaos.h"
 
 /*  Runs JOB undisturbed and under chaos on VM (three IEUs), checks the
-    faults, the re-issues and the outputs, and stops VM. */
+    faults, the re-issues and the outputs, and stops VM. The faults come
+    0.6 to 1.2 s apart: the job must outlast the first two (the node, then
+    an IEU) on a quiet machine too. */
 static void survives_chaos(chaos_vm_t *vm, const chaos_job_t *job)
 {
     uint64_t seed = chaos_seed();
     chaos_plan_t plan = {.rng = seed,
-                         .min_ms = 1000,
-                         .max_ms = 2000,
+                         .min_ms = 600,
+                         .max_ms = 1200,
                          .agent_first = 1, /* the node first, then single IEUs */
                          .agent_every = 1,
                          .agent_max = 1,
@@ -42,7 +44,8 @@ START_TEST(matmul_survives_killed_ieus_and_node)
     chaos_vm_t vm;
     chaos_vm_start(&vm, 3, 1000);
     chaos_job_t job;
-    chaos_matmul(&job, vm.dir, 512, 7, "write", "ss"); /* about 35,000 SIs */
+    /* 64,000 SIs; 2 s undisturbed on a quiet machine */
+    chaos_matmul(&job, vm.dir, 640, 7, "write", "ss");
     survives_chaos(&vm, &job);
 }
 END_TEST
@@ -52,7 +55,8 @@ START_TEST(mine_survives_killed_ieus_and_node)
     chaos_vm_t vm;
     chaos_vm_start(&vm, 3, 1000);
     chaos_job_t job;
-    chaos_mine(&job, vm.dir, 120000, 8, "0.4%", 3, 250); /* 1,300 SIs, none over 0.4 s */
+    /* 4,400 SIs, none over 0.4 s; 3 s undisturbed on a quiet machine */
+    chaos_mine(&job, vm.dir, 480000, 8, "0.4%", 3, 250);
     survives_chaos(&vm, &job);
 }
 END_TEST
