@@ -394,22 +394,7 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
    MAX_MAP]. */
 static size_t default_map(const char *dir)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", dir);
-    struct statvfs vfs;
-    while (statvfs(path, &vfs) != 0) {
-        char *slash = strrchr(path, '/');
-        if (strcmp(path, "/") == 0 || strcmp(path, ".") == 0)
-            return MIN_MAP;
-        if (!slash)
-            strcpy(path, ".");
-        else if (slash == path)
-            path[1] = '\0';
-        else
-            *slash = '\0';
-    }
-    uint64_t size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
-    return size < MIN_MAP ? MIN_MAP : size > MAX_MAP ? MAX_MAP : (size_t)size;
+    return spm_store_fs_map(dir, MIN_MAP, MAX_MAP);
 }
 
 /* Removes the files of an earlier cache in DIR. */

@@ -7,12 +7,20 @@
     growing invisible to the caller, the store aborts, doubles the map and
     replays the batch so far into a fresh transaction. Outside a batch the
     single operation is replayed from the caller's own buffer (no copy).
+
+    Why the store has an identity record: IEUs on the center's host read it
+    in place (datacache/storeview.c) given only its path, and a path outlives
+    what was at it. The random identity, which the center hands out with the
+    path, makes sure they read this store and no other; its magic makes sure
+    no store of an older layout (4-byte headers, whose blocks would start
+    misaligned and 4 bytes off) is ever read as this one.
     =========================================================================
 */
 #include "datacache/store.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +28,18 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_MAP ((size_t)64 << 20)
+#define MAGIC "spmstor2" /* first bytes of the identity record: this layout */
+#define MAGIC_LEN 8
+#define IDENT_LEN (MAGIC_LEN + SPM_STORE_ID_LEN) /* bytes of the identity record */
 
 /* One put or delete, as applied to a write transaction. */
 typedef struct {
     int del;          /* 1: delete, 0: put */
+    int ident;        /* 1: a put of the identity record (data is the whole value), not a block */
     spm_sdb_t id;     /* the block's SDB id */
     uint64_t version; /* the block's version */
     uint32_t type;    /* type id of a put */
@@ -36,18 +49,19 @@ typedef struct {
 } op_t;
 
 struct spm_store {
-    MDB_env *env;            /* the LMDB environment */
-    MDB_dbi dbi;             /* its main database: key -> type + bytes */
-    char *dir;               /* the directory, for error details */
-    size_t mapsize;          /* current map size in bytes */
-    MDB_txn *rtxn;           /* read txn reused (reset) by gets outside batches, or NULL */
-    int in_batch;            /* 1 between begin and commit or abort */
-    MDB_txn *wtxn;           /* the batch's write txn, opened at its first operation */
-    int batch_err;           /* the failure that spoiled the batch, or 0 */
-    op_t *log;               /* the batch's accepted operations, replayed after growing */
-    size_t nlog;             /* operations in log */
-    size_t caplog;           /* operations allocated in log */
-    spm_store_stats_t stats; /* counters for reports */
+    MDB_env *env;                 /* the LMDB environment */
+    MDB_dbi dbi;                  /* its main database: key -> type + bytes */
+    char *dir;                    /* the directory, for error details */
+    size_t mapsize;               /* current map size in bytes */
+    MDB_txn *rtxn;                /* read txn reused (reset) by gets outside batches, or NULL */
+    int in_batch;                 /* 1 between begin and commit or abort */
+    MDB_txn *wtxn;                /* the batch's write txn, opened at its first operation */
+    int batch_err;                /* the failure that spoiled the batch, or 0 */
+    op_t *log;                    /* the batch's accepted operations, replayed after growing */
+    size_t nlog;                  /* operations in log */
+    size_t caplog;                /* operations allocated in log */
+    spm_store_stats_t stats;      /* counters for reports */
+    uint8_t id[SPM_STORE_ID_LEN]; /* the identity: random bytes written when the store was made */
 };
 
 /* -------------------------------------------------------- shared plumbing */
@@ -185,6 +199,22 @@ static int mkdirs(const char *dir)
     return 0;
 }
 
+/* For a read-only open: checks that DIR holds an LMDB data file before LMDB is asked, since
+   LMDB would create its lock file in any directory it is pointed at. */
+static int is_store(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/data.mdb", dir) >= (int)sizeof path)
+        return spm_error(SPM_EIO, "%s: File name too long", dir);
+    struct stat st;
+    int found = stat(path, &st) == 0;
+    if (!found && errno != ENOENT && errno != ENOTDIR)
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    if (!found || !S_ISREG(st.st_mode))
+        return spm_error(SPM_ENOTFOUND, "%s: not a store (no data.mdb)", dir);
+    return 0;
+}
+
 static size_t round_page(size_t n)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -195,7 +225,8 @@ int spm_store_env_open(MDB_env **env, const char *dir, size_t mapsize, unsigned 
                        unsigned maxreaders, unsigned flags)
 {
     *env = NULL;
-    int rc = mkdirs(dir);
+    int rdonly = (flags & MDB_RDONLY) != 0;
+    int rc = rdonly ? is_store(dir) : mkdirs(dir);
     if (rc)
         return rc;
     MDB_env *e;
@@ -211,10 +242,32 @@ int spm_store_env_open(MDB_env **env, const char *dir, size_t mapsize, unsigned 
         rc = mdb_env_open(e, dir, flags, 0600);
     if (rc) {
         mdb_env_close(e);
+        if (rdonly && (rc == ENOENT || rc == MDB_INVALID)) /* an empty or foreign data file */
+            return spm_error(SPM_ENOTFOUND, "%s: not a store (%s)", dir, mdb_strerror(rc));
         return spm_store_lmdb_error(rc, dir, "opening the environment");
     }
     *env = e;
     return 0;
+}
+
+size_t spm_store_fs_map(const char *dir, size_t min, size_t max)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", dir);
+    struct statvfs vfs;
+    while (statvfs(path, &vfs) != 0) {
+        char *slash = strrchr(path, '/');
+        if (strcmp(path, "/") == 0 || strcmp(path, ".") == 0)
+            return min;
+        if (!slash)
+            strcpy(path, ".");
+        else if (slash == path)
+            path[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    uint64_t size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+    return size < min ? min : size > max ? max : (size_t)size;
 }
 
 int spm_store_env_grow(MDB_env *env, const char *dir, size_t *mapsize)
@@ -247,7 +300,26 @@ int spm_store_env_grow(MDB_env *env, const char *dir, size_t *mapsize)
     return 0;
 }
 
+int spm_store_identity_read(MDB_txn *txn, MDB_dbi dbi, const char *dir,
+                            uint8_t id[SPM_STORE_ID_LEN])
+{
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, 0, 0);
+    MDB_val key = {sizeof k, k}, val;
+    int rc = mdb_get(txn, dbi, &key, &val);
+    if (rc == MDB_NOTFOUND)
+        return spm_error(SPM_ENOTFOUND, "%s: no identity record", dir);
+    if (rc)
+        return spm_store_lmdb_error(rc, dir, "reading the identity record");
+    if (val.mv_size != IDENT_LEN || memcmp(val.mv_data, MAGIC, MAGIC_LEN) != 0)
+        return spm_error(SPM_EFORMAT, "%s: identity record of another layout", dir);
+    memcpy(id, (const uint8_t *)val.mv_data + MAGIC_LEN, SPM_STORE_ID_LEN);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the store */
+
+static int identity_load(spm_store_t *self);
 
 spm_store_t *spm_store_open(const char *dir)
 {
@@ -261,8 +333,10 @@ spm_store_t *spm_store_open_map(const char *dir, size_t map_bytes)
         spm_error(SPM_ENOMEM, "out of memory");
         goto err;
     }
-    if (spm_store_env_open(&self->env, dir, map_bytes, 0, 0, MDB_NOTLS) != 0)
+    if (spm_store_env_open(&self->env, dir, map_bytes, 0, SPM_STORE_READERS, MDB_NOTLS) != 0)
         goto err;
+    int dead;
+    mdb_reader_check(self->env, &dead); /* free the slots of readers that died */
     MDB_txn *txn;
     int rc = mdb_txn_begin(self->env, NULL, MDB_RDONLY, &txn);
     if (!rc) {
@@ -276,6 +350,8 @@ spm_store_t *spm_store_open_map(const char *dir, size_t map_bytes)
     MDB_envinfo info;
     mdb_env_info(self->env, &info);
     self->mapsize = info.me_mapsize;
+    if (identity_load(self) != 0)
+        goto err;
     return self;
 err:
     spm_store_close(&self);
@@ -317,12 +393,22 @@ size_t spm_store_mapsize(const spm_store_t *self)
     return self->mapsize;
 }
 
-/* Doubles the map; no write transaction may be open. */
+void spm_store_identity(const spm_store_t *self, uint8_t id[16])
+{
+    assert(self);
+    memcpy(id, self->id, SPM_STORE_ID_LEN);
+}
+
+/* Doubles the map; no write transaction may be open. When readers of processes that died held
+   old pages (a killed IEU's snapshot), freeing their slots comes first and may be enough. */
 static int grow(spm_store_t *self)
 {
     if (self->rtxn)
         mdb_txn_abort(self->rtxn);
     self->rtxn = NULL;
+    int dead = 0;
+    if (mdb_reader_check(self->env, &dead) == 0 && dead > 0)
+        return 0; /* the caller tries again, and grows if that was not enough */
     int rc = spm_store_env_grow(self->env, self->dir, &self->mapsize);
     if (!rc)
         self->stats.map_grows++;
@@ -343,6 +429,11 @@ static int apply(spm_store_t *self, MDB_txn *txn, op_t *op)
     spm_store_key(k, op->id, op->version);
     MDB_val key = {sizeof k, k};
     op->wrote = 0;
+    if (op->ident) { /* a record another opener wrote first is kept: the caller reads it back */
+        MDB_val val = {op->len, (void *)op->data};
+        int rc = mdb_put(txn, self->dbi, &key, &val, MDB_NOOVERWRITE);
+        return rc == MDB_KEYEXIST ? 0 : rc;
+    }
     if (op->del) {
         int rc = mdb_del(txn, self->dbi, &key, NULL);
         if (rc == MDB_NOTFOUND)
@@ -551,6 +642,9 @@ int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t ty
 int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version)
 {
     assert(self);
+    if (id == 0 || version == 0) /* no block; (0, 0) is the identity record */
+        return spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu to delete", self->dir,
+                         (unsigned long long)id, (unsigned long long)version);
     op_t op = {.del = 1, .id = id, .version = version};
     return self->in_batch ? batch_add(self, &op) : txn_run(self, &op, 1);
 }
@@ -589,7 +683,8 @@ static void read_end(spm_store_t *self, MDB_txn *txn)
 }
 
 /* Positions KEY and VAL on the newest version of ID: the last key below (ID + 1, 0), found
-   with MDB_SET_RANGE on (ID, max) and one step back. Returns 0 or an LMDB code. */
+   with MDB_SET_RANGE on (ID, max) and one step back. Version 0 is no block (under id 0 it is
+   the identity record). Returns 0 or an LMDB code. */
 static int find_newest(MDB_txn *txn, MDB_dbi dbi, spm_sdb_t id, MDB_val *key, MDB_val *val)
 {
     MDB_cursor *c;
@@ -604,7 +699,8 @@ static int find_newest(MDB_txn *txn, MDB_dbi dbi, spm_sdb_t id, MDB_val *key, MD
         rc = mdb_cursor_get(c, key, val, MDB_PREV);
     else if (rc == MDB_NOTFOUND)
         rc = mdb_cursor_get(c, key, val, MDB_LAST);
-    if (rc == 0 && (key->mv_size != SPM_STORE_KEY_LEN || spm_store_be64_get(key->mv_data) != id))
+    if (rc == 0 && (key->mv_size != SPM_STORE_KEY_LEN || spm_store_be64_get(key->mv_data) != id ||
+                    spm_store_be64_get((const uint8_t *)key->mv_data + 8) == 0))
         rc = MDB_NOTFOUND;
     mdb_cursor_close(c);
     return rc;
@@ -660,6 +756,7 @@ spm_sdb_t spm_store_max_id(spm_store_t *self)
     spm_sdb_t id = 0;
     int rc = mdb_cursor_open(txn, self->dbi, &c);
     if (!rc) {
+        /* the identity record, (0, 0), sorts first: it is the last key only without blocks */
         rc = mdb_cursor_get(c, &key, &val, MDB_LAST);
         if (rc == 0 && key.mv_size == SPM_STORE_KEY_LEN)
             id = spm_store_be64_get(key.mv_data);
@@ -675,4 +772,65 @@ void spm_store_stats(const spm_store_t *self, spm_store_stats_t *out)
 {
     assert(self);
     *out = self->stats;
+}
+
+/* ------------------------------------------------------------- identity */
+
+/* Fills the N bytes at P with random bytes from /dev/urandom or, should that fail, with the
+   clocks, the process id and a stack address mixed by splitmix64: enough to tell stores apart. */
+static void random_bytes(uint8_t *p, size_t n)
+{
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, p, n) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got == (ssize_t)n)
+        return;
+    struct timespec rt, mt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mt);
+    uint64_t x = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    x ^= ((uint64_t)mt.tv_sec * 1000000000u + (uint64_t)mt.tv_nsec) << 17;
+    x ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&rt;
+    uint64_t z = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i % 8 == 0) {
+            z = x += 0x9E3779B97F4A7C15ull;
+            z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ z >> 27) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+        }
+        p[i] = (uint8_t)(z >> 8 * (i % 8));
+    }
+}
+
+/* Reads the identity record into SELF->id; a store without one gets one when it holds nothing
+   yet, and is refused otherwise. Returns 0, SPM_ESTORE, or the code of a failed write. */
+static int identity_load(spm_store_t *self)
+{
+    for (int wrote = 0;; wrote = 1) {
+        MDB_txn *txn;
+        int rc = read_begin(self, &txn);
+        if (rc)
+            return rc;
+        rc = spm_store_identity_read(txn, self->dbi, self->dir, self->id);
+        MDB_stat st = {0};
+        int empty = rc == SPM_ENOTFOUND && mdb_stat(txn, self->dbi, &st) == 0 && !st.ms_entries;
+        read_end(self, txn);
+        if (rc == SPM_ENOTFOUND && empty && !wrote) {
+            uint8_t rec[IDENT_LEN];
+            memcpy(rec, MAGIC, MAGIC_LEN);
+            random_bytes(rec + MAGIC_LEN, SPM_STORE_ID_LEN);
+            op_t op = {.ident = 1, .data = rec, .len = sizeof rec};
+            if ((rc = txn_run(self, &op, 1)) != 0)
+                return rc;
+            continue; /* read back what is stored: another opener may have been first */
+        }
+        if (rc == SPM_ENOTFOUND || rc == SPM_EFORMAT)
+            return spm_error(SPM_ESTORE,
+                             "%s: written by an older spm (different block layout); move it "
+                             "away to start a new store",
+                             self->dir);
+        return rc;
+    }
 }

@@ -6,11 +6,23 @@
     written-back eviction in one LMDB environment on its local disk. A block
     is addressed by (SDB id, version); a version is immutable once written.
     A restarted center reopens the store and resumes with its contents.
+    Other processes on the same host (the IEUs there) may read it in place,
+    read-only, through datacache/storeview.h.
     @discuss
     Keys are 16 bytes, big-endian (id, version), so the versions of one SDB
     are adjacent and sorted: a cursor positioned with MDB_SET_RANGE finds the
-    newest version of an id. A value is a 4-byte little-endian type id
-    followed by the block's bytes.
+    newest version of an id. A value is an 8-byte header (the little-endian
+    type id, then 4 zero bytes) followed by the block's bytes: LMDB keeps a
+    value over about 2 KiB on its own pages, and the header keeps the block's
+    bytes 8-byte aligned there, so that a process reading the map in place
+    (datacache/storeview.h) may read doubles without a copy.
+
+    The key of (0, 0), which no block can have, holds the store's identity
+    record: the 8 bytes "spmstor2" (this layout) then 16 random bytes written
+    when the store was created (spm_store_identity). A reader in another
+    process checks both before it trusts the map, and a store written by an
+    older spm (4-byte headers, no identity record) is refused at open rather
+    than misread.
 
         spm_store_t *st = spm_store_open("/var/lib/spm/store");
         spm_store_begin(st);
@@ -25,6 +37,8 @@
     the batch so far, which the store keeps for that purpose (a batch holds a
     copy of its blocks in memory until it commits). Growing stops when the
     disk could not hold a larger store: the put then fails with SPM_EFULL.
+    Before growing, the store frees the reader slots of processes that died
+    holding a snapshot (their old pages could not be reused otherwise).
 
     The center is single-threaded and so is this class: one thread uses a
     store. The environment is synced at every commit (durable).
@@ -47,8 +61,13 @@ typedef struct spm_store spm_store_t;
     already exists is reopened with its contents. Returns the store, owned by
     the caller (spm_store_close), or NULL with the detail set: SPM_EIO
     "DIR: Permission denied" (or another system reason) when DIR cannot be
-    created or written, SPM_ENOMEM, SPM_ESTORE for an LMDB failure (with the
-    message of mdb_strerror). */
+    created or written, SPM_ENOMEM, SPM_EFULL when the identity record of a
+    new store finds no room on the disk, SPM_ESTORE for an LMDB failure (with
+    the message of mdb_strerror), and SPM_ESTORE "DIR: written by an older
+    spm (different block layout); move it away to start a new store" when
+    DIR holds blocks but no identity record of this layout (nothing is
+    written into it then). An empty store gets its identity record here, in
+    one write transaction. */
 spm_store_t *spm_store_open(const char *dir);
 
 /*  As spm_store_open, with the first map size MAP_BYTES (rounded up to the
@@ -109,18 +128,19 @@ int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t ty
 int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *found_version,
                   uint32_t *type, void **data, size_t *len);
 
-/*  Deletes block (ID, VERSION) (version 0 is not special here). Returns 0,
+/*  Deletes block (ID, VERSION) (version 0 does not mean the newest here: no
+    block has id 0 or version 0, so both are SPM_ENOTFOUND). Returns 0,
     SPM_ENOTFOUND, SPM_EFULL, SPM_EIO or SPM_ESTORE. */
 int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version);
 
-/*  Largest SDB id stored (0 when the store is empty, or when it cannot be
-    read: the detail is then set), so a restarted center allocates fresh
+/*  Largest SDB id stored (0 when the store holds no block, or when it cannot
+    be read: the detail is then set), so a restarted center allocates fresh
     ids. */
 spm_sdb_t spm_store_max_id(spm_store_t *self);
 
 /*  Counters for reports: blocks and bytes written (puts that stored a new
-    version, counted when their transaction commits) and read, and how often
-    the map grew. */
+    version, counted when their transaction commits; the identity record is
+    not a put) and read, and how often the map grew. */
 typedef struct {
     uint64_t puts, gets, bytes_put, bytes_get, map_grows;
 } spm_store_stats_t;
@@ -130,6 +150,14 @@ void spm_store_stats(const spm_store_t *self, spm_store_stats_t *out);
 
 /*  Current map size in bytes (grows as the store does). */
 size_t spm_store_mapsize(const spm_store_t *self);
+
+/*  Copies the store's identity into ID: the 16 random bytes of its identity
+    record, the same for as long as the store exists (across close and
+    reopen), and different for every store created. A process on the same
+    host opens the store read-only with it (spm_store_view_open), so that it
+    never reads another store that happens to sit at the same path. Cannot
+    fail. */
+void spm_store_identity(const spm_store_t *self, uint8_t id[16]);
 
 /* ---------------------------------------------------------------------------
    For the modules of datacache/ only: the LMDB plumbing that the store and
@@ -152,11 +180,11 @@ uint64_t spm_store_be64_get(const uint8_t *p);
     is not 0. Returns 0 or SPM_EINVAL with the detail set. */
 int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t len);
 
-/*  A value is a header of HDR bytes (SPM_STORE_HDR in the store) whose
-    first 4 hold the little-endian type id (the rest are 0), then the bytes.
-    The node cache uses a header of 8 so that large blocks, which LMDB keeps
-    on their own pages, start 8-byte aligned in the map. */
-#define SPM_STORE_HDR 4
+/*  A value is a header of HDR bytes (SPM_STORE_HDR in the store, 8 in the
+    node cache) whose first 4 hold the little-endian type id (the rest are
+    0), then the bytes. A header of 8 keeps large blocks, which LMDB puts on
+    their own pages, 8-byte aligned in the map. */
+#define SPM_STORE_HDR 8
 
 /*  Writes the value of TYPE and the LEN bytes at DATA into DST (HDR + LEN
     bytes, e.g. space reserved with MDB_RESERVE). */
@@ -170,11 +198,20 @@ int spm_store_value_parse(const MDB_val *v, size_t hdr, uint32_t *type, const vo
 
 /*  Creates DIR (and its parents, 0700) when missing, checks it is a
     writable directory, creates an environment with MAPSIZE, MAXDBS named
-    databases and MAXREADERS reader slots, and opens it with FLAGS. Returns
-    0 with *ENV set (owned by the caller: mdb_env_close), or SPM_EIO
-    "DIR: reason", SPM_ESTORE. */
+    databases and MAXREADERS reader slots, and opens it with FLAGS. With
+    MDB_RDONLY in FLAGS, DIR is neither created nor checked for writing: it
+    must hold an LMDB data file (nothing is created in a directory that is
+    no store). Returns 0 with *ENV set (owned by the caller: mdb_env_close),
+    or SPM_EIO "DIR: reason", SPM_ENOTFOUND "DIR: not a store" (MDB_RDONLY
+    only), SPM_ENOMEM, SPM_ESTORE. */
 int spm_store_env_open(MDB_env **env, const char *dir, size_t mapsize, unsigned maxdbs,
                        unsigned maxreaders, unsigned flags);
+
+/*  The size of the filesystem that holds DIR (or, while DIR does not exist,
+    its nearest existing parent), within [MIN, MAX]. A map this large is
+    address space, not memory (the file grows only as data is written), and
+    covers any store the disk can hold. MIN when nothing can be examined. */
+size_t spm_store_fs_map(const char *dir, size_t min, size_t max);
 
 /*  Grows the map of ENV (in directory DIR) from *MAPSIZE by doubling, but
     not beyond what the disk could hold (the data file plus the free space);
@@ -188,5 +225,18 @@ int spm_store_env_grow(MDB_env *env, const char *dir, size_t *mapsize);
     SPM_EFULL for ENOSPC/EDQUOT/MDB_MAP_FULL, SPM_EIO for EACCES/EROFS/EIO,
     SPM_ENOMEM for ENOMEM, SPM_ESTORE for the rest. */
 int spm_store_lmdb_error(int rc, const char *dir, const char *what);
+
+#define SPM_STORE_ID_LEN 16 /* bytes of a store's identity */
+
+/*  Reader slots of the store's lock file, sized by whichever process opens
+    it first: every snapshot of a view (datacache/storeview.h) takes one. */
+#define SPM_STORE_READERS 1024
+
+/*  Reads the identity record of the store whose main database is DBI, in
+    TXN, into ID. Returns 0, SPM_ENOTFOUND "DIR: no identity record" when
+    there is none, SPM_EFORMAT when the record is of another layout (magic or
+    length), or the SPM_E* code of an LMDB failure (spm_store_lmdb_error). */
+int spm_store_identity_read(MDB_txn *txn, MDB_dbi dbi, const char *dir,
+                            uint8_t id[SPM_STORE_ID_LEN]);
 
 #endif

@@ -9,9 +9,16 @@
     on operands read zero-copy from the node cache's memory map. Workers and
     the main thread meet at two mutex-guarded queues; an eventfd wakes the
     main thread's poll when a result is done.
+
+    On the center's host (an ipc:// center) the IEU opens the center's store
+    read-only and reads operands straight from its memory map: the store is
+    this node's level 1, nothing is copied through a socket or into the node
+    cache, and outputs go only to the center (the COMMIT says so, and the
+    center's directory does not list this node as their holder).
     =========================================================================
 */
 #include "datacache/nodecache.h"
+#include "datacache/storeview.h"
 #include "isa/core/registry.h"
 #include "isa/core/si.h"
 #include "vm/cli.h"
@@ -38,7 +45,8 @@ typedef struct {
     uint64_t in_version; /* RW: read */
     spm_mode_t mode;
     uint32_t type;
-    int nocache; /* SPM_NOCACHE: this node keeps no copy of it */
+    int nocache;  /* SPM_NOCACHE: this node keeps no copy of it */
+    int in_store; /* read from the center's store on this host, not the node cache */
 } op_t;
 
 typedef struct task {
@@ -99,6 +107,8 @@ typedef struct {
 typedef struct {
     void *ctx, *dealer;
     spm_nodecache_t *cache;
+    spm_store_view_t *store; /* the center's store, when it is on this host; else NULL */
+    int store_reads;         /* may read the store directly (an ipc:// center, not refused) */
     uint32_t index, node, slots, prefetch;
     double exec_ema_us;       /* moving average of SI execution times, 0 before the first */
     uint32_t held;            /* SIs received and not yet committed */
@@ -176,6 +186,7 @@ static void task_free(task_t *t)
 static void execute(ieu_t *ieu, task_t *t)
 {
     spm_nodecache_reader_t *rd = NULL;
+    spm_store_snap_t *snap = NULL;
     t->cops = calloc(t->nops ? t->nops : 1, sizeof *t->cops);
     if (!t->cops) {
         t->status = SPM_ENOMEM;
@@ -192,17 +203,30 @@ static void execute(ieu_t *ieu, task_t *t)
         }
         if (!v)
             continue;
+        if (o->in_store) {
+            if ((!snap && !(snap = spm_store_view_snap(ieu->store))) ||
+                spm_store_snap_get(snap, o->sdb, v, NULL, &t->cops[i].in, &t->cops[i].in_len) !=
+                    0) {
+                t->missing_operand = 1; /* ask the center instead */
+                break;
+            }
+            continue;
+        }
         if (!rd && !(rd = spm_nodecache_reader(ieu->cache))) {
             t->status = SPM_ESTORE;
             t->error = strdup("cannot read the node cache");
-            return;
+            break;
         }
         uint32_t type;
         if (spm_nodecache_get(rd, o->sdb, v, &type, &t->cops[i].in, &t->cops[i].in_len) != 0) {
             t->missing_operand = 1; /* evicted since localized: fetch it again */
-            spm_nodecache_reader_end(&rd);
-            return;
+            break;
         }
+    }
+    if (t->missing_operand || t->status) {
+        spm_nodecache_reader_end(&rd);
+        spm_store_snap_end(&snap);
+        return;
     }
     spm_si_ctx_t ctx = {.op = t->op,
                         .ops = t->cops,
@@ -221,6 +245,7 @@ static void execute(ieu_t *ieu, task_t *t)
         t->reply_len = ctx.reply_len;
     }
     spm_nodecache_reader_end(&rd);
+    spm_store_snap_end(&snap);
 }
 
 static void *worker(void *arg)
@@ -458,7 +483,9 @@ static void localize(ieu_t *ieu, task_t *t)
             continue;
         if (t->own && t->own[i])
             continue; /* kept from an earlier localization */
-        if (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v)) {
+        o->in_store =
+            ieu->store && !t->relocalized && spm_store_view_has(ieu->store, o->sdb, v) == 1;
+        if (o->in_store || (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v))) {
             t->l1_hits++;
         } else {
             t->missing++;
@@ -632,8 +659,8 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         int bad = 0;
         for (size_t i = 0; i < s->n_ops; i++) {
             Spm__Operand *o = s->ops[i];
-            t->ops[i] =
-                (op_t){o->sdb, o->version, o->in_version, (spm_mode_t)o->mode, o->type, o->nocache};
+            t->ops[i] = (op_t){o->sdb,     o->version, o->in_version, (spm_mode_t)o->mode, o->type,
+                               o->nocache, 0};
             bad |= o->mode < SPM_R || o->mode > SPM_ACC;
         }
         if (bad) {
@@ -724,8 +751,9 @@ static void commit_done(ieu_t *ieu)
             if (t->ops[i].mode == SPM_R)
                 continue;
             spm_si_operand_t *c = &t->cops[i];
-            /* Keep a copy on this node: the next SI here may read it. */
-            if (!t->ops[i].nocache)
+            /* Keep a copy on this node: the next SI here may read it (from
+               the store, when this node reads it directly). */
+            if (!t->ops[i].nocache && !ieu->store)
                 spm_nodecache_put(ieu->cache, t->ops[i].sdb, t->ops[i].version, t->ops[i].type,
                                   c->out, c->out_len);
             frames[f++] = (spm_frame_t){c->out, c->out_len, spm_wire_free, NULL};
@@ -741,6 +769,7 @@ static void commit_done(ieu_t *ieu)
     cm.results = resp;
     cm.credits = wanted(ieu); /* the next PULL rides on the COMMIT */
     cm.sent_us = spm_now_us();
+    cm.uncached = ieu->store != NULL;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_COMMIT;
     env.commit = &cm;
@@ -753,6 +782,17 @@ static void commit_done(ieu_t *ieu)
     free(res);
     free(resp);
     free(frames);
+}
+
+/*  Opens the center's store named in welcome W for direct reads, when this
+    IEU may (an ipc:// center is on this host) and it is the store W names. */
+static void open_store(ieu_t *ieu, const Spm__Welcome *w)
+{
+    if (!ieu->store_reads || !w->store_dir || !*w->store_dir || w->store_id.len != 16)
+        return;
+    ieu->store = spm_store_view_open(w->store_dir, w->store_id.data);
+    if (!ieu->store)
+        spm_log_info("reading blocks through the center: %s", spm_error_detail());
 }
 
 static int hello(ieu_t *ieu, long timeout_ms)
@@ -780,6 +820,7 @@ static int hello(ieu_t *ieu, long timeout_ms)
             ieu->index = m.env->welcome->index;
             ieu->heartbeat_ms = m.env->welcome->heartbeat_ms;
             ieu->dead_ms = m.env->welcome->dead_ms;
+            open_store(ieu, m.env->welcome);
         }
         spm_msg_close(&m);
         if (ok)
@@ -901,6 +942,8 @@ static const char ieu_help[] =
     "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
     "                      more while SIs are short: about 2 ms of work, at most 16)\n"
     "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
+    "  --no-store-reads    with an ipc:// center, read blocks through it as a remote\n"
+    "                      node does, not straight from its store\n"
     "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
     "  --insecure          allow plain TCP without keys\n"
     "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
@@ -916,10 +959,11 @@ static int ieu_main(int argc, char **argv)
                                          {"cache-mb", required_argument, 0, 'm'},
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
+                                         {"no-store-reads", no_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *center = NULL, *cache_dir = NULL, *keys = NULL;
-    int insecure = 0;
+    int insecure = 0, store_reads = 1;
     long node = 0, slots = 1, prefetch = 1, cache_mb = 0;
     spm_log_level_t level = SPM_LOG_WARN;
     int ch, rc;
@@ -950,6 +994,9 @@ static int ieu_main(int argc, char **argv)
         case 'I':
             insecure = 1;
             break;
+        case 'S':
+            store_reads = 0;
+            break;
         case 'm':
             rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);
             break;
@@ -972,6 +1019,7 @@ static int ieu_main(int argc, char **argv)
     ieu_t ieu = {.node = (uint32_t)node,
                  .slots = (uint32_t)slots,
                  .prefetch = (uint32_t)prefetch,
+                 .store_reads = store_reads && strncmp(center, "ipc://", 6) == 0,
                  .heartbeat_ms = 1000,
                  .dead_ms = 5000,
                  .efd = -1};
@@ -1050,6 +1098,7 @@ done:
     if (ieu.efd >= 0)
         close(ieu.efd);
     spm_nodecache_close(&ieu.cache);
+    spm_store_view_close(&ieu.store);
     return status;
 }
 

@@ -46,6 +46,7 @@ typedef struct {
     const char *data_listen, *data_advertise; /* the data agent's endpoints */
     const char *keys;                         /* key directory given with --keys, or NULL */
     int insecure;                             /* plain TCP allowed */
+    int store_reads;                          /* IEUs may read an ipc:// center's store directly */
     spm_security_t *security;
     long slots, prefetch;
     long cache_mb; /* node cache budget, MiB (0: none) */
@@ -80,10 +81,13 @@ static pid_t start_ieu(agent_t *a)
                     "--log-level", (char *)a->log_level,
                     "--cache-mb",  cache_mb,
                     NULL,          NULL,
-                    NULL,          NULL};
+                    NULL,          NULL,
+                    NULL};
     size_t n = 16;
     if (a->insecure)
         argv[n++] = "--insecure";
+    if (!a->store_reads)
+        argv[n++] = "--no-store-reads";
     if (a->keys) {
         argv[n++] = "--keys";
         argv[n++] = (char *)a->keys;
@@ -291,6 +295,9 @@ static const char agent_help[] =
     "                      tcp://*:RANDOM)\n"
     "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
     "                      (default: the bound endpoint, with this host's name)\n"
+    "  --no-store-reads    with an ipc:// center (on this host), IEUs read blocks\n"
+    "                      through it and other nodes' caches, not straight from\n"
+    "                      its store (default agent.store_reads = true)\n"
     "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
     "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
     "                      pid file) and wait until it has exited\n"
@@ -312,6 +319,7 @@ static int agent_main(int argc, char **argv)
                                          {"insecure", no_argument, 0, 'I'},
                                          {"drain-s", required_argument, 0, 'T'},
                                          {"drain", no_argument, 0, 'R'},
+                                         {"no-store-reads", no_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
@@ -324,6 +332,7 @@ static int agent_main(int argc, char **argv)
                  .cache_dir = spm_config_str("agent", "cache_dir"),
                  .data_listen = spm_config_str("agent", "data_listen"),
                  .data_advertise = spm_config_str("agent", "data_advertise"),
+                 .store_reads = spm_config_bool("agent", "store_reads"),
                  .log_level = "warn",
                  .drain_s = 60};
     int drain = 0;
@@ -372,6 +381,9 @@ static int agent_main(int argc, char **argv)
             break;
         case 'R':
             drain = 1;
+            break;
+        case 'S':
+            a.store_reads = 0;
             break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);

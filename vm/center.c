@@ -77,6 +77,8 @@ typedef struct {
     int batch_rc;   /* the first failure of this turn's batch */
     spm_idu_t *idu;
     spm_store_t *store;
+    char *store_dir;          /* the store's absolute path, for IEUs on this host */
+    uint8_t store_id[16];     /* the store's identity (spm_store_identity) */
     spm_hmap_t *peers;        /* routing-id key -> peer_t */
     spm_hmap_t *ieus;         /* IEU index + 1 -> peer_t */
     spm_hmap_t *watches;      /* job -> watch_t */
@@ -349,6 +351,9 @@ static void on_hello(center_t *c, spm_msg_t *m)
         spm_hmap_put(c->ieus, (uint64_t)p->index + 1, p);
         spm_log_info("IEU %u joined (node %u, pid %u, %u slots)", p->index, p->node, p->pid,
                      h->slots);
+        w.store_dir = c->store_dir ? c->store_dir : "";
+        w.store_id.data = c->store_id;
+        w.store_id.len = sizeof c->store_id;
     } else if ((int)h->role == ROLE_AGENT) {
         p->index = p->node = c->next_node++;
         char **v = realloc(c->node_data, (p->node + 1) * sizeof *v);
@@ -471,8 +476,9 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
             if (rc != 0 && c->batch_rc == 0)
                 c->batch_rc = rc;
             /* The committing IEU keeps a copy in its node's cache, unless
-               the SF said that node will not read it again. */
-            if (!(si->ops[k].flags & SPM_NOCACHE))
+               the SF said that node will not read it again or the IEU
+               reads the store directly. */
+            if (!(si->ops[k].flags & SPM_NOCACHE) && !cm->uncached)
                 spm_idu_dir_add(c->idu, si->ops[k].sdb, si->ops[k].version, zmq_msg_size(fm),
                                 p->node);
         }
@@ -973,6 +979,7 @@ static void center_free(center_t *c)
     spm_hmap_destroy(&c->traces);
     spm_idu_destroy(&c->idu);
     spm_store_close(&c->store);
+    free(c->store_dir);
     spm_journal_close(&c->journal);
     if (c->router)
         zmq_close(c->router);
@@ -1128,6 +1135,8 @@ static int center_main(int argc, char **argv)
         spm_cli_fail("center", SPM_ESTORE);
         goto done;
     }
+    spm_store_identity(c.store, c.store_id);
+    c.store_dir = realpath(store, NULL); /* NULL: IEUs go through the center */
     c.idu = spm_idu_new(emit, job_done, &c);
     c.peers = spm_hmap_new();
     c.ieus = spm_hmap_new();

@@ -44,6 +44,7 @@ static const setting_t table[] = {
     {"agent", "cache_mb", "SPM_CACHE_MB", "0", KIND_LONG, 0, 1L << 30},
     {"agent", "data_listen", "SPM_DATA_LISTEN", "", KIND_STR, 0, 0},
     {"agent", "data_advertise", "SPM_DATA_ADVERTISE", "", KIND_STR, 0, 0},
+    {"agent", "store_reads", "SPM_STORE_READS", "true", KIND_BOOL, 0, 0},
     {"security", "keys", "SPM_KEYS", "/etc/spm/keys", KIND_STR, 0, 0},
     {"security", "insecure", "SPM_INSECURE", "false", KIND_BOOL, 0, 0},
     {"log", "level", "SPM_LOG_LEVEL", "info", KIND_LEVEL, 0, 0},

@@ -1,4 +1,5 @@
-/*  Integration tests of the two-level cache with real processes: blocks move
+/*  Integration tests of the two-level cache with real processes (nodes
+    that read as remote ones, though on the center's host): blocks move
     peer to peer between nodes (level 2), a cache budget smaller than the
     working set evicts without changing the result, a node that dies after
     committing costs no result, and a holder that answers FETCH with garbage
@@ -14,9 +15,13 @@ static void vm_start(vm_t *vm)
     spm_test_vm_start(vm, NULL);
 }
 
+/*  An agent of one IEU with a node cache of CACHE_MB MiB. Its IEUs read
+    as a remote node's do (the center is on this host: without
+    --no-store-reads they would read its store directly, and no level of
+    the cache would be exercised). */
 static void vm_agent(vm_t *vm, const char *cache_mb)
 {
-    const char *extra[] = {"--cache-mb", cache_mb, NULL};
+    const char *extra[] = {"--cache-mb", cache_mb, "--no-store-reads", NULL};
     spm_test_vm_agent(vm, "1", extra);
 }
 
@@ -70,6 +75,34 @@ START_TEST(blocks_move_between_nodes_at_level_two)
     ck_assert_msg(spm_test_json_num(out, "store_reads") == 0, "store reads: %s", out);
     ck_assert(spm_test_json_num(out, "bytes_l2") >= 65536);
     free(out);
+    vm_stop(&vm);
+}
+END_TEST
+
+START_TEST(nodes_on_the_centers_host_read_its_store)
+{
+    /* Two nodes on the center's host (an ipc:// center): their IEUs read
+       every operand straight from the center's store, so no block crosses
+       a socket to reach them, and the result is the same. */
+    char *want = reference_job("200", "65536");
+    vm_t vm;
+    vm_start(&vm);
+    spm_test_vm_agent(&vm, "1", NULL);
+    spm_test_vm_agent(&vm, "1", NULL);
+    usleep(300000);
+    const char *argv[] = {"run",     "synthetic", "--center", vm.ep,       "--sis",
+                          "200",     "--sfs",     "4",        "--bytes",   "65536",
+                          "--reads", "3",         "--work",   "fixed:1ms", NULL};
+    char *out, *err;
+    int rc = spm_test_run(argv, 120, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_msg(strstr(out, want) != NULL, "result differs: %s vs %s", out, want);
+    ck_assert_msg(strstr(out, " 0 level-2 hits") != NULL, "level-2 traffic: %s", out);
+    ck_assert_msg(strstr(out, " 0 store reads") != NULL, "store reads: %s", out);
+    ck_assert_msg(strstr(out, " 0 level-1 hits") == NULL, "no local reads: %s", out);
+    free(out);
+    free(err);
+    free(want);
     vm_stop(&vm);
 }
 END_TEST
@@ -296,6 +329,7 @@ static Suite *cache_suite(void)
     TCase *tc = tcase_create("levels");
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, blocks_move_between_nodes_at_level_two);
+    tcase_add_test(tc, nodes_on_the_centers_host_read_its_store);
     tcase_add_test(tc, small_cache_evicts_and_result_is_identical);
     tcase_add_test(tc, dead_node_costs_no_result);
     tcase_add_test(tc, lying_holder_is_survived_through_the_store);

@@ -44,8 +44,8 @@ START_TEST(matmul_survives_killed_ieus_and_node)
     chaos_vm_t vm;
     chaos_vm_start(&vm, 3, 1000);
     chaos_job_t job;
-    /* 64,000 SIs; 2 s undisturbed on a quiet machine */
-    chaos_matmul(&job, vm.dir, 640, 7, "write", "ss");
+    /* 216,000 SIs; 3.5 s undisturbed on a quiet machine */
+    chaos_matmul(&job, vm.dir, 960, 7, "write", "ss");
     survives_chaos(&vm, &job);
 }
 END_TEST

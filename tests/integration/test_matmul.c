@@ -209,17 +209,19 @@ static int block_nonzero(const double *x, int m, int n, int k, int bi, int bj)
     return 0;
 }
 
-/*  What a node's cache holds after a job on a VM of one node: each block of
-    A and B that takes part in a product, once, typed. Not the raw blocks
-    the client staged (each is read once, by its mm.load) and not C (only
-    the client reads it): those would take the room of blocks that are read
+/*  What a node's cache holds after a job on a VM of one node that reads
+    through the center, as a node on another host does: each block of A and
+    B that takes part in a product, once, typed. Not the raw blocks the
+    client staged (each is read once, by its mm.load) and not C (only the
+    client reads it): those would take the room of blocks that are read
     again, and cost a copy each. */
 START_TEST(node_cache_keeps_operands_not_staged_inputs_or_results)
 {
     enum { M = 120, P = 100, N = 90, K = 16 };
     spm_test_vm_t vm;
     spm_test_vm_start(&vm, NULL);
-    spm_test_vm_agent(&vm, "1", NULL);
+    const char *remote[] = {"--no-store-reads", NULL};
+    spm_test_vm_agent(&vm, "1", remote);
     char cache[160];
     snprintf(cache, sizeof cache, "%s/cache0", vm.dir);
     double *a = ref_random(M, P, 0.05, 21, REF_REAL), *b = ref_random(P, N, 0.05, 22, REF_REAL);

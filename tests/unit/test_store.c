@@ -1,6 +1,7 @@
 /*  Tests of datacache/store: the center's durable LMDB store. Every test works on real LMDB
     files in a fresh mkdtemp directory that is removed at the end. */
 #include "datacache/store.h"
+#include "datacache/storeview.h"
 #include "tests/check_main.h"
 
 #include <ftw.h>
@@ -418,6 +419,324 @@ START_TEST(test_disk_full)
 }
 END_TEST
 
+/* ------------------------------------------------- identity and views */
+
+/* Waits for child PID and returns its exit status, or -1 when it died of a signal. */
+static int child_exit(pid_t pid)
+{
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* 1 when P points into this process's memory map of DIR/data.mdb: read without a copy. */
+static int in_map(const void *p)
+{
+    char want[160], line[512], path[256];
+    snprintf(want, sizeof want, "%s/data.mdb", dir);
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        path[0] = '\0';
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &lo, &hi, path) == 3 &&
+            strcmp(path, want) == 0 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
+            found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+/* 1 when the LEN bytes at P are those fill(SEED) makes. */
+static int same_bytes(const void *p, size_t len, uint64_t seed)
+{
+    uint8_t *want = malloc(len ? len : 1);
+    fill(want, len, seed);
+    int same = memcmp(p, want, len) == 0;
+    free(want);
+    return same;
+}
+
+/* 1 when block (ID, VERSION) of SNAP is of type 7 and holds the LEN bytes of fill(SEED); its
+   address goes to *WHERE (may be NULL). */
+static int snap_block_ok(spm_store_snap_t *snap, spm_sdb_t id, uint64_t version, size_t len,
+                         uint64_t seed, const void **where)
+{
+    const void *p;
+    size_t n;
+    uint32_t type;
+    if (spm_store_snap_get(snap, id, version, &type, &p, &n) != 0) {
+        fprintf(stderr, "snap get %llu.%llu: %s\n", (unsigned long long)id,
+                (unsigned long long)version, spm_error_detail());
+        return 0;
+    }
+    if (where)
+        *where = p;
+    return type == 7 && n == len && same_bytes(p, len, seed);
+}
+
+/* Makes the running test's directory and opens a new store in it; its identity goes to ID. */
+static spm_store_t *open_fresh(uint8_t id[16])
+{
+    make_dir();
+    spm_store_t *st = spm_store_open(dir);
+    ck_assert_msg(st != NULL, "%s", spm_error_detail());
+    spm_store_identity(st, id);
+    return st;
+}
+
+/* The reader process of test_view_in_another_process; returns its exit status. */
+static int view_reader(const uint8_t id[16])
+{
+    spm_store_view_t *v = spm_store_view_open(dir, id);
+    if (!v) {
+        fprintf(stderr, "view open: %s\n", spm_error_detail());
+        return 1;
+    }
+    spm_store_snap_t *snap = spm_store_view_snap(v);
+    if (!snap)
+        return 2;
+    const void *p = NULL;
+    if (!snap_block_ok(snap, 8, 1, 64 << 10, 81, &p))
+        return 3;
+    if (!in_map(p))
+        return 4;
+    if ((uintptr_t)p % 8 != 0)
+        return 5;
+    if (!snap_block_ok(snap, 8, 2, 100, 82, NULL) || !snap_block_ok(snap, 9, 1, 0, 91, NULL))
+        return 6;
+    const void *d;
+    size_t n;
+    if (spm_store_snap_get(snap, 8, 3, NULL, &d, &n) != SPM_ENOTFOUND ||
+        spm_store_snap_get(snap, 8, 0, NULL, &d, &n) != SPM_ENOTFOUND ||
+        spm_store_snap_get(snap, 0, 0, NULL, &d, &n) != SPM_ENOTFOUND)
+        return 7;
+    spm_store_snap_t *second = spm_store_view_snap(v); /* two at once, in one thread */
+    if (!second || !snap_block_ok(second, 8, 1, 64 << 10, 81, NULL))
+        return 8;
+    spm_store_snap_end(&second);
+    spm_store_snap_end(&snap);
+    if (snap || second)
+        return 9;
+    if (spm_store_view_has(v, 8, 1) != 1 || spm_store_view_has(v, 8, 3) != 0 ||
+        spm_store_view_has(v, 0, 0) != 0)
+        return 10;
+    spm_store_view_close(&v);
+    return v ? 11 : 0;
+}
+
+START_TEST(test_view_in_another_process)
+{
+    uint8_t id[16];
+    spm_store_t *st = open_fresh(id);
+    ck_assert_int_eq(spm_store_begin(st), 0);
+    ck_assert_int_eq(put_filled(st, 8, 1, 64 << 10, 81), 0);
+    ck_assert_int_eq(put_filled(st, 8, 2, 100, 82), 0);
+    ck_assert_int_eq(put_filled(st, 9, 1, 0, 91), 0);
+    ck_assert_msg(spm_store_commit(st) == 0, "%s", spm_error_detail());
+
+    pid_t pid = fork(); /* the store stays open for writing here, as in the center */
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(view_reader(id));
+    int rc = child_exit(pid);
+    static const char *const what[] = {"ok",
+                                       "the view did not open",
+                                       "no snapshot",
+                                       "wrong bytes",
+                                       "the block was copied",
+                                       "a 64 KiB block is not 8-byte aligned",
+                                       "small blocks",
+                                       "a missing version was found",
+                                       "a second snapshot",
+                                       "snap_end",
+                                       "view_has",
+                                       "view_close"};
+    ck_assert_msg(rc == 0, "reader process: %s (exit %d)",
+                  rc > 0 && rc < (int)(sizeof what / sizeof *what) ? what[rc] : "crashed", rc);
+    expect_block(st, 8, 1, 7, 64 << 10, 81); /* the writer is unaffected */
+    spm_store_close(&st);
+}
+END_TEST
+
+START_TEST(test_view_needs_the_identity)
+{
+    uint8_t id[16], wrong[16];
+    spm_store_t *st = open_fresh(id);
+    ck_assert_int_eq(put_filled(st, 1, 1, 10, 1), 0);
+    spm_store_close(&st); /* one environment per process: the views below come after */
+
+    memcpy(wrong, id, sizeof wrong);
+    wrong[15] ^= 1;
+    ck_assert_ptr_null(spm_store_view_open(dir, wrong));
+    ck_assert_msg(strstr(spm_error_detail(), "another store") != NULL, "%s", spm_error_detail());
+    spm_store_view_t *v = spm_store_view_open(dir, id);
+    ck_assert_msg(v != NULL, "%s", spm_error_detail());
+    ck_assert_int_eq(spm_store_view_has(v, 1, 1), 1);
+    spm_store_view_close(&v);
+    ck_assert_ptr_null(v);
+
+    /* no store at all: a missing directory, an empty one (in which nothing is created) */
+    char path[160];
+    snprintf(path, sizeof path, "%s/missing", dir);
+    ck_assert_ptr_null(spm_store_view_open(path, id));
+    ck_assert_msg(strstr(spm_error_detail(), "not a store") != NULL, "%s", spm_error_detail());
+    snprintf(path, sizeof path, "%s/empty", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    ck_assert_ptr_null(spm_store_view_open(path, id));
+    ck_assert_msg(strstr(spm_error_detail(), "not a store") != NULL, "%s", spm_error_detail());
+    snprintf(path, sizeof path, "%s/empty/lock.mdb", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+}
+END_TEST
+
+/* The reader process of test_snapshot_outlives_delete: takes a snapshot, tells the writer
+   (UP), waits until it deleted the block and wrote others (DOWN), then reads both
+   snapshots. Returns its exit status. */
+static int snapshot_reader(const uint8_t id[16], int up, int down)
+{
+    spm_store_view_t *v = spm_store_view_open(dir, id);
+    spm_store_snap_t *old = v ? spm_store_view_snap(v) : NULL;
+    const void *p = NULL;
+    char c = old && snap_block_ok(old, 3, 1, 64 << 10, 31, &p);
+    if (write(up, &c, 1) != 1 || !c || read(down, &c, 1) != 1)
+        return 1;
+    if (!same_bytes(p, 64 << 10, 31)) /* the pointer from before the delete */
+        return 2;
+    if (!snap_block_ok(old, 3, 1, 64 << 10, 31, NULL))
+        return 3;
+    const void *d;
+    size_t n;
+    if (spm_store_snap_get(old, 4, 1, NULL, &d, &n) != SPM_ENOTFOUND) /* written after it */
+        return 4;
+    if (spm_store_view_has(v, 3, 1) != 0 || spm_store_view_has(v, 4, 1) != 1)
+        return 5;
+    spm_store_snap_t *now = spm_store_view_snap(v);
+    if (!now || spm_store_snap_get(now, 3, 1, NULL, &d, &n) != SPM_ENOTFOUND ||
+        !snap_block_ok(now, 4, 1, 64 << 10, 41, NULL))
+        return 6;
+    spm_store_snap_end(&now);
+    spm_store_snap_end(&old);
+    spm_store_view_close(&v);
+    return 0;
+}
+
+START_TEST(test_snapshot_outlives_delete)
+{
+    uint8_t id[16];
+    spm_store_t *st = open_fresh(id);
+    ck_assert_int_eq(put_filled(st, 3, 1, 64 << 10, 31), 0);
+    int up[2], down[2];
+    ck_assert_int_eq(pipe(up), 0);
+    ck_assert_int_eq(pipe(down), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(snapshot_reader(id, up[1], down[0]));
+    char c = 0;
+    ck_assert_int_eq(read(up[0], &c, 1), 1);
+    ck_assert_int_eq(c, 1);
+    /* Delete it, then write blocks of the same size one transaction each: without the
+       reader's snapshot, LMDB would reuse the freed pages for them. */
+    ck_assert_int_eq(spm_store_delete(st, 3, 1), 0);
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(put_filled(st, 100 + (spm_sdb_t)i, 1, 64 << 10, 1000 + (uint64_t)i), 0);
+    ck_assert_int_eq(put_filled(st, 4, 1, 64 << 10, 41), 0);
+    ck_assert_int_eq(write(down[1], "d", 1), 1);
+    int rc = child_exit(pid);
+    ck_assert_msg(rc == 0, "reader process failed at step %d", rc);
+    spm_store_close(&st);
+}
+END_TEST
+
+/* Writes the raw LMDB value VAL (N bytes) under the key of (ID, VERSION) in DIR, as a store of
+   an older spm would have. */
+static void raw_put(spm_sdb_t id, uint64_t version, const void *val, size_t n)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    ck_assert_int_eq(mdb_env_set_mapsize(env, 1 << 20), 0);
+    ck_assert_int_eq(mdb_env_open(env, dir, 0, 0600), 0);
+    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    ck_assert_int_eq(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, id, version);
+    MDB_val key = {sizeof k, k}, v = {n, (void *)val};
+    ck_assert_int_eq(mdb_put(txn, dbi, &key, &v, 0), 0);
+    ck_assert_int_eq(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+}
+
+START_TEST(test_older_layout_refused)
+{
+    make_dir();
+    /* a block with the 4-byte header of earlier versions, and no identity record */
+    uint8_t old[4 + 12] = {7, 0, 0, 0, 'o', 'l', 'd', ' ', 'l', 'a', 'y', 'o', 'u', 't', '!', 0};
+    raw_put(5, 1, old, sizeof old);
+    ck_assert_ptr_null(spm_store_open(dir));
+    ck_assert_msg(strstr(spm_error_detail(), "older spm") != NULL, "%s", spm_error_detail());
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), dir));
+    uint8_t id[16] = {0};
+    ck_assert_ptr_null(spm_store_view_open(dir, id));
+    ck_assert_msg(strstr(spm_error_detail(), "no identity record") != NULL, "%s",
+                  spm_error_detail());
+
+    /* nothing was written into it: still no identity record, so still refused */
+    ck_assert_ptr_null(spm_store_open(dir));
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "older spm"));
+
+    /* an identity record of another layout is refused as well */
+    uint8_t other[24] = "spmstor1";
+    raw_put(0, 0, other, sizeof other);
+    ck_assert_ptr_null(spm_store_open(dir));
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "older spm"));
+    ck_assert_ptr_null(spm_store_view_open(dir, id));
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "another layout"));
+}
+END_TEST
+
+START_TEST(test_identity_survives_reopen)
+{
+    uint8_t first[16], again[16], other[16], zero[16] = {0};
+    spm_store_t *st = open_fresh(first);
+    ck_assert_int_ne(memcmp(first, zero, sizeof zero), 0);
+
+    /* the identity record is no block: not counted, not found, not deletable, no id */
+    spm_store_stats_t s;
+    spm_store_stats(st, &s);
+    ck_assert_uint_eq(s.puts, 0);
+    ck_assert_uint_eq(s.bytes_put, 0);
+    ck_assert_uint_eq(spm_store_max_id(st), 0);
+    void *data;
+    size_t len;
+    ck_assert_int_eq(spm_store_get(st, 0, 0, NULL, NULL, &data, &len), SPM_ENOTFOUND);
+    ck_assert_int_eq(spm_store_delete(st, 0, 0), SPM_ENOTFOUND);
+    ck_assert_int_eq(put_filled(st, 2, 1, 10, 21), 0);
+    spm_store_stats(st, &s);
+    ck_assert_uint_eq(s.puts, 1);
+    spm_store_close(&st);
+
+    st = spm_store_open(dir);
+    ck_assert_msg(st != NULL, "%s", spm_error_detail());
+    spm_store_identity(st, again);
+    ck_assert_int_eq(memcmp(first, again, sizeof first), 0);
+    expect_block(st, 2, 1, 7, 10, 21);
+    spm_store_close(&st);
+
+    char path[160];
+    snprintf(path, sizeof path, "%s/second", dir);
+    st = spm_store_open(path);
+    ck_assert_msg(st != NULL, "%s", spm_error_detail());
+    spm_store_identity(st, other);
+    ck_assert_int_ne(memcmp(first, other, sizeof first), 0);
+    spm_store_close(&st);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -432,6 +751,11 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_unwritable_dir);
     tcase_add_test(tc, test_crash_leaves_whole_batches);
     tcase_add_test(tc, test_disk_full);
+    tcase_add_test(tc, test_view_in_another_process);
+    tcase_add_test(tc, test_view_needs_the_identity);
+    tcase_add_test(tc, test_snapshot_outlives_delete);
+    tcase_add_test(tc, test_older_layout_refused);
+    tcase_add_test(tc, test_identity_survives_reopen);
     suite_add_tcase(s, tc);
     return s;
 }
