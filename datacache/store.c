@@ -201,7 +201,7 @@ static int mkdirs(const char *dir)
 
 /* For a read-only open: checks that DIR holds an LMDB data file before LMDB is asked, since
    LMDB would create its lock file in any directory it is pointed at. */
-static int is_store(const char *dir)
+int spm_store_exists(const char *dir)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/data.mdb", dir) >= (int)sizeof path)
@@ -226,7 +226,7 @@ int spm_store_env_open(MDB_env **env, const char *dir, size_t mapsize, unsigned 
 {
     *env = NULL;
     int rdonly = (flags & MDB_RDONLY) != 0;
-    int rc = rdonly ? is_store(dir) : mkdirs(dir);
+    int rc = rdonly ? spm_store_exists(dir) : mkdirs(dir);
     if (rc)
         return rc;
     MDB_env *e;
@@ -741,6 +741,36 @@ int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *f
         self->stats.gets++;
         self->stats.bytes_get += n;
     }
+    read_end(self, txn);
+    return rc;
+}
+
+int spm_store_stat(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t *type, size_t *len)
+{
+    assert(self);
+    if (version == 0) /* no block; under id 0 it is the identity record */
+        return spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version 0", self->dir,
+                         (unsigned long long)id);
+    MDB_txn *txn;
+    int rc = read_begin(self, &txn);
+    if (rc)
+        return rc;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, id, version);
+    MDB_val key = {sizeof k, k}, val;
+    const void *bytes;
+    size_t n;
+    rc = mdb_get(txn, self->dbi, &key, &val);
+    if (rc == MDB_NOTFOUND)
+        rc = spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu", self->dir,
+                       (unsigned long long)id, (unsigned long long)version);
+    else if (rc)
+        rc = spm_store_lmdb_error(rc, self->dir, "reading");
+    else if (spm_store_value_parse(&val, SPM_STORE_HDR, type, &bytes, &n) != 0)
+        rc = spm_error(SPM_ESTORE, "%s: SDB %llu: stored value has no type header", self->dir,
+                       (unsigned long long)id);
+    else if (len)
+        *len = n;
     read_end(self, txn);
     return rc;
 }

@@ -128,6 +128,12 @@ int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t ty
 int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *found_version,
                   uint32_t *type, void **data, size_t *len);
 
+/*  Whether block (ID, VERSION) (the exact version) is stored, without
+    reading its bytes: 0 with its *TYPE and *LEN (either may be NULL), or
+    SPM_ENOTFOUND, or SPM_ESTORE. Sees what other processes of the host
+    wrote (spm_store_view_put) and committed before the call. */
+int spm_store_stat(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t *type, size_t *len);
+
 /*  Deletes block (ID, VERSION) (version 0 does not mean the newest here: no
     block has id 0 or version 0, so both are SPM_ENOTFOUND). Returns 0,
     SPM_ENOTFOUND, SPM_EFULL, SPM_EIO or SPM_ESTORE. */
@@ -165,6 +171,10 @@ void spm_store_identity(const spm_store_t *self, uint8_t id[16]);
    ------------------------------------------------------------------------ */
 
 #define SPM_STORE_KEY_LEN 16
+
+/*  Whether DIR holds a store's data file: 0, SPM_ENOTFOUND "DIR: not a
+    store (no data.mdb)", or SPM_EIO when DIR cannot be looked at. */
+int spm_store_exists(const char *dir);
 
 /*  Writes the 16-byte big-endian key of (ID, VERSION) into KEY. */
 void spm_store_key(uint8_t *key, spm_sdb_t id, uint64_t version);

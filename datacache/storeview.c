@@ -1,5 +1,5 @@
 /*  =========================================================================
-    storeview - the center's store, read in place by other processes of its host
+    storeview - the center's store, used in place by other processes of its host
 
     Why there is no lock here, unlike the node cache: LMDB may remap only
     while no transaction of the process is open, and the node cache takes a
@@ -74,8 +74,10 @@ spm_store_view_t *spm_store_view_open(const char *dir, const uint8_t id[16])
         spm_error(SPM_ENOMEM, "out of memory");
         goto err;
     }
-    if (spm_store_env_open(&self->env, dir, spm_store_fs_map(dir, MIN_MAP, MAX_MAP), 0,
-                           SPM_STORE_READERS, MDB_RDONLY | MDB_NOTLS) != 0)
+    /* Writable (spm_store_view_put), never synced here: the center syncs. */
+    if (spm_store_exists(dir) != 0 ||
+        spm_store_env_open(&self->env, dir, spm_store_fs_map(dir, MIN_MAP, MAX_MAP), 0,
+                           SPM_STORE_READERS, MDB_NOTLS | MDB_NOSYNC) != 0)
         goto err;
     int dead;
     mdb_reader_check(self->env, &dead); /* free the slots of readers that died */
@@ -167,4 +169,34 @@ int spm_store_view_has(spm_store_view_t *self, spm_sdb_t id, uint64_t version)
     if (rc == MDB_NOTFOUND)
         return 0;
     return rc ? spm_error(SPM_ESTORE, "%s: reading: %s", self->dir, mdb_strerror(rc)) : 1;
+}
+
+int spm_store_view_put(spm_store_view_t *self, const spm_store_block_t *blocks, size_t n)
+{
+    assert(self);
+    for (size_t i = 0; i < n; i++)
+        if (spm_store_check_put(blocks[i].id, blocks[i].version, blocks[i].data, blocks[i].len) !=
+            0)
+            return SPM_EINVAL;
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(self->env, NULL, 0, &txn);
+    if (rc)
+        return spm_store_lmdb_error(rc, self->dir, "beginning a write");
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const spm_store_block_t *b = &blocks[i];
+        uint8_t key[SPM_STORE_KEY_LEN];
+        spm_store_key(key, b->id, b->version);
+        MDB_val k = {sizeof key, key}, v = {SPM_STORE_HDR + b->len, NULL};
+        rc = mdb_put(txn, self->dbi, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
+        if (rc == 0)
+            spm_store_value_write(v.mv_data, SPM_STORE_HDR, b->type, b->data, b->len);
+        else if (rc == MDB_KEYEXIST)
+            rc = 0;
+    }
+    if (rc) {
+        mdb_txn_abort(txn);
+        return spm_store_lmdb_error(rc, self->dir, "writing");
+    }
+    rc = mdb_txn_commit(txn); /* ends the transaction, failed or not */
+    return rc ? spm_store_lmdb_error(rc, self->dir, "writing") : 0;
 }

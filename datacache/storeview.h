@@ -1,5 +1,5 @@
 /*  =========================================================================
-    storeview - the center's store, read in place by other processes of its host
+    storeview - the center's store, used in place by other processes of its host
 
     @header
     A read-only handle on the center's LMDB store (datacache/store.h) for
@@ -92,5 +92,23 @@ void spm_store_snap_end(spm_store_snap_t **s);
 /*  Whether block (ID, VERSION) (the exact version) is in the store now:
     returns 1, 0, or a negative SPM_E* code as spm_store_view_snap does. */
 int spm_store_view_has(spm_store_view_t *self, spm_sdb_t id, uint64_t version);
+
+/*  One block to write with spm_store_view_put. */
+typedef struct {
+    spm_sdb_t id;     /* the SDB */
+    uint64_t version; /* its version (not 0) */
+    uint32_t type;    /* the SDB type id */
+    const void *data; /* the bytes (not taken) */
+    size_t len;       /* how many */
+} spm_store_block_t;
+
+/*  Writes the N blocks in one LMDB write transaction, not synced (the
+    center syncs the store as it does its own commits). A block already
+    stored under its (id, version) is left as it is: an earlier attempt of
+    the same SI wrote it, and any attempt's bytes are a valid result. The
+    writer lock is LMDB's, shared with the center: this waits while the
+    center writes. Returns 0, SPM_EINVAL (id or version 0), SPM_EFULL (the
+    disk is full, or the map: nothing is written), SPM_ESTORE. */
+int spm_store_view_put(spm_store_view_t *self, const spm_store_block_t *blocks, size_t n);
 
 #endif

@@ -671,7 +671,35 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
     }
 }
 
-/*  Sends every finished SI in one COMMIT, outputs as frames. */
+/*  Writes the outputs of the successful SIs of LIST into the center's
+    store (this IEU runs on its host). Returns 0, or the failure, after
+    which the outputs travel in the COMMIT as from any other node. */
+static int store_outputs(ieu_t *ieu, task_t *list)
+{
+    size_t n = 0;
+    for (task_t *t = list; t; t = t->next)
+        for (size_t i = 0; t->status == 0 && i < t->nops; i++)
+            n += t->ops[i].mode != SPM_R;
+    if (n == 0)
+        return 0;
+    spm_store_block_t *b = malloc(n * sizeof *b);
+    if (!b)
+        return SPM_ENOMEM;
+    n = 0;
+    for (task_t *t = list; t; t = t->next)
+        for (size_t i = 0; t->status == 0 && i < t->nops; i++)
+            if (t->ops[i].mode != SPM_R)
+                b[n++] = (spm_store_block_t){t->ops[i].sdb, t->ops[i].version, t->ops[i].type,
+                                             t->cops[i].out, t->cops[i].out_len};
+    int rc = spm_store_view_put(ieu->store, b, n);
+    if (rc != 0)
+        spm_log_warn("sending outputs to the center: %s", spm_error_detail());
+    free(b);
+    return rc;
+}
+
+/*  Sends every finished SI in one COMMIT, outputs as frames (or written
+    into the center's store beforehand, on its host). */
 static void commit_done(ieu_t *ieu)
 {
     uint64_t junk;
@@ -709,6 +737,9 @@ static void commit_done(ieu_t *ieu)
         for (size_t i = 0; t->status == 0 && i < t->nops; i++)
             nframes += t->ops[i].mode != SPM_R;
     }
+    int stored = ieu->store && store_outputs(ieu, list) == 0;
+    if (stored)
+        nframes = 0;
     Spm__Result *res = calloc(n, sizeof *res);
     Spm__Result **resp = calloc(n, sizeof *resp);
     spm_frame_t *frames = calloc(nframes ? nframes : 1, sizeof *frames);
@@ -751,6 +782,9 @@ static void commit_done(ieu_t *ieu)
             if (t->ops[i].mode == SPM_R)
                 continue;
             spm_si_operand_t *c = &t->cops[i];
+            r->outputs++;
+            if (stored)
+                continue; /* task_free frees the bytes */
             /* Keep a copy on this node: the next SI here may read it (from
                the store, when this node reads it directly). */
             if (!t->ops[i].nocache && !ieu->store)
@@ -758,7 +792,6 @@ static void commit_done(ieu_t *ieu)
                                   c->out, c->out_len);
             frames[f++] = (spm_frame_t){c->out, c->out_len, spm_wire_free, NULL};
             c->out = NULL;
-            r->outputs++;
         }
     }
     ieu->evictions = 0;
@@ -770,6 +803,7 @@ static void commit_done(ieu_t *ieu)
     cm.credits = wanted(ieu); /* the next PULL rides on the COMMIT */
     cm.sent_us = spm_now_us();
     cm.uncached = ieu->store != NULL;
+    cm.stored = stored;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_COMMIT;
     env.commit = &cm;

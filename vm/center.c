@@ -78,6 +78,7 @@ typedef struct {
     spm_idu_t *idu;
     spm_store_t *store;
     char *store_dir;          /* the store's absolute path, for IEUs on this host */
+    int local;                /* listening on ipc://: every peer runs on this host */
     uint8_t store_id[16];     /* the store's identity (spm_store_identity) */
     spm_hmap_t *peers;        /* routing-id key -> peer_t */
     spm_hmap_t *ieus;         /* IEU index + 1 -> peer_t */
@@ -426,6 +427,30 @@ static void collect_garbage(center_t *c)
         spm_log_warn("garbage collection: %s", spm_error_detail());
 }
 
+/*  Checks that the outputs of result R of SI, which its IEU wrote into the
+    store itself, are there with their types. Returns 1 (applied with the
+    batch), or 2: missing, the SI fails with a transient error and is run
+    again. */
+static int stored_outputs(center_t *c, const spm_idu_si_t *si, const Spm__Result *r)
+{
+    size_t want = 0;
+    for (size_t k = 0; k < si->nops; k++) {
+        if (si->ops[k].mode == SPM_R || r->status != 0)
+            continue;
+        uint32_t type;
+        if (spm_store_stat(c->store, si->ops[k].sdb, si->ops[k].version, &type, NULL) != 0 ||
+            type != si->ops[k].type) {
+            spm_log_warn("SI %llu: output SDB %llu v%llu is not in the store",
+                         (unsigned long long)si->id, (unsigned long long)si->ops[k].sdb,
+                         (unsigned long long)si->ops[k].version);
+            return 2;
+        }
+        want++;
+    }
+    c->dirty |= want > 0; /* the syncer flushes what the IEU wrote */
+    return r->status == 0 && want != r->outputs ? 2 : 1;
+}
+
 /*  COMMIT, first half: writes the outputs of its live results into the
     store batch of this loop turn and keeps the message until the batch is
     durable (group commit: one LMDB sync per turn, not per SI). Takes M. */
@@ -439,8 +464,19 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
     if (!ok)
         return;
     size_t frame = 0;
+    if (cm->stored && !c->local) {
+        spm_log_warn("COMMIT from IEU %u says it wrote the store, but peers are not on this "
+                     "host; dropped",
+                     p->index);
+        cm->n_results = 0; /* the leases bring these SIs back */
+    }
     for (size_t i = 0; i < cm->n_results; i++) {
         Spm__Result *r = cm->results[i];
+        if (cm->stored) {
+            const spm_idu_si_t *si = spm_idu_lookup(c->idu, p->index, r->si, r->attempt);
+            ok[i] = si ? stored_outputs(c, si, r) : 0;
+            continue;
+        }
         if (frame + r->outputs > m->nframes) {
             spm_log_warn("COMMIT from IEU %u announces more frames than it has", p->index);
             break;
@@ -560,13 +596,14 @@ static void flush_commits(center_t *c)
                 pc->ok[i] ? spm_idu_lookup(c->idu, p->index, r->si, r->attempt) : NULL;
             if (!si)
                 continue;
-            if (rc != 0 && r->status == 0) {
+            if (rc != 0 && r->status == 0 && !cm->stored) {
                 /* Its outputs did not reach the store: the job cannot go on. */
                 spm_idu_job_fail(c->idu, si->job, rc, spm_error_detail());
                 continue;
             }
-            spm_idu_commit_t ct = {.status = r->status,
-                                   .error = r->error,
+            int missing = pc->ok[i] == 2; /* written by the IEU, but not found */
+            spm_idu_commit_t ct = {.status = missing ? SPM_ESTORE : r->status,
+                                   .error = missing ? "outputs missing from the store" : r->error,
                                    .reply = r->reply.data,
                                    .reply_len = r->reply.len,
                                    .wait_us = r->wait_us,
@@ -1137,6 +1174,7 @@ static int center_main(int argc, char **argv)
     }
     spm_store_identity(c.store, c.store_id);
     c.store_dir = realpath(store, NULL); /* NULL: IEUs go through the center */
+    c.local = strncmp(listen, "ipc://", 6) == 0;
     c.idu = spm_idu_new(emit, job_done, &c);
     c.peers = spm_hmap_new();
     c.ieus = spm_hmap_new();

@@ -561,6 +561,50 @@ START_TEST(test_view_in_another_process)
 }
 END_TEST
 
+/* The writer process of test_view_writes_reach_the_store; returns its exit status. */
+static int view_writer(const uint8_t id[16])
+{
+    spm_store_view_t *v = spm_store_view_open(dir, id);
+    if (!v)
+        return 1;
+    uint8_t *big = malloc(256 << 10), other[100];
+    fill(big, 256 << 10, 71);
+    fill(other, sizeof other, 99);
+    spm_store_block_t b[] = {{12, 1, 7, big, 256 << 10},      /* new */
+                             {8, 1, 7, other, sizeof other}}; /* stored already: left alone */
+    int rc = spm_store_view_put(v, b, 2);
+    spm_store_block_t bad = {0, 1, 7, other, sizeof other};
+    int refused = spm_store_view_put(v, &bad, 1);
+    free(big);
+    spm_store_view_close(&v);
+    return rc != 0 ? 2 : refused != SPM_EINVAL ? 3 : 0;
+}
+
+START_TEST(test_view_writes_reach_the_store)
+{
+    /* An IEU on the center's host writes its outputs into the store itself;
+       the center, which keeps the store open, then finds them. A version
+       already stored keeps its bytes (an earlier attempt's result). */
+    uint8_t id[16];
+    spm_store_t *st = open_fresh(id);
+    ck_assert_int_eq(put_filled(st, 8, 1, 64 << 10, 81), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(view_writer(id));
+    ck_assert_int_eq(child_exit(pid), 0);
+    uint32_t type;
+    size_t len;
+    ck_assert_int_eq(spm_store_stat(st, 12, 1, &type, &len), 0);
+    ck_assert_uint_eq(type, 7);
+    ck_assert_uint_eq(len, 256 << 10);
+    expect_block(st, 12, 1, 7, 256 << 10, 71);
+    expect_block(st, 8, 1, 7, 64 << 10, 81);
+    ck_assert_int_eq(spm_store_stat(st, 12, 2, NULL, NULL), SPM_ENOTFOUND);
+    spm_store_close(&st);
+}
+END_TEST
+
 START_TEST(test_view_needs_the_identity)
 {
     uint8_t id[16], wrong[16];
@@ -752,6 +796,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_crash_leaves_whole_batches);
     tcase_add_test(tc, test_disk_full);
     tcase_add_test(tc, test_view_in_another_process);
+    tcase_add_test(tc, test_view_writes_reach_the_store);
     tcase_add_test(tc, test_view_needs_the_identity);
     tcase_add_test(tc, test_snapshot_outlives_delete);
     tcase_add_test(tc, test_older_layout_refused);
