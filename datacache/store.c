@@ -706,6 +706,32 @@ static int find_newest(MDB_txn *txn, MDB_dbi dbi, spm_sdb_t id, MDB_val *key, MD
     return rc;
 }
 
+/* Finds block (ID, VERSION) in TXN (VERSION 0: the newest) and points *BYTES and *N at its bytes
+   in the map, *TYPE (may be NULL) and *FOUND (may be NULL) at its type and version. Returns 0,
+   SPM_ENOTFOUND, or SPM_ESTORE, with the detail set. */
+static int locate(spm_store_t *self, MDB_txn *txn, spm_sdb_t id, uint64_t version, uint64_t *found,
+                  uint32_t *type, const void **bytes, size_t *n)
+{
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, id, version);
+    MDB_val key = {sizeof k, k}, val;
+    int rc =
+        version ? mdb_get(txn, self->dbi, &key, &val) : find_newest(txn, self->dbi, id, &key, &val);
+    if (rc == MDB_NOTFOUND)
+        return version ? spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu", self->dir,
+                                   (unsigned long long)id, (unsigned long long)version)
+                       : spm_error(SPM_ENOTFOUND, "%s: no version of SDB %llu", self->dir,
+                                   (unsigned long long)id);
+    if (rc)
+        return spm_store_lmdb_error(rc, self->dir, "reading");
+    if (spm_store_value_parse(&val, SPM_STORE_HDR, type, bytes, n) != 0)
+        return spm_error(SPM_ESTORE, "%s: SDB %llu: stored value has no type header", self->dir,
+                         (unsigned long long)id);
+    if (found)
+        *found = spm_store_be64_get((const uint8_t *)key.mv_data + 8);
+    return 0;
+}
+
 int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *found_version,
                   uint32_t *type, void **data, size_t *len)
 {
@@ -714,30 +740,14 @@ int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *f
     int rc = read_begin(self, &txn);
     if (rc)
         return rc;
-    uint8_t k[SPM_STORE_KEY_LEN];
-    spm_store_key(k, id, version);
-    MDB_val key = {sizeof k, k}, val;
-    rc =
-        version ? mdb_get(txn, self->dbi, &key, &val) : find_newest(txn, self->dbi, id, &key, &val);
     const void *bytes;
     size_t n;
-    if (rc == MDB_NOTFOUND) {
-        rc = version ? spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu", self->dir,
-                                 (unsigned long long)id, (unsigned long long)version)
-                     : spm_error(SPM_ENOTFOUND, "%s: no version of SDB %llu", self->dir,
-                                 (unsigned long long)id);
-    } else if (rc) {
-        rc = spm_store_lmdb_error(rc, self->dir, "reading");
-    } else if ((rc = spm_store_value_parse(&val, SPM_STORE_HDR, type, &bytes, &n)) != 0) {
-        rc = spm_error(SPM_ESTORE, "%s: SDB %llu: stored value has no type header", self->dir,
-                       (unsigned long long)id);
-    } else if (!(*data = malloc(n ? n : 1))) {
+    rc = locate(self, txn, id, version, found_version, type, &bytes, &n);
+    if (rc == 0 && !(*data = malloc(n ? n : 1))) {
         rc = spm_error(SPM_ENOMEM, "out of memory for a block of %zu bytes", n);
-    } else {
+    } else if (rc == 0) {
         memcpy(*data, bytes, n);
         *len = n;
-        if (found_version)
-            *found_version = spm_store_be64_get((const uint8_t *)key.mv_data + 8);
         self->stats.gets++;
         self->stats.bytes_get += n;
     }
@@ -755,21 +765,10 @@ int spm_store_stat(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t *
     int rc = read_begin(self, &txn);
     if (rc)
         return rc;
-    uint8_t k[SPM_STORE_KEY_LEN];
-    spm_store_key(k, id, version);
-    MDB_val key = {sizeof k, k}, val;
     const void *bytes;
     size_t n;
-    rc = mdb_get(txn, self->dbi, &key, &val);
-    if (rc == MDB_NOTFOUND)
-        rc = spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu", self->dir,
-                       (unsigned long long)id, (unsigned long long)version);
-    else if (rc)
-        rc = spm_store_lmdb_error(rc, self->dir, "reading");
-    else if (spm_store_value_parse(&val, SPM_STORE_HDR, type, &bytes, &n) != 0)
-        rc = spm_error(SPM_ESTORE, "%s: SDB %llu: stored value has no type header", self->dir,
-                       (unsigned long long)id);
-    else if (len)
+    rc = locate(self, txn, id, version, NULL, type, &bytes, &n);
+    if (rc == 0 && len)
         *len = n;
     read_end(self, txn);
     return rc;
