@@ -21,7 +21,7 @@
 #define MAX_MAP ((size_t)1 << 40)
 
 struct spm_store_view {
-    MDB_env *env; /* read-only handle on the center's environment */
+    MDB_env *env; /* handle on the center's environment (never synced here) */
     MDB_dbi dbi;  /* its main database: key -> header + bytes */
     char *dir;    /* the directory, for error details */
 };

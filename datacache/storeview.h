@@ -2,7 +2,7 @@
     storeview - the center's store, used in place by other processes of its host
 
     @header
-    A read-only handle on the center's LMDB store (datacache/store.h) for
+    A handle on the center's LMDB store (datacache/store.h) for
     the IEUs that run on the center's host: they read SDB blocks straight
     from the store's memory map, as they read the node cache, instead of
     asking the center over a socket. The center hands out the store's path
@@ -49,7 +49,8 @@
 
 typedef struct spm_store_view spm_store_view_t;
 
-/*  Opens the store in DIR read-only (LMDB MDB_RDONLY | MDB_NOTLS, no
+/*  Opens the store in DIR for reads and spm_store_view_put (LMDB
+    MDB_NOTLS | MDB_NOSYNC, no
     lock-free mode: the lock file is shared with the writing center) when its
     identity record equals ID (16 bytes, from spm_store_identity). The map is
     opened as large as the filesystem holding DIR (address space, not
