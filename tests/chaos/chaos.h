@@ -46,6 +46,8 @@ typedef struct {
     int agent_max;   /* at most this many agent kills per job */
     int node_too;    /* an agent kill also kills the agent's IEUs */
     int timeout_s;   /* the job fails the run if it takes longer */
+    int max_faults;  /* at most this many faults per job (0: no limit) */
+    int fit;         /* shorten the pauses to fit the job (see chaos_compare) */
 } chaos_plan_t;
 
 typedef struct {
@@ -235,7 +237,8 @@ static inline int chaos_job(chaos_vm_t *vm, const char *const *argv, chaos_plan_
         usleep(100000);
     int faults = 0, agent_kills = 0;
     long long next = chaos_now_ms() + plan->min_ms / 2;
-    while (spm_test_running(job.pid) && chaos_now_ms() < end) {
+    while (spm_test_running(job.pid) && chaos_now_ms() < end &&
+           (plan->max_faults == 0 || faults < plan->max_faults)) {
         if (chaos_now_ms() < next) {
             usleep(20000);
             continue;
@@ -297,13 +300,29 @@ static inline const char *chaos_arg(const char *arg, const char *dir, const char
 
 #define CHAOS_MAX_ARGS 24
 
+/*  Shortens PLAN's pauses to the job that took TOOK_MS undisturbed: at
+    most a fifth of it (at least a tenth), so that the first three faults
+    come in the first half of the job however fast the machine is. A slow
+    machine keeps the plan's own pauses. */
+static inline void chaos_plan_fit(chaos_plan_t *plan, long long took_ms)
+{
+    int most = (int)(took_ms / 5), least = (int)(took_ms / 10);
+    if (plan->max_ms > most)
+        plan->max_ms = most > 100 ? most : 100;
+    if (plan->min_ms > least)
+        plan->min_ms = least > 50 ? least : 50;
+    if (plan->min_ms > plan->max_ms)
+        plan->min_ms = plan->max_ms;
+}
+
 /*  Runs the job `spm ARGS...` twice: undisturbed on an embedded VM of two
     IEUs, then on VM under PLAN's faults. Arguments "@NAME" are output files
     (DIR/NAME.want and DIR/NAME.got); every one must come out byte-identical.
-    Adds faults and re-issued SIs to TALLY. Returns 1 when the disturbed
-    job succeeded with identical outputs; else, after one line on stderr
-    that names the job and the seed SEED, 0 when an output differs and -1
-    when the job failed. */
+    With PLAN->fit the pauses are first fitted to the undisturbed run's
+    time (chaos_plan_fit). Adds faults and re-issued SIs to TALLY. Returns
+    1 when the disturbed job succeeded with identical outputs; else, after
+    one line on stderr that names the job and the seed SEED, 0 when an
+    output differs and -1 when the job failed. */
 static inline int chaos_compare(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_t *tally,
                                 const char *const *args, const char *dir, uint64_t seed)
 {
@@ -320,11 +339,14 @@ static inline int chaos_compare(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_
     memcpy(want + n, reference_tail, sizeof reference_tail);
     memcpy(got + n, chaos_tail, sizeof chaos_tail);
     char *out = NULL, *err = NULL;
+    long long start = chaos_now_ms();
     int rc = spm_test_run(want, plan->timeout_s, &out, &err);
     if (rc != 0)
         SPM_TEST_FAIL("undisturbed %s failed (exit %d): %s", args[0], rc, err);
     free(out);
     free(err);
+    if (plan->fit)
+        chaos_plan_fit(plan, chaos_now_ms() - start);
     rc = chaos_job(vm, got, plan, tally, &out, &err);
     int ok = rc == 0 ? 1 : -1;
     if (rc != 0)
