@@ -38,7 +38,7 @@
 
 /* One put or delete, as applied to a write transaction. */
 typedef struct {
-    int del;          /* 1: delete, 0: put */
+    int del;          /* 1: delete (every version when version is 0), 0: put */
     int ident;        /* 1: a put of the identity record (data is the whole value), not a block */
     spm_sdb_t id;     /* the block's SDB id */
     uint64_t version; /* the block's version */
@@ -420,6 +420,26 @@ static int is_refusal(int rc)
     return rc == SPM_EINVAL || rc == SPM_ENOTFOUND;
 }
 
+/* Deletes every version of block ID in TXN (none is no error). Returns 0 or an LMDB code. */
+static int delete_versions(spm_store_t *self, MDB_txn *txn, spm_sdb_t id)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, self->dbi, &c);
+    if (rc)
+        return rc;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    MDB_val key, val;
+    do { /* found afresh each time: a cursor's position after a delete is subtle */
+        spm_store_key(k, id, 1);
+        key = (MDB_val){sizeof k, k};
+        rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
+        if (rc == 0 && (key.mv_size != SPM_STORE_KEY_LEN || spm_store_be64_get(key.mv_data) != id))
+            rc = MDB_NOTFOUND;
+    } while (rc == 0 && (rc = mdb_cursor_del(c, 0)) == 0);
+    mdb_cursor_close(c);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /* Applies OP to TXN. Returns 0, a refusal (SPM_EINVAL: other bytes under an existing version;
    SPM_ENOTFOUND: nothing to delete), both with the detail set and TXN still usable, or an LMDB
    code (TXN must then be aborted). */
@@ -434,6 +454,8 @@ static int apply(spm_store_t *self, MDB_txn *txn, op_t *op)
         int rc = mdb_put(txn, self->dbi, &key, &val, MDB_NOOVERWRITE);
         return rc == MDB_KEYEXIST ? 0 : rc;
     }
+    if (op->del && op->version == 0)
+        return delete_versions(self, txn, op->id);
     if (op->del) {
         int rc = mdb_del(txn, self->dbi, &key, NULL);
         if (rc == MDB_NOTFOUND)
@@ -649,6 +671,15 @@ int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version)
     return self->in_batch ? batch_add(self, &op) : txn_run(self, &op, 1);
 }
 
+int spm_store_delete_all(spm_store_t *self, spm_sdb_t id)
+{
+    assert(self);
+    if (id == 0) /* the identity record is not a block */
+        return 0;
+    op_t op = {.del = 1, .id = id, .version = 0};
+    return self->in_batch ? batch_add(self, &op) : txn_run(self, &op, 1);
+}
+
 /* The transaction reads go through: the batch's, or the reused read transaction. */
 static int read_begin(spm_store_t *self, MDB_txn **txn)
 {
@@ -795,6 +826,22 @@ spm_sdb_t spm_store_max_id(spm_store_t *self)
         spm_store_lmdb_error(rc, self->dir, "finding the largest id");
     read_end(self, txn);
     return id;
+}
+
+int spm_store_usage(spm_store_t *self, uint64_t *blocks, uint64_t *bytes)
+{
+    assert(self);
+    MDB_txn *txn;
+    if (read_begin(self, &txn) != 0)
+        return SPM_ESTORE;
+    MDB_stat st;
+    int rc = mdb_stat(txn, self->dbi, &st);
+    read_end(self, txn);
+    if (rc)
+        return spm_store_lmdb_error(rc, self->dir, "reading its size");
+    *blocks = st.ms_entries ? st.ms_entries - 1 : 0; /* not the identity record */
+    *bytes = (uint64_t)st.ms_psize * (st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages);
+    return 0;
 }
 
 void spm_store_stats(const spm_store_t *self, spm_store_stats_t *out)

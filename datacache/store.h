@@ -139,6 +139,10 @@ int spm_store_stat(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t *
     SPM_ENOTFOUND, SPM_EFULL, SPM_EIO or SPM_ESTORE. */
 int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version);
 
+/*  Deletes every version of block ID; none stored is no error. Returns 0,
+    SPM_EFULL, SPM_EIO or SPM_ESTORE. */
+int spm_store_delete_all(spm_store_t *self, spm_sdb_t id);
+
 /*  Largest SDB id stored (0 when the store holds no block, or when it cannot
     be read: the detail is then set), so a restarted center allocates fresh
     ids. */
@@ -150,6 +154,11 @@ spm_sdb_t spm_store_max_id(spm_store_t *self);
 typedef struct {
     uint64_t puts, gets, bytes_put, bytes_get, map_grows;
 } spm_store_stats_t;
+
+/*  The blocks stored now (*BLOCKS) and the bytes of the pages that hold
+    them (*BYTES): what the store's file needs, not its size, which never
+    shrinks (LMDB reuses freed pages). Returns 0 or SPM_ESTORE. */
+int spm_store_usage(spm_store_t *self, uint64_t *blocks, uint64_t *bytes);
 
 /*  Copies the counters into *OUT. */
 void spm_store_stats(const spm_store_t *self, spm_store_stats_t *out);

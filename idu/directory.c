@@ -151,6 +151,19 @@ void spm_dir_forget(spm_idu_t *self, spm_sdb_t id, uint64_t version)
     }
 }
 
+void spm_dir_forget_all(spm_idu_t *self, spm_sdb_t id)
+{
+    dsdb_t *d = spm_hmap_get(self->dir, id);
+    if (!d)
+        return;
+    for (dver_t *v = d->versions, *n; v; v = n) {
+        n = v->next;
+        dver_free(v);
+    }
+    spm_hmap_remove(self->dir, id);
+    free(d);
+}
+
 uint64_t spm_dir_cost(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t node)
 {
     dver_t *v = find(self, id, version, 0);

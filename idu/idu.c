@@ -99,20 +99,8 @@ void spm_idu_destroy(spm_idu_t **selfp)
     while (self->jobs && spm_hmap_next(self->jobs, &pos, &key, &value))
         job_free(value);
     pos = 0;
-    while (self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value)) {
-        sdb_t *s = value;
-        for (pending_t *p = s->pending, *n; p; p = n) {
-            n = p->next;
-            free(p->waiters.v);
-            free(p);
-        }
-        for (readers_t *r = s->readers, *n; r; r = n) {
-            n = r->next;
-            free(r);
-        }
-        free(s->partials);
-        free(s);
-    }
+    while (self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value))
+        spm_sb_sdb_free(value);
     spm_dir_free(self);
     free(self->garbage);
     spm_hmap_destroy(&self->sdbs);
@@ -1087,6 +1075,61 @@ spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type)
     return s->id;
 }
 
+/*  Whether client-put S may go: nothing reads or writes it now or later. */
+static int put_unused(const sdb_t *s)
+{
+    return s && s->job == 0 && !s->hidden && !s->readers && !s->pending;
+}
+
+/*  Forgets S and queues every version of it as garbage (version 0). */
+static void discard_one(spm_idu_t *self, sdb_t *s)
+{
+    spm_hmap_remove(self->sdbs, s->id);
+    spm_dir_forget_all(self, s->id);
+    if (spm_grow(&self->garbage, self->ngarbage, &self->capgarbage, sizeof *self->garbage, 64) == 0)
+        self->garbage[self->ngarbage++] = (spm_idu_op_t){.sdb = s->id, .version = 0};
+    spm_sb_sdb_free(s);
+}
+
+int spm_idu_discard(spm_idu_t *self, const uint64_t *jobs, size_t njobs, const spm_sdb_t *puts,
+                    size_t nputs, size_t *discarded)
+{
+    *discarded = 0;
+    for (size_t i = 0; i < njobs; i++) {
+        job_t *job = job_get(self, jobs[i]);
+        if (job && job->state == 0)
+            return spm_error(SPM_EINVAL, "job %llu is still running", (unsigned long long)jobs[i]);
+    }
+    size_t n = 0, cap = 0, pos = 0;
+    sdb_t **gone = NULL;
+    uint64_t key;
+    void *value;
+    while (njobs && spm_hmap_next(self->sdbs, &pos, &key, &value)) {
+        sdb_t *s = value;
+        for (size_t i = 0; s->job && i < njobs; i++)
+            if (s->job == jobs[i]) {
+                if (spm_grow(&gone, n, &cap, sizeof *gone, 64) != 0) {
+                    free(gone);
+                    return spm_error(SPM_ENOMEM, "out of memory");
+                }
+                gone[n++] = s;
+                break;
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        discard_one(self, gone[i]);
+    free(gone);
+    for (size_t i = 0; i < nputs; i++) {
+        sdb_t *s = spm_sb_sdb(self, puts[i]);
+        if (put_unused(s)) {
+            discard_one(self, s);
+            n++;
+        }
+    }
+    *discarded = n;
+    return 0;
+}
+
 uint64_t spm_idu_sdb_version(spm_idu_t *self, spm_sdb_t id, uint32_t *type)
 {
     sdb_t *s = spm_sb_sdb(self, id);
@@ -1125,6 +1168,8 @@ spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type)
     if (!spm_sdb_type_find(type))
         return 0;
     sdb_t *s = spm_sb_sdb_new(sf->job->idu, spm_name_id(type), 0);
+    if (s)
+        s->job = sf->job->id;
     return s ? s->id : 0;
 }
 

@@ -204,9 +204,18 @@ size_t spm_idu_dir_holders(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint
                            size_t max);
 
 /*  Takes the next block version nobody can read any more (garbage) into
-    *ID and *VERSION. Returns 1, or 0 when there is none. The caller deletes
-    it from the store. */
+    *ID and *VERSION (0: every version, see spm_idu_discard). Returns 1, or
+    0 when there is none. The caller deletes it from the store. */
 int spm_idu_gc_take(spm_idu_t *self, spm_sdb_t *id, uint64_t *version);
+
+/*  A client no longer needs the SDBs of the ended jobs JOBS nor the SDBs
+    PUTS it put (a put SDB that an SI still reads or will read is kept).
+    Forgets them and hands every version of each to the garbage, as
+    version 0 (spm_idu_gc_take); sets *DISCARDED to their number. Returns 0,
+    or SPM_EINVAL when one of JOBS still runs (nothing is discarded), or
+    SPM_ENOMEM. */
+int spm_idu_discard(spm_idu_t *self, const uint64_t *jobs, size_t njobs, const spm_sdb_t *puts,
+                    size_t nputs, size_t *discarded);
 
 typedef struct {
     uint32_t node, slots;

@@ -28,6 +28,7 @@ typedef struct pending {
 /*  The scoreboard's entry for one SDB. */
 typedef struct sdb {
     spm_sdb_t id;
+    uint64_t job;        /* the job whose SF made it (0: put by a client) */
     uint32_t type;       /* SDB type id */
     uint64_t last;       /* newest version in program order (0: none yet) */
     uint64_t committed;  /* newest committed version */
@@ -162,6 +163,8 @@ struct spm_idu {
 /* scoreboard.c */
 sdb_t *spm_sb_sdb(spm_idu_t *self, spm_sdb_t id);
 sdb_t *spm_sb_sdb_new(spm_idu_t *self, uint32_t type, int hidden);
+/*  Frees scoreboard entry S (not removed from the table). */
+void spm_sb_sdb_free(sdb_t *s);
 /*  Fills the operands of SI from OPS (modes of the SF's call), making it wait
     for the versions it reads; may first issue merge SIs for open ACC groups
     through spm_idu_issue_merge. Returns 0 or SPM_E* with detail. */
@@ -180,6 +183,8 @@ void spm_dir_free(spm_idu_t *self);
 uint64_t spm_dir_cost(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t node);
 /*  Forgets (ID, VERSION) everywhere (garbage). */
 void spm_dir_forget(spm_idu_t *self, spm_sdb_t id, uint64_t version);
+/*  Forgets every version of ID. */
+void spm_dir_forget_all(spm_idu_t *self, spm_sdb_t id);
 /*  Bytes SI's inputs would move to NODE. */
 uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
 

@@ -41,6 +41,21 @@ sdb_t *spm_sb_sdb_new(spm_idu_t *self, uint32_t type, int hidden)
     return s;
 }
 
+void spm_sb_sdb_free(sdb_t *s)
+{
+    for (pending_t *p = s->pending, *n; p; p = n) {
+        n = p->next;
+        free(p->waiters.v);
+        free(p);
+    }
+    for (readers_t *r = s->readers, *n; r; r = n) {
+        n = r->next;
+        free(r);
+    }
+    free(s->partials);
+    free(s);
+}
+
 int spm_sb_wait_push(waitlist_t *w, si_t *si)
 {
     if (spm_grow(&w->v, w->n, &w->cap, sizeof *w->v, 4) != 0)
@@ -232,6 +247,7 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
             sdb_t *p = spm_sb_sdb_new(self, s->type, 1);
             if (!p)
                 return spm_error(SPM_ENOMEM, "out of memory");
+            p->job = si->job->id;
             if (spm_grow(&s->partials, s->npartials, &s->cappartials, sizeof *s->partials, 8))
                 return spm_error(SPM_ENOMEM, "out of memory");
             s->partials[s->npartials++] = p->id;

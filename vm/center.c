@@ -96,6 +96,7 @@ typedef struct {
     uint32_t heartbeat_ms, dead_ms;
     uint64_t lease_us;
     uint64_t gc_versions; /* block versions deleted as garbage */
+    uint64_t discarded;   /* SDBs deleted on clients' DISCARD */
     uint64_t sync_us;     /* flush the store this often (0: at every commit) */
     int no_sync;          /* never flush: a store thrown away at the end */
     uint64_t last_sync;   /* when it was flushed last */
@@ -420,6 +421,10 @@ static void collect_garbage(center_t *c)
     if (spm_store_begin(c->store) != 0)
         return;
     do {
+        if (version == 0) { /* a discarded SDB: every version */
+            spm_store_delete_all(c->store, id);
+            continue;
+        }
         spm_store_delete(c->store, id, version); /* not found: it never committed */
         c->gc_versions++;
     } while (spm_idu_gc_take(c->idu, &id, &version));
@@ -791,7 +796,10 @@ static void on_status(center_t *c, spm_msg_t *m)
     c->status.refused = spm_security_refused(c->security);
     c->status.dropped = c->wire.dropped;
     c->status.gc_versions = c->gc_versions;
+    c->status.discarded = c->discarded;
     c->status.agents = c->next_node;
+    if (spm_store_usage(c->store, &c->status.store_blocks, &c->status.store_bytes) != 0)
+        spm_log_warn("%s", spm_error_detail());
     char *json = NULL, *text = NULL;
     Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
     int rc = spm_status_build(c->idu, &c->status, &json, &text);
@@ -819,6 +827,24 @@ static void on_cancel(center_t *c, spm_msg_t *m)
     } else {
         spm_idu_job_fail(c->idu, job, SPM_ECANCELED, "canceled by a client");
     }
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_ACK;
+    env.ack = &ack;
+    send_to(c, &m->id, &env, NULL, 0);
+}
+
+/*  DISCARD: a client is done with the blocks of its ended jobs and with
+    the blocks it put. They are deleted with the turn's garbage. */
+static void on_discard(center_t *c, spm_msg_t *m)
+{
+    Spm__Discard *d = m->env->discard;
+    Spm__Ack ack = SPM__ACK__INIT;
+    size_t n = 0;
+    ack.status = spm_idu_discard(c->idu, d->jobs, d->n_jobs, d->sdbs, d->n_sdbs, &n);
+    if (ack.status != 0)
+        ack.error = (char *)spm_error_detail();
+    c->discarded += n;
+    spm_log_debug("discarded %zu SDBs of %zu jobs and %zu puts", n, d->n_jobs, d->n_sdbs);
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_ACK;
     env.ack = &ack;
@@ -900,6 +926,10 @@ static void handle(center_t *c, spm_msg_t *m)
         break;
     case SPM__ENVELOPE__BODY_CANCEL:
         on_cancel(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_DISCARD:
+        if (p->role == ROLE_CLIENT)
+            on_discard(c, m);
         break;
     case SPM__ENVELOPE__BODY_SHUTDOWN:
         if (p->role == ROLE_CLIENT)

@@ -4,6 +4,7 @@
 */
 #include "vm/session.h"
 #include "vm/cli.h"
+#include "vm/grow.h"
 #include "vm/log.h"
 #include "vm/proc.h"
 #include "vm/security.h"
@@ -37,6 +38,12 @@ struct spm_session {
     size_t nputs;
     int put_rc;   /* the first failed put's code */
     int released; /* embedded VM: told to stop (spm_session_release) */
+    int silent;   /* the center did not answer in time: nothing more is asked */
+    /* A remote VM's blocks this session put and jobs it ran, discarded at close. */
+    spm_sdb_t *mine;
+    size_t nmine, capmine;
+    uint64_t *jobs;
+    size_t njobs, capjobs;
 };
 
 const char spm_run_opts_help[] =
@@ -177,9 +184,11 @@ static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
             }
             spm_msg_close(m);
         }
-        if (spm_now_us() > deadline)
+        if (spm_now_us() > deadline) {
+            s->silent = 1;
             return spm_error(SPM_EUNREACH, "%s: the center did not answer within %ld ms",
                              s->endpoint, timeout_ms);
+        }
     }
     return spm_error(SPM_ECANCELED, "interrupted");
 }
@@ -292,6 +301,9 @@ static int put_answer(spm_session_t *s)
         if (r->status != 0 && s->put_rc == 0)
             s->put_rc = spm_error(r->status, "storing a %s block: %s", s->puts[i].type, r->error);
         *s->puts[i].id = r->sdb;
+        if (r->status == 0 && r->sdb && !s->center &&
+            spm_grow(&s->mine, s->nmine, &s->capmine, sizeof *s->mine, 256) == 0)
+            s->mine[s->nmine++] = r->sdb;
         s->puts[i] = s->puts[--s->nputs];
         spm_msg_close(&m);
         return 0;
@@ -419,6 +431,9 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
         return rc;
     }
     spm_msg_close(&m);
+    if (!s->o.detach && !s->center &&
+        spm_grow(&s->jobs, s->njobs, &s->capjobs, sizeof *s->jobs, 4) == 0)
+        s->jobs[s->njobs++] = job;
     if (s->o.detach) {
         if (s->o.json)
             printf("{\"job\": %llu}\n", (unsigned long long)job);
@@ -500,8 +515,10 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
             }
             spm_msg_close(&m);
         }
-        if (spm_now_us() - last_heard > (uint64_t)s->o.timeout_ms * 1000)
+        if (spm_now_us() - last_heard > (uint64_t)s->o.timeout_ms * 1000) {
+            s->silent = 1;
             return spm_error(SPM_EUNREACH, "%s: the center stopped answering", s->endpoint);
+        }
     }
     if (drawn)
         fprintf(stdout, "\n");
@@ -530,6 +547,21 @@ int spm_session_status(spm_session_t *s, char **json, char **text)
     return 0;
 }
 
+/*  Sends ENV and waits for its ACK. Returns the ACK's status (its error
+    after WHAT in the detail) or the failure to get one. */
+static int ask_ack(spm_session_t *s, Spm__Envelope *env, const char *what)
+{
+    int rc = send_env(s, env, NULL, 0);
+    spm_msg_t m;
+    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_ACK, s->o.timeout_ms, &m)) != 1)
+        return rc;
+    rc = m.env->ack->status;
+    if (rc != 0)
+        spm_error(rc, "%s: %s", what, m.env->ack->error);
+    spm_msg_close(&m);
+    return rc;
+}
+
 int spm_session_cancel(spm_session_t *s, uint64_t job)
 {
     Spm__Cancel c = SPM__CANCEL__INIT;
@@ -537,15 +569,9 @@ int spm_session_cancel(spm_session_t *s, uint64_t job)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_CANCEL;
     env.cancel = &c;
-    int rc = send_env(s, &env, NULL, 0);
-    spm_msg_t m;
-    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_ACK, s->o.timeout_ms, &m)) != 1)
-        return rc;
-    rc = m.env->ack->status;
-    if (rc != 0)
-        spm_error(rc, "job %llu: %s", (unsigned long long)job, m.env->ack->error);
-    spm_msg_close(&m);
-    return rc;
+    char what[32];
+    snprintf(what, sizeof what, "job %llu", (unsigned long long)job);
+    return ask_ack(s, &env, what);
 }
 
 int spm_session_interrupted(void)
@@ -566,11 +592,31 @@ void spm_session_release(spm_session_t *s)
     s->released = 1;
 }
 
+int spm_session_discard(spm_session_t *s)
+{
+    if (s->silent || (!s->nmine && !s->njobs))
+        return 0;
+    Spm__Discard d = SPM__DISCARD__INIT;
+    d.jobs = s->jobs;
+    d.n_jobs = s->njobs;
+    d.sdbs = s->mine;
+    d.n_sdbs = s->nmine;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_DISCARD;
+    env.discard = &d;
+    int rc = ask_ack(s, &env, "the center keeps this run's blocks");
+    if (rc == 0)
+        s->nmine = s->njobs = 0;
+    return rc;
+}
+
 void spm_session_close(spm_session_t **sp)
 {
     spm_session_t *s = *sp;
     if (!s)
         return;
+    if (!s->center && s->dealer && spm_session_discard(s) != 0)
+        spm_log_warn("%s", spm_error_detail());
     spm_session_release(s);
     pid_t procs[2] = {s->agent, s->center}; /* the agent stops its IEUs first */
     for (int k = 0; k < 2; k++) {
@@ -591,6 +637,8 @@ void spm_session_close(spm_session_t **sp)
         spm_rmtree(s->rundir);
     free(s->rundir);
     free(s->endpoint);
+    free(s->mine);
+    free(s->jobs);
     free(s);
     *sp = NULL;
 }

@@ -146,8 +146,19 @@ int spm_session_interrupted(void);
     asked of the session after this but close. A remote VM is untouched. */
 void spm_session_release(spm_session_t *s);
 
-/*  Closes the session; an embedded VM is shut down and its processes and
-    runtime directory are gone when this returns. Sets *S to NULL. */
+/*  Tells a remote center that the blocks this session put, and those of
+    the jobs it ran and followed to their end, are no longer needed: the
+    center deletes them (every version), so its store does not grow with
+    every run. Call it once the results are fetched; close does, too. An
+    embedded VM's store goes with the VM: nothing is sent. Returns 0, or
+    SPM_EINVAL when one of the jobs still runs (nothing is deleted), or
+    another SPM_E* code. */
+int spm_session_discard(spm_session_t *s);
+
+/*  Closes the session: on a remote VM it discards first
+    (spm_session_discard; a failure is a warning); an embedded VM is shut
+    down and its processes and runtime directory are gone when this
+    returns. Sets *S to NULL. */
 void spm_session_close(spm_session_t **s);
 
 #endif

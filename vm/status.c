@@ -79,6 +79,9 @@ int spm_status_build(spm_idu_t *idu, const spm_status_t *s, char **json, char **
     fprintf(t, "refused connections %llu, dropped messages %llu, garbage versions deleted %llu\n",
             (unsigned long long)s->refused, (unsigned long long)s->dropped,
             (unsigned long long)s->gc_versions);
+    fprintf(t, "store: %llu blocks in %.1f MiB; %llu blocks discarded by their clients\n",
+            (unsigned long long)s->store_blocks, s->store_bytes / 1048576.0,
+            (unsigned long long)s->discarded);
     uint64_t ids[MAX_LISTED];
     size_t n = spm_idu_jobs(idu, ids, MAX_LISTED);
     fprintf(j, "], \"ready\": %llu, \"jobs\": [", (unsigned long long)spm_idu_ready(idu));
@@ -117,9 +120,12 @@ int spm_status_build(spm_idu_t *idu, const spm_status_t *s, char **json, char **
                 (unsigned long long)ji.l1_hits, (unsigned long long)ji.l2_hits,
                 (unsigned long long)ji.store_reads);
     }
-    fprintf(j, "], \"refused\": %llu, \"dropped\": %llu, \"gc_versions\": %llu, \"failures\": [",
+    fprintf(j,
+            "], \"refused\": %llu, \"dropped\": %llu, \"gc_versions\": %llu, \"discarded\": %llu, "
+            "\"store_blocks\": %llu, \"store_bytes\": %llu, \"failures\": [",
             (unsigned long long)s->refused, (unsigned long long)s->dropped,
-            (unsigned long long)s->gc_versions);
+            (unsigned long long)s->gc_versions, (unsigned long long)s->discarded,
+            (unsigned long long)s->store_blocks, (unsigned long long)s->store_bytes);
     uint64_t first = s->nfailures > SPM_STATUS_FAILURES ? s->nfailures - SPM_STATUS_FAILURES : 0;
     if (s->nfailures)
         fprintf(t, "\nrecent failures:\n");

@@ -24,6 +24,9 @@ typedef struct {
     uint64_t refused;                        /* connections refused by the allow-list */
     uint64_t dropped;                        /* malformed or unexpected messages dropped */
     uint64_t gc_versions;                    /* block versions deleted as garbage */
+    uint64_t discarded;                      /* blocks deleted on clients' DISCARD */
+    uint64_t store_blocks;                   /* blocks in the store now */
+    uint64_t store_bytes;                    /* bytes of the pages holding them */
     uint32_t agents;                         /* agents that joined */
     char failures[SPM_STATUS_FAILURES][160]; /* ring of recent failures */
     uint64_t nfailures;                      /* failures recorded in all */

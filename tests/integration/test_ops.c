@@ -218,6 +218,78 @@ START_TEST(drained_agent_finishes_running_sis)
 }
 END_TEST
 
+/*  Runs `spm ARGS... --center EP` and the same on an embedded VM, both
+    writing OUT (a path with %s for "center" or "embedded"); the two
+    outputs must be the same bytes. */
+static void same_on_center_and_embedded(const char *ep, const char **args, int n, const char *out)
+{
+    char paths[2][160], cmd[400];
+    for (int k = 0; k < 2; k++) {
+        snprintf(paths[k], sizeof paths[k], out, k ? "embedded" : "center");
+        const char *argv[24];
+        memcpy(argv, args, (size_t)n * sizeof *argv);
+        int m = n;
+        argv[m++] = "-o";
+        argv[m++] = paths[k];
+        argv[m++] = "--quiet";
+        if (k == 0) {
+            argv[m++] = "--center";
+            argv[m++] = ep;
+        } else {
+            argv[m++] = "--ieus";
+            argv[m++] = "2";
+        }
+        argv[m] = NULL;
+        char *o, *e;
+        int rc = spm_test_run(argv, 120, &o, &e);
+        ck_assert_msg(rc == 0, "%s: %s", args[0], e);
+        free(o);
+        free(e);
+    }
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", paths[0], paths[1]);
+    ck_assert_msg(system(cmd) == 0, "%s: %s differs from %s", args[0], paths[0], paths[1]);
+}
+
+START_TEST(finished_runs_leave_nothing_in_the_centers_store)
+{
+    /* A center serves run after run: what a client staged and what its job
+       made must go once the client has its results, or the store grows by
+       every run's inputs and outputs until the disk is full. */
+    spm_test_vm_t vm;
+    start_vm(&vm, NULL, "2");
+    char dat[128], a[128], b[128], out[128];
+    snprintf(dat, sizeof dat, "%s/t.dat", vm.dir);
+    snprintf(a, sizeof a, "%s/a.mtx", vm.dir);
+    snprintf(b, sizeof b, "%s/b.mtx", vm.dir);
+    const char *gens[][16] = {
+        {"gen", "transactions", "--transactions", "3000", "--items", "200", "--seed", "4", "-o",
+         dat, NULL},
+        {"gen", "matrix", "--rows", "300", "--density", "0.05", "--seed", "5", "-o", a, NULL},
+        {"gen", "matrix", "--rows", "300", "--density", "0.05", "--seed", "6", "-o", b, NULL}};
+    for (int i = 0; i < 3; i++) {
+        char *o, *e;
+        ck_assert_int_eq(spm_test_run(gens[i], 60, &o, &e), 0);
+        free(o);
+        free(e);
+    }
+    const char *mine[] = {"mine", dat, "--min-support", "2%", "--block", "500"};
+    snprintf(out, sizeof out, "%s/rules.%%s", vm.dir);
+    same_on_center_and_embedded(vm.ep, mine, 6, out);
+    const char *matmul[] = {"matmul", a, b, "--block", "64"};
+    snprintf(out, sizeof out, "%s/c.%%s.mtx", vm.dir);
+    same_on_center_and_embedded(vm.ep, matmul, 5, out);
+
+    const char *st[] = {"status", "--center", vm.ep, "--json", NULL};
+    char *json, *err;
+    ck_assert_int_eq(spm_test_run(st, 20, &json, &err), 0);
+    ck_assert_msg(spm_test_json_num(json, "store_blocks") == 0, "%s", json);
+    ck_assert_msg(spm_test_json_num(json, "discarded") > 20, "%s", json);
+    free(json);
+    free(err);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
 START_TEST(example_config_parses_and_bad_values_name_file_line_key)
 {
     const char *example = getenv("SPM_SOURCE_DIR");
@@ -357,6 +429,7 @@ static Suite *ops_suite(void)
     tcase_add_test(tc, only_authorized_keys_get_in);
     tcase_add_test(tc, jobs_share_fairly_and_priority_overtakes);
     tcase_add_test(tc, drained_agent_finishes_running_sis);
+    tcase_add_test(tc, finished_runs_leave_nothing_in_the_centers_store);
     tcase_add_test(tc, example_config_parses_and_bad_values_name_file_line_key);
     tcase_add_test(tc, restarted_center_reports_lost_jobs_and_agents_rejoin);
     tcase_add_test(tc, stuck_ieu_is_overtaken_by_speculation);

@@ -124,6 +124,22 @@ static int feeder_feed(spm_sf_t *sf, const spm_ieu_t *who)
 static const spm_sf_class_t feeder_class = {
     .name = "feeder", .start = feeder_start, .feed = feeder_feed};
 
+/* An SF that makes an SDB of its own and writes it, reading PUT_READ. */
+static spm_sdb_t made, put_read;
+
+static int maker_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    (void)args;
+    (void)len;
+    made = spm_sdb_new(sf, "t.blob");
+    spm_operand_t ops[2] = {{put_read, SPM_R, 0}, {made, SPM_W, 0}};
+    int rc = spm_sf_issue(sf, "t.op", ops, 2, NULL, 0, 0);
+    spm_sf_done(sf);
+    return rc;
+}
+
+static const spm_sf_class_t maker_class = {.name = "maker", .start = maker_start};
+
 SPM_CONSTRUCTOR(test_idu)
 {
     spm_opcode_register(&(spm_opcode_t){.name = "t.op", .exec = nop_exec});
@@ -131,6 +147,7 @@ SPM_CONSTRUCTOR(test_idu)
         &(spm_sdb_type_t){.name = "t.blob", .validate = blob_validate, .merge = blob_merge});
     spm_program_register(&(spm_program_t){.name = "script", .root = &script_class});
     spm_program_register(&(spm_program_t){.name = "feeder", .root = &feeder_class});
+    spm_program_register(&(spm_program_t){.name = "maker", .root = &maker_class});
 }
 
 static spm_idu_t *idu;
@@ -153,6 +170,17 @@ static void commit_ok(uint32_t ieu, const spm_idu_si_t *si)
     ck_assert_ptr_nonnull(spm_idu_lookup(idu, ieu, si->id, si->attempt));
     spm_idu_commit_t c = {0};
     spm_idu_commit(idu, ieu, si->id, &c);
+}
+
+/*  Submits PROGRAM as *JOB with one IEU joined and 10 credits, and runs
+    the pool once. Returns the IEU. */
+static uint32_t start_job(const char *program, uint64_t *job)
+{
+    ck_assert_int_eq(spm_idu_submit(idu, program, NULL, 0, 0, job), 0);
+    uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
+    spm_idu_ieu_pull(idu, ieu, 10);
+    spm_idu_pump(idu);
+    return ieu;
 }
 
 START_TEST(raw_waits_for_the_version_it_reads)
@@ -463,10 +491,7 @@ START_TEST(unreadable_versions_are_garbage)
     script[nscript++] = (step_t){x, SPM_W, 0}; /* writes v2 */
     script[nscript++] = (step_t){x, SPM_W, 0}; /* writes v3 */
     uint64_t job;
-    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
-    uint32_t ieu = spm_idu_ieu_join(idu, 0, 1);
-    spm_idu_ieu_pull(idu, ieu, 10);
-    spm_idu_pump(idu);
+    uint32_t ieu = start_job("script", &job);
     ck_assert_uint_eq(nemitted, 3);
     spm_sdb_t id;
     uint64_t v;
@@ -538,6 +563,46 @@ START_TEST(issue_prefers_sis_whose_operands_are_local)
 }
 END_TEST
 
+START_TEST(discard_takes_an_ended_jobs_sdbs_and_unread_puts)
+{
+    put_read = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    spm_sdb_t spare = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    uint64_t job;
+    uint32_t ieu = start_job("maker", &job);
+    ck_assert_uint_eq(nemitted, 1);
+
+    /* while the job runs: refused whole; a put an SI reads is kept */
+    size_t n = 99;
+    spm_sdb_t puts[2] = {put_read, spare};
+    ck_assert_int_eq(spm_idu_discard(idu, &job, 1, puts, 2, &n), SPM_EINVAL);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(spm_idu_discard(idu, NULL, 0, puts, 1, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_uint_eq(spm_idu_sdb_version(idu, put_read, NULL), 1);
+    spm_sdb_t id;
+    uint64_t version;
+    ck_assert_int_eq(spm_idu_gc_take(idu, &id, &version), 0);
+
+    commit_ok(ieu, &emitted[0].si);
+    ck_assert_uint_eq(njobs_done, 1);
+    ck_assert_uint_eq(spm_idu_sdb_version(idu, made, NULL), 1);
+    ck_assert_int_eq(spm_idu_discard(idu, &job, 1, puts, 2, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(spm_idu_sdb_version(idu, made, NULL), 0);
+    ck_assert_uint_eq(spm_idu_sdb_version(idu, put_read, NULL), 0);
+    ck_assert_uint_eq(spm_idu_sdb_version(idu, spare, NULL), 0);
+    /* each goes to the garbage as version 0: every version */
+    int seen = 0;
+    while (spm_idu_gc_take(idu, &id, &version)) {
+        ck_assert_uint_eq(version, 0);
+        seen |= (id == made) | (id == put_read) << 1 | (id == spare) << 2;
+    }
+    ck_assert_int_eq(seen, 7);
+    ck_assert_int_eq(spm_idu_discard(idu, &job, 1, puts, 2, &n), 0); /* twice: nothing left */
+    ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 static Suite *idu_suite(void)
 {
     Suite *s = suite_create("idu");
@@ -559,6 +624,7 @@ static Suite *idu_suite(void)
     tcase_add_test(tc, unreadable_versions_are_garbage);
     tcase_add_test(tc, merged_partials_are_garbage);
     tcase_add_test(tc, issue_prefers_sis_whose_operands_are_local);
+    tcase_add_test(tc, discard_takes_an_ended_jobs_sdbs_and_unread_puts);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -138,6 +138,44 @@ START_TEST(test_roundtrip_and_newest)
 }
 END_TEST
 
+START_TEST(test_delete_all_takes_every_version_of_one_block)
+{
+    make_dir();
+    spm_store_t *st = spm_store_open(dir);
+    ck_assert_msg(st != NULL, "%s", spm_error_detail());
+    uint64_t blocks = 9, bytes = 0;
+    ck_assert_int_eq(spm_store_usage(st, &blocks, &bytes), 0);
+    ck_assert_uint_eq(blocks, 0); /* the identity record is not a block */
+    ck_assert_int_eq(put_filled(st, 4, 1, 10, 41), 0);
+    for (uint64_t v = 1; v <= 3; v++)
+        ck_assert_int_eq(put_filled(st, 5, v, 20000, 50 + v), 0); /* overflow pages */
+    ck_assert_int_eq(put_filled(st, 6, 1, 10, 61), 0);
+    uint64_t full;
+    ck_assert_int_eq(spm_store_usage(st, &blocks, &full), 0);
+    ck_assert_uint_eq(blocks, 5);
+    ck_assert_uint_ge(full, 3 * 20000);
+
+    ck_assert_int_eq(spm_store_begin(st), 0); /* in a batch, as the center deletes */
+    ck_assert_int_eq(spm_store_delete_all(st, 5), 0);
+    ck_assert_int_eq(spm_store_delete_all(st, 77), 0); /* nothing stored: no error */
+    ck_assert_int_eq(spm_store_commit(st), 0);
+    void *data;
+    size_t len;
+    ck_assert_int_eq(spm_store_get(st, 5, 0, NULL, NULL, &data, &len), SPM_ENOTFOUND);
+    expect_block(st, 4, 1, 7, 10, 41); /* its neighbours stay */
+    expect_block(st, 6, 1, 7, 10, 61);
+    ck_assert_int_eq(spm_store_usage(st, &blocks, &bytes), 0);
+    ck_assert_uint_eq(blocks, 2);
+    ck_assert_uint_lt(bytes, full - 3 * 20000);
+
+    ck_assert_int_eq(spm_store_delete_all(st, 0), 0); /* never the identity record */
+    spm_store_close(&st);
+    ck_assert_ptr_nonnull(st = spm_store_open(dir));
+    expect_block(st, 4, 1, 7, 10, 41);
+    spm_store_close(&st);
+}
+END_TEST
+
 START_TEST(test_versions_are_immutable)
 {
     make_dir();
@@ -788,6 +826,7 @@ static Suite *store_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
     tcase_add_test(tc, test_roundtrip_and_newest);
+    tcase_add_test(tc, test_delete_all_takes_every_version_of_one_block);
     tcase_add_test(tc, test_versions_are_immutable);
     tcase_add_test(tc, test_batch_all_or_nothing);
     tcase_add_test(tc, test_reopen_and_max_id);
