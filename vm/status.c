@@ -193,7 +193,8 @@ static int parse_client(int argc, char **argv, const char *cmd, const char *help
 static const char status_help[] =
     "usage: spm status [--center ENDPOINT] [--json] [--watch] [--keys DIR] [--insecure]\n\n"
     "Shows the VM: nodes, IEUs (busy, idle, dead), SIs ready, every job's progress\n"
-    "and ETA, cache hits per level, refused connections and recent failures.\n"
+    "and ETA, cache hits per level, the store's blocks and size, refused\n"
+    "connections and recent failures.\n"
     "--json prints one JSON object for scripts; --watch refreshes every second.\n"
     "The center defaults to $SPM_CENTER, else tcp://localhost:7700.\n";
 
