@@ -39,6 +39,7 @@ struct spm_session {
     int put_rc;   /* the first failed put's code */
     int released; /* embedded VM: told to stop (spm_session_release) */
     int silent;   /* the center did not answer in time: nothing more is asked */
+    int closing;  /* interrupted, and closing: the last requests still wait for answers */
     /* A remote VM's blocks this session put and jobs it ran, discarded at close. */
     spm_sdb_t *mine;
     size_t nmine, capmine;
@@ -165,7 +166,7 @@ static int vm_alive(spm_session_t *s)
 static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
 {
     uint64_t deadline = spm_now_us() + (uint64_t)timeout_ms * 1000;
-    while (!interrupted) {
+    while (!interrupted || s->closing) {
         if (vm_alive(s) != 0)
             return SPM_EDEAD;
         zmq_pollitem_t item = {s->dealer, 0, ZMQ_POLLIN, 0};
@@ -615,6 +616,13 @@ void spm_session_close(spm_session_t **sp)
     spm_session_t *s = *sp;
     if (!s)
         return;
+    if (!s->center && s->dealer && !s->silent && interrupted && s->njobs) {
+        /* Ctrl-C: nobody will fetch what this session's jobs make. */
+        s->closing = 1;
+        s->o.timeout_ms = s->o.timeout_ms < 3000 ? s->o.timeout_ms : 3000;
+        for (size_t i = 0; i < s->njobs; i++)
+            spm_session_cancel(s, s->jobs[i]); /* one that ended says so: fine */
+    }
     if (!s->center && s->dealer && spm_session_discard(s) != 0)
         spm_log_warn("%s", spm_error_detail());
     spm_session_release(s);

@@ -155,9 +155,10 @@ void spm_session_release(spm_session_t *s);
     another SPM_E* code. */
 int spm_session_discard(spm_session_t *s);
 
-/*  Closes the session: on a remote VM it discards first
-    (spm_session_discard; a failure is a warning); an embedded VM is shut
-    down and its processes and runtime directory are gone when this
+/*  Closes the session. On a remote VM it cancels the jobs it ran when
+    Ctrl-C or SIGTERM came (nobody would fetch their results), then
+    discards (spm_session_discard; a failure is a warning). An embedded VM
+    is shut down and its processes and runtime directory are gone when this
     returns. Sets *S to NULL. */
 void spm_session_close(spm_session_t **s);
 

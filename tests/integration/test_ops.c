@@ -290,6 +290,40 @@ START_TEST(finished_runs_leave_nothing_in_the_centers_store)
 }
 END_TEST
 
+START_TEST(interrupted_client_cancels_its_job_on_the_center)
+{
+    /* Ctrl-C on a client of a running center: nobody will fetch what the
+       job makes, so it must not go on taking the cluster's time. */
+    spm_test_vm_t vm;
+    start_vm(&vm, NULL, "2");
+    const char *job[] = {"run",    "synthetic", "--center",  vm.ep,     "--sis",
+                         "100000", "--work",    "fixed:5ms", "--quiet", NULL};
+    spm_test_proc_t pj = spm_test_start(job);
+    const char *st[] = {"status", "--center", vm.ep, "--json", NULL};
+    char *json = NULL, *err;
+    for (int tries = 0; tries < 100; tries++) { /* until it runs */
+        free(json);
+        ck_assert_int_eq(spm_test_run(st, 20, &json, NULL), 0);
+        if (spm_test_json_num(json, "committed") > 0)
+            break;
+        usleep(50000);
+    }
+    ck_assert_msg(strstr(json, "\"state\": \"running\"") != NULL, "%s", json);
+    free(json);
+    kill(pj.pid, SIGINT);
+    int rc = spm_test_finish(&pj, 20, NULL, &err);
+    ck_assert_int_ne(rc, 0);
+    ck_assert_msg(strstr(err, "interrupted") != NULL, "%s", err);
+    free(err);
+    ck_assert_int_eq(spm_test_run(st, 20, &json, NULL), 0);
+    ck_assert_msg(strstr(json, "\"state\": \"running\"") == NULL, "%s", json);
+    ck_assert_msg(strstr(json, "canceled by a client") != NULL, "%s", json);
+    ck_assert_msg(spm_test_json_num(json, "ready") == 0, "%s", json);
+    free(json);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
 START_TEST(example_config_parses_and_bad_values_name_file_line_key)
 {
     const char *example = getenv("SPM_SOURCE_DIR");
@@ -430,6 +464,7 @@ static Suite *ops_suite(void)
     tcase_add_test(tc, jobs_share_fairly_and_priority_overtakes);
     tcase_add_test(tc, drained_agent_finishes_running_sis);
     tcase_add_test(tc, finished_runs_leave_nothing_in_the_centers_store);
+    tcase_add_test(tc, interrupted_client_cancels_its_job_on_the_center);
     tcase_add_test(tc, example_config_parses_and_bad_values_name_file_line_key);
     tcase_add_test(tc, restarted_center_reports_lost_jobs_and_agents_rejoin);
     tcase_add_test(tc, stuck_ieu_is_overtaken_by_speculation);
