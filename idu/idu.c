@@ -371,33 +371,48 @@ static int speculate(spm_idu_t *self, uint32_t ieu)
     return 1;
 }
 
+/*  Gives IEU I one SI: a ready one, else a straggler's copy. Returns 1
+    when it did, or when it dropped an SI of a failed job (so there may be
+    more); 0 when there was nothing for I. */
+static int serve_one(spm_idu_t *self, uint32_t i)
+{
+    ieu_t *ieu = &self->ieus[i];
+    si_t *si = take_ready(self, i);
+    if (!si)
+        return self->speculate && speculate(self, i);
+    if (si->job->state != 0) { /* its job failed: drop it */
+        si->state = SI_DONE;
+        spm_idu_si_free(si);
+        return 1;
+    }
+    si->state = SI_ISSUED;
+    si->ieu = (int32_t)i;
+    si->issued_us = spm_now_us();
+    ieu->credits--;
+    ieu->held++;
+    if (spm_hmap_put(self->issued, si->pub.id, si) != 0) {
+        job_fail(si->job, SPM_ENOMEM, "out of memory");
+        spm_idu_si_free(si);
+        return 1;
+    }
+    self->emit(self->arg, i, &si->pub);
+    return 1;
+}
+
+/*  Deals the ready SIs out one at a time to the IEUs with credits, in turn
+    from a first IEU that rotates, until the SIs or the credits run out. An
+    IEU asks for many SIs ahead while SIs are short; handing each its whole
+    credit at once gave the first IEU every SI of a new stage of long ones
+    and left the others idle. */
 void spm_idu_pump(spm_idu_t *self)
 {
-    for (uint32_t i = 0; i < self->nieus; i++) {
-        ieu_t *ieu = &self->ieus[i];
-        while (ieu->alive && ieu->credits > 0) {
-            si_t *si = take_ready(self, i);
-            if (!si) {
-                if (self->speculate && speculate(self, i))
-                    continue;
-                break;
-            }
-            if (si->job->state != 0) { /* its job failed: drop it */
-                si->state = SI_DONE;
-                spm_idu_si_free(si);
-                continue;
-            }
-            si->state = SI_ISSUED;
-            si->ieu = (int32_t)i;
-            si->issued_us = spm_now_us();
-            ieu->credits--;
-            ieu->held++;
-            if (spm_hmap_put(self->issued, si->pub.id, si) != 0) {
-                job_fail(si->job, SPM_ENOMEM, "out of memory");
-                spm_idu_si_free(si);
-                continue;
-            }
-            self->emit(self->arg, i, &si->pub);
+    size_t n = self->nieus, first = n ? self->pump_first++ % n : 0;
+    for (int more = 1; more;) {
+        more = 0;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t i = (uint32_t)((first + k) % n);
+            if (self->ieus[i].alive && self->ieus[i].credits > 0 && serve_one(self, i))
+                more = 1;
         }
     }
     notify(self);

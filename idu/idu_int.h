@@ -150,8 +150,9 @@ struct spm_idu {
     size_t nlevels;
     ieu_t *ieus;
     size_t nieus;
-    uint64_t ready; /* SIs ready and not issued */
-    job_t **notify; /* jobs ended, to report */
+    size_t pump_first; /* the IEU served first by the next pump (rotates) */
+    uint64_t ready;    /* SIs ready and not issued */
+    job_t **notify;    /* jobs ended, to report */
     size_t nnotify, capnotify;
     spm_hmap_t *dir;       /* SDB id -> directory entry (directory.c) */
     int speculate;         /* copy stragglers to idle IEUs at the end of a stage */
