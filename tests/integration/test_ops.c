@@ -279,8 +279,22 @@ START_TEST(finished_runs_leave_nothing_in_the_centers_store)
     snprintf(out, sizeof out, "%s/c.%%s.mtx", vm.dir);
     same_on_center_and_embedded(vm.ep, matmul, 5, out);
 
-    const char *st[] = {"status", "--center", vm.ep, "--json", NULL};
+    /* A run that fails while staging (a bad line after the first blocks
+       went) leaves nothing either. */
+    char bad[128], cmd[512];
+    snprintf(bad, sizeof bad, "%s/bad.dat", vm.dir);
+    snprintf(cmd, sizeof cmd, "cp %s %s && echo '1 2 x' >> %s", dat, bad, bad);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(out, sizeof out, "%s/bad.rules", vm.dir);
+    const char *failing[] = {"mine", bad, "--min-support", "2%",  "--block", "500",
+                             "-o",   out, "--center",      vm.ep, NULL};
     char *json, *err;
+    ck_assert_int_ne(spm_test_run(failing, 60, &json, &err), 0);
+    ck_assert_msg(strstr(err, "bad.dat") != NULL, "%s", err);
+    free(json);
+    free(err);
+
+    const char *st[] = {"status", "--center", vm.ep, "--json", NULL};
     ck_assert_int_eq(spm_test_run(st, 20, &json, &err), 0);
     ck_assert_msg(spm_test_json_num(json, "store_blocks") == 0, "%s", json);
     ck_assert_msg(spm_test_json_num(json, "discarded") > 20, "%s", json);
