@@ -1115,21 +1115,24 @@ int spm_idu_discard(spm_idu_t *self, const uint64_t *jobs, size_t njobs, const s
         if (job && job->state == 0)
             return spm_error(SPM_EINVAL, "job %llu is still running", (unsigned long long)jobs[i]);
     }
+    spm_hmap_t *ended = spm_hmap_new(); /* the jobs, as a set */
     size_t n = 0, cap = 0, pos = 0;
     sdb_t **gone = NULL;
+    int rc = ended ? 0 : SPM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < njobs; i++)
+        rc = jobs[i] ? spm_hmap_put(ended, jobs[i], ended) : 0;
     uint64_t key;
     void *value;
-    while (njobs && spm_hmap_next(self->sdbs, &pos, &key, &value)) {
+    while (rc == 0 && njobs && spm_hmap_next(self->sdbs, &pos, &key, &value)) {
         sdb_t *s = value;
-        for (size_t i = 0; s->job && i < njobs; i++)
-            if (s->job == jobs[i]) {
-                if (spm_grow(&gone, n, &cap, sizeof *gone, 64) != 0) {
-                    free(gone);
-                    return spm_error(SPM_ENOMEM, "out of memory");
-                }
-                gone[n++] = s;
-                break;
-            }
+        if (s->job && spm_hmap_get(ended, s->job) &&
+            (rc = spm_grow(&gone, n, &cap, sizeof *gone, 64)) == 0)
+            gone[n++] = s;
+    }
+    spm_hmap_destroy(&ended);
+    if (rc != 0) {
+        free(gone);
+        return spm_error(SPM_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
         discard_one(self, gone[i]);

@@ -10,11 +10,12 @@
     the main thread meet at two mutex-guarded queues; an eventfd wakes the
     main thread's poll when a result is done.
 
-    On the center's host (an ipc:// center) the IEU opens the center's store
-    read-only and reads operands straight from its memory map: the store is
-    this node's level 1, nothing is copied through a socket or into the node
-    cache, and outputs go only to the center (the COMMIT says so, and the
-    center's directory does not list this node as their holder).
+    On the center's host (an ipc:// center) the IEU opens the center's store,
+    reads operands straight from its memory map and writes its outputs into
+    it before the COMMIT (which then carries no frames and says so): the
+    store is this node's level 1, nothing is copied through a socket or into
+    the node cache, and the center's directory does not list this node as a
+    holder.
     =========================================================================
 */
 #include "datacache/nodecache.h"

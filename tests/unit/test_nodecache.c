@@ -2,6 +2,7 @@
     works on real LMDB files below a mkdtemp directory that is removed at the end. */
 #include "datacache/nodecache.h"
 #include "tests/check_main.h"
+#include "tests/mapped.h"
 
 #include <ftw.h>
 #include <pthread.h>
@@ -76,20 +77,9 @@ static int block_ok(spm_nodecache_reader_t *r, spm_sdb_t id, size_t len, const v
 /* 1 when P points into this process's memory map of DIR/data.mdb: read without a copy. */
 static int in_map(const void *p)
 {
-    char want[160], line[512], path[256];
-    snprintf(want, sizeof want, "%s/data.mdb", dir);
-    FILE *f = fopen("/proc/self/maps", "r");
-    ck_assert_ptr_nonnull(f);
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        path[0] = '\0';
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &lo, &hi, path) == 3 &&
-            strcmp(path, want) == 0 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
-            found = 1;
-    }
-    fclose(f);
-    return found;
+    char file[160];
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    return spm_test_mapped(file, p);
 }
 
 START_TEST(test_two_processes_share)

@@ -3,6 +3,7 @@
 #include "datacache/store.h"
 #include "datacache/storeview.h"
 #include "tests/check_main.h"
+#include "tests/mapped.h"
 
 #include <ftw.h>
 #include <signal.h>
@@ -470,21 +471,9 @@ static int child_exit(pid_t pid)
 /* 1 when P points into this process's memory map of DIR/data.mdb: read without a copy. */
 static int in_map(const void *p)
 {
-    char want[160], line[512], path[256];
-    snprintf(want, sizeof want, "%s/data.mdb", dir);
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        path[0] = '\0';
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &lo, &hi, path) == 3 &&
-            strcmp(path, want) == 0 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
-            found = 1;
-    }
-    fclose(f);
-    return found;
+    char file[160];
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    return spm_test_mapped(file, p);
 }
 
 /* 1 when the LEN bytes at P are those fill(SEED) makes. */
