@@ -31,6 +31,8 @@
 
 #define SPARSE_BLOCK 256 /* the dissertation's block side */
 #define DENSE_BLOCK 512  /* fewer, larger dgemm calls: faster on dense inputs (docs/MATMUL.md) */
+#define DENSE_LARGE 1024 /* faster still, where C has enough blocks for every IEU slot */
+#define BLOCKS_PER_SLOT 8
 
 static const char usage_text[] =
     "usage: spm matmul A.mtx B.mtx -o C.mtx [options]\n"
@@ -43,9 +45,10 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  -o, --output FILE   where C goes (required; a regular file)\n"
-    "  -b, --block K       block side, 1 to 16384 (default 256; 512 when both\n"
-    "                      inputs are dense: array files, or entries filling at\n"
-    "                      least 1/8 of the matrix)\n"
+    "  -b, --block K       block side, 1 to 16384 (default 256; when both inputs\n"
+    "                      are dense (array files, or entries filling at least\n"
+    "                      1/8 of the matrix) 512, or 1024 on an embedded VM\n"
+    "                      where C then still has 8 blocks for each IEU slot)\n"
     "  -p, --policy P      scheduling policy (default ss):\n"
     "                        ss   smart, static seed: a new task group reuses\n"
     "                             the blocks the IEU's node holds\n"
@@ -183,9 +186,20 @@ static int looks_dense(const spm_mmio_header_t *h)
            entries >= SPM_MM_SPARSE_FILL * (double)h->rows * (double)h->cols;
 }
 
+/*  The block side for dense inputs: the larger one where C then has
+    BLOCKS_PER_SLOT blocks for each of the VM's SLOTS IEU slots (0: unknown,
+    a running VM), so that the dynamic policies can still balance. */
+static uint32_t dense_block(uint64_t m, uint64_t n, long slots)
+{
+    uint64_t blocks =
+        spm_mm_nblocks((uint32_t)m, DENSE_LARGE) * spm_mm_nblocks((uint32_t)n, DENSE_LARGE);
+    return slots > 0 && blocks >= (uint64_t)slots * BLOCKS_PER_SLOT ? DENSE_LARGE : DENSE_BLOCK;
+}
+
 /*  Opens both inputs and checks that they can be multiplied; picks the
-    block side when --block did not. */
-static int open_inputs(run_t *r)
+    block side when --block did not (SLOTS: the embedded VM's IEU slots, 0
+    for a running VM). */
+static int open_inputs(run_t *r, long slots)
 {
     if (!(r->ra = spm_mmio_open(r->a_path)) || !(r->rb = spm_mmio_open(r->b_path)))
         return SPM_EFORMAT;
@@ -196,7 +210,8 @@ static int open_inputs(run_t *r)
                          ", %s is %" PRIu64 "x%" PRIu64,
                          r->a_path, a->rows, a->cols, r->b_path, b->rows, b->cols);
     if (r->job.k == 0)
-        r->job.k = looks_dense(a) && looks_dense(b) ? DENSE_BLOCK : SPARSE_BLOCK;
+        r->job.k =
+            looks_dense(a) && looks_dense(b) ? dense_block(a->rows, b->cols, slots) : SPARSE_BLOCK;
     r->job.m = (uint32_t)a->rows;
     r->job.p = (uint32_t)a->cols;
     r->job.n = (uint32_t)b->cols;
@@ -205,7 +220,7 @@ static int open_inputs(run_t *r)
 
 static int run(run_t *r, const spm_run_opts_t *o)
 {
-    int rc = open_inputs(r);
+    int rc = open_inputs(r, o->center ? 0 : (long)o->ieus * o->slots);
     if (rc != 0)
         return rc;
     if (!(r->out = spm_outfile_open(r->out_path)))
