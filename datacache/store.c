@@ -387,6 +387,16 @@ void spm_store_close(spm_store_t **self)
     *self = NULL;
 }
 
+uint64_t spm_store_data_end(spm_store_t *self)
+{
+    assert(self);
+    MDB_envinfo info;
+    MDB_stat st;
+    if (mdb_env_info(self->env, &info) != 0 || mdb_env_stat(self->env, &st) != 0)
+        return 0;
+    return ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+}
+
 size_t spm_store_mapsize(const spm_store_t *self)
 {
     assert(self);

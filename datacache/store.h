@@ -86,6 +86,11 @@ int spm_store_set_lazy(spm_store_t *self, int lazy);
     (SPM_EFULL when the disk is full). */
 int spm_store_sync(spm_store_t *self);
 
+/*  How far into the data file the store's data reaches, in bytes: the end
+    of LMDB's last page in use as of the newest commit, by this process or
+    another on the host. 0 when it cannot be read. */
+uint64_t spm_store_data_end(spm_store_t *self);
+
 /*  Aborts an open batch, closes the environment, frees the store and sets
  *SELF to NULL. Does nothing when *SELF is NULL. */
 void spm_store_close(spm_store_t **self);

@@ -42,6 +42,8 @@ typedef struct {
     int detach;         /* submit, print the job id and return without waiting */
     long cache_mb;      /* embedded VM: node cache budget in MiB (0: none) */
     int no_speculate;   /* embedded VM: the center copies no stragglers */
+    long warm_mb;       /* embedded VM: MiB its store prepares ahead (0: the center's
+                           default); a program that knows how much it will write sets it */
 } spm_run_opts_t;
 
 enum {

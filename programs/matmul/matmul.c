@@ -218,11 +218,35 @@ static int open_inputs(run_t *r, long slots)
     return spm_mm_job_alloc(&r->job);
 }
 
-static int run(run_t *r, const spm_run_opts_t *o)
+/*  Entries of the matrix of header H, mirrored ones counted twice. */
+static double entries(const spm_mmio_header_t *h)
 {
-    int rc = open_inputs(r, o->center ? 0 : (long)o->ieus * o->slots);
+    if (h->format == SPM_MMIO_ARRAY)
+        return (double)h->rows * (double)h->cols;
+    return (double)h->entries * (h->symmetry == SPM_MMIO_GENERAL ? 1 : 2);
+}
+
+/*  MiB the embedded VM's store will take for this product, for its warmer
+    (datacache/warmer.h): the staged inputs at 16 bytes an entry (a raw
+    block) plus 12 once loaded, and C at 8 bytes an element, no more of them
+    than the products that make C (for inputs spread evenly). Over is
+    harmless, under leaves the rest to fresh pages. */
+static long store_mb(const run_t *r)
+{
+    const spm_mmio_header_t *a = spm_mmio_header(r->ra), *b = spm_mmio_header(r->rb);
+    double ea = entries(a), eb = entries(b), cells = (double)a->rows * (double)b->cols;
+    double products = a->cols ? ea * eb / (double)a->cols : 0;
+    double bytes = 28.0 * (ea + eb) + 8.0 * (products < cells ? products : cells);
+    return (long)(bytes / (1 << 20)) + 1;
+}
+
+static int run(run_t *r, const spm_run_opts_t *opts)
+{
+    int rc = open_inputs(r, opts->center ? 0 : (long)opts->ieus * opts->slots);
     if (rc != 0)
         return rc;
+    spm_run_opts_t own = *opts, *o = &own;
+    o->warm_mb = store_mb(r);
     if (!(r->out = spm_outfile_open(r->out_path)))
         return SPM_EIO;
     if ((rc = spm_session_open(o, &r->s)) != 0 ||
