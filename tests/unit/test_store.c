@@ -92,6 +92,12 @@ START_TEST(test_roundtrip_and_newest)
     ck_assert_int_eq(put_filled(st, 5, 9, 10, 59), 0);
     ck_assert_int_eq(put_filled(st, 6, 1, 0, 61), 0);
     ck_assert_int_eq(put_filled(st, 4, 3, 5000, 43), 0);
+    /* large blocks are copied past the caches, in 16-byte stores after an
+       unaligned head and before a tail: every byte must still arrive */
+    ck_assert_int_eq(put_filled(st, 7, 1, (3 << 20) + 13, 71), 0);
+    ck_assert_int_eq(put_filled(st, 7, 2, 1 << 20, 72), 0);
+    expect_block(st, 7, 1, 7, (3 << 20) + 13, 71);
+    expect_block(st, 7, 2, 7, 1 << 20, 72);
     expect_block(st, 5, 1, 7, 100, 51);
     expect_block(st, 5, 2, 7, 3000, 52);
     expect_block(st, 6, 1, 7, 0, 61);
