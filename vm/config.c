@@ -35,7 +35,7 @@ static const setting_t table[] = {
     {"center", "dead_ms", "SPM_DEAD_MS", "5000", KIND_LONG, 100, 3600000},
     {"center", "lease_s", "SPM_LEASE_S", "600", KIND_LONG, 0, 2592000},
     {"center", "sync_ms", "SPM_SYNC_MS", "100", KIND_LONG, 0, 600000},
-    {"center", "warm_mb", "SPM_WARM_MB", "256", KIND_LONG, 0, 1048576},
+    {"center", "warm_mb", "SPM_WARM_MB", "0", KIND_LONG, 0, 1048576},
     {"center", "speculate", "SPM_SPECULATE", "true", KIND_BOOL, 0, 0},
     {"agent", "center", "SPM_CENTER", "tcp://localhost:7700", KIND_STR, 0, 0},
     {"agent", "ieus", "SPM_IEUS", "0", KIND_LONG, 0, 1024},
