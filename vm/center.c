@@ -9,6 +9,7 @@
     =========================================================================
 */
 #include "datacache/store.h"
+#include "datacache/warmer.h"
 #include "idu/idu.h"
 #include "isa/core/registry.h"
 #include "vm/cli.h"
@@ -17,7 +18,6 @@
 #include "vm/security.h"
 #include "vm/status.h"
 #include "vm/syncer.h"
-#include "datacache/warmer.h"
 #include "vm/trace.h"
 
 #include "vm/hmap.h"

@@ -229,10 +229,10 @@ static double entries(const spm_mmio_header_t *h)
 /*  MiB the embedded VM's store will take for this product, for its warmer
     (datacache/warmer.h), which a dense product with blocks of 512 and more
     gets: large blocks are what it speeds up, and on the sparse product
-    (blocks of C of 512 KiB) it changed nothing. The staged inputs at 16 bytes an entry (a raw
-    block) plus 12 once loaded, and C at 8 bytes an element, no more of them
-    than the products that make C (for inputs spread evenly). Over is
-    harmless, under leaves the rest to fresh pages. */
+    (blocks of C of 512 KiB) it changed nothing. The staged inputs take 16
+    bytes an entry (a raw block) plus 12 once loaded, C 8 bytes an element,
+    and no more elements than the products that make it (for inputs spread
+    evenly). Over is harmless; under leaves the rest to fresh pages. */
 static long store_mb(const run_t *r)
 {
     const spm_mmio_header_t *a = spm_mmio_header(r->ra), *b = spm_mmio_header(r->rb);
