@@ -218,28 +218,15 @@ static int open_inputs(run_t *r, long slots)
     return spm_mm_job_alloc(&r->job);
 }
 
-/*  Entries of the matrix of header H, mirrored ones counted twice. */
-static double entries(const spm_mmio_header_t *h)
+/*  MiB a dense product takes in the embedded VM's store, for its warmer
+    (datacache/warmer.h): A, B and C at 8 bytes an element (dense tiles are
+    staged as dense blocks). Only dense products with blocks of 512 and more
+    get a warmer: large blocks are what it speeds up, and on the sparse
+    product (blocks of C of 512 KiB) it changed nothing. */
+static long dense_store_mb(const spm_mm_job_t *j)
 {
-    if (h->format == SPM_MMIO_ARRAY)
-        return (double)h->rows * (double)h->cols;
-    return (double)h->entries * (h->symmetry == SPM_MMIO_GENERAL ? 1 : 2);
-}
-
-/*  MiB the embedded VM's store will take for this product, for its warmer
-    (datacache/warmer.h), which a dense product with blocks of 512 and more
-    gets: large blocks are what it speeds up, and on the sparse product
-    (blocks of C of 512 KiB) it changed nothing. The staged inputs take 16
-    bytes an entry (a raw block) plus 12 once loaded, C 8 bytes an element,
-    and no more elements than the products that make it (for inputs spread
-    evenly). Over is harmless; under leaves the rest to fresh pages. */
-static long store_mb(const run_t *r)
-{
-    const spm_mmio_header_t *a = spm_mmio_header(r->ra), *b = spm_mmio_header(r->rb);
-    double ea = entries(a), eb = entries(b), cells = (double)a->rows * (double)b->cols;
-    double products = a->cols ? ea * eb / (double)a->cols : 0;
-    double bytes = 28.0 * (ea + eb) + 8.0 * (products < cells ? products : cells);
-    return (long)(bytes / (1 << 20)) + 1;
+    double elements = (double)j->m * j->p + (double)j->p * j->n + (double)j->m * j->n;
+    return (long)(elements * 8 / (1 << 20)) + 1;
 }
 
 static int run(run_t *r, const spm_run_opts_t *opts)
@@ -250,7 +237,7 @@ static int run(run_t *r, const spm_run_opts_t *opts)
     spm_run_opts_t own = *opts, *o = &own;
     if (r->job.k >= DENSE_BLOCK && looks_dense(spm_mmio_header(r->ra)) &&
         looks_dense(spm_mmio_header(r->rb)))
-        o->warm_mb = store_mb(r); /* blocks of C of 2 MiB and more */
+        o->warm_mb = dense_store_mb(&r->job); /* blocks of C of 2 MiB and more */
     if (!(r->out = spm_outfile_open(r->out_path)))
         return SPM_EIO;
     if ((rc = spm_session_open(o, &r->s)) != 0 ||
