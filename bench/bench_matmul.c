@@ -156,10 +156,11 @@ static double spm_matmul(const char *a, const char *b, const char *policy, long 
 {
     char k[32];
     snprintf(k, sizeof k, "%ld", block);
-    const char *argv[] = {"matmul",   a,      b,        "-o",      c_path,    "--ieus", ieus_arg,
-                          "--policy", policy, "--json", "--quiet", "--block", k,        NULL};
-    if (block <= 0)
-        argv[11] = NULL; /* spm's own choice */
+    /* BLOCK <= 0: no --block, spm's own choice */
+    const char *argv[] = {"matmul",  a,          b,        "-o",
+                          c_path,    "--ieus",   ieus_arg, "--json",
+                          "--quiet", "--policy", policy,   block > 0 ? "--block" : NULL,
+                          k,         NULL};
     /* The bench's own files (the inputs it generated, the last C.mtx) reach
        the disk first, so that their write-back does not land in a measured
        run; the baselines do the same. */

@@ -28,8 +28,7 @@
 #define IDLE_MS 50                /* the longest pause between two looks */
 
 struct spm_warmer {
-    char path[PATH_MAX]; /* the data file */
-    char dir[PATH_MAX];  /* its directory, for the free space */
+    char dir[PATH_MAX]; /* its directory, for the free space */
     int fd;
     uint64_t ahead;    /* bytes to keep prepared past the data's end */
     uint64_t end;      /* the file is allocated and cached up to here (the thread's) */
@@ -128,9 +127,10 @@ spm_warmer_t *spm_warmer_start(const char *dir, uint64_t ahead)
         return NULL;
     w->ahead = ahead;
     snprintf(w->dir, sizeof w->dir, "%s", dir);
-    snprintf(w->path, sizeof w->path, "%s/data.mdb", dir);
-    if ((w->fd = open(w->path, O_RDWR | O_CLOEXEC)) < 0) {
-        spm_log_debug("warmer: %s: %s", w->path, strerror(errno));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    if ((w->fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+        spm_log_debug("warmer: %s: %s", path, strerror(errno));
         free(w);
         return NULL;
     }

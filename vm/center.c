@@ -1295,7 +1295,8 @@ static int center_main(int argc, char **argv)
             c.last_sync = now;
         }
         pump(&c);
-        spm_warmer_note(c.warmer, spm_store_data_end(c.store), spm_idu_running(c.idu) == 0);
+        if (c.warmer) /* off by default: then the loop reads nothing for it */
+            spm_warmer_note(c.warmer, spm_store_data_end(c.store), spm_idu_running(c.idu) == 0);
     }
     flush_commits(&c);
     spm_syncer_destroy(&c.syncer);
