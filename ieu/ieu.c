@@ -24,6 +24,7 @@
 #include "isa/core/si.h"
 #include "vm/cli.h"
 #include "vm/grow.h"
+#include "vm/heap.h"
 #include "vm/hmap.h"
 #include "vm/log.h"
 #include "vm/security.h"
@@ -131,6 +132,7 @@ typedef struct {
     pthread_t *workers;
     spm_wire_stats_t wire;
     uint32_t heartbeat_ms, dead_ms;
+    size_t heap_bytes; /* memory each thread touches at start, for its SIs (vm/heap.h) */
 } ieu_t;
 
 static volatile sig_atomic_t stop_flag;
@@ -249,9 +251,18 @@ static void execute(ieu_t *ieu, task_t *t)
     spm_store_snap_end(&snap);
 }
 
+/*  Touches the calling thread's share of --heap-mb; a refusal only costs
+    speed (the SIs then get their memory as they go), so it is a warning. */
+static void prepare_heap(const ieu_t *ieu)
+{
+    if (ieu->heap_bytes > 0 && spm_heap_prepare(ieu->heap_bytes) != 0)
+        spm_log_warn("%s", spm_error_detail());
+}
+
 static void *worker(void *arg)
 {
     ieu_t *ieu = arg;
+    prepare_heap(ieu);
     pthread_mutex_lock(&ieu->lock);
     for (;;) {
         uint64_t free_since = spm_now_us();
@@ -977,6 +988,8 @@ static const char ieu_help[] =
     "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
     "                      more while SIs are short: about 2 ms of work, at most 16)\n"
     "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
+    "  --heap-mb N         memory in MiB each thread touches at start and keeps for\n"
+    "                      its SIs' buffers (default 0: taken as SIs ask for it)\n"
     "  --no-store-reads    with an ipc:// center, read blocks through it as a remote\n"
     "                      node does, not straight from its store\n"
     "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
@@ -992,6 +1005,7 @@ static int ieu_main(int argc, char **argv)
                                          {"prefetch", required_argument, 0, 'p'},
                                          {"log-level", required_argument, 0, 'v'},
                                          {"cache-mb", required_argument, 0, 'm'},
+                                         {"heap-mb", required_argument, 0, 'H'},
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
                                          {"no-store-reads", no_argument, 0, 'S'},
@@ -999,7 +1013,7 @@ static int ieu_main(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const char *center = NULL, *cache_dir = NULL, *keys = NULL;
     int insecure = 0, store_reads = 1;
-    long node = 0, slots = 1, prefetch = 1, cache_mb = 0;
+    long node = 0, slots = 1, prefetch = 1, cache_mb = 0, heap_mb = 0;
     spm_log_level_t level = SPM_LOG_WARN;
     int ch, rc;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1035,6 +1049,9 @@ static int ieu_main(int argc, char **argv)
         case 'm':
             rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);
             break;
+        case 'H':
+            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &heap_mb);
+            break;
         case 'h':
             fputs(ieu_help, stdout);
             return 0;
@@ -1057,6 +1074,7 @@ static int ieu_main(int argc, char **argv)
                  .store_reads = store_reads && strncmp(center, "ipc://", 6) == 0,
                  .heartbeat_ms = 1000,
                  .dead_ms = 5000,
+                 .heap_bytes = (size_t)heap_mb << 20,
                  .efd = -1};
     pthread_mutex_init(&ieu.lock, NULL);
     pthread_cond_init(&ieu.cond, NULL);
@@ -1088,6 +1106,7 @@ static int ieu_main(int argc, char **argv)
         }
         goto done;
     }
+    prepare_heap(&ieu); /* the main thread's: the store's copies of outputs */
     for (; started < (size_t)slots; started++)
         if (pthread_create(&ieu.workers[started], NULL, worker, &ieu) != 0)
             break;

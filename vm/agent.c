@@ -14,6 +14,7 @@
 #include "vm/cli.h"
 #include "vm/config.h"
 #include "vm/dataagent.h"
+#include "vm/heap.h"
 
 #include "vm/log.h"
 #include "vm/proc.h"
@@ -50,6 +51,7 @@ typedef struct {
     spm_security_t *security;
     long slots, prefetch;
     long cache_mb; /* node cache budget, MiB (0: none) */
+    long heap_mb;  /* memory each IEU thread touches at start (vm/heap.h) */
     long drain_s;  /* how long running SIs may take to finish on SIGTERM */
     const char *log_level;
     uint32_t node;
@@ -67,8 +69,9 @@ static void on_signal(int sig)
 
 static pid_t start_ieu(agent_t *a)
 {
-    char node[16], slots[16], prefetch[16], cache_mb[24];
+    char node[16], slots[16], prefetch[16], cache_mb[24], heap_mb[24];
     snprintf(cache_mb, sizeof cache_mb, "%ld", a->cache_mb);
+    snprintf(heap_mb, sizeof heap_mb, "%ld", a->heap_mb);
     snprintf(node, sizeof node, "%u", a->node);
     snprintf(slots, sizeof slots, "%ld", a->slots);
     snprintf(prefetch, sizeof prefetch, "%ld", a->prefetch);
@@ -80,10 +83,11 @@ static pid_t start_ieu(agent_t *a)
                     "--prefetch",  prefetch,
                     "--log-level", (char *)a->log_level,
                     "--cache-mb",  cache_mb,
+                    "--heap-mb",   heap_mb,
                     NULL,          NULL,
                     NULL,          NULL,
                     NULL};
-    size_t n = 16;
+    size_t n = 18;
     if (a->insecure)
         argv[n++] = "--insecure";
     if (!a->store_reads)
@@ -290,6 +294,9 @@ static const char agent_help[] =
     "                      (default /tmp/spm-cache-UID-PID)\n"
     "  --cache-mb N        node cache budget in MiB; least recently used blocks\n"
     "                      are evicted beyond it (default 0: no limit)\n"
+    "  --heap-mb N         memory in MiB each IEU thread touches at start and keeps\n"
+    "                      for its SIs' buffers, so that the first SIs do not wait\n"
+    "                      for the kernel to supply it (default 0: none)\n"
     "  --data-listen EP    where this node serves its cached blocks to other nodes\n"
     "                      (default ipc://CACHE-DIR/data with an ipc center, else\n"
     "                      tcp://*:RANDOM)\n"
@@ -312,6 +319,7 @@ static int agent_main(int argc, char **argv)
                                          {"cache-dir", required_argument, 0, 'd'},
                                          {"log-level", required_argument, 0, 'v'},
                                          {"cache-mb", required_argument, 0, 'm'},
+                                         {"heap-mb", required_argument, 0, 'H'},
                                          {"data-listen", required_argument, 0, 'L'},
                                          {"data-advertise", required_argument, 0, 'A'},
                                          {"config", required_argument, 0, 'C'},
@@ -329,6 +337,7 @@ static int agent_main(int argc, char **argv)
                  .slots = spm_config_long("agent", "slots"),
                  .prefetch = spm_config_long("agent", "prefetch"),
                  .cache_mb = spm_config_long("agent", "cache_mb"),
+                 .heap_mb = spm_config_long("agent", "heap_mb"),
                  .cache_dir = spm_config_str("agent", "cache_dir"),
                  .data_listen = spm_config_str("agent", "data_listen"),
                  .data_advertise = spm_config_str("agent", "data_advertise"),
@@ -361,6 +370,9 @@ static int agent_main(int argc, char **argv)
             break;
         case 'm':
             rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &a.cache_mb);
+            break;
+        case 'H':
+            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &a.heap_mb);
             break;
         case 'L':
             a.data_listen = optarg;

@@ -6,9 +6,9 @@
     =========================================================================
 */
 #include "vm/cli.h"
+#include "vm/heap.h"
 #include "vm/spm.h"
 
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +35,7 @@ int main(int argc, char **argv)
        every spm process this one starts (an embedded VM's center, agent and
        IEUs) gets one BLAS thread from the outset, unless the user chose. */
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
-    /* Blocks of up to a few MiB are allocated and freed all the time (a
-       message received, a block copied into the store, a result). glibc
-       would map each one afresh and unmap it on free, so every byte of
-       every block cost a page fault: a third of the center's CPU in a
-       sparse matmul. Below 32 MiB they come from the heap, which keeps up
-       to 256 MiB of freed memory for the next ones. */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    spm_heap_keep(); /* large blocks from malloc's heaps, kept when freed */
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -202,7 +202,7 @@ static int start_embedded(spm_session_t *s)
                          strerror(errno));
     s->rundir = strdup(tmpl);
     char store[sizeof tmpl + 16], cache[sizeof tmpl + 16], ieus[16], slots[16], pre[16];
-    char cache_mb[24], warm_mb[24];
+    char cache_mb[24], warm_mb[24], heap_mb[24];
     snprintf(store, sizeof store, "%s/store", tmpl);
     snprintf(cache, sizeof cache, "%s/cache", tmpl);
     snprintf(ieus, sizeof ieus, "%d", s->o.ieus);
@@ -210,6 +210,7 @@ static int start_embedded(spm_session_t *s)
     snprintf(pre, sizeof pre, "%d", s->o.prefetch);
     snprintf(cache_mb, sizeof cache_mb, "%ld", s->o.cache_mb);
     snprintf(warm_mb, sizeof warm_mb, "%ld", s->o.warm_mb);
+    snprintf(heap_mb, sizeof heap_mb, "%ld", s->o.heap_mb);
     if (!s->rundir || asprintf(&s->endpoint, "ipc://%s/center", tmpl) < 0)
         return spm_error(SPM_ENOMEM, "out of memory");
     /* The store is removed with the directory at the end: flushing it to
@@ -229,9 +230,13 @@ static int start_embedded(spm_session_t *s)
         s->center = 0;
         return SPM_ESYS;
     }
-    char *agent[] = {"spm",         "agent",   "--center",   s->endpoint,  "--ieus",
-                     ieus,          "--slots", slots,        "--prefetch", pre,
-                     "--cache-dir", cache,     "--cache-mb", cache_mb,     NULL};
+    char *agent[] = {"spm",        "agent",  "--center",   s->endpoint, "--ieus",      ieus,
+                     "--slots",    slots,    "--prefetch", pre,         "--cache-dir", cache,
+                     "--cache-mb", cache_mb, NULL,         NULL,        NULL};
+    if (s->o.heap_mb > 0) {
+        agent[14] = "--heap-mb";
+        agent[15] = heap_mb;
+    }
     s->agent = spm_proc_spawn(agent);
     if (s->agent < 0) {
         s->agent = 0;

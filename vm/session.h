@@ -44,6 +44,8 @@ typedef struct {
     int no_speculate;   /* embedded VM: the center copies no stragglers */
     long warm_mb;       /* embedded VM: MiB its store prepares ahead (0: the center's
                            default); a program that knows how much it will write sets it */
+    long heap_mb;       /* embedded VM: MiB each IEU thread touches at start (0: the
+                           agent's default); a program that knows its SIs' buffers sets it */
 } spm_run_opts_t;
 
 enum {

@@ -229,6 +229,14 @@ static long dense_store_mb(const spm_mm_job_t *j)
     return (long)(elements * 8 / (1 << 20)) + 1;
 }
 
+/*  MiB each thread of the embedded VM's IEUs touches at start (vm/heap.h)
+    for a dense product: two blocks of C, the accumulator an SI fills and
+    the one its IEU is still copying into the store. */
+static long dense_heap_mb(const spm_mm_job_t *j)
+{
+    return (long)(2.0 * j->k * j->k * 8 / (1 << 20)) + 1;
+}
+
 static int run(run_t *r, const spm_run_opts_t *opts)
 {
     int rc = open_inputs(r, opts->center ? 0 : (long)opts->ieus * opts->slots);
@@ -236,8 +244,10 @@ static int run(run_t *r, const spm_run_opts_t *opts)
         return rc;
     spm_run_opts_t own = *opts, *o = &own;
     if (r->job.k >= DENSE_BLOCK && looks_dense(spm_mmio_header(r->ra)) &&
-        looks_dense(spm_mmio_header(r->rb)))
+        looks_dense(spm_mmio_header(r->rb))) {
         o->warm_mb = dense_store_mb(&r->job); /* blocks of C of 2 MiB and more */
+        o->heap_mb = dense_heap_mb(&r->job);
+    }
     if (!(r->out = spm_outfile_open(r->out_path)))
         return SPM_EIO;
     if ((rc = spm_session_open(o, &r->s)) != 0 ||
