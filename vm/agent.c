@@ -15,7 +15,6 @@
 #include "vm/config.h"
 #include "vm/dataagent.h"
 #include "vm/heap.h"
-
 #include "vm/log.h"
 #include "vm/proc.h"
 #include "vm/security.h"

@@ -158,6 +158,11 @@ static int vm_alive(spm_session_t *s)
         s->center = 0;
         return spm_error(SPM_EDEAD, "the embedded center exited unexpectedly");
     }
+    /* without its agent no IEU would ever come, and the job would wait */
+    if (s->agent && !s->released && spm_proc_exited(s->agent, &st)) {
+        s->agent = 0;
+        return spm_error(SPM_EDEAD, "the embedded agent exited unexpectedly");
+    }
     return 0;
 }
 
@@ -230,12 +235,13 @@ static int start_embedded(spm_session_t *s)
         s->center = 0;
         return SPM_ESYS;
     }
-    char *agent[] = {"spm",        "agent",  "--center",   s->endpoint, "--ieus",      ieus,
-                     "--slots",    slots,    "--prefetch", pre,         "--cache-dir", cache,
-                     "--cache-mb", cache_mb, NULL,         NULL,        NULL};
+    char *agent[17] = {"spm",         "agent",   "--center",   s->endpoint,  "--ieus",
+                       ieus,          "--slots", slots,        "--prefetch", pre,
+                       "--cache-dir", cache,     "--cache-mb", cache_mb};
+    n = 14;
     if (s->o.heap_mb > 0) {
-        agent[14] = "--heap-mb";
-        agent[15] = heap_mb;
+        agent[n++] = "--heap-mb";
+        agent[n++] = heap_mb;
     }
     s->agent = spm_proc_spawn(agent);
     if (s->agent < 0) {

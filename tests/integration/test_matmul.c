@@ -92,6 +92,15 @@ START_TEST(dense_shapes)
 }
 END_TEST
 
+/*  Dense inputs with spm's own block side (512 here): the path where
+    spm matmul also has the embedded VM prepare its store (--warm-mb) and
+    its IEUs' heaps (--heap-mb). Sides that are not multiples of 512. */
+START_TEST(dense_default_block)
+{
+    ck_assert(check_random(600, 700, 520, 1.0, REF_REAL, 1, NULL) < 1e-12);
+}
+END_TEST
+
 START_TEST(sparse_shapes)
 {
     const char *k25[] = {"--block", "25", NULL};
@@ -383,6 +392,7 @@ static Suite *matmul_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, dense_shapes);
+    tcase_add_test(tc, dense_default_block);
     tcase_add_test(tc, sparse_shapes);
     tcase_add_test(tc, symmetric_inputs);
     tcase_add_test(tc, pattern_inputs);

@@ -189,6 +189,34 @@ START_TEST(interrupt_leaves_no_process_or_socket_file)
 }
 END_TEST
 
+/*  The embedded VM's agent dies mid-job (no IEU would ever come back): the
+    run ends with one error line saying so, and leaves no process behind. */
+START_TEST(dead_embedded_agent_ends_the_run_in_one_line)
+{
+    const char *argv[] = {"run",       "synthetic", "--sis", "100000",  "--work",
+                          "fixed:5ms", "--ieus",    "2",     "--quiet", NULL};
+    spm_test_proc_t p = spm_test_start(argv);
+    char dir[64];
+    pid_t pids[8], agent;
+    ck_assert_int_eq(await_ieus(p.pid, dir, sizeof dir, pids, 8), 2);
+    ck_assert_int_eq(find_procs("agent", dir, &agent, 1), 1);
+    kill(agent, SIGKILL);
+    char *err;
+    int rc = spm_test_finish(&p, 20, NULL, &err);
+    ck_assert_int_eq(rc, 1);
+    /* one error line; the center may first warn that the IEUs left */
+    int errors = 0;
+    for (const char *q = err; (q = strstr(q, "spm: ")) != NULL; q++)
+        errors += q == err || q[-1] == '\n';
+    ck_assert_msg(errors == 1 && strstr(err, "spm: run synthetic: the embedded agent exited"), "%s",
+                  err);
+    const char *roles[] = {"center", "agent", "ieu"};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(find_procs(roles[i], dir, pids, 8), 0);
+    free(err);
+}
+END_TEST
+
 /*  Runs ARGV, expects exit status RC and one stderr line containing WHAT. */
 static void expect_one_line_error(const char *const *argv, int rc, const char *what)
 {
@@ -345,6 +373,7 @@ static Suite *vm_suite(void)
     tcase_add_test(tc, killed_ieu_costs_time_not_results);
     tcase_add_test(tc, agent_joining_mid_job_receives_work);
     tcase_add_test(tc, interrupt_leaves_no_process_or_socket_file);
+    tcase_add_test(tc, dead_embedded_agent_ends_the_run_in_one_line);
     tcase_add_test(tc, bad_command_lines_end_in_one_line);
     tcase_add_test(tc, unreachable_center_is_one_line);
     tcase_add_test(tc, second_center_on_a_used_port_is_refused);
