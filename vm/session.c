@@ -7,6 +7,7 @@
 #include "vm/grow.h"
 #include "vm/log.h"
 #include "vm/proc.h"
+#include "vm/progress.h"
 #include "vm/security.h"
 #include "vm/trace.h"
 
@@ -410,17 +411,16 @@ static void draw_progress(const Spm__Progress *p)
 {
     double el = p->elapsed_us / 1e6;
     double rate = el > 0 ? p->committed / el : 0;
-    double frac = p->known ? (double)p->committed / (double)p->known : 0;
-    if (frac > 1)
-        frac = 1;
-    char bar[31];
-    int fill = (int)(frac * 30);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[30] = '\0';
+    char bar[SPM_PROGRESS_BAR + 1];
+    spm_progress_bar(bar, p->known ? (double)p->committed / (double)p->known : 0);
     fprintf(stdout, "\r[%s] %llu/%llu SIs  %.0f SI/s  %.1f s  %u IEUs ", bar,
             (unsigned long long)p->committed, (unsigned long long)p->known, rate, el, p->ieus);
     fflush(stdout);
+}
+
+int spm_run_opts_bar(const spm_run_opts_t *o)
+{
+    return !o->quiet && !o->json && isatty(STDOUT_FILENO);
 }
 
 int spm_session_run(spm_session_t *s, const char *program, const void *args, size_t len,
@@ -474,7 +474,7 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
     int rc = send_env(s, &env, NULL, 0);
     if (rc != 0)
         return rc;
-    int bar = !s->o.quiet && !s->o.json && isatty(STDOUT_FILENO);
+    int bar = spm_run_opts_bar(&s->o);
     int drawn = 0;
     uint64_t last_heard = spm_now_us();
     spm_msg_t m;

@@ -97,6 +97,10 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg);
 
 typedef struct spm_session spm_session_t;
 
+/*  Whether a client shows progress per O: on a terminal, neither quiet
+    nor json (the job's bar, and vm/progress.h meters). */
+int spm_run_opts_bar(const spm_run_opts_t *o);
+
 /*  Opens a session per O: starts the embedded VM or connects to O->center
     and checks that it answers. Returns 0 with *OUT set, or SPM_EUNREACH,
     SPM_EADDRINUSE, SPM_ESYS, SPM_EINVAL (detail set). */

@@ -313,6 +313,11 @@ int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v)
     return 1;
 }
 
+uint64_t spm_mmio_done(const spm_mmio_t *r)
+{
+    return r->done;
+}
+
 void spm_mmio_close(spm_mmio_t **r)
 {
     if (!r || !*r)

@@ -73,6 +73,9 @@ const char *spm_mmio_path(const spm_mmio_t *r);
 int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v);
 
 /*  Closes *R (safe on NULL) and sets it to NULL. */
+/*  Stored entries read so far (of the header's entries). */
+uint64_t spm_mmio_done(const spm_mmio_t *r);
+
 void spm_mmio_close(spm_mmio_t **r);
 
 /*  Names for messages and banners: "coordinate", "real", "symmetric", ... */

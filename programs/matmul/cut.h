@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "isa/matrix/mmio.h"
+#include "vm/progress.h"
 
 /*  Receives finished raw block (BI, BJ) of ENTRIES entries: LEN bytes at
     DATA, valid during the call only. Returns 0, or an SPM_E* code that
@@ -55,9 +56,11 @@ int spm_mm_cutter_flush(spm_mm_cutter_t *self, spm_mm_emit_fn emit, void *arg);
 /*  Entries added (zeros not counted). */
 uint64_t spm_mm_cutter_entries(const spm_mm_cutter_t *self);
 
-/*  Reads R to its end and hands every non-empty block to EMIT. Returns 0,
+/*  Reads R to its end and hands every non-empty block to EMIT, telling
+    PROGRESS (may be NULL) the entries read as it goes. Returns 0,
     the reader's SPM_EFORMAT / SPM_EIO (detail "file:line: ..."), EMIT's
     error, SPM_ERANGE (a dimension over 2^32 - 1), or SPM_ENOMEM. */
-int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, void *arg);
+int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, void *arg,
+                    spm_progress_t *progress);
 
 #endif

@@ -20,6 +20,7 @@
 #include "programs/matmul/cut.h"
 #include "programs/matmul/job.h"
 #include "vm/cli.h"
+#include "vm/progress.h"
 #include "vm/session.h"
 #include "vm/spm.h"
 
@@ -74,6 +75,7 @@ static const char usage_text[] =
 /*  Everything one run holds, released in one place. */
 typedef struct {
     const char *a_path, *b_path, *out_path;
+    int bar; /* progress meters (vm/progress.h) */
     spm_mm_job_t job;
     spm_mmio_t *ra, *rb;
     spm_outfile_t *out;
@@ -105,8 +107,13 @@ static int put_matrix(run_t *r, spm_mmio_t *in, spm_sdb_t *grid, uint64_t *entri
 {
     const spm_mmio_header_t *h = spm_mmio_header(in);
     put_t p = {r->s, grid, entries, spm_mm_nblocks((uint32_t)h->cols, r->job.k)};
-    int rc = spm_mm_cut_file(in, r->job.k, put_block, &p);
+    char label[128];
+    snprintf(label, sizeof label, "reading %s", spm_mmio_path(in));
+    spm_progress_t meter;
+    spm_progress_begin(&meter, r->bar, label, h->entries);
+    int rc = spm_mm_cut_file(in, r->job.k, put_block, &p, &meter);
     int done = spm_session_put_flush(r->s);
+    spm_progress_end(&meter);
     return rc ? rc : done;
 }
 
@@ -159,12 +166,18 @@ static int write_result(run_t *r, spm_mmio_field_t field)
     spm_mmio_writer_t *w = spm_mmio_writer_open(spm_outfile_stream(r->out), &h);
     spm_mm_block_t **row = calloc(nbj, sizeof *row);
     int rc = !w ? SPM_EIO : !row ? spm_error(SPM_ENOMEM, "out of memory") : 0;
+    char label[128];
+    snprintf(label, sizeof label, "writing %s", r->out_path);
+    spm_progress_t meter;
+    spm_progress_begin(&meter, r->bar, label, j->m);
     for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
         for (uint32_t bj = 0; bj < nbj && rc == 0; bj++)
             rc = fetch(r, bi, bj, nbj, &row[bj]);
         uint32_t rows = spm_mm_block_side(j->m, j->k, bi);
-        for (uint32_t x = 0; x < rows && rc == 0; x++)
+        for (uint32_t x = 0; x < rows && rc == 0; x++) {
             rc = write_row(w, row, nbj, j->k, (uint64_t)bi * j->k + x, x);
+            spm_progress_set(&meter, (uint64_t)bi * j->k + x + 1);
+        }
         for (uint32_t bj = 0; bj < nbj; bj++)
             spm_mm_block_destroy(&row[bj]);
     }
@@ -173,6 +186,7 @@ static int write_result(run_t *r, spm_mmio_field_t field)
         int crc = spm_mmio_writer_close(&w);
         rc = rc ? rc : crc;
     }
+    spm_progress_end(&meter);
     return rc;
 }
 
@@ -344,6 +358,7 @@ static int matmul_main(int argc, char **argv)
         return spm_cli_usage("matmul", "-o FILE is required (a regular file)");
     r.a_path = argv[optind];
     r.b_path = argv[optind + 1];
+    r.bar = spm_run_opts_bar(&o);
     rc = run(&r, &o);
     release(&r);
     return rc != 0 ? spm_cli_fail("matmul", rc) : 0;

@@ -9,6 +9,7 @@
 #include "datacache/nodecache.h"
 
 #include <dirent.h>
+#include <pty.h>
 
 static char dir[64];
 
@@ -385,6 +386,68 @@ START_TEST(gen_matrix)
 }
 END_TEST
 
+/*  Everything a terminal shows of a run: [fd] read to the end. */
+static char *run_on_terminal(const char *const *argv)
+{
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        execv(spm_test_bin(), (char *const *)argv);
+        _exit(127);
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while (buf && (n = read(master, buf + len, cap - len - 1)) > 0) /* EIO once it exits */
+        if ((len += (size_t)n) + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+    ck_assert_ptr_nonnull(buf);
+    buf[len] = '\0';
+    close(master);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "spm matmul failed:\n%s", buf);
+    return buf;
+}
+
+/*  On a terminal, reading each input and writing C show a meter that
+    names the file, and each meter's line is cleared when it ends; piped,
+    the same run prints the report and no meter. */
+START_TEST(terminal_shows_reading_and_writing)
+{
+    double *a = ref_random(300, 200, 1.0, 3, REF_REAL), *b = ref_random(200, 100, 0.3, 4, REF_REAL);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), 300, 200, a, 1, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), 200, 100, b, 0, REF_REAL, REF_GENERAL), 0);
+    free(a);
+    free(b);
+    char what[3][160];
+    snprintf(what[0], sizeof what[0], "reading %s", path("A.mtx"));
+    snprintf(what[1], sizeof what[1], "reading %s", path("B.mtx"));
+    snprintf(what[2], sizeof what[2], "writing %s", path("C.mtx"));
+    const char *argv[] = {"spm",         "matmul", path("A.mtx"), path("B.mtx"), "-o",
+                          path("C.mtx"), "--ieus", "2",           NULL};
+    char *tty = run_on_terminal(argv);
+    const char *at = tty;
+    for (int i = 0; i < 3; i++) { /* in this order, each cleared before the next */
+        const char *m = strstr(at, what[i]);
+        ck_assert_msg(m, "no '%s' in:\n%s", what[i], tty);
+        const char *pct = strchr(m, '%'), *clear = strstr(m, "\r\033[K");
+        ck_assert_msg(pct && clear && pct < clear, "'%s': no share done, or never cleared",
+                      what[i]);
+        at = m;
+    }
+    free(tty);
+    char *out = NULL;
+    ck_assert_int_eq(spm_test_run(argv + 1, 60, &out, NULL), 0);
+    ck_assert_msg(!strstr(out, "reading ") && !strstr(out, "writing ") && !strchr(out, '\r'),
+                  "a meter went to a pipe:\n%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "SIs:")); /* the report still comes */
+    free(out);
+    ck_assert(check_files(path("A.mtx"), path("B.mtx"), NULL) < 1e-12);
+}
+END_TEST
+
 static Suite *matmul_suite(void)
 {
     Suite *s = suite_create("matmul");
@@ -403,6 +466,7 @@ static Suite *matmul_suite(void)
     tcase_add_loop_test(tc, bad_input, 0, sizeof bad / sizeof *bad);
     tcase_add_test(tc, missing_input_and_usage);
     tcase_add_test(tc, gen_matrix);
+    tcase_add_test(tc, terminal_shows_reading_and_writing);
     suite_add_tcase(s, tc);
     return s;
 }

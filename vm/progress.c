@@ -1,0 +1,56 @@
+/*  =========================================================================
+    progress - a one-line meter for a client's long phases on a terminal
+    =========================================================================
+*/
+#include "vm/progress.h"
+#include "vm/wire.h"
+
+#include <stdio.h>
+
+#define REDRAW_US 200000 /* 5 times a second */
+
+void spm_progress_bar(char *bar, double frac)
+{
+    frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+    int fill = (int)(frac * SPM_PROGRESS_BAR);
+    for (int i = 0; i < SPM_PROGRESS_BAR; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[SPM_PROGRESS_BAR] = '\0';
+}
+
+void spm_progress_begin(spm_progress_t *p, int on, const char *label, uint64_t total)
+{
+    uint64_t now = spm_now_us();
+    *p = (spm_progress_t){.on = on, .label = label, .total = total, .t0_us = now, .next_us = now};
+}
+
+void spm_progress_set(spm_progress_t *p, uint64_t done)
+{
+    if (!p->on)
+        return;
+    uint64_t now = spm_now_us();
+    if (now < p->next_us)
+        return;
+    p->next_us = now + REDRAW_US;
+    char bar[SPM_PROGRESS_BAR + 1];
+    double el = (double)(now - p->t0_us) / 1e6;
+    if (p->total) {
+        spm_progress_bar(bar, (double)done / (double)p->total);
+        fprintf(stdout, "\r[%s] %s  %3.0f%%  %.1f s ", bar, p->label,
+                done >= p->total ? 100.0 : 100.0 * (double)done / (double)p->total, el);
+    } else {
+        fprintf(stdout, "\r%s  %llu  %.1f s ", p->label, (unsigned long long)done, el);
+    }
+    fflush(stdout);
+    p->drawn = 1;
+}
+
+void spm_progress_end(spm_progress_t *p)
+{
+    if (p->drawn) {
+        fprintf(stdout, "\r\033[K");
+        fflush(stdout);
+    }
+    p->drawn = 0;
+    p->on = 0;
+}
