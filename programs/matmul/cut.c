@@ -11,7 +11,7 @@
 
 #include <stdlib.h>
 
-#define PROGRESS_MASK 0xffff /* tell the meter every 65536 entries */
+#define TICK_MASK 0xffff /* tick every 65536 entries */
 
 struct spm_mm_cutter {
     uint32_t rows, cols, k; /* matrix shape and block side */
@@ -110,8 +110,7 @@ uint64_t spm_mm_cutter_entries(const spm_mm_cutter_t *self)
     return self->entries;
 }
 
-int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, void *arg,
-                    spm_progress_t *progress)
+int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, spm_mm_tick_fn tick, void *arg)
 {
     const spm_mmio_header_t *h = spm_mmio_header(r);
     if (h->rows > UINT32_MAX || h->cols > UINT32_MAX)
@@ -125,17 +124,15 @@ int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, void *arg,
     int streaming = h->format == SPM_MMIO_ARRAY && h->symmetry == SPM_MMIO_GENERAL;
     uint64_t i, j;
     double v;
-    int rc;
-    if (progress)
-        spm_progress_set(progress, 0);
-    while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1) {
-        if (streaming && j / k > c->flushed &&
-            (rc = spm_mm_cutter_flush_cols(c, (uint32_t)(j / k), emit, arg)) != 0)
-            break;
-        if ((rc = spm_mm_cutter_add(c, (uint32_t)i, (uint32_t)j, v)) != 0)
-            break;
-        if (progress && (spm_mmio_done(r) & PROGRESS_MASK) == 0)
-            spm_progress_set(progress, spm_mmio_done(r));
+    int rc = tick ? tick(arg, 0) : 0;
+    while (rc == 0 && (rc = spm_mmio_next(r, &i, &j, &v)) == 1) {
+        rc = streaming && j / k > c->flushed
+                 ? spm_mm_cutter_flush_cols(c, (uint32_t)(j / k), emit, arg)
+                 : 0;
+        if (rc == 0)
+            rc = spm_mm_cutter_add(c, (uint32_t)i, (uint32_t)j, v);
+        if (rc == 0 && tick && (spm_mmio_done(r) & TICK_MASK) == 0)
+            rc = tick(arg, spm_mmio_done(r));
     }
     if (rc == 0)
         rc = spm_mm_cutter_flush(c, emit, arg);

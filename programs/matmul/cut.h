@@ -26,13 +26,17 @@
 #include <stdint.h>
 
 #include "isa/matrix/mmio.h"
-#include "vm/progress.h"
 
 /*  Receives finished raw block (BI, BJ) of ENTRIES entries: LEN bytes at
     DATA, valid during the call only. Returns 0, or an SPM_E* code that
     stops the cutting. */
 typedef int (*spm_mm_emit_fn)(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
                               uint64_t entries);
+
+/*  Told DONE, the stored entries read so far, now and then while a file
+    is cut (every 65536 entries). Returns 0 to go on, or an SPM_E* code
+    that stops the cutting. */
+typedef int (*spm_mm_tick_fn)(void *arg, uint64_t done);
 
 typedef struct spm_mm_cutter spm_mm_cutter_t;
 
@@ -56,11 +60,11 @@ int spm_mm_cutter_flush(spm_mm_cutter_t *self, spm_mm_emit_fn emit, void *arg);
 /*  Entries added (zeros not counted). */
 uint64_t spm_mm_cutter_entries(const spm_mm_cutter_t *self);
 
-/*  Reads R to its end and hands every non-empty block to EMIT, telling
-    PROGRESS (may be NULL) the entries read as it goes. Returns 0,
+/*  Reads R to its end and hands every non-empty block to EMIT; TICK (may
+    be NULL) hears how far it got, first before the first entry. Both get
+    ARG. Returns 0, TICK's code,
     the reader's SPM_EFORMAT / SPM_EIO (detail "file:line: ..."), EMIT's
     error, SPM_ERANGE (a dimension over 2^32 - 1), or SPM_ENOMEM. */
-int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, void *arg,
-                    spm_progress_t *progress);
+int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, spm_mm_tick_fn tick, void *arg);
 
 #endif

@@ -19,6 +19,7 @@
 #include "isa/matrix/raw.h"
 #include "programs/matmul/cut.h"
 #include "programs/matmul/job.h"
+#include "programs/matmul/stage.h"
 #include "vm/cli.h"
 #include "vm/progress.h"
 #include "vm/session.h"
@@ -101,17 +102,20 @@ static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size
                                  data, len, &p->grid[at]);
 }
 
-/*  Puts the blocks of the matrix R into the store, their ids into GRID and
-    their entry counts into ENTRIES. */
-static int put_matrix(run_t *r, spm_mmio_t *in, spm_sdb_t *grid, uint64_t *entries)
+/*  Puts the blocks of both inputs into the store, their ids into the
+    job's grids and their entry counts into its counts; both files are
+    read at once (stage.h). */
+static int put_inputs(run_t *r)
 {
-    const spm_mmio_header_t *h = spm_mmio_header(in);
-    put_t p = {r->s, grid, entries, spm_mm_nblocks((uint32_t)h->cols, r->job.k)};
-    char label[128];
-    snprintf(label, sizeof label, "reading %s", spm_mmio_path(in));
+    const spm_mmio_header_t *ha = spm_mmio_header(r->ra), *hb = spm_mmio_header(r->rb);
+    put_t pa = {r->s, r->job.a, r->job.annz, spm_mm_nblocks((uint32_t)ha->cols, r->job.k)};
+    put_t pb = {r->s, r->job.b, r->job.bnnz, spm_mm_nblocks((uint32_t)hb->cols, r->job.k)};
+    spm_mm_input_t a = {r->ra, put_block, &pa}, b = {r->rb, put_block, &pb};
+    char label[256];
+    snprintf(label, sizeof label, "reading %s and %s", r->a_path, r->b_path);
     spm_progress_t meter;
-    spm_progress_begin(&meter, r->bar, label, h->entries);
-    int rc = spm_mm_cut_file(in, r->job.k, put_block, &p, &meter);
+    spm_progress_begin(&meter, r->bar, label, ha->entries + hb->entries);
+    int rc = spm_mm_stage_pair(&a, &b, r->job.k, &meter);
     int done = spm_session_put_flush(r->s);
     spm_progress_end(&meter);
     return rc ? rc : done;
@@ -264,9 +268,7 @@ static int run(run_t *r, const spm_run_opts_t *opts)
     }
     if (!(r->out = spm_outfile_open(r->out_path)))
         return SPM_EIO;
-    if ((rc = spm_session_open(o, &r->s)) != 0 ||
-        (rc = put_matrix(r, r->ra, r->job.a, r->job.annz)) != 0 ||
-        (rc = put_matrix(r, r->rb, r->job.b, r->job.bnnz)) != 0)
+    if ((rc = spm_session_open(o, &r->s)) != 0 || (rc = put_inputs(r)) != 0)
         return rc;
     void *args = NULL, *result = NULL;
     size_t len, rlen = 0;
