@@ -60,7 +60,7 @@ const char spm_run_opts_help[] =
     "                      of a stage (copying is the default; the first result wins)\n"
     "  --priority N        job priority; larger runs first (default 0)\n"
     "  --json              print the run report as JSON on stdout\n"
-    "  --quiet             no progress bar and no text report\n"
+    "  --quiet             no progress bar or meters, no text report\n"
     "  --trace FILE        write a Chrome trace of the job's SIs (Perfetto,\n"
     "                      chrome://tracing, spm plot)\n"
     "  --timeout MS        how long to wait for the center to answer (default 10000)\n"

@@ -33,7 +33,7 @@ typedef struct {
     int slots;          /* embedded VM: SIs each IEU executes at once (1) */
     int prefetch;       /* embedded VM: SIs each IEU asks for ahead (1) */
     int json;           /* print the report as JSON on stdout */
-    int quiet;          /* no progress bar, no text report */
+    int quiet;          /* no progress bar or meters, no text report */
     int priority;       /* job priority (0) */
     const char *trace;  /* write a Chrome trace here (NULL: none) */
     const char *keys;   /* directory with CurveZMQ keys (NULL: insecure) */
