@@ -144,8 +144,7 @@ static int wait_b(stage_t *st)
     until.tv_sec += until.tv_nsec / 1000000000L;
     until.tv_nsec %= 1000000000L;
     pthread_mutex_lock(&st->lock);
-    while (!st->head && !st->ended &&
-           pthread_cond_timedwait(&st->cond, &st->lock, &until) == 0)
+    while (!st->head && !st->ended && pthread_cond_timedwait(&st->cond, &st->lock, &until) == 0)
         ;
     int ended = st->ended && !st->head;
     pthread_mutex_unlock(&st->lock);
