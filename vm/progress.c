@@ -35,9 +35,9 @@ void spm_progress_set(spm_progress_t *p, uint64_t done)
     char bar[SPM_PROGRESS_BAR + 1];
     double el = (double)(now - p->t0_us) / 1e6;
     if (p->total) {
-        spm_progress_bar(bar, (double)done / (double)p->total);
-        fprintf(stdout, "\r[%s] %s  %3.0f%%  %.1f s ", bar, p->label,
-                done >= p->total ? 100.0 : 100.0 * (double)done / (double)p->total, el);
+        double frac = done >= p->total ? 1.0 : (double)done / (double)p->total;
+        spm_progress_bar(bar, frac);
+        fprintf(stdout, "\r[%s] %s  %3.0f%%  %.1f s ", bar, p->label, 100.0 * frac, el);
     } else {
         fprintf(stdout, "\r%s  %llu  %.1f s ", p->label, (unsigned long long)done, el);
     }

@@ -72,10 +72,10 @@ const char *spm_mmio_path(const spm_mmio_t *r);
     ends early (truncated) or holds more entries than declared. */
 int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v);
 
-/*  Closes *R (safe on NULL) and sets it to NULL. */
 /*  Stored entries read so far (of the header's entries). */
 uint64_t spm_mmio_done(const spm_mmio_t *r);
 
+/*  Closes *R (safe on NULL) and sets it to NULL. */
 void spm_mmio_close(spm_mmio_t **r);
 
 /*  Names for messages and banners: "coordinate", "real", "symmetric", ... */

@@ -167,12 +167,10 @@ int spm_mm_stage_pair(const spm_mm_input_t *a, const spm_mm_input_t *b, uint32_t
         return spm_error(SPM_ESYS, "cannot start a thread: %s", strerror(rc));
     }
     rc = spm_mm_cut_file(a->in, k, a_emit, a_tick, &st);
-    while (rc == 0 && !wait_b(&st)) {
+    while (rc == 0 && !wait_b(&st)) { /* until B has ended with its queue empty */
         show(&st);
         rc = drain(&st);
     }
-    if (rc == 0)
-        rc = drain(&st); /* what came before the end */
     pthread_mutex_lock(&st.lock);
     st.stop = rc != 0;
     pthread_cond_broadcast(&st.cond);
