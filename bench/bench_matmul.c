@@ -32,9 +32,9 @@
       BENCH_MM_N=4096            dense size
       BENCH_MM_SPARSE_N=8192     sparse size
       BENCH_MM_DENSITY=0.05      sparse density
-      BENCH_MM_BLOCK=256         block side of the sparse and hetero runs
-      BENCH_MM_DENSE_BLOCK=0     block side of the dense run; 0: spm's own
-                                 choice (1024 for 4096^2 on 2 IEUs)
+      BENCH_MM_BLOCK=256         --block of the sparse and hetero runs
+      BENCH_MM_DENSE_BLOCK=      --block of the dense run (K or MxPxN);
+                                 unset: spm's own choice
       BENCH_MM_HETERO_N=2048     heterogeneity size
       BENCH_MM_SKIP=             any of "dense,sparse,hetero" to skip
     =========================================================================
@@ -72,6 +72,13 @@ static long env_long(const char *name, long def)
 {
     const char *v = getenv(name);
     return v && *v ? atol(v) : def;
+}
+
+/*  NAME's value, or DEF where it is unset or empty. */
+static const char *env_str(const char *name, const char *def)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : def;
 }
 
 static double env_double(const char *name, double def)
@@ -148,19 +155,17 @@ static double report_wall(const char *path)
     return p ? strtod(p + 10, NULL) : -1;
 }
 
-/*  Runs spm matmul A B with the policy and block; returns the job's wall
-    time and sets *TOTAL to the command's. BEFORE_WAIT (may be NULL) runs
-    with the child's pid while it works. */
-static double spm_matmul(const char *a, const char *b, const char *policy, long block,
+/*  Runs spm matmul A B with the policy and BLOCK (--block's argument;
+    NULL: spm's own choice); returns the job's wall time and sets *TOTAL to
+    the command's. BEFORE_WAIT (may be NULL) runs with the child's pid
+    while it works. */
+static double spm_matmul(const char *a, const char *b, const char *policy, const char *block,
                          double *total, void (*before_wait)(pid_t))
 {
-    char k[32];
-    snprintf(k, sizeof k, "%ld", block);
-    /* BLOCK <= 0: no --block, spm's own choice */
     const char *argv[] = {"matmul",  a,          b,        "-o",
                           c_path,    "--ieus",   ieus_arg, "--json",
-                          "--quiet", "--policy", policy,   block > 0 ? "--block" : NULL,
-                          k,         NULL};
+                          "--quiet", "--policy", policy,   block ? "--block" : NULL,
+                          block,     NULL};
     /* The bench's own files (the inputs it generated, the last C.mtx) reach
        the disk first, so that their write-back does not land in a measured
        run; the baselines do the same. */
@@ -194,7 +199,7 @@ static void gen(const char *path, long n, double density, int seed)
 
 /*  Median job and end-to-end times of REPS runs of A x B with POLICY;
     DURING (may be NULL) runs while each job works. */
-static void spm_medians(const char *a, const char *b, const char *policy, long block,
+static void spm_medians(const char *a, const char *b, const char *policy, const char *block,
                         void (*during)(pid_t), double *wall, double *total)
 {
     double walls[16], totals[16];
@@ -226,7 +231,7 @@ static double dgemm_once(const double *a, const double *b, double *c, long n)
 /*  The repetitions alternate: spm, then the baseline, so that both see the
     same machine (a shared one drifts); the ratio is the median of the
     per-repetition ratios. */
-static void bench_dense(long n, long block)
+static void bench_dense(long n, const char *block)
 {
     gen(file("A.mtx"), n, 1.0, 1);
     gen(file("B.mtx"), n, 1.0, 2);
@@ -244,12 +249,10 @@ static void bench_dense(long n, long block)
     free(c);
     double w = bench_median(walls, reps), t = bench_median(totals, reps),
            d = bench_median(base, reps);
-    char side[32] = "spm's choice";
-    if (block > 0)
-        snprintf(side, sizeof side, "%ld", block);
     printf("dense %ldx%ld, blocks %s: spm 2 IEUs %.2f GFLOP/s (job %.3f s; %.3f s end to end "
            "with file I/O), cblas_dgemm 2 threads %.2f GFLOP/s (%.3f s), ratio spm/dgemm %.3f\n",
-           n, n, side, flops / w / 1e9, w, t, flops / d / 1e9, d, bench_median(ratio, reps));
+           n, n, block ? block : "spm's choice", flops / w / 1e9, w, t, flops / d / 1e9, d,
+           bench_median(ratio, reps));
     unlink(file("A.mtx"));
     unlink(file("B.mtx"));
     unlink(c_path);
@@ -278,7 +281,7 @@ static cs *load_cs(const char *path)
     return c;
 }
 
-static void bench_sparse(long n, double density, long block)
+static void bench_sparse(long n, double density, const char *block)
 {
     gen(file("SA.mtx"), n, density, 3);
     gen(file("SB.mtx"), n, density, 4);
@@ -307,7 +310,7 @@ static void bench_sparse(long n, double density, long block)
     cs_spfree(b);
     double w = bench_median(walls, reps), t = bench_median(totals, reps),
            d = bench_median(base, reps);
-    printf("sparse %ldx%ld at %g, blocks %ld: spm 2 IEUs %.3f GFLOP/s (job %.3f s; %.3f s end to "
+    printf("sparse %ldx%ld at %g, blocks %s: spm 2 IEUs %.3f GFLOP/s (job %.3f s; %.3f s end to "
            "end), CSparse cs_multiply %.3f GFLOP/s (%.3f s), ratio spm/CSparse %.3f\n",
            n, n, density, block, flops / w / 1e9, w, t, flops / d / 1e9, d,
            bench_median(ratio, reps));
@@ -448,7 +451,7 @@ static void stop_hogs(void)
         }
 }
 
-static void bench_hetero(long n, long block)
+static void bench_hetero(long n, const char *block)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
         printf("hetero: skipped (needs 2 CPUs)\n");
@@ -495,10 +498,10 @@ int main(void)
     if (reps > 16)
         reps = 16;
     int quick = bench_quick();
-    long block = env_long("BENCH_MM_BLOCK", 256);
+    const char *block = env_str("BENCH_MM_BLOCK", "256");
     if (!skipped("dense"))
         bench_dense(env_long("BENCH_MM_N", quick ? 1024 : 4096),
-                    env_long("BENCH_MM_DENSE_BLOCK", 0));
+                    env_str("BENCH_MM_DENSE_BLOCK", NULL));
     if (!skipped("sparse"))
         bench_sparse(env_long("BENCH_MM_SPARSE_N", quick ? 2048 : 8192),
                      env_double("BENCH_MM_DENSITY", 0.05), block);

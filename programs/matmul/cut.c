@@ -14,21 +14,22 @@
 #define TICK_MASK 0xffff /* tick every 65536 entries */
 
 struct spm_mm_cutter {
-    uint32_t rows, cols, k; /* matrix shape and block side */
-    uint32_t nbi, nbj;      /* blocks down and across */
-    spm_buf_t *blocks;      /* raw block being built per tile, column-major */
-    uint32_t flushed;       /* block columns below this were handed over */
-    uint64_t entries;       /* entries added */
+    uint32_t rows, cols; /* matrix shape */
+    uint32_t rk, ck;     /* block sides: rows, columns */
+    uint32_t nbi, nbj;   /* blocks down and across */
+    spm_buf_t *blocks;   /* raw block being built per tile, column-major */
+    uint32_t flushed;    /* block columns below this were handed over */
+    uint64_t entries;    /* entries added */
 };
 
-spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t k)
+spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t rk, uint32_t ck)
 {
     spm_mm_cutter_t *self = calloc(1, sizeof *self);
     if (!self)
         return NULL;
-    *self = (spm_mm_cutter_t){.rows = rows, .cols = cols, .k = k};
-    self->nbi = spm_mm_nblocks(rows, k);
-    self->nbj = spm_mm_nblocks(cols, k);
+    *self = (spm_mm_cutter_t){.rows = rows, .cols = cols, .rk = rk, .ck = ck};
+    self->nbi = spm_mm_nblocks(rows, rk);
+    self->nbj = spm_mm_nblocks(cols, ck);
     self->blocks = calloc((size_t)self->nbi * self->nbj, sizeof(spm_buf_t));
     if (!self->blocks)
         spm_mm_cutter_destroy(&self);
@@ -52,12 +53,12 @@ int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double 
 {
     if (v == 0.0)
         return 0;
-    uint32_t bi = row / self->k, bj = col / self->k;
+    uint32_t bi = row / self->rk, bj = col / self->ck;
     spm_buf_t *b = &self->blocks[(size_t)bj * self->nbi + bi];
-    if (!b->data && spm_mm_raw_init(b, spm_mm_block_side(self->rows, self->k, bi),
-                                    spm_mm_block_side(self->cols, self->k, bj)) != 0)
+    if (!b->data && spm_mm_raw_init(b, spm_mm_block_side(self->rows, self->rk, bi),
+                                    spm_mm_block_side(self->cols, self->ck, bj)) != 0)
         return spm_error(SPM_ENOMEM, "out of memory");
-    spm_mm_raw_add(b, row - bi * self->k, col - bj * self->k, v);
+    spm_mm_raw_add(b, row - bi * self->rk, col - bj * self->ck, v);
     self->entries++;
     return b->failed ? spm_error(SPM_ENOMEM, "out of memory") : 0;
 }
@@ -110,13 +111,14 @@ uint64_t spm_mm_cutter_entries(const spm_mm_cutter_t *self)
     return self->entries;
 }
 
-int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, spm_mm_tick_fn tick, void *arg)
+int spm_mm_cut_file(spm_mmio_t *r, uint32_t rk, uint32_t ck, spm_mm_emit_fn emit,
+                    spm_mm_tick_fn tick, void *arg)
 {
     const spm_mmio_header_t *h = spm_mmio_header(r);
     if (h->rows > UINT32_MAX || h->cols > UINT32_MAX)
         return spm_error(SPM_ERANGE, "%s: %llu x %llu is too large", spm_mmio_path(r),
                          (unsigned long long)h->rows, (unsigned long long)h->cols);
-    spm_mm_cutter_t *c = spm_mm_cutter_new((uint32_t)h->rows, (uint32_t)h->cols, k);
+    spm_mm_cutter_t *c = spm_mm_cutter_new((uint32_t)h->rows, (uint32_t)h->cols, rk, ck);
     if (!c)
         return spm_error(SPM_ENOMEM, "out of memory");
     /* a general array file comes column by column: hand over each finished
@@ -126,8 +128,8 @@ int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, spm_mm_tick_
     double v;
     int rc = tick ? tick(arg, 0) : 0;
     while (rc == 0 && (rc = spm_mmio_next(r, &i, &j, &v)) == 1) {
-        rc = streaming && j / k > c->flushed
-                 ? spm_mm_cutter_flush_cols(c, (uint32_t)(j / k), emit, arg)
+        rc = streaming && j / ck > c->flushed
+                 ? spm_mm_cutter_flush_cols(c, (uint32_t)(j / ck), emit, arg)
                  : 0;
         if (rc == 0)
             rc = spm_mm_cutter_add(c, (uint32_t)i, (uint32_t)j, v);

@@ -4,13 +4,13 @@
     @header
     `spm matmul` runs where the files are, which need not be a machine of
     the VM. It streams a Matrix Market file once, sorts each entry into the
-    raw block (mm.raw) of its k x k tile, and hands every finished non-empty
+    raw block (mm.raw) of its tile (rk rows by ck columns), and hands every finished non-empty
     block to a callback that puts it into the VM's store. Memory holds the
     entries of the blocks not yet handed over, never the file's text: an
     array (dense, general) file is handed over one column of blocks at a
     time; a coordinate file, whose entries come in any order, at the end.
     @discuss
-        spm_mm_cutter_t *c = spm_mm_cutter_new(rows, cols, k);
+        spm_mm_cutter_t *c = spm_mm_cutter_new(rows, cols, rk, ck);
         spm_mm_cutter_add(c, i, j, v);      // 0-based; zeros are dropped
         spm_mm_cutter_flush(c, put, arg);   // every block still held
         spm_mm_cutter_destroy(&c);
@@ -40,9 +40,9 @@ typedef int (*spm_mm_tick_fn)(void *arg, uint64_t done);
 
 typedef struct spm_mm_cutter spm_mm_cutter_t;
 
-/*  A cutter for a ROWS x COLS matrix into blocks of at most K x K. Returns
-    it (caller destroys it) or NULL when out of memory. */
-spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t k);
+/*  A cutter for a ROWS x COLS matrix into blocks of at most RK x CK.
+    Returns it (caller destroys it) or NULL when out of memory. */
+spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t rk, uint32_t ck);
 void spm_mm_cutter_destroy(spm_mm_cutter_t **self);
 
 /*  Adds entry (ROW, COL, V), 0-based and in range; V == 0 is dropped.
@@ -60,11 +60,13 @@ int spm_mm_cutter_flush(spm_mm_cutter_t *self, spm_mm_emit_fn emit, void *arg);
 /*  Entries added (zeros not counted). */
 uint64_t spm_mm_cutter_entries(const spm_mm_cutter_t *self);
 
-/*  Reads R to its end and hands every non-empty block to EMIT; TICK (may
+/*  Reads R to its end, cut into blocks of at most RK x CK, and hands
+    every non-empty block to EMIT; TICK (may
     be NULL) hears how far it got, first before the first entry. Both get
     ARG. Returns 0, TICK's code,
     the reader's SPM_EFORMAT / SPM_EIO (detail "file:line: ..."), EMIT's
     error, SPM_ERANGE (a dimension over 2^32 - 1), or SPM_ENOMEM. */
-int spm_mm_cut_file(spm_mmio_t *r, uint32_t k, spm_mm_emit_fn emit, spm_mm_tick_fn tick, void *arg);
+int spm_mm_cut_file(spm_mmio_t *r, uint32_t rk, uint32_t ck, spm_mm_emit_fn emit,
+                    spm_mm_tick_fn tick, void *arg);
 
 #endif

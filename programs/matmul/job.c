@@ -12,6 +12,7 @@
 #define JOB_MAGIC 0x4a4d5053u    /* "SPMJ" */
 #define RESULT_MAGIC 0x434d5053u /* "SPMC" */
 #define MAX_GRID (1u << 24)      /* blocks per matrix */
+#define JOB_VERSION 3            /* 3: a side for each dimension (2: one square side) */
 
 static const char *policies[] = {"syn", "s", "r", "sr", "ss"};
 static const char *updates[] = {"write", "update", "distributed", "mixture"};
@@ -32,17 +33,33 @@ int spm_mm_staged_typed(uint64_t entries, uint32_t rows, uint32_t cols)
     return (double)entries >= SPM_MM_SPARSE_FILL * rows * (double)cols;
 }
 
-static size_t grid(uint32_t r, uint32_t c, uint32_t k)
+static size_t grid(uint32_t r, uint32_t c, uint32_t rk, uint32_t ck)
 {
-    return (size_t)spm_mm_nblocks(r, k) * spm_mm_nblocks(c, k);
+    return (size_t)spm_mm_nblocks(r, rk) * spm_mm_nblocks(c, ck);
+}
+
+/*  Blocks of A and of B. */
+static size_t grid_a(const spm_mm_job_t *j)
+{
+    return grid(j->m, j->p, j->bm, j->bp);
+}
+
+static size_t grid_b(const spm_mm_job_t *j)
+{
+    return grid(j->p, j->n, j->bp, j->bn);
+}
+
+static int side_ok(uint32_t side)
+{
+    return side >= 1 && side <= SPM_MM_MAX_DIM;
 }
 
 int spm_mm_job_alloc(spm_mm_job_t *j)
 {
-    j->a = calloc(grid(j->m, j->p, j->k), sizeof(spm_sdb_t));
-    j->b = calloc(grid(j->p, j->n, j->k), sizeof(spm_sdb_t));
-    j->annz = calloc(grid(j->m, j->p, j->k), sizeof(uint64_t));
-    j->bnnz = calloc(grid(j->p, j->n, j->k), sizeof(uint64_t));
+    j->a = calloc(grid_a(j), sizeof(spm_sdb_t));
+    j->b = calloc(grid_b(j), sizeof(spm_sdb_t));
+    j->annz = calloc(grid_a(j), sizeof(uint64_t));
+    j->bnnz = calloc(grid_b(j), sizeof(uint64_t));
     if (!j->a || !j->b || !j->annz || !j->bnnz) {
         spm_mm_job_free(j);
         return spm_error(SPM_ENOMEM, "out of memory");
@@ -63,11 +80,12 @@ void spm_mm_job_free(spm_mm_job_t *j)
 int spm_mm_job_encode(const spm_mm_job_t *j, void **data, size_t *len)
 {
     spm_buf_t b = {0};
-    uint32_t head[] = {JOB_MAGIC, 2, j->m, j->p, j->n, j->k, j->policy, j->update, j->per_si, 0};
+    uint32_t head[] = {JOB_MAGIC, JOB_VERSION, j->m,      j->p,      j->n,      j->bm,
+                       j->bp,     j->bn,       j->policy, j->update, j->per_si, 0};
     for (size_t i = 0; i < sizeof head / sizeof *head; i++)
         spm_buf_put_u32(&b, head[i]);
     spm_buf_put_u64(&b, j->seed);
-    size_t na = grid(j->m, j->p, j->k), nb = grid(j->p, j->n, j->k);
+    size_t na = grid_a(j), nb = grid_b(j);
     for (size_t i = 0; i < na; i++) {
         spm_buf_put_u64(&b, j->a[i]);
         spm_buf_put_u64(&b, j->annz[i]);
@@ -82,23 +100,24 @@ int spm_mm_job_encode(const spm_mm_job_t *j, void **data, size_t *len)
 int spm_mm_job_decode(const void *data, size_t len, spm_mm_job_t *j)
 {
     spm_cursor_t c = spm_cursor(data, len);
-    uint32_t head[10];
+    uint32_t head[12];
     memset(j, 0, sizeof *j);
-    for (size_t i = 0; i < 10; i++)
+    for (size_t i = 0; i < 12; i++)
         if (spm_get_u32(&c, &head[i]) != 0)
             return spm_error(SPM_EFORMAT, "matmul: truncated job");
-    if (head[0] != JOB_MAGIC || head[1] != 2 || head[9] != 0 || spm_get_u64(&c, &j->seed) != 0)
+    if (head[0] != JOB_MAGIC || head[1] != JOB_VERSION || head[11] != 0 ||
+        spm_get_u64(&c, &j->seed) != 0)
         return spm_error(SPM_EFORMAT, "matmul: not a matmul job");
-    j->m = head[2], j->p = head[3], j->n = head[4], j->k = head[5];
-    if (!j->m || !j->p || !j->n || !j->k || j->k > SPM_MM_MAX_DIM || head[6] > SPM_MM_SS ||
-        head[7] > SPM_MM_MIXTURE || head[8] > SPM_MM_MAX_PER_SI ||
-        grid(j->m, j->p, j->k) > MAX_GRID || grid(j->p, j->n, j->k) > MAX_GRID ||
-        grid(j->m, j->n, j->k) > MAX_GRID)
+    j->m = head[2], j->p = head[3], j->n = head[4];
+    j->bm = head[5], j->bp = head[6], j->bn = head[7];
+    if (!j->m || !j->p || !j->n || !side_ok(j->bm) || !side_ok(j->bp) || !side_ok(j->bn) ||
+        head[8] > SPM_MM_SS || head[9] > SPM_MM_MIXTURE || head[10] > SPM_MM_MAX_PER_SI ||
+        grid_a(j) > MAX_GRID || grid_b(j) > MAX_GRID || grid(j->m, j->n, j->bm, j->bn) > MAX_GRID)
         return spm_error(SPM_EFORMAT, "matmul: job out of range");
-    j->policy = (spm_mm_policy_t)head[6];
-    j->update = (spm_mm_update_t)head[7];
-    j->per_si = head[8];
-    size_t na = grid(j->m, j->p, j->k), nb = grid(j->p, j->n, j->k);
+    j->policy = (spm_mm_policy_t)head[8];
+    j->update = (spm_mm_update_t)head[9];
+    j->per_si = head[10];
+    size_t na = grid_a(j), nb = grid_b(j);
     if (spm_cursor_left(&c) != (na + nb) * 16)
         return spm_error(SPM_EFORMAT, "matmul: job length does not match its grids");
     int rc = spm_mm_job_alloc(j);

@@ -2,19 +2,20 @@
     job - what `spm matmul` submits to the "matmul" program, and its result
 
     @header
-    The client cuts A (m x p) and B (p x n) into blocks of at most k x k and
+    The client cuts A (m x p) into blocks of at most bm x bp and B (p x n)
+    into blocks of at most bp x bn, so C's blocks are at most bm x bn, and
     puts every non-empty one into the VM's store. It then submits this job
-    description: the shapes, the block size, the policy and update method,
+    description: the shapes, the block sides, the policy and update method,
     the products per multiply SI (0: chosen from the predicted work), and
     the grid of block ids (0 for a block with no entries: the SF never
     issues a multiply with a zero operand) with each block's entry count,
     from which the SF predicts the work of a product. The root SF's result
     is the grid of C's block ids (0 where C has an all-zero block).
     @discuss
-    Encoding (little-endian): u32 magic 'SPMJ', u32 version (2), u32 m, p,
-    n, k, policy, update, per_si, u32 reserved (0), u64 seed, then for
-    each block of A row-major (ceil(m/k) x ceil(p/k)) u64 id and u64
-    entries, then the same for B (ceil(p/k) x ceil(n/k)).
+    Encoding (little-endian): u32 magic 'SPMJ', u32 version (3), u32 m, p,
+    n, bm, bp, bn, policy, update, per_si, u32 reserved (0), u64 seed,
+    then for each block of A row-major (ceil(m/bm) x ceil(p/bp)) u64 id
+    and u64 entries, then the same for B (ceil(p/bp) x ceil(n/bn)).
     The result: u32 magic 'SPMC', u32 rows of blocks, u32 cols of blocks,
     u32 reserved, then the C ids row-major. Decoding checks everything: the
     center never trusts a client's bytes.
@@ -45,7 +46,7 @@ typedef enum {
 
 typedef struct {
     uint32_t m, p, n;       /* A is m x p, B is p x n */
-    uint32_t k;             /* block side */
+    uint32_t bm, bp, bn;    /* block sides: A's blocks bm x bp, B's bp x bn, C's bm x bn */
     spm_mm_policy_t policy; /* scheduling policy */
     spm_mm_update_t update; /* update method for C */
     uint32_t per_si;        /* products per multiply SI, 0: by predicted work */

@@ -25,6 +25,8 @@
 #include "vm/session.h"
 #include "vm/spm.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -108,14 +110,16 @@ static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size
 static int put_inputs(run_t *r)
 {
     const spm_mmio_header_t *ha = spm_mmio_header(r->ra), *hb = spm_mmio_header(r->rb);
-    put_t pa = {r->s, r->job.a, r->job.annz, spm_mm_nblocks((uint32_t)ha->cols, r->job.k)};
-    put_t pb = {r->s, r->job.b, r->job.bnnz, spm_mm_nblocks((uint32_t)hb->cols, r->job.k)};
-    spm_mm_input_t a = {r->ra, put_block, &pa}, b = {r->rb, put_block, &pb};
+    const spm_mm_job_t *j = &r->job;
+    put_t pa = {r->s, j->a, j->annz, spm_mm_nblocks((uint32_t)ha->cols, j->bp)};
+    put_t pb = {r->s, j->b, j->bnnz, spm_mm_nblocks((uint32_t)hb->cols, j->bn)};
+    spm_mm_input_t a = {r->ra, j->bm, j->bp, put_block, &pa};
+    spm_mm_input_t b = {r->rb, j->bp, j->bn, put_block, &pb};
     char label[256];
     snprintf(label, sizeof label, "reading %s and %s", r->a_path, r->b_path);
     spm_progress_t meter;
     spm_progress_begin(&meter, r->bar, label, ha->entries + hb->entries);
-    int rc = spm_mm_stage_pair(&a, &b, r->job.k, &meter);
+    int rc = spm_mm_stage_pair(&a, &b, &meter);
     int done = spm_session_put_flush(r->s);
     spm_progress_end(&meter);
     return rc ? rc : done;
@@ -139,13 +143,13 @@ static int fetch(run_t *r, uint32_t bi, uint32_t bj, uint32_t nbj, spm_mm_block_
 }
 
 /*  Writes row R of the block row held in ROW (NBJ blocks, NULL = zero). */
-static int write_row(spm_mmio_writer_t *w, spm_mm_block_t **row, uint32_t nbj, uint32_t k,
+static int write_row(spm_mmio_writer_t *w, spm_mm_block_t **row, uint32_t nbj, uint32_t bn,
                      uint64_t i, uint32_t r)
 {
     int rc = 0;
     for (uint32_t bj = 0; bj < nbj && rc == 0; bj++) {
         const spm_mm_block_t *b = row[bj];
-        uint64_t col0 = (uint64_t)bj * k;
+        uint64_t col0 = (uint64_t)bj * bn;
         if (!b || b->m.kind == SPM_MM_ZERO)
             continue;
         if (b->m.kind == SPM_MM_DENSE) {
@@ -165,7 +169,7 @@ static int write_row(spm_mmio_writer_t *w, spm_mm_block_t **row, uint32_t nbj, u
 static int write_result(run_t *r, spm_mmio_field_t field)
 {
     const spm_mm_job_t *j = &r->job;
-    uint32_t nbi = spm_mm_nblocks(j->m, j->k), nbj = spm_mm_nblocks(j->n, j->k);
+    uint32_t nbi = spm_mm_nblocks(j->m, j->bm), nbj = spm_mm_nblocks(j->n, j->bn);
     spm_mmio_header_t h = {SPM_MMIO_COORDINATE, field, SPM_MMIO_GENERAL, j->m, j->n, UINT64_MAX};
     spm_mmio_writer_t *w = spm_mmio_writer_open(spm_outfile_stream(r->out), &h);
     spm_mm_block_t **row = calloc(nbj, sizeof *row);
@@ -177,10 +181,11 @@ static int write_result(run_t *r, spm_mmio_field_t field)
     for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
         for (uint32_t bj = 0; bj < nbj && rc == 0; bj++)
             rc = fetch(r, bi, bj, nbj, &row[bj]);
-        uint32_t rows = spm_mm_block_side(j->m, j->k, bi);
+        uint32_t rows = spm_mm_block_side(j->m, j->bm, bi);
+        uint64_t row0 = (uint64_t)bi * j->bm;
         for (uint32_t x = 0; x < rows && rc == 0; x++) {
-            rc = write_row(w, row, nbj, j->k, (uint64_t)bi * j->k + x, x);
-            spm_progress_set(&meter, (uint64_t)bi * j->k + x + 1);
+            rc = write_row(w, row, nbj, j->bn, row0 + x, x);
+            spm_progress_set(&meter, row0 + x + 1);
         }
         for (uint32_t bj = 0; bj < nbj; bj++)
             spm_mm_block_destroy(&row[bj]);
@@ -204,6 +209,12 @@ static int looks_dense(const spm_mmio_header_t *h)
            entries >= SPM_MM_SPARSE_FILL * (double)h->rows * (double)h->cols;
 }
 
+/*  Sets J's blocks to K x K everywhere. */
+static void square(spm_mm_job_t *j, uint32_t k)
+{
+    j->bm = j->bp = j->bn = k;
+}
+
 /*  The block side for dense inputs: the larger one where C then has
     BLOCKS_PER_SLOT blocks for each of the VM's SLOTS IEU slots (0: unknown,
     a running VM), so that the dynamic policies can still balance. */
@@ -212,6 +223,34 @@ static uint32_t dense_block(uint64_t m, uint64_t n, long slots)
     uint64_t blocks =
         spm_mm_nblocks((uint32_t)m, DENSE_LARGE) * spm_mm_nblocks((uint32_t)n, DENSE_LARGE);
     return slots > 0 && blocks >= (uint64_t)slots * BLOCKS_PER_SLOT ? DENSE_LARGE : DENSE_BLOCK;
+}
+
+/*  Parses --block: K (blocks of K x K) or MxPxN (A's blocks M x P, B's
+    P x N, C's M x N), each side 1 to SPM_MM_MAX_DIM, into J. */
+static int parse_block(const char *s, spm_mm_job_t *j)
+{
+    unsigned long side[3];
+    int n = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        errno = 0;
+        side[n] = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
+        if (!side[n] || errno || side[n] > SPM_MM_MAX_DIM)
+            break;
+        n++;
+        if (*end == '\0' && (n == 1 || n == 3)) {
+            j->bm = (uint32_t)side[0];
+            j->bp = (uint32_t)side[n == 3 ? 1 : 0];
+            j->bn = (uint32_t)side[n - 1];
+            return 0;
+        }
+        if (*end != 'x' || n == 3)
+            break;
+        p = end + 1;
+    }
+    return spm_error(SPM_EINVAL, "--block: '%s' is not K or MxPxN, sides from 1 to %d", s,
+                     SPM_MM_MAX_DIM);
 }
 
 /*  Opens both inputs and checks that they can be multiplied; picks the
@@ -227,9 +266,9 @@ static int open_inputs(run_t *r, long slots)
                          "inner dimensions do not match: %s is %" PRIu64 "x%" PRIu64
                          ", %s is %" PRIu64 "x%" PRIu64,
                          r->a_path, a->rows, a->cols, r->b_path, b->rows, b->cols);
-    if (r->job.k == 0)
-        r->job.k =
-            looks_dense(a) && looks_dense(b) ? dense_block(a->rows, b->cols, slots) : SPARSE_BLOCK;
+    if (r->job.bm == 0)
+        square(&r->job, looks_dense(a) && looks_dense(b) ? dense_block(a->rows, b->cols, slots)
+                                                         : SPARSE_BLOCK);
     r->job.m = (uint32_t)a->rows;
     r->job.p = (uint32_t)a->cols;
     r->job.n = (uint32_t)b->cols;
@@ -252,7 +291,7 @@ static long dense_store_mb(const spm_mm_job_t *j)
     the one its IEU is still copying into the store. */
 static long dense_heap_mb(const spm_mm_job_t *j)
 {
-    return (long)(2.0 * j->k * j->k * 8 / (1 << 20)) + 1;
+    return (long)(2.0 * j->bm * j->bn * 8 / (1 << 20)) + 1;
 }
 
 static int run(run_t *r, const spm_run_opts_t *opts)
@@ -261,8 +300,8 @@ static int run(run_t *r, const spm_run_opts_t *opts)
     if (rc != 0)
         return rc;
     spm_run_opts_t own = *opts, *o = &own;
-    if (r->job.k >= DENSE_BLOCK && looks_dense(spm_mmio_header(r->ra)) &&
-        looks_dense(spm_mmio_header(r->rb))) {
+    if ((double)r->job.bm * r->job.bn >= (double)DENSE_BLOCK * DENSE_BLOCK &&
+        looks_dense(spm_mmio_header(r->ra)) && looks_dense(spm_mmio_header(r->rb))) {
         o->warm_mb = dense_store_mb(&r->job); /* blocks of C of 2 MiB and more */
         o->heap_mb = dense_heap_mb(&r->job);
     }
@@ -276,7 +315,7 @@ static int run(run_t *r, const spm_run_opts_t *opts)
         return rc;
     rc = spm_session_run(r->s, "matmul", args, len, &result, &rlen);
     free(args);
-    uint32_t nbi = spm_mm_nblocks(r->job.m, r->job.k), nbj = spm_mm_nblocks(r->job.n, r->job.k);
+    uint32_t nbi = spm_mm_nblocks(r->job.m, r->job.bm), nbj = spm_mm_nblocks(r->job.n, r->job.bn);
     if (rc == 0 && !(r->cids = calloc((size_t)nbi * nbj, sizeof(spm_sdb_t))))
         rc = spm_error(SPM_ENOMEM, "out of memory");
     if (rc == 0)
@@ -315,7 +354,7 @@ static int matmul_main(int argc, char **argv)
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
-    run_t r = {.job = {.k = 0, .policy = SPM_MM_SS, .update = SPM_MM_WRITE, .seed = 1}};
+    run_t r = {.job = {.policy = SPM_MM_SS, .update = SPM_MM_WRITE, .seed = 1}};
     spm_run_opts_t o;
     spm_run_opts_init(&o);
     int c, rc = 0;
@@ -326,8 +365,7 @@ static int matmul_main(int argc, char **argv)
             r.out_path = optarg;
             break;
         case 'b':
-            rc = spm_parse_long("--block", optarg, 1, SPM_MM_MAX_DIM, &v);
-            r.job.k = (uint32_t)v;
+            rc = parse_block(optarg, &r.job);
             break;
         case 'p':
             rc = spm_mm_policy_parse(optarg, &r.job.policy);

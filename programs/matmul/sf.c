@@ -582,10 +582,11 @@ static int load_all(spm_sf_t *sf, mm_t *st, int is_a, const uint8_t *used, uint6
             size_t at = (size_t)r * cols + c;
             if (!x[at] || !used[is_a ? c : r])
                 continue;
-            if (spm_mm_staged_typed(
-                    (is_a ? st->job.annz : st->job.bnnz)[at],
-                    spm_mm_block_side(is_a ? st->job.m : st->job.p, st->job.k, r),
-                    spm_mm_block_side(is_a ? st->job.p : st->job.n, st->job.k, c))) {
+            if (spm_mm_staged_typed((is_a ? st->job.annz : st->job.bnnz)[at],
+                                    spm_mm_block_side(is_a ? st->job.m : st->job.p,
+                                                      is_a ? st->job.bm : st->job.bp, r),
+                                    spm_mm_block_side(is_a ? st->job.p : st->job.n,
+                                                      is_a ? st->job.bp : st->job.bn, c))) {
                 loaded[at] = x[at]; /* staged typed: nothing to load */
                 (is_a ? st->a_loaded : st->b_loaded)[at] = LOAD_DONE;
                 continue;
@@ -604,8 +605,8 @@ static int load_all(spm_sf_t *sf, mm_t *st, int is_a, const uint8_t *used, uint6
 static double product_cost(const mm_t *st, uint32_t i, uint32_t k, uint32_t j)
 {
     const spm_mm_job_t *job = &st->job;
-    double m = spm_mm_block_side(job->m, job->k, i), p = spm_mm_block_side(job->p, job->k, k),
-           n = spm_mm_block_side(job->n, job->k, j);
+    double m = spm_mm_block_side(job->m, job->bm, i), p = spm_mm_block_side(job->p, job->bp, k),
+           n = spm_mm_block_side(job->n, job->bn, j);
     double na = (double)job->annz[(size_t)i * st->nk + k],
            nb = (double)job->bnnz[(size_t)k * st->nj + j];
     int da = na >= SPM_MM_SPARSE_FILL * m * p, db = nb >= SPM_MM_SPARSE_FILL * p * n;
@@ -627,8 +628,8 @@ static int chunk(mm_t *st, group_t *g)
         double work = 0;
         for (uint32_t x = 0; x < g->nprod; x++)
             work += product_cost(st, g->i, g->ks[x], g->j);
-        double c_bytes = 8.0 * spm_mm_block_side(st->job.m, st->job.k, g->i) *
-                         spm_mm_block_side(st->job.n, st->job.k, g->j);
+        double c_bytes = 8.0 * spm_mm_block_side(st->job.m, st->job.bm, g->i) *
+                         spm_mm_block_side(st->job.n, st->job.bn, g->j);
         double sis = ceil(work / fmax(SI_WORK, C_WORK * c_bytes));
         per = (uint32_t)ceil(g->nprod / (sis < 1 ? 1 : sis));
     }
@@ -693,9 +694,9 @@ static int mm_start(spm_sf_t *sf, const void *args, size_t len)
     if (rc != 0)
         return rc;
     spm_mm_job_t *j = &st->job;
-    st->ni = spm_mm_nblocks(j->m, j->k);
-    st->nk = spm_mm_nblocks(j->p, j->k);
-    st->nj = spm_mm_nblocks(j->n, j->k);
+    st->ni = spm_mm_nblocks(j->m, j->bm);
+    st->nk = spm_mm_nblocks(j->p, j->bp);
+    st->nj = spm_mm_nblocks(j->n, j->bn);
     spm_rng_seed(&st->rng, j->seed);
     st->la = calloc((size_t)st->ni * st->nk, sizeof(spm_sdb_t));
     st->lb = calloc((size_t)st->nk * st->nj, sizeof(spm_sdb_t));

@@ -25,7 +25,6 @@ typedef struct item {
 
 typedef struct {
     const spm_mm_input_t *a, *b;
-    uint32_t k;
     spm_progress_t *meter;
     pthread_mutex_t lock;
     pthread_cond_t cond; /* an item came or left, B ended, or stop was set */
@@ -79,7 +78,7 @@ static int queue_tick(void *arg, uint64_t done)
 static void *cut_b(void *arg)
 {
     stage_t *st = arg;
-    int rc = spm_mm_cut_file(st->b->in, st->k, queue_emit, queue_tick, st);
+    int rc = spm_mm_cut_file(st->b->in, st->b->rk, st->b->ck, queue_emit, queue_tick, st);
     pthread_mutex_lock(&st->lock);
     st->rc = rc;
     if (rc != 0)
@@ -151,10 +150,9 @@ static int wait_b(stage_t *st)
     return ended;
 }
 
-int spm_mm_stage_pair(const spm_mm_input_t *a, const spm_mm_input_t *b, uint32_t k,
-                      spm_progress_t *meter)
+int spm_mm_stage_pair(const spm_mm_input_t *a, const spm_mm_input_t *b, spm_progress_t *meter)
 {
-    stage_t st = {.a = a, .b = b, .k = k, .meter = meter};
+    stage_t st = {.a = a, .b = b, .meter = meter};
     st.tail = &st.head;
     atomic_init(&st.bdone, 0);
     pthread_mutex_init(&st.lock, NULL);
@@ -166,7 +164,7 @@ int spm_mm_stage_pair(const spm_mm_input_t *a, const spm_mm_input_t *b, uint32_t
         pthread_mutex_destroy(&st.lock);
         return spm_error(SPM_ESYS, "cannot start a thread: %s", strerror(rc));
     }
-    rc = spm_mm_cut_file(a->in, k, a_emit, a_tick, &st);
+    rc = spm_mm_cut_file(a->in, a->rk, a->ck, a_emit, a_tick, &st);
     while (rc == 0 && !wait_b(&st)) { /* until B has ended with its queue empty */
         show(&st);
         rc = drain(&st);

@@ -22,19 +22,20 @@
 #include "programs/matmul/cut.h"
 #include "vm/progress.h"
 
-/*  One input: its open reader and where its blocks go (the callback runs
-    on the caller's thread, with ARG). */
+/*  One input: its open reader, its block sides (at most RK rows by CK
+    columns) and where its blocks go (the callback runs on the caller's
+    thread, with ARG). */
 typedef struct {
     spm_mmio_t *in;
+    uint32_t rk, ck;
     spm_mm_emit_fn emit;
     void *arg;
 } spm_mm_input_t;
 
-/*  Cuts A and B into blocks of at most K x K, at once, handing every
+/*  Cuts A and B into their blocks, at once, handing every
     non-empty block to its input's callback on this thread; METER (may be
     NULL; begun by the caller) hears the entries read of both. Returns 0,
     or the first error (A's before B's), with the detail set. */
-int spm_mm_stage_pair(const spm_mm_input_t *a, const spm_mm_input_t *b, uint32_t k,
-                      spm_progress_t *meter);
+int spm_mm_stage_pair(const spm_mm_input_t *a, const spm_mm_input_t *b, spm_progress_t *meter);
 
 #endif

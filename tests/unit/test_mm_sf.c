@@ -86,7 +86,7 @@ static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size
 static void cut(sim_t *s, const double *a, uint32_t m, uint32_t n, uint32_t k, spm_sdb_t *grid,
                 uint64_t *entries)
 {
-    spm_mm_cutter_t *c = spm_mm_cutter_new(m, n, k);
+    spm_mm_cutter_t *c = spm_mm_cutter_new(m, n, k, k);
     for (uint32_t i = 0; i < m; i++)
         for (uint32_t j = 0; j < n; j++)
             ck_assert_int_eq(spm_mm_cutter_add(c, i, j, a[(size_t)i * n + j]), 0);
@@ -171,7 +171,9 @@ static double run(uint32_t m, uint32_t p, uint32_t n, uint32_t k, double density
     spm_mm_job_t j = {.m = m,
                       .p = p,
                       .n = n,
-                      .k = k,
+                      .bm = k,
+                      .bp = k,
+                      .bn = k,
                       .policy = policy,
                       .update = update,
                       .per_si = per_si,
