@@ -35,24 +35,31 @@
 
 #define SPARSE_BLOCK 256 /* the dissertation's block side */
 #define DENSE_BLOCK 512  /* fewer, larger dgemm calls: faster on dense inputs (docs/MATMUL.md) */
-#define DENSE_LARGE 1024 /* faster still, where C has enough blocks for every IEU slot */
-#define BLOCKS_PER_SLOT 8
+/* Faster still, where C has enough blocks for every IEU slot: A's blocks
+   1024 x 1024, B's and C's 1024 x 2048. A one-thread dgemm is faster on
+   wider calls (docs/PERFORMANCE.md). */
+#define WIDE_ROWS 1024
+#define WIDE_COLS 2048
+#define BLOCKS_PER_SLOT 4
 
 static const char usage_text[] =
     "usage: spm matmul A.mtx B.mtx -o C.mtx [options]\n"
     "\n"
     "Multiplies two matrices in Matrix Market format on the VM: C = A x B.\n"
     "A and B are read here (no shared file system is needed), cut into blocks\n"
-    "of at most K x K and put into the VM's store; C is written to C.mtx only\n"
+    "(see --block) and put into the VM's store; C is written to C.mtx only\n"
     "when the job succeeded. Symmetric and skew-symmetric inputs are mirrored;\n"
     "pattern entries count as 1. The run report is printed at the end.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   where C goes (required; a regular file)\n"
-    "  -b, --block K       block side, 1 to 16384 (default 256; when both inputs\n"
-    "                      are dense (array files, or entries filling at least\n"
-    "                      1/8 of the matrix) 512, or 1024 on an embedded VM\n"
-    "                      where C then still has 8 blocks for each IEU slot)\n"
+    "  -b, --block K       blocks of K x K, K from 1 to 16384\n"
+    "      --block MxPxN   A cut into blocks of M x P, B into P x N (so C's are\n"
+    "                      M x N), each side 1 to 16384. Default: 256; when both\n"
+    "                      inputs are dense (array files, or entries filling at\n"
+    "                      least 1/8 of the matrix) 512, or 1024x1024x2048 on an\n"
+    "                      embedded VM where C then still has 4 blocks for each\n"
+    "                      IEU slot\n"
     "  -p, --policy P      scheduling policy (default ss):\n"
     "                        ss   smart, static seed: a new task group reuses\n"
     "                             the blocks the IEU's node holds\n"
@@ -215,14 +222,19 @@ static void square(spm_mm_job_t *j, uint32_t k)
     j->bm = j->bp = j->bn = k;
 }
 
-/*  The block side for dense inputs: the larger one where C then has
-    BLOCKS_PER_SLOT blocks for each of the VM's SLOTS IEU slots (0: unknown,
-    a running VM), so that the dynamic policies can still balance. */
-static uint32_t dense_block(uint64_t m, uint64_t n, long slots)
+/*  Sets J's blocks for dense inputs with C of M x N: the wide ones where
+    C then has BLOCKS_PER_SLOT blocks for each of the VM's SLOTS IEU slots
+    (0: unknown, a running VM), so that the dynamic policies can still
+    balance; else DENSE_BLOCK square. */
+static void dense_blocks(spm_mm_job_t *j, uint64_t m, uint64_t n, long slots)
 {
     uint64_t blocks =
-        spm_mm_nblocks((uint32_t)m, DENSE_LARGE) * spm_mm_nblocks((uint32_t)n, DENSE_LARGE);
-    return slots > 0 && blocks >= (uint64_t)slots * BLOCKS_PER_SLOT ? DENSE_LARGE : DENSE_BLOCK;
+        (uint64_t)spm_mm_nblocks((uint32_t)m, WIDE_ROWS) * spm_mm_nblocks((uint32_t)n, WIDE_COLS);
+    square(j, DENSE_BLOCK);
+    if (slots > 0 && blocks >= (uint64_t)slots * BLOCKS_PER_SLOT) {
+        j->bm = j->bp = WIDE_ROWS;
+        j->bn = WIDE_COLS;
+    }
 }
 
 /*  Parses --block: K (blocks of K x K) or MxPxN (A's blocks M x P, B's
@@ -266,9 +278,10 @@ static int open_inputs(run_t *r, long slots)
                          "inner dimensions do not match: %s is %" PRIu64 "x%" PRIu64
                          ", %s is %" PRIu64 "x%" PRIu64,
                          r->a_path, a->rows, a->cols, r->b_path, b->rows, b->cols);
-    if (r->job.bm == 0)
-        square(&r->job, looks_dense(a) && looks_dense(b) ? dense_block(a->rows, b->cols, slots)
-                                                         : SPARSE_BLOCK);
+    if (r->job.bm == 0 && looks_dense(a) && looks_dense(b))
+        dense_blocks(&r->job, a->rows, b->cols, slots);
+    else if (r->job.bm == 0)
+        square(&r->job, SPARSE_BLOCK);
     r->job.m = (uint32_t)a->rows;
     r->job.p = (uint32_t)a->cols;
     r->job.n = (uint32_t)b->cols;

@@ -102,6 +102,21 @@ START_TEST(dense_default_block)
 }
 END_TEST
 
+/*  Blocks that are not square (--block MxPxN: A's blocks M x P, B's
+    P x N), with sides that divide no dimension: dense array files, sparse
+    ones with empty blocks, and a policy and update that issue many SIs
+    per block of C. */
+START_TEST(rectangular_blocks)
+{
+    const char *tall[] = {"--block", "40x16x24", NULL};
+    const char *wide[] = {"--block",     "13x50x7",  "--policy", "r", "--update",
+                          "distributed", "--per-si", "1",        NULL};
+    ck_assert(check_random(150, 70, 90, 1.0, REF_REAL, 1, tall) < 1e-12);
+    ck_assert(check_random(100, 130, 60, 0.02, REF_REAL, 0, wide) < 1e-12);
+    ck_assert(check_random(60, 300, 45, 0.003, REF_REAL, 0, tall) < 1e-12);
+}
+END_TEST
+
 START_TEST(sparse_shapes)
 {
     const char *k25[] = {"--block", "25", NULL};
@@ -351,6 +366,14 @@ START_TEST(missing_input_and_usage)
     free(out);
     const char *bad_policy[] = {"matmul", "a", "b", "-o", "c", "--policy", "fast", NULL};
     ck_assert_int_eq(spm_test_run(bad_policy, 10, NULL, NULL), 2);
+    /* --block is K or MxPxN, each side 1 to 16384 */
+    const char *sides[] = {"0", "8x8", "8x0x8", "1x2x3x4", "8x16384x16385", "8xx8", "x"};
+    for (size_t i = 0; i < sizeof sides / sizeof *sides; i++) {
+        const char *bad_block[] = {"matmul", "a", "b", "-o", "c", "--block", sides[i], NULL};
+        ck_assert_int_eq(spm_test_run(bad_block, 10, NULL, &err), 2);
+        ck_assert_msg(strstr(err, "--block") && strstr(err, sides[i]), "%s: %s", sides[i], err);
+        free(err);
+    }
 }
 END_TEST
 
@@ -459,6 +482,7 @@ static Suite *matmul_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, dense_shapes);
     tcase_add_test(tc, dense_default_block);
+    tcase_add_test(tc, rectangular_blocks);
     tcase_add_test(tc, sparse_shapes);
     tcase_add_test(tc, symmetric_inputs);
     tcase_add_test(tc, pattern_inputs);
