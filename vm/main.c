@@ -9,6 +9,7 @@
 #include "vm/heap.h"
 #include "vm/spm.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ int main(int argc, char **argv)
        every spm process this one starts (an embedded VM's center, agent and
        IEUs) gets one BLAS thread from the outset, unless the user chose. */
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
-    spm_heap_keep(); /* large blocks from malloc's heaps, kept when freed */
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
+    spm_heap_keep();          /* large blocks from malloc's heaps, kept when freed */
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -378,14 +378,16 @@ spm_mmio_writer_t *spm_mmio_writer_open(FILE *out, const spm_mmio_header_t *h)
     return w;
 }
 
-int spm_mmio_writer_put(spm_mmio_writer_t *w, uint64_t row, uint64_t col, double v)
+/* the longest line: two indices, a separator after each, the widest value */
+_Static_assert(SPM_MMIO_LINE_MAX >= 2 * (SPM_FMT_U64_MAX + 1) + SPM_FMT_ROUNDED_MAX + 1,
+               "SPM_MMIO_LINE_MAX is too small");
+
+size_t spm_mmio_writer_format(const spm_mmio_writer_t *w, char *line, uint64_t row, uint64_t col,
+                              double v)
 {
-    if (!w->reserved && w->done >= w->h.entries)
-        return spm_error(SPM_ERANGE, "more entries than the %" PRIu64 " declared", w->h.entries);
-    w->done++;
     /* the line is built here and written at once: printf's "%.17g" was
        most of the time spent writing a dense result */
-    char line[2 * SPM_FMT_U64_MAX + SPM_FMT_ROUNDED_MAX], *p = line;
+    char *p = line;
     if (w->h.format == SPM_MMIO_COORDINATE) {
         p += spm_fmt_u64(p, row + 1);
         *p++ = ' ';
@@ -398,8 +400,21 @@ int spm_mmio_writer_put(spm_mmio_writer_t *w, uint64_t row, uint64_t col, double
     else if (w->h.field == SPM_MMIO_INTEGER)
         p += spm_fmt_rounded(p, v);
     *p++ = '\n';
-    size_t len = (size_t)(p - line);
-    return fwrite(line, 1, len, w->out) == len ? 0 : write_failed();
+    return (size_t)(p - line);
+}
+
+int spm_mmio_writer_put_text(spm_mmio_writer_t *w, const char *text, size_t len, uint64_t entries)
+{
+    if (!w->reserved && entries > w->h.entries - w->done)
+        return spm_error(SPM_ERANGE, "more entries than the %" PRIu64 " declared", w->h.entries);
+    w->done += entries;
+    return fwrite(text, 1, len, w->out) == len ? 0 : write_failed();
+}
+
+int spm_mmio_writer_put(spm_mmio_writer_t *w, uint64_t row, uint64_t col, double v)
+{
+    char line[SPM_MMIO_LINE_MAX];
+    return spm_mmio_writer_put_text(w, line, spm_mmio_writer_format(w, line, row, col, v), 1);
 }
 
 int spm_mmio_writer_close(spm_mmio_writer_t **wp)

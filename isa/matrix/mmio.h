@@ -99,6 +99,20 @@ spm_mmio_writer_t *spm_mmio_writer_open(FILE *out, const spm_mmio_header_t *h);
     declared. */
 int spm_mmio_writer_put(spm_mmio_writer_t *w, uint64_t row, uint64_t col, double v);
 
+/*  The longest line spm_mmio_writer_format writes (newline included). */
+#define SPM_MMIO_LINE_MAX 384
+
+/*  Formats entry (ROW, COL, V) into LINE (at least SPM_MMIO_LINE_MAX
+    bytes) exactly as spm_mmio_writer_put writes it, newline included, and
+    returns its length. It reads only W's header, so other threads may
+    format while one thread writes. */
+size_t spm_mmio_writer_format(const spm_mmio_writer_t *w, char *line, uint64_t row, uint64_t col,
+                              double v);
+
+/*  Writes LEN bytes of TEXT: ENTRIES lines made by spm_mmio_writer_format.
+    Returns as spm_mmio_writer_put. */
+int spm_mmio_writer_put_text(spm_mmio_writer_t *w, const char *text, size_t len, uint64_t entries);
+
 /*  Finishes the file: checks the count and, when it was unknown, rewrites
     the size line. Frees *W and sets it to NULL. Returns 0, SPM_EIO, or
     SPM_EFORMAT when fewer entries were put than declared. */

@@ -19,6 +19,7 @@
 #include "isa/matrix/raw.h"
 #include "programs/matmul/cut.h"
 #include "programs/matmul/job.h"
+#include "programs/matmul/rows.h"
 #include "programs/matmul/stage.h"
 #include "vm/cli.h"
 #include "vm/progress.h"
@@ -149,29 +150,6 @@ static int fetch(run_t *r, uint32_t bi, uint32_t bj, uint32_t nbj, spm_mm_block_
     return rc;
 }
 
-/*  Writes row R of the block row held in ROW (NBJ blocks, NULL = zero). */
-static int write_row(spm_mmio_writer_t *w, spm_mm_block_t **row, uint32_t nbj, uint32_t bn,
-                     uint64_t i, uint32_t r)
-{
-    int rc = 0;
-    for (uint32_t bj = 0; bj < nbj && rc == 0; bj++) {
-        const spm_mm_block_t *b = row[bj];
-        uint64_t col0 = (uint64_t)bj * bn;
-        if (!b || b->m.kind == SPM_MM_ZERO)
-            continue;
-        if (b->m.kind == SPM_MM_DENSE) {
-            const double *v = b->val + (size_t)r * b->m.cols;
-            for (uint32_t c = 0; c < b->m.cols && rc == 0; c++)
-                if (v[c] != 0.0)
-                    rc = spm_mmio_writer_put(w, i, col0 + c, v[c]);
-        } else {
-            for (uint32_t q = b->rowptr[r]; q < b->rowptr[r + 1] && rc == 0; q++)
-                rc = spm_mmio_writer_put(w, i, col0 + b->colidx[q], b->val[q]);
-        }
-    }
-    return rc;
-}
-
 /*  Fetches C block row by block row and writes it. */
 static int write_result(run_t *r, spm_mmio_field_t field)
 {
@@ -188,12 +166,10 @@ static int write_result(run_t *r, spm_mmio_field_t field)
     for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
         for (uint32_t bj = 0; bj < nbj && rc == 0; bj++)
             rc = fetch(r, bi, bj, nbj, &row[bj]);
-        uint32_t rows = spm_mm_block_side(j->m, j->bm, bi);
-        uint64_t row0 = (uint64_t)bi * j->bm;
-        for (uint32_t x = 0; x < rows && rc == 0; x++) {
-            rc = write_row(w, row, nbj, j->bn, row0 + x, x);
-            spm_progress_set(&meter, row0 + x + 1);
-        }
+        spm_mm_rows_t rows = {row, nbj, j->bn, (uint64_t)bi * j->bm,
+                              spm_mm_block_side(j->m, j->bm, bi)};
+        if (rc == 0)
+            rc = spm_mm_write_rows(w, &rows, &meter);
         for (uint32_t bj = 0; bj < nbj; bj++)
             spm_mm_block_destroy(&row[bj]);
     }

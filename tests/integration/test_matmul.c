@@ -9,6 +9,7 @@
 #include "datacache/nodecache.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <pty.h>
 
 static char dir[64];
@@ -84,6 +85,19 @@ static double check_random(int m, int p, int n, double density, int field, int a
     return check_files(path("A.mtx"), path("B.mtx"), extra);
 }
 
+/*  Writes A.mtx, random dense M x P (an array file), and B.mtx, random
+    P x N at DENSITY (an array file when dense), from SEED. */
+static void write_inputs(int m, int p, int n, double density, int seed)
+{
+    double *a = ref_random(m, p, 1.0, seed, REF_REAL),
+           *b = ref_random(p, n, density, seed + 1, REF_REAL);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), m, p, a, 1, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), p, n, b, density >= 1.0, REF_REAL, REF_GENERAL),
+                     0);
+    free(a);
+    free(b);
+}
+
 START_TEST(dense_shapes)
 {
     const char *k32[] = {"--block", "32", NULL};
@@ -93,12 +107,64 @@ START_TEST(dense_shapes)
 }
 END_TEST
 
+static int dir_entries(void);
+
+/*  Whether the entries of the coordinate file C come row by row and,
+    within a row, column by column, each once: what C.mtx promises. */
+static int rows_in_order(const char *c)
+{
+    FILE *f = fopen(c, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    unsigned long long row = 0, col = 0, r, k;
+    int size_line = 1, ok = 1;
+    while (ok && fgets(line, sizeof line, f)) {
+        if (line[0] == '%' || (size_line && !(size_line = 0)))
+            continue;
+        ok = sscanf(line, "%llu %llu", &r, &k) == 2 && (r > row || (r == row && k > col));
+        row = r;
+        col = k;
+    }
+    fclose(f);
+    return ok;
+}
+
 /*  Dense inputs with spm's own block side (512 here): the path where
     spm matmul also has the embedded VM prepare its store (--warm-mb) and
-    its IEUs' heaps (--heap-mb). Sides that are not multiples of 512. */
+    its IEUs' heaps (--heap-mb). Sides that are not multiples of 512. C's
+    block rows are written in 8 chunks of 64 rows, formatted on two
+    threads: the file's entries must still be in order. */
 START_TEST(dense_default_block)
 {
     ck_assert(check_random(600, 700, 520, 1.0, REF_REAL, 1, NULL) < 1e-12);
+    ck_assert(rows_in_order(path("C.mtx")));
+}
+END_TEST
+
+/*  The disk fills up while C.mtx is written (a file-size limit on the
+    client stands in for it; the VM runs apart, so only the client has
+    it): one line saying the write failed, exit 1, no C.mtx and no
+    temporary file left. The first chunk fails on the second thread. */
+START_TEST(full_disk_while_writing_c)
+{
+    write_inputs(300, 200, 300, 1.0, 5);
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    spm_test_vm_agent(&vm, "2", NULL);
+    int before = dir_entries();
+    struct rlimit old, small = {1 << 20, 1 << 20}; /* C.mtx takes about 3.5 MiB */
+    getrlimit(RLIMIT_FSIZE, &old);
+    setrlimit(RLIMIT_FSIZE, &small);
+    char *err = NULL;
+    const char *remote[] = {"--center", vm.ep, NULL};
+    int rc = matmul(path("A.mtx"), path("B.mtx"), path("C.mtx"), remote, &err);
+    setrlimit(RLIMIT_FSIZE, &old);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_msg(strstr(err, "writing the matrix failed") && spm_test_lines(err) == 1, "%s", err);
+    ck_assert_int_eq(access(path("C.mtx"), F_OK), -1);
+    ck_assert_int_eq(dir_entries(), before);
+    free(err);
+    spm_test_vm_stop(&vm);
 }
 END_TEST
 
@@ -443,11 +509,7 @@ static char *run_on_terminal(const char *const *argv)
     the same run prints the report and no meter. */
 START_TEST(terminal_shows_reading_and_writing)
 {
-    double *a = ref_random(300, 200, 1.0, 3, REF_REAL), *b = ref_random(200, 100, 0.3, 4, REF_REAL);
-    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), 300, 200, a, 1, REF_REAL, REF_GENERAL), 0);
-    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), 200, 100, b, 0, REF_REAL, REF_GENERAL), 0);
-    free(a);
-    free(b);
+    write_inputs(300, 200, 100, 0.3, 3);
     char what[2][300];
     snprintf(what[0], sizeof what[0], "reading %s and %s", path("A.mtx"), path("B.mtx"));
     snprintf(what[1], sizeof what[1], "writing %s", path("C.mtx"));
@@ -482,6 +544,7 @@ static Suite *matmul_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, dense_shapes);
     tcase_add_test(tc, dense_default_block);
+    tcase_add_test(tc, full_disk_while_writing_c);
     tcase_add_test(tc, rectangular_blocks);
     tcase_add_test(tc, sparse_shapes);
     tcase_add_test(tc, symmetric_inputs);
