@@ -54,11 +54,18 @@ static int line(const writing_t *x, text_t *t, uint64_t row, uint64_t col, doubl
     return 0;
 }
 
+/*  The block row's row after chunk K's last. */
+static uint32_t chunk_end(const writing_t *x, uint32_t k)
+{
+    uint32_t end = (k + 1) * x->chunk;
+    return end < x->r->rows ? end : x->r->rows;
+}
+
 /*  Formats the non-zero entries of chunk K into T (emptied first). */
 static int format_chunk(const writing_t *x, uint32_t k, text_t *t)
 {
     const spm_mm_rows_t *r = x->r;
-    uint32_t end = (k + 1) * x->chunk < r->rows ? (k + 1) * x->chunk : r->rows;
+    uint32_t end = chunk_end(x, k);
     int rc = 0;
     t->len = 0;
     t->entries = 0;
@@ -92,9 +99,8 @@ static void write_chunks(writing_t *x, uint32_t first, uint32_t step)
             pthread_cond_wait(&x->turn, &x->lock);
         if (rc == 0 && x->rc == 0) {
             rc = spm_mmio_writer_put_text(x->w, t.p, t.len, t.entries);
-            uint32_t done = (k + 1) * x->chunk < x->r->rows ? (k + 1) * x->chunk : x->r->rows;
             if (x->meter)
-                spm_progress_set(x->meter, x->r->row0 + done);
+                spm_progress_set(x->meter, x->r->row0 + chunk_end(x, k));
         }
         if (rc != 0 && x->rc == 0) {
             x->rc = rc;
