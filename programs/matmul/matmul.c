@@ -242,7 +242,7 @@ static int parse_block(const char *s, spm_mm_job_t *j)
 }
 
 /*  Opens both inputs and checks that they can be multiplied; picks the
-    block side when --block did not (SLOTS: the embedded VM's IEU slots, 0
+    block sides when --block did not (SLOTS: the embedded VM's IEU slots, 0
     for a running VM). */
 static int open_inputs(run_t *r, long slots)
 {
