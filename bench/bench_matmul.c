@@ -34,7 +34,7 @@
       BENCH_MM_DENSITY=0.05      sparse density
       BENCH_MM_BLOCK=256         --block of the sparse and hetero runs
       BENCH_MM_DENSE_BLOCK=      --block of the dense run (K or MxPxN);
-                                 unset: spm's own choice
+                                 unset or 0: spm's own choice
       BENCH_MM_HETERO_N=2048     heterogeneity size
       BENCH_MM_SKIP=             any of "dense,sparse,hetero" to skip
     =========================================================================
@@ -499,9 +499,11 @@ int main(void)
         reps = 16;
     int quick = bench_quick();
     const char *block = env_str("BENCH_MM_BLOCK", "256");
+    const char *dense_block = env_str("BENCH_MM_DENSE_BLOCK", NULL); /* "0" as unset */
+    if (dense_block && strcmp(dense_block, "0") == 0)
+        dense_block = NULL;
     if (!skipped("dense"))
-        bench_dense(env_long("BENCH_MM_N", quick ? 1024 : 4096),
-                    env_str("BENCH_MM_DENSE_BLOCK", NULL));
+        bench_dense(env_long("BENCH_MM_N", quick ? 1024 : 4096), dense_block);
     if (!skipped("sparse"))
         bench_sparse(env_long("BENCH_MM_SPARSE_N", quick ? 2048 : 8192),
                      env_double("BENCH_MM_DENSITY", 0.05), block);
