@@ -10,6 +10,7 @@
 */
 #include "vm/config.h"
 #include "vm/cli.h"
+#include "vm/heap.h"
 #include "vm/spm.h"
 
 #include <errno.h>
@@ -43,7 +44,7 @@ static const setting_t table[] = {
     {"agent", "prefetch", "SPM_PREFETCH", "1", KIND_LONG, 0, 4096},
     {"agent", "cache_dir", "SPM_CACHE_DIR", "", KIND_STR, 0, 0},
     {"agent", "cache_mb", "SPM_CACHE_MB", "0", KIND_LONG, 0, 1L << 30},
-    {"agent", "heap_mb", "SPM_HEAP_MB", "0", KIND_LONG, 0, 1L << 20},
+    {"agent", "heap_mb", "SPM_HEAP_MB", "0", KIND_LONG, 0, SPM_HEAP_MB_MAX},
     {"agent", "data_listen", "SPM_DATA_LISTEN", "", KIND_STR, 0, 0},
     {"agent", "data_advertise", "SPM_DATA_ADVERTISE", "", KIND_STR, 0, 0},
     {"agent", "store_reads", "SPM_STORE_READS", "true", KIND_BOOL, 0, 0},

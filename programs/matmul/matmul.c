@@ -206,10 +206,11 @@ static void dense_blocks(spm_mm_job_t *j, uint64_t m, uint64_t n, long slots)
 {
     uint64_t blocks =
         (uint64_t)spm_mm_nblocks((uint32_t)m, WIDE_ROWS) * spm_mm_nblocks((uint32_t)n, WIDE_COLS);
-    square(j, DENSE_BLOCK);
     if (slots > 0 && blocks >= (uint64_t)slots * BLOCKS_PER_SLOT) {
         j->bm = j->bp = WIDE_ROWS;
         j->bn = WIDE_COLS;
+    } else {
+        square(j, DENSE_BLOCK);
     }
 }
 
@@ -266,8 +267,8 @@ static int open_inputs(run_t *r, long slots)
 
 /*  MiB a dense product takes in the embedded VM's store, for its warmer
     (datacache/warmer.h): A, B and C at 8 bytes an element (dense tiles are
-    staged as dense blocks). Only dense products with blocks of 512 and more
-    get a warmer: large blocks are what it speeds up, and on the sparse
+    staged as dense blocks). Only dense products with blocks of C of 512²
+    and more get a warmer: large blocks are what it speeds up, and on the sparse
     product (blocks of C of 512 KiB) it changed nothing. */
 static long dense_store_mb(const spm_mm_job_t *j)
 {

@@ -22,6 +22,14 @@
 #define OWN_MALLOC 0
 #endif
 
+/*  Whether faults cannot be checked here (and says so). */
+static int own_malloc(void)
+{
+    if (OWN_MALLOC)
+        printf("test_heap: AddressSanitizer's allocator ignores mallopt; faults not checked\n");
+    return OWN_MALLOC;
+}
+
 static long thread_faults(void)
 {
     struct rusage ru;
@@ -86,10 +94,8 @@ static void *measure_beside(void *arg)
 
 START_TEST(prepared_memory_serves_the_first_buffers_and_is_kept)
 {
-    if (OWN_MALLOC) {
-        printf("test_heap: AddressSanitizer's allocator ignores mallopt; faults not checked\n");
+    if (own_malloc())
         return;
-    }
     spm_heap_keep();
     run_t pair[2] = {{.prepare = 0}, {.prepare = 2 * BUFFER + (1u << 20)}};
     pthread_t t;
@@ -111,10 +117,8 @@ END_TEST
 
 START_TEST(the_main_thread_is_prepared_too)
 {
-    if (OWN_MALLOC) {
-        printf("test_heap: AddressSanitizer's allocator ignores mallopt; faults not checked\n");
+    if (own_malloc())
         return;
-    }
     spm_heap_keep();
     ck_assert_int_eq(spm_heap_prepare(40u << 20), 0); /* several chunks */
     ck_assert_int_lt(faults_of_one_buffer(), FEW);
