@@ -20,7 +20,7 @@ SANITIZE ?=
 FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
-PKGS     := libzmq libprotobuf-c lmdb openblas inih
+PKGS     := libzmq libprotobuf-c lmdb openblas inih libxxhash
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I/usr/include/suitesparse
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
 CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

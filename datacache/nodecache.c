@@ -31,7 +31,7 @@
 #define FLUSH_NOTES 1024                   /* notes that make reader_end flush */
 #define FLUSH_AGE_NS ((uint64_t)100000000) /* note age that makes reader_end flush */
 #define LRU_KEY_LEN (8 + SPM_STORE_KEY_LEN)
-#define HDR 8 /* value header: type id and padding, so large blocks are 8-byte aligned */
+#define HDR 16 /* value header: type id, flags, checksum; large blocks stay 8-byte aligned */
 
 /* One pending note that a block was used. */
 typedef struct {
@@ -43,17 +43,19 @@ typedef struct {
 /* Node-wide totals, kept in the "meta" database (native byte order: the file never leaves
    the node). */
 typedef struct {
-    uint64_t blocks;        /* blocks in the cache */
+    uint64_t blocks;        /* blocks in the cache, kept or not */
     uint64_t bytes;         /* bytes of those blocks */
     uint64_t evictions;     /* blocks evicted so far */
     uint64_t bytes_evicted; /* bytes evicted so far */
+    uint64_t kept_blocks;   /* kept blocks among BLOCKS */
+    uint64_t kept_bytes;    /* bytes of those kept blocks */
 } totals_t;
 
 struct spm_nodecache {
     MDB_env *env;                 /* the node's shared environment */
-    MDB_dbi blocks;               /* key -> type + bytes */
-    MDB_dbi atime;                /* key -> stamp of last use */
-    MDB_dbi lru;                  /* (stamp, key) -> nothing, oldest first */
+    MDB_dbi blocks;               /* key -> header (type, flags, checksum) + bytes */
+    MDB_dbi atime;                /* key -> stamp of last use, evictable copies only */
+    MDB_dbi lru;                  /* (stamp, key) -> nothing, oldest first, copies only */
     MDB_dbi meta;                 /* "totals" -> totals_t */
     char *dir;                    /* the directory, for error details */
     uint64_t budget;              /* bytes of blocks allowed, 0: unlimited */
@@ -101,6 +103,46 @@ static uint64_t next_stamp(spm_nodecache_t *self)
         next = now > last ? now : last + 1;
     while (!atomic_compare_exchange_weak(&self->clock, &last, next));
     return next;
+}
+
+/* ------------------------------------------------------- value header */
+
+/* Reads the type (may be NULL), flags and checksum (may be NULL) from the header of the stored
+   value V. Returns 0, or -1 when V is shorter than a header. */
+static int hdr_read(const MDB_val *v, uint32_t *type, uint32_t *flags, uint64_t *sum)
+{
+    if (v->mv_size < HDR)
+        return -1;
+    const uint8_t *p = v->mv_data;
+    uint64_t x = 0;
+    for (int i = 15; i >= 8; i--)
+        x = x << 8 | p[i];
+    if (sum)
+        *sum = x;
+    uint32_t f = 0, t = 0;
+    for (int i = 3; i >= 0; i--) {
+        t = t << 8 | p[i];
+        f = f << 8 | p[4 + i];
+    }
+    if (type)
+        *type = t;
+    *flags = f;
+    return 0;
+}
+
+/* Writes FLAGS and SUM into the header at P (the type id is already there). */
+static void hdr_write(uint8_t *p, uint32_t flags, uint64_t sum)
+{
+    for (int i = 0; i < 4; i++, flags >>= 8)
+        p[4 + i] = (uint8_t)flags;
+    for (int i = 0; i < 8; i++, sum >>= 8)
+        p[8 + i] = (uint8_t)sum;
+}
+
+static int not_found(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
+{
+    return spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu in the cache", self->dir,
+                     (unsigned long long)id, (unsigned long long)version);
 }
 
 /* ------------------------------------------------------------- map lock */
@@ -290,7 +332,8 @@ static int get_stamp(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, ui
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Writes the taken notes into the LRU index (blocks gone since are skipped). */
+/* Writes the taken notes into the LRU index. Blocks gone since are skipped, and so are kept
+   blocks: they have no stamp, and a note never gives them one. */
 static int apply_notes(spm_nodecache_t *self, MDB_txn *txn, const taken_t *t)
 {
     for (size_t i = 0; i < t->cap; i++) {
@@ -327,8 +370,26 @@ static int totals_put(spm_nodecache_t *self, MDB_txn *txn, const totals_t *t)
     return mdb_put(txn, self->meta, &k, &v, 0);
 }
 
-/* Removes block KEY with stamp STAMP from the three databases and the totals. Returns 0,
-   MDB_NOTFOUND when the block is not there, or an LMDB code. */
+/* Takes block KEY with stamp STAMP out of the LRU index (a kept block is not in it). Returns 0
+   or an LMDB code. */
+static int unindex(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, uint64_t stamp)
+{
+    uint8_t lk[LRU_KEY_LEN];
+    lru_key(lk, stamp, key);
+    MDB_val k = {SPM_STORE_KEY_LEN, (void *)key}, lkv = {sizeof lk, lk};
+    int rc = mdb_del(txn, self->atime, &k, NULL);
+    if (rc == 0 || rc == MDB_NOTFOUND)
+        rc = mdb_del(txn, self->lru, &lkv, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static void sub(uint64_t *x, uint64_t n)
+{
+    *x -= *x >= n ? n : *x;
+}
+
+/* Removes block KEY with stamp STAMP (0 for a kept block) from the three databases and the
+   totals. Returns 0, MDB_NOTFOUND when the block is not there, or an LMDB code. */
 static int remove_block(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, uint64_t stamp,
                         totals_t *t)
 {
@@ -337,19 +398,30 @@ static int remove_block(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key,
     if (rc)
         return rc;
     size_t len = v.mv_size >= HDR ? v.mv_size - HDR : 0;
-    uint8_t lk[LRU_KEY_LEN];
-    lru_key(lk, stamp, key);
-    MDB_val lkv = {sizeof lk, lk};
+    uint32_t flags = 0;
+    hdr_read(&v, NULL, &flags, NULL);
     if ((rc = mdb_del(txn, self->blocks, &k, NULL)) != 0 ||
-        ((rc = mdb_del(txn, self->atime, &k, NULL)) != 0 && rc != MDB_NOTFOUND) ||
-        ((rc = mdb_del(txn, self->lru, &lkv, NULL)) != 0 && rc != MDB_NOTFOUND))
+        (rc = unindex(self, txn, key, stamp)) != 0)
         return rc;
-    t->blocks -= t->blocks ? 1 : 0;
-    t->bytes -= t->bytes >= len ? len : t->bytes;
+    sub(&t->blocks, 1);
+    sub(&t->bytes, len);
+    if (flags & SPM_NODECACHE_KEPT) {
+        sub(&t->kept_blocks, 1);
+        sub(&t->kept_bytes, len);
+    }
     return 0;
 }
 
-/* Evicts the least recently used block: hands it to the callback, then removes it. */
+/* Removes block KEY, kept or not, looking up its stamp. Returns as remove_block. */
+static int drop_key(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, totals_t *t)
+{
+    uint64_t stamp;
+    int rc = get_stamp(self, txn, key, &stamp);
+    return rc ? rc : remove_block(self, txn, key, stamp, t);
+}
+
+/* Evicts the least recently used copy: hands it to the callback, then removes it. Returns 0,
+   MDB_NOTFOUND when the LRU index is empty (no copy is left), or an LMDB or SPM_E* code. */
 static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
 {
     MDB_cursor *c;
@@ -363,9 +435,8 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
     if (rc == 0 && lk.mv_size == LRU_KEY_LEN) {
         stamp = spm_store_be64_get(lk.mv_data);
         memcpy(key, (uint8_t *)lk.mv_data + 8, sizeof key);
-    } else if (rc == 0 || rc == MDB_NOTFOUND) {
-        rc = spm_error(SPM_ESTORE, "%s: cache totals say %llu bytes but no block is left",
-                       self->dir, (unsigned long long)t->bytes);
+    } else if (rc == 0) {
+        rc = spm_error(SPM_ESTORE, "%s: malformed entry in the cache's LRU index", self->dir);
     }
     mdb_cursor_close(c);
     if (rc)
@@ -374,11 +445,13 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
     spm_sdb_t id;
     uint64_t version;
     spm_store_key_parse(key, &id, &version);
-    uint32_t type;
+    uint32_t type, flags = 0;
     const void *data;
     size_t len;
     if ((rc = mdb_get(txn, self->blocks, &k, &v)) != 0)
         return rc;
+    if (hdr_read(&v, NULL, &flags, NULL) == 0 && (flags & SPM_NODECACHE_KEPT))
+        return unindex(self, txn, key, stamp); /* never evict the copy of record */
     if (spm_store_value_parse(&v, HDR, &type, &data, &len) == 0 && self->evict)
         self->evict(self->evict_arg, id, version, type, data, len);
     if ((rc = remove_block(self, txn, key, stamp, t)) != 0)
@@ -491,18 +564,36 @@ void spm_nodecache_on_evict(spm_nodecache_t *self, spm_nodecache_evict_fn fn, vo
 /* --------------------------------------------------------------- writes */
 
 typedef struct {
-    spm_sdb_t id;     /* the block's id */
-    uint64_t version; /* its version */
-    uint32_t type;    /* its type id (put) */
-    const void *data; /* its bytes (put) */
-    size_t len;       /* number of bytes (put) */
-    taken_t notes;    /* the process's use notes, written first */
-    int missing;      /* set by drop_body: the block was not there */
+    spm_sdb_t id;        /* the block's id */
+    uint64_t version;    /* its version */
+    uint32_t type;       /* its type id (put, keep) */
+    uint64_t checksum;   /* its checksum (keep) */
+    const void *data;    /* its bytes (put, keep) */
+    size_t len;          /* number of bytes (put, keep) */
+    taken_t notes;       /* the process's use notes, written first */
+    int missing;         /* set by drop_body: the block was not there */
+    int refused;         /* set by put_body: the copy does not fit beside the kept blocks */
+    uint64_t kept_bytes; /* the kept bytes that refused it */
 } write_t;
+
+/* Stores the value of W under KEY with FLAGS and SUM in its header. Returns 0 or an LMDB
+   code. */
+static int store_value(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key, const write_t *w,
+                       uint32_t flags, uint64_t sum)
+{
+    MDB_val k = {SPM_STORE_KEY_LEN, (void *)key}, v = {HDR + w->len, NULL};
+    int rc = mdb_put(txn, self->blocks, &k, &v, MDB_RESERVE);
+    if (rc)
+        return rc;
+    spm_store_value_write(v.mv_data, HDR, w->type, w->data, w->len);
+    hdr_write(v.mv_data, flags, sum);
+    return 0;
+}
 
 static int put_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
 {
     write_t *w = arg;
+    w->refused = 0;
     int rc = apply_notes(self, txn, &w->notes);
     if (rc)
         return rc;
@@ -510,18 +601,24 @@ static int put_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     spm_store_key(key, w->id, w->version);
     MDB_val k = {sizeof key, key}, v;
     if ((rc = mdb_get(txn, self->blocks, &k, &v)) != MDB_NOTFOUND)
-        return rc; /* 0: already there, nothing else to do */
+        return rc; /* 0: already there, kept or not, nothing else to do */
     totals_t t;
     if ((rc = totals_get(self, txn, &t)) != 0)
         return rc;
+    if (self->budget && t.kept_bytes + w->len > self->budget) {
+        w->refused = 1; /* evicting every copy would not make room: evict none */
+        w->kept_bytes = t.kept_bytes;
+        return 0; /* commit the notes all the same */
+    }
     while (self->budget && t.bytes + w->len > self->budget)
         if ((rc = evict_one(self, txn, &t)) != 0)
-            return rc;
-    v = (MDB_val){HDR + w->len, NULL};
-    if ((rc = mdb_put(txn, self->blocks, &k, &v, MDB_RESERVE)) != 0)
-        return rc;
-    spm_store_value_write(v.mv_data, HDR, w->type, w->data, w->len);
-    if ((rc = set_stamp(self, txn, key, 0, next_stamp(self))) != 0)
+            return rc != MDB_NOTFOUND
+                       ? rc
+                       : spm_error(SPM_ESTORE,
+                                   "%s: cache totals say %llu bytes of copies but none is left",
+                                   self->dir, (unsigned long long)(t.bytes - t.kept_bytes));
+    if ((rc = store_value(self, txn, key, w, SPM_NODECACHE_NOSUM, 0)) != 0 ||
+        (rc = set_stamp(self, txn, key, 0, next_stamp(self))) != 0)
         return rc;
     t.blocks++;
     t.bytes += w->len;
@@ -541,8 +638,75 @@ int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uin
                          "budget of %llu bytes",
                          self->dir, (unsigned long long)id, (unsigned long long)version, len,
                          (unsigned long long)self->budget);
-    write_t w = {id, version, type, data, len, take_notes(self), 0};
+    write_t w = {.id = id,
+                 .version = version,
+                 .type = type,
+                 .data = data,
+                 .len = len,
+                 .notes = take_notes(self)};
     rc = write_txn(self, put_body, &w);
+    free(w.notes.notes);
+    if (rc == 0 && w.refused)
+        rc = spm_error(SPM_EFULL,
+                       "%s: SDB %llu version %llu (%zu bytes) does not fit the cache budget of "
+                       "%llu bytes beside %llu bytes of kept blocks",
+                       self->dir, (unsigned long long)id, (unsigned long long)version, len,
+                       (unsigned long long)self->budget, (unsigned long long)w.kept_bytes);
+    return rc;
+}
+
+static int keep_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    write_t *w = arg;
+    int rc = apply_notes(self, txn, &w->notes);
+    if (rc)
+        return rc;
+    uint8_t key[SPM_STORE_KEY_LEN];
+    spm_store_key(key, w->id, w->version);
+    totals_t t;
+    if ((rc = totals_get(self, txn, &t)) != 0)
+        return rc;
+    /* an earlier block under the key goes first (out of the LRU index too, so that the
+       evictions below cannot pick it) */
+    if ((rc = drop_key(self, txn, key, &t)) != 0 && rc != MDB_NOTFOUND)
+        return rc;
+    if (self->budget && t.kept_bytes + w->len > self->budget)
+        return spm_error(SPM_EFULL,
+                         "%s: the node keeps %llu bytes of blocks already; SDB %llu version %llu "
+                         "(%zu bytes) would exceed its budget of %llu bytes",
+                         self->dir, (unsigned long long)t.kept_bytes, (unsigned long long)w->id,
+                         (unsigned long long)w->version, w->len,
+                         (unsigned long long)self->budget); /* nothing changes */
+    while (self->budget && t.bytes + w->len > self->budget && t.bytes > t.kept_bytes)
+        if ((rc = evict_one(self, txn, &t)) != 0) {
+            if (rc != MDB_NOTFOUND)
+                return rc;
+            break;
+        }
+    if ((rc = store_value(self, txn, key, w, SPM_NODECACHE_KEPT, w->checksum)) != 0)
+        return rc;
+    t.blocks++;
+    t.bytes += w->len;
+    t.kept_blocks++;
+    t.kept_bytes += w->len;
+    return totals_put(self, txn, &t);
+}
+
+int spm_nodecache_keep(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
+                       uint64_t checksum, const void *data, size_t len)
+{
+    assert(self);
+    int rc = spm_store_check_put(id, version, data, len);
+    if (rc)
+        return rc;
+    write_t w = {.id = id,
+                 .version = version,
+                 .type = type,
+                 .checksum = checksum,
+                 .data = data,
+                 .len = len,
+                 .notes = take_notes(self)};
+    rc = write_txn(self, keep_body, &w);
     free(w.notes.notes);
     return rc;
 }
@@ -550,17 +714,15 @@ int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uin
 static int drop_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
 {
     write_t *w = arg;
+    w->missing = 0;
     int rc = apply_notes(self, txn, &w->notes);
     uint8_t key[SPM_STORE_KEY_LEN];
     spm_store_key(key, w->id, w->version);
     totals_t t;
-    uint64_t stamp = 0;
     if (!rc)
         rc = totals_get(self, txn, &t);
     if (!rc)
-        rc = get_stamp(self, txn, key, &stamp);
-    if (!rc)
-        rc = remove_block(self, txn, key, stamp, &t);
+        rc = drop_key(self, txn, key, &t);
     if (rc == MDB_NOTFOUND) {
         w->missing = 1; /* commit the notes all the same */
         return 0;
@@ -575,8 +737,52 @@ int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
     int rc = write_txn(self, drop_body, &w);
     free(w.notes.notes);
     if (rc == 0 && w.missing)
-        rc = spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu in the cache", self->dir,
-                       (unsigned long long)id, (unsigned long long)version);
+        rc = not_found(self, id, version);
+    return rc;
+}
+
+/* Finds the first stored version of ID and writes its key into KEY. Returns 0, MDB_NOTFOUND
+   when ID has none, or an LMDB code. */
+static int first_version(spm_nodecache_t *self, MDB_txn *txn, spm_sdb_t id, uint8_t *key)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, self->blocks, &c);
+    if (rc)
+        return rc;
+    spm_store_key(key, id, 0); /* no block has version 0: the range starts at the first */
+    MDB_val k = {SPM_STORE_KEY_LEN, key}, v;
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (rc == 0 && (k.mv_size != SPM_STORE_KEY_LEN || spm_store_be64_get(k.mv_data) != id))
+        rc = MDB_NOTFOUND;
+    if (rc == 0)
+        memcpy(key, k.mv_data, SPM_STORE_KEY_LEN);
+    mdb_cursor_close(c);
+    return rc;
+}
+
+static int drop_all_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    write_t *w = arg;
+    int rc = apply_notes(self, txn, &w->notes);
+    totals_t t;
+    if (!rc)
+        rc = totals_get(self, txn, &t);
+    if (rc)
+        return rc;
+    uint8_t key[SPM_STORE_KEY_LEN];
+    /* found afresh each time: a cursor's position after a delete is subtle */
+    while ((rc = first_version(self, txn, w->id, key)) == 0)
+        if ((rc = drop_key(self, txn, key, &t)) != 0)
+            return rc;
+    return rc == MDB_NOTFOUND ? totals_put(self, txn, &t) : rc;
+}
+
+int spm_nodecache_drop_all(spm_nodecache_t *self, spm_sdb_t id)
+{
+    assert(self);
+    write_t w = {.id = id, .notes = take_notes(self)};
+    int rc = write_txn(self, drop_all_body, &w);
+    free(w.notes.notes);
     return rc;
 }
 
@@ -620,6 +826,12 @@ spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self)
     return r;
 }
 
+static int no_header(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
+{
+    return spm_error(SPM_ESTORE, "%s: SDB %llu version %llu: stored value has no header", self->dir,
+                     (unsigned long long)id, (unsigned long long)version);
+}
+
 int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
                       const void **data, size_t *len)
 {
@@ -631,16 +843,41 @@ int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version,
     int rc = mdb_get(r->txn, self->blocks, &k, &v);
     if (rc == MDB_NOTFOUND) {
         atomic_fetch_add(&self->misses, 1);
-        return spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu in the cache", self->dir,
-                         (unsigned long long)id, (unsigned long long)version);
+        return not_found(self, id, version);
     }
     if (rc)
         return spm_store_lmdb_error(rc, self->dir, "reading the cache");
-    if (spm_store_value_parse(&v, HDR, type, data, len) != 0)
-        return spm_error(SPM_ESTORE, "%s: SDB %llu version %llu: stored value has no header",
-                         self->dir, (unsigned long long)id, (unsigned long long)version);
+    uint32_t flags;
+    if (hdr_read(&v, NULL, &flags, NULL) != 0 ||
+        spm_store_value_parse(&v, HDR, type, data, len) != 0)
+        return no_header(self, id, version);
     atomic_fetch_add(&self->hits, 1);
-    note_use(self, id, version, next_stamp(self));
+    if (!(flags & SPM_NODECACHE_KEPT))
+        note_use(self, id, version, next_stamp(self));
+    return 0;
+}
+
+int spm_nodecache_meta(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version,
+                       uint64_t *checksum, unsigned *flags)
+{
+    assert(r);
+    spm_nodecache_t *self = r->cache;
+    uint8_t key[SPM_STORE_KEY_LEN];
+    spm_store_key(key, id, version);
+    MDB_val k = {sizeof key, key}, v;
+    int rc = mdb_get(r->txn, self->blocks, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return not_found(self, id, version);
+    if (rc)
+        return spm_store_lmdb_error(rc, self->dir, "reading the cache");
+    uint32_t f;
+    uint64_t sum;
+    if (hdr_read(&v, NULL, &f, &sum) != 0)
+        return no_header(self, id, version);
+    if (checksum)
+        *checksum = sum;
+    if (flags)
+        *flags = f;
     return 0;
 }
 
@@ -678,6 +915,42 @@ int spm_nodecache_has(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
     return found;
 }
 
+int spm_nodecache_list_kept(spm_nodecache_t *self, spm_nodecache_list_fn fn, void *arg)
+{
+    assert(self);
+    assert(fn);
+    MDB_txn *txn;
+    int locked;
+    int rc = read_begin(self, &txn, &locked);
+    if (rc)
+        return rc;
+    MDB_cursor *c;
+    if ((rc = mdb_cursor_open(txn, self->blocks, &c)) == 0) {
+        MDB_val k, v;
+        MDB_cursor_op op = MDB_FIRST;
+        while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
+            op = MDB_NEXT;
+            uint32_t type, flags;
+            uint64_t sum;
+            spm_sdb_t id;
+            uint64_t version;
+            if (k.mv_size != SPM_STORE_KEY_LEN || hdr_read(&v, &type, &flags, &sum) != 0) {
+                rc = spm_error(SPM_ESTORE, "%s: malformed block in the cache", self->dir);
+                break;
+            }
+            spm_store_key_parse(k.mv_data, &id, &version);
+            if (flags & SPM_NODECACHE_KEPT)
+                fn(arg, id, version, type, sum, v.mv_size - HDR);
+        }
+        mdb_cursor_close(c);
+    }
+    mdb_txn_abort(txn);
+    map_leave(self, locked);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    return is_lmdb(rc) ? spm_store_lmdb_error(rc, self->dir, "listing the kept blocks") : rc;
+}
+
 void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
 {
     assert(self);
@@ -701,4 +974,6 @@ void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
     out->bytes = t.bytes;
     out->evictions = t.evictions;
     out->bytes_evicted = t.bytes_evicted;
+    out->kept_blocks = t.kept_blocks;
+    out->kept_bytes = t.kept_bytes;
 }

@@ -204,10 +204,11 @@ uint64_t spm_store_be64_get(const uint8_t *p);
     is not 0. Returns 0 or SPM_EINVAL with the detail set. */
 int spm_store_check_put(spm_sdb_t id, uint64_t version, const void *data, size_t len);
 
-/*  A value is a header of HDR bytes (SPM_STORE_HDR in the store, 8 in the
-    node cache) whose first 4 hold the little-endian type id (the rest are
-    0), then the bytes. A header of 8 keeps large blocks, which LMDB puts on
-    their own pages, 8-byte aligned in the map. */
+/*  A value is a header of HDR bytes (SPM_STORE_HDR in the store, 16 in
+    the node cache, whose bytes after the type hold its flags and checksum)
+    whose first 4 hold the little-endian type id (the rest are 0 here),
+    then the bytes. A header of a multiple of 8 keeps large blocks, which
+    LMDB puts on their own pages, 8-byte aligned in the map. */
 #define SPM_STORE_HDR 8
 
 /*  Writes the value of TYPE and the LEN bytes at DATA into DST (HDR + LEN

@@ -42,7 +42,7 @@ spm_idu_t *spm_idu_new(spm_idu_emit_fn emit, spm_idu_job_fn done, void *arg)
     self->sdbs = spm_hmap_new();
     self->issued = spm_hmap_new();
     self->jobs = spm_hmap_new();
-    if (!self->sdbs || !self->issued || !self->jobs || spm_dir_init(self) != 0) {
+    if (!self->sdbs || !self->issued || !self->jobs) {
         spm_idu_destroy(&self);
         return NULL;
     }
@@ -101,7 +101,6 @@ void spm_idu_destroy(spm_idu_t **selfp)
     pos = 0;
     while (self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value))
         spm_sb_sdb_free(value);
-    spm_dir_free(self);
     free(self->garbage);
     spm_hmap_destroy(&self->sdbs);
     spm_hmap_destroy(&self->issued);
@@ -1100,7 +1099,6 @@ static int put_unused(const sdb_t *s)
 static void discard_one(spm_idu_t *self, sdb_t *s)
 {
     spm_hmap_remove(self->sdbs, s->id);
-    spm_dir_forget_all(self, s->id);
     if (spm_grow(&self->garbage, self->ngarbage, &self->capgarbage, sizeof *self->garbage, 64) == 0)
         self->garbage[self->ngarbage++] = (spm_idu_op_t){.sdb = s->id, .version = 0};
     spm_sb_sdb_free(s);

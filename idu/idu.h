@@ -185,27 +185,19 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t job);
 void spm_idu_job_set_cpu(spm_idu_t *self, uint64_t job, uint64_t cpu_us);
 uint64_t spm_idu_job_cpu(spm_idu_t *self, uint64_t job);
 
-/* ------------------------------------------------------------ directory */
+/* ------------------------------------------------------------ locality */
 
-/*  Records that NODE's cache holds (ID, VERSION) of BYTES bytes. */
-void spm_idu_dir_add(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint64_t bytes,
-                     uint32_t node);
+typedef struct spm_directory spm_directory_t;
 
-/*  Records that NODE's cache no longer holds (ID, VERSION). */
-void spm_idu_dir_drop(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t node);
-
-/*  Forgets every block NODE held (its agent is gone). */
-void spm_idu_dir_node_gone(spm_idu_t *self, uint32_t node);
-
-/*  Fills up to MAX nodes holding (ID, VERSION), starting the list at a
-    rotating offset so that requests spread over holders. Returns how many
-    nodes hold it (may exceed MAX). */
-size_t spm_idu_dir_holders(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t *nodes,
-                           size_t max);
+/*  Uses DIR (not owned; it must outlive the IDU) to learn which nodes hold
+    the versions SIs read: ready SIs go preferably to IEUs whose node holds
+    their operands, and SF policies ask it (spm_sf_bytes_to,
+    spm_sdb_holders). Without one every node looks alike. */
+void spm_idu_set_directory(spm_idu_t *self, spm_directory_t *dir);
 
 /*  Takes the next block version nobody can read any more (garbage) into
     *ID and *VERSION (0: every version, see spm_idu_discard). Returns 1, or
-    0 when there is none. The caller deletes it from the store. */
+    0 when there is none. The caller deletes it wherever it is kept. */
 int spm_idu_gc_take(spm_idu_t *self, spm_sdb_t *id, uint64_t *version);
 
 /*  A client no longer needs the SDBs of the ended jobs JOBS nor the SDBs

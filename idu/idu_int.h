@@ -7,6 +7,7 @@
 #ifndef SPM_IDU_INT_H_INCLUDED
 #define SPM_IDU_INT_H_INCLUDED
 
+#include "datacache/directory.h"
 #include "idu/idu.h"
 #include "vm/hmap.h"
 
@@ -154,9 +155,8 @@ struct spm_idu {
     uint64_t ready;    /* SIs ready and not issued */
     job_t **notify;    /* jobs ended, to report */
     size_t nnotify, capnotify;
-    spm_hmap_t *dir;       /* SDB id -> directory entry (directory.c) */
+    spm_directory_t *dir;  /* where blocks live (not owned; NULL: no locality) */
     int speculate;         /* copy stragglers to idle IEUs at the end of a stage */
-    uint32_t dir_turn;     /* rotates holder lists */
     spm_idu_op_t *garbage; /* versions to delete from the store */
     size_t ngarbage, capgarbage, garbage_head;
 };
@@ -177,16 +177,8 @@ void spm_sb_commit(spm_idu_t *self, si_t *si);
 int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *sdb);
 int spm_sb_wait_push(waitlist_t *w, si_t *si);
 
-/* directory.c */
-int spm_dir_init(spm_idu_t *self);
-void spm_dir_free(spm_idu_t *self);
-/*  Bytes (ID, VERSION) would move to NODE: 0 when NODE holds it. */
-uint64_t spm_dir_cost(spm_idu_t *self, spm_sdb_t id, uint64_t version, uint32_t node);
-/*  Forgets (ID, VERSION) everywhere (garbage). */
-void spm_dir_forget(spm_idu_t *self, spm_sdb_t id, uint64_t version);
-/*  Forgets every version of ID. */
-void spm_dir_forget_all(spm_idu_t *self, spm_sdb_t id);
-/*  Bytes SI's inputs would move to NODE. */
+/* locality.c */
+/*  Bytes SI's inputs would move to NODE (0 without a directory). */
 uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
 
 /* idu.c, for scoreboard.c */

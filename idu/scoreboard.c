@@ -124,7 +124,6 @@ static void garbage_push(spm_idu_t *self, spm_sdb_t id, uint64_t version)
     if (spm_grow(&self->garbage, self->ngarbage, &self->capgarbage, sizeof *self->garbage, 64))
         return; /* left in the store: costs space, not correctness */
     self->garbage[self->ngarbage++] = (spm_idu_op_t){.sdb = id, .version = version};
-    spm_dir_forget(self, id, version);
 }
 
 /*  Versions of S below its newest committed one that no issued SI reads

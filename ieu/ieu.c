@@ -3,12 +3,20 @@
 
     The main thread owns the DEALER socket to the center: it asks for work
     (PULL with credits: slots + prefetch SIs in hand), localizes each SI's
-    operands (node cache, else a GET to the center's store) as soon as the SI
-    arrives, so the operands of prefetched SIs load while earlier ones run,
-    and commits results in batches. `slots` worker threads execute SI bodies
-    on operands read zero-copy from the node cache's memory map. Workers and
+    operands as soon as the SI arrives (node cache, else straight from the
+    nodes the ISSUE names as holders, else through the center), so the
+    operands of prefetched SIs load while earlier ones run, and commits
+    results in batches. `slots` worker threads execute SI bodies on
+    operands read zero-copy from the node cache's memory map. Workers and
     the main thread meet at two mutex-guarded queues; an eventfd wakes the
     main thread's poll when a result is done.
+
+    Outputs stay on the nodes (write-back): the IEU keeps each in its
+    node's cache, where LRU never evicts it, and has replicas-1 other nodes
+    keep a copy (pushed peer to peer) before the COMMIT, which carries only
+    where each output lives, its size and checksum. With no other node to
+    push to (a lone node), the output's bytes ride with the COMMIT to the
+    center's store, its second copy.
 
     On the center's host (an ipc:// center) the IEU opens the center's store,
     reads operands straight from its memory map and writes its outputs into
@@ -18,6 +26,9 @@
     holder.
     =========================================================================
 */
+#include "datacache/blockclient.h"
+#include "datacache/checksum.h"
+#include "datacache/directory.h"
 #include "datacache/nodecache.h"
 #include "datacache/storeview.h"
 #include "isa/core/registry.h"
@@ -47,9 +58,22 @@ typedef struct {
     uint64_t in_version; /* RW: read */
     spm_mode_t mode;
     uint32_t type;
-    int nocache;  /* SPM_NOCACHE: this node keeps no copy of it */
-    int in_store; /* read from the center's store on this host, not the node cache */
+    int nocache;       /* SPM_NOCACHE: this node keeps no copy of it */
+    int in_store;      /* read from the center's store on this host, not the node cache */
+    uint32_t *holders; /* R, RW: the nodes the ISSUE names as holding it */
+    size_t nholders;
+    uint64_t checksum, bytes; /* ... and its checksum and size */
+    int step;                 /* where it was looked for so far (localize_next) */
 } op_t;
+
+/*  One output while it is being kept. */
+typedef struct {
+    spm_blockbuf_t *buf; /* its bytes, shared with the pushes in flight */
+    uint64_t checksum;
+    uint32_t holders[8]; /* nodes that keep it */
+    size_t nholders;
+    int framed; /* its bytes go to the center with the COMMIT */
+} out_t;
 
 typedef struct task {
     uint64_t id;
@@ -76,6 +100,11 @@ typedef struct task {
     size_t reply_len;
     uint64_t wait_us, exec_us;
     uint64_t t_start; /* when the body started (monotonic us) */
+    out_t *outs;      /* outputs being kept (remote nodes), or NULL */
+    size_t nouts;
+    uint32_t keeping;      /* outputs not yet kept */
+    uint64_t bytes_pushed; /* replica bytes sent to other nodes */
+    uint32_t corrupt;      /* corrupt copies met while fetching operands */
     struct task *next;
 } task_t;
 
@@ -87,39 +116,37 @@ typedef struct {
     task_t *task;     /* the SI waiting for this block */
     size_t op;        /* operand index */
     uint64_t version; /* the version fetched */
-    void *peer;       /* the peer socket asked (level 2), or NULL: the center */
-    uint64_t sent_us; /* when asked */
 } fetch_t;
-
-typedef struct {
-    char *endpoint; /* another node's data agent */
-    void *sock;     /* DEALER connected to it */
-} peer_t;
 
 typedef struct {
     Spm__BlockRef *v; /* blocks to PUBLISH or DROP in the next message */
     size_t n, cap;
 } refs_t;
 
-#define FETCH_TIMEOUT_US 2000000 /* a peer silent this long: use the store */
-#define AHEAD_US 2000.0          /* short SIs: hold about this much work ahead */
-#define AHEAD_MAX 16             /* ... but never more than this many SIs */
+#define AHEAD_US 2000.0 /* short SIs: hold about this much work ahead */
+#define AHEAD_MAX 16    /* ... but never more than this many SIs */
 #define MAX_RELOCALIZE 3
 
 typedef struct {
     void *ctx, *dealer;
     spm_nodecache_t *cache;
+    spm_blockclient_t *bc; /* fetches from and pushes to other nodes */
+    uint32_t replicas;     /* copies of every output to make */
+    uint32_t *nodes;       /* data agents up, from WELCOME and NODES */
+    size_t nnodes;
+    task_t *kept;            /* executed, outputs kept: the next COMMIT's */
+    uint32_t keeping;        /* SIs whose outputs are still being kept */
     spm_store_view_t *store; /* the center's store, when it is on this host; else NULL */
     int store_reads;         /* may read the store directly (an ipc:// center, not refused) */
     uint32_t index, node, slots, prefetch;
     double exec_ema_us;       /* moving average of SI execution times, 0 before the first */
     uint32_t held;            /* SIs received and not yet committed */
     uint32_t requested;       /* credits asked for and not yet used */
-    spm_hmap_t *fetches;      /* GET/FETCH req -> fetch_t */
-    spm_hmap_t *peers;        /* endpoint hash -> peer_t */
+    spm_hmap_t *fetches;      /* GET req -> fetch_t */
     spm_security_t *security; /* CurveZMQ keys of this node */
     refs_t publish, drop;     /* directory updates not yet sent */
     uint32_t evictions;       /* node-cache evictions since the last commit */
+    uint32_t corrupt;         /* corrupt copies met since the last commit */
     uint64_t next_req;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -177,6 +204,11 @@ static void task_free(task_t *t)
         free(t->own[i]);
     free(t->own);
     free(t->own_len);
+    for (size_t i = 0; t->ops && i < t->nops; i++)
+        free(t->ops[i].holders);
+    for (size_t i = 0; i < t->nouts; i++)
+        spm_blockbuf_unref(t->outs[i].buf);
+    free(t->outs);
     free(t->ops);
     free(t->params);
     free(t->error);
@@ -411,15 +443,15 @@ static void on_evict(void *arg, spm_sdb_t id, uint64_t version, uint32_t type, c
     ieu->evictions++;
 }
 
-/*  Asks the center for operand I of T at VERSION: the center answers with
-    the block from its store or, unless STORE_ONLY, with other nodes that
-    cache it. */
+/*  Asks the center for operand I of T at VERSION: the center answers
+    with the nodes that hold it or, with STORE_ONLY or when only its store
+    has it, with the block. */
 static void request(ieu_t *ieu, task_t *t, size_t i, uint64_t version, int store_only)
 {
     fetch_t *f = malloc(sizeof *f);
     if (!f)
         return;
-    *f = (fetch_t){t, i, version, NULL, spm_now_us()};
+    *f = (fetch_t){t, i, version};
     uint64_t req = ++ieu->next_req;
     spm_hmap_put(ieu->fetches, req, f);
     Spm__Get g = SPM__GET__INIT;
@@ -433,79 +465,10 @@ static void request(ieu_t *ieu, task_t *t, size_t i, uint64_t version, int store
     send_env(ieu, &env, NULL, 0);
 }
 
-static uint64_t endpoint_key(const char *ep)
+/*  The version operand O reads (0: none). */
+static uint64_t read_version(const op_t *o)
 {
-    uint64_t k = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)ep; *p; p++)
-        k = (k ^ *p) * 1099511628211ull;
-    return k ? k : 1;
-}
-
-/*  The DEALER connected to another node's data agent at EP (connected on
-    first use). NULL when it cannot be made. */
-static void *peer_socket(ieu_t *ieu, const char *ep, const char *key)
-{
-    peer_t *p = spm_hmap_get(ieu->peers, endpoint_key(ep));
-    if (p)
-        return p->sock;
-    p = calloc(1, sizeof *p);
-    if (!p || !(p->endpoint = strdup(ep)) || !(p->sock = spm_wire_socket(ieu->ctx, ZMQ_DEALER)) ||
-        spm_security_connect(ieu->security, p->sock, ep, key) != 0) {
-        if (p && p->sock)
-            zmq_close(p->sock);
-        if (p)
-            free(p->endpoint);
-        free(p);
-        return NULL;
-    }
-    spm_hmap_put(ieu->peers, endpoint_key(ep), p);
-    return p->sock;
-}
-
-/*  Fetches operand I of T from another node's cache at EP (level 2). */
-static int fetch_from_peer(ieu_t *ieu, task_t *t, size_t i, uint64_t version, const char *ep,
-                           const char *key)
-{
-    void *sock = peer_socket(ieu, ep, key);
-    fetch_t *f = sock ? malloc(sizeof *f) : NULL;
-    if (!f)
-        return SPM_EUNREACH;
-    *f = (fetch_t){t, i, version, sock, spm_now_us()};
-    uint64_t req = ++ieu->next_req;
-    spm_hmap_put(ieu->fetches, req, f);
-    Spm__Fetch fe = SPM__FETCH__INIT;
-    fe.req = req;
-    fe.sdb = t->ops[i].sdb;
-    fe.version = version;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_FETCH;
-    env.fetch = &fe;
-    return spm_wire_send(sock, NULL, &env, NULL, 0, &ieu->wire);
-}
-
-/*  Starts localizing T: operands already in the node cache are level-1
-    hits; the others are asked for. T goes to the ready queue once all are
-    local. */
-static void localize(ieu_t *ieu, task_t *t)
-{
-    for (size_t i = 0; i < t->nops; i++) {
-        op_t *o = &t->ops[i];
-        uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
-        if (!v)
-            continue;
-        if (t->own && t->own[i])
-            continue; /* kept from an earlier localization */
-        o->in_store =
-            ieu->store && !t->relocalized && spm_store_view_has(ieu->store, o->sdb, v) == 1;
-        if (o->in_store || (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v))) {
-            t->l1_hits++;
-        } else {
-            t->missing++;
-            request(ieu, t, i, v, 0);
-        }
-    }
-    if (t->missing == 0)
-        make_local(ieu, t);
+    return o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
 }
 
 /*  One operand fetch of T ended with STATUS (WHY when it failed). */
@@ -529,38 +492,33 @@ static void fetched(ieu_t *ieu, task_t *t, int status, const char *why)
     }
 }
 
-/*  Checks and caches a block that arrived for F in frame FR. Returns 0, or
-    SPM_EFORMAT (malformed: the caller tries elsewhere) or a cache error. */
-static int accept_block(ieu_t *ieu, fetch_t *f, zmq_msg_t *fr)
+/*  Checks and caches the block BYTES (LEN) that arrived for operand I of
+    T, from another node (PEER) or the center. Returns 0, or SPM_EFORMAT
+    (malformed: the caller tries elsewhere) or SPM_ENOMEM. */
+static int accept_block(ieu_t *ieu, task_t *t, size_t i, const void *bytes, size_t len, int peer)
 {
-    task_t *t = f->task;
-    op_t *o = &t->ops[f->op];
-    const spm_sdb_type_t *type = spm_sdb_type_by_id(o->type);
-    size_t len = zmq_msg_size(fr);
-    if (!type || type->validate(zmq_msg_data(fr), len) != 0)
+    op_t *o = &t->ops[i];
+    uint64_t v = read_version(o);
+    if (spm_sdb_check(o->type, bytes, len) != 0)
         return SPM_EFORMAT;
-    int keep = !o->nocache;
-    int rc = keep
-                 ? spm_nodecache_put(ieu->cache, o->sdb, f->version, o->type, zmq_msg_data(fr), len)
-                 : 0;
-    if (rc != 0 && !t->relocalized)
-        return rc;
-    if (t->relocalized || !keep) {
-        /* This SI lost an operand to eviction before it ran (the cache is
-           too small for what runs at once), or no SI here reads the block
-           again: it keeps its own copy. */
+    /* A copy to read: evictable, and refused when the node's budget is
+       taken by the blocks it keeps for the VM. The SI then keeps its own,
+       as it does after an eviction or for a block read once. */
+    int cached = !o->nocache && !t->relocalized &&
+                 spm_nodecache_put(ieu->cache, o->sdb, v, o->type, bytes, len) == 0;
+    if (!cached) {
         if (!t->own && (!(t->own = calloc(t->nops, sizeof *t->own)) ||
                         !(t->own_len = calloc(t->nops, sizeof *t->own_len))))
             return SPM_ENOMEM;
-        free(t->own[f->op]);
-        if (!(t->own[f->op] = malloc(len ? len : 1)))
+        free(t->own[i]);
+        if (!(t->own[i] = malloc(len ? len : 1)))
             return SPM_ENOMEM;
-        memcpy(t->own[f->op], zmq_msg_data(fr), len);
-        t->own_len[f->op] = len;
+        memcpy(t->own[i], bytes, len);
+        t->own_len[i] = len;
+    } else {
+        refs_add(&ieu->publish, o->sdb, v, len);
     }
-    if (rc == 0 && keep)
-        refs_add(&ieu->publish, o->sdb, f->version, len);
-    if (f->peer) {
+    if (peer) {
         t->l2_hits++;
         t->bytes_l2 += len;
     } else {
@@ -568,6 +526,105 @@ static int accept_block(ieu_t *ieu, fetch_t *f, zmq_msg_t *fr)
         t->bytes_store += len;
     }
     return 0;
+}
+
+static void localize_next(ieu_t *ieu, task_t *t, size_t i, const char *why);
+
+/*  A fetch from other nodes asked for operand I of T. */
+typedef struct {
+    ieu_t *ieu;
+    task_t *task;
+    size_t op;
+} peer_fetch_t;
+
+static void peer_fetched(void *arg, int status, zmq_msg_t *block, uint32_t node, const char *why)
+{
+    (void)node;
+    peer_fetch_t *pf = arg;
+    ieu_t *ieu = pf->ieu;
+    task_t *t = pf->task;
+    size_t i = pf->op;
+    free(pf);
+    if (status == 0 && accept_block(ieu, t, i, zmq_msg_data(block), zmq_msg_size(block), 1) == 0) {
+        fetched(ieu, t, 0, NULL);
+        return;
+    }
+    localize_next(ieu, t, i, status == 0 ? "a copy from another node is malformed" : why);
+}
+
+/*  Fetches operand I of T from the N HOLDERS. Returns 0 when asked. */
+static int fetch_from(ieu_t *ieu, task_t *t, size_t i, const uint32_t *holders, size_t n)
+{
+    op_t *o = &t->ops[i];
+    spm_blockref_t ref = {o->sdb, read_version(o), o->type, o->checksum, o->bytes};
+    peer_fetch_t *pf = malloc(sizeof *pf);
+    if (!pf)
+        return SPM_ENOMEM;
+    *pf = (peer_fetch_t){ieu, t, i};
+    int rc = spm_blockclient_fetch(ieu->bc, &ref, holders, n, peer_fetched, pf);
+    if (rc != 0)
+        free(pf);
+    return rc;
+}
+
+/*  Looks for operand I of T in the next place: the holders the ISSUE
+    named; then the center, which names the holders it knows now or sends
+    the block from its store; then its store alone. WHY says why the last
+    place failed; after the last, the SI fails with it. */
+static void localize_next(ieu_t *ieu, task_t *t, size_t i, const char *why)
+{
+    op_t *o = &t->ops[i];
+    int step = o->step++;
+    if (step == 0 && o->nholders && fetch_from(ieu, t, i, o->holders, o->nholders) == 0)
+        return;
+    if (step <= 1) { /* no holder named, or none could give it */
+        o->step = 2;
+        request(ieu, t, i, read_version(o), 0);
+    } else if (step == 2) { /* the center's holders failed too: its store is the last place */
+        request(ieu, t, i, read_version(o), 1);
+    } else {
+        char msg[768];
+        snprintf(msg, sizeof msg, "SDB %llu v%llu: %s", (unsigned long long)o->sdb,
+                 (unsigned long long)read_version(o), why && *why ? why : "not found");
+        fetched(ieu, t, SPM_ESTORE, msg);
+    }
+}
+
+/*  Starts localizing T: operands already in the node cache (or, on the
+    center's host, its store) are level-1 hits; the others are fetched. T
+    goes to the ready queue once all are local. */
+static void localize(ieu_t *ieu, task_t *t)
+{
+    for (size_t i = 0; i < t->nops; i++) {
+        op_t *o = &t->ops[i];
+        uint64_t v = read_version(o);
+        if (!v)
+            continue;
+        if (t->own && t->own[i])
+            continue; /* kept from an earlier localization */
+        o->in_store =
+            ieu->store && !t->relocalized && spm_store_view_has(ieu->store, o->sdb, v) == 1;
+        if (o->in_store || (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v))) {
+            t->l1_hits++;
+        } else {
+            t->missing++;
+            o->step = 0;
+        }
+    }
+    if (t->missing == 0) {
+        make_local(ieu, t);
+        return;
+    }
+    /* Asked only once every operand is counted: a fetch may end at once. */
+    for (size_t i = 0, n = t->missing; n && i < t->nops; i++) {
+        op_t *o = &t->ops[i];
+        uint64_t v = read_version(o);
+        if (!v || (t->own && t->own[i]) || o->in_store ||
+            (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v)))
+            continue;
+        n--;
+        localize_next(ieu, t, i, NULL);
+    }
 }
 
 static void on_get_reply(ieu_t *ieu, spm_msg_t *m)
@@ -578,65 +635,51 @@ static void on_get_reply(ieu_t *ieu, spm_msg_t *m)
         return; /* a reply nobody asked for */
     task_t *t = f->task;
     size_t i = f->op;
-    uint64_t v = f->version;
+    free(f);
+    op_t *o = &t->ops[i];
     if (r->status == 0 && r->n_holders > 0 && m->nframes == 0) {
-        free(f);
-        /* The directory names other nodes that cache it: fetch peer to peer. */
-        if (fetch_from_peer(ieu, t, i, v, r->holders[0],
-                            r->n_holder_keys ? r->holder_keys[0] : NULL) != 0)
-            request(ieu, t, i, v, 1);
+        /* The center names the nodes that hold it now. */
+        uint32_t nodes[16];
+        size_t n = 0;
+        for (size_t k = 0; k < r->n_holders && k < r->n_holder_nodes && n < 16; k++)
+            if (spm_blockclient_node(ieu->bc, r->holder_nodes[k], r->holders[k],
+                                     k < r->n_holder_keys ? r->holder_keys[k] : "") == 0)
+                nodes[n++] = r->holder_nodes[k];
+        o->checksum = r->checksum;
+        o->bytes = r->bytes;
+        if (n && fetch_from(ieu, t, i, nodes, n) == 0)
+            return;
+        localize_next(ieu, t, i, "no holder could be reached");
         return;
     }
-    int status = r->status;
-    const char *why = "the store has no such block";
-    if (status == 0) {
-        status = m->nframes == 1 && r->type == t->ops[i].type ? accept_block(ieu, f, &m->frames[0])
-                                                              : SPM_EFORMAT;
-        why = status == SPM_EFORMAT ? "a block from the store is malformed"
-                                    : "cannot write the node cache";
+    if (r->status != 0) {
+        localize_next(ieu, t, i, r->error && *r->error ? r->error : spm_strerror(r->status));
+        return;
     }
-    free(f);
-    fetched(ieu, t, status, why);
+    int rc =
+        m->nframes == 1 && r->type == o->type
+            ? accept_block(ieu, t, i, zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]), 0)
+            : SPM_EFORMAT;
+    if (rc == 0)
+        fetched(ieu, t, 0, NULL);
+    else
+        localize_next(ieu, t, i, "a block from the store is malformed");
 }
 
-/*  A peer's answer to a FETCH. Anything but a good block sends the request
-    to the store instead. */
-static void on_fetch_reply(ieu_t *ieu, spm_msg_t *m)
+/*  Block client callback: NODE sent a corrupt copy of REF. The center
+    hears of it (it stops naming that node and has it delete the copy). */
+static void on_corrupt(void *arg, uint32_t node, const spm_blockref_t *ref)
 {
-    Spm__FetchReply *r = m->env->fetch_reply;
-    fetch_t *f = spm_hmap_get(ieu->fetches, r->req);
-    if (!f || !f->peer)
-        return; /* timed out already, or forged */
-    spm_hmap_remove(ieu->fetches, r->req);
-    int rc = r->status == 0 && m->nframes == 1 ? accept_block(ieu, f, &m->frames[0]) : SPM_EFORMAT;
-    if (rc == SPM_EFORMAT || r->status != 0) {
-        spm_log_info("level-2 fetch of SDB %llu v%llu failed; using the store",
-                     (unsigned long long)f->task->ops[f->op].sdb, (unsigned long long)f->version);
-        request(ieu, f->task, f->op, f->version, 1);
-    } else {
-        fetched(ieu, f->task, rc, "cannot write the node cache");
+    ieu_t *ieu = arg;
+    spm_log_warn("node %u sent a corrupt copy of SDB %llu v%llu; trying another holder", node,
+                 (unsigned long long)ref->sdb, (unsigned long long)ref->version);
+    size_t n = ieu->drop.n;
+    refs_add(&ieu->drop, ref->sdb, ref->version, ref->bytes);
+    if (ieu->drop.n > n) {
+        ieu->drop.v[n].corrupt = 1;
+        ieu->drop.v[n].node = node;
     }
-    free(f);
-}
-
-/*  Peer fetches unanswered for FETCH_TIMEOUT_US go to the store. */
-static void expire_fetches(ieu_t *ieu)
-{
-    uint64_t now = spm_now_us(), key;
-    size_t pos = 0;
-    void *value;
-    uint64_t late[64];
-    size_t n = 0;
-    while (n < 64 && spm_hmap_next(ieu->fetches, &pos, &key, &value)) {
-        fetch_t *f = value;
-        if (f->peer && now - f->sent_us > FETCH_TIMEOUT_US)
-            late[n++] = key;
-    }
-    for (size_t i = 0; i < n; i++) {
-        fetch_t *f = spm_hmap_remove(ieu->fetches, late[i]);
-        request(ieu, f->task, f->op, f->version, 1);
-        free(f);
-    }
+    ieu->corrupt++;
 }
 
 static void on_issue(ieu_t *ieu, Spm__Issue *is)
@@ -671,8 +714,18 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         int bad = 0;
         for (size_t i = 0; i < s->n_ops; i++) {
             Spm__Operand *o = s->ops[i];
-            t->ops[i] = (op_t){o->sdb,     o->version, o->in_version, (spm_mode_t)o->mode, o->type,
-                               o->nocache, 0};
+            t->ops[i] = (op_t){.sdb = o->sdb,
+                               .version = o->version,
+                               .in_version = o->in_version,
+                               .mode = (spm_mode_t)o->mode,
+                               .type = o->type,
+                               .nocache = o->nocache,
+                               .checksum = o->checksum,
+                               .bytes = o->bytes};
+            if (o->n_holders && (t->ops[i].holders = malloc(o->n_holders * sizeof(uint32_t)))) {
+                memcpy(t->ops[i].holders, o->holders, o->n_holders * sizeof(uint32_t));
+                t->ops[i].nholders = o->n_holders;
+            }
             bad |= o->mode < SPM_R || o->mode > SPM_ACC;
         }
         if (bad) {
@@ -710,19 +763,133 @@ static int store_outputs(ieu_t *ieu, task_t *list)
     return rc;
 }
 
-/*  Sends every finished SI in one COMMIT, outputs as frames (or written
-    into the center's store beforehand, on its host). */
-static void commit_done(ieu_t *ieu)
+/* ------------------------------------------------------ keeping outputs */
+
+/*  An output of a task being kept on nodes. */
+typedef struct {
+    ieu_t *ieu;
+    task_t *task;
+    size_t out;
+} keep_ctx_t;
+
+/*  T's outputs are all kept (or framed): it joins the next COMMIT. */
+static void kept_all(ieu_t *ieu, task_t *t)
+{
+    t->next = ieu->kept;
+    ieu->kept = t;
+}
+
+static void output_kept(void *arg, const uint32_t *holders, size_t n, int framed, const char *why)
+{
+    keep_ctx_t *kc = arg;
+    ieu_t *ieu = kc->ieu;
+    task_t *t = kc->task;
+    out_t *o = &t->outs[kc->out];
+    free(kc);
+    size_t had = o->nholders;
+    o->nholders = 0;
+    for (size_t i = 0; i < n && o->nholders < 8; i++)
+        o->holders[o->nholders++] = holders[i];
+    t->bytes_pushed +=
+        (uint64_t)(o->nholders > had ? o->nholders - had : 0) * spm_blockbuf_len(o->buf);
+    o->framed = framed;
+    if (framed && ieu->nnodes > 1)
+        spm_log_info("SDB output kept by %zu nodes of %u wanted (%s); its bytes go to the "
+                     "center",
+                     n, ieu->replicas, why);
+    if (--t->keeping == 0) {
+        ieu->keeping--;
+        kept_all(ieu, t);
+    }
+}
+
+/*  The nodes other than this one that are up, starting at a place that
+    depends on (SDB, VERSION) so that replicas spread over the VM. */
+static size_t candidates(const ieu_t *ieu, spm_sdb_t sdb, uint64_t version, uint32_t *out)
+{
+    size_t n = 0, start = ieu->nnodes ? (size_t)((sdb * 31 + version) % ieu->nnodes) : 0;
+    for (size_t i = 0; i < ieu->nnodes; i++) {
+        uint32_t node = ieu->nodes[(start + i) % ieu->nnodes];
+        if (node != ieu->node)
+            out[n++] = node;
+    }
+    return n;
+}
+
+/*  Keeps T's outputs for the VM: in this node's cache, and on replicas-1
+    other nodes. T joins the next COMMIT when all are kept. */
+static void keep_outputs(ieu_t *ieu, task_t *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->nops; i++)
+        n += t->ops[i].mode != SPM_R;
+    uint32_t *cand = malloc((ieu->nnodes ? ieu->nnodes : 1) * sizeof *cand);
+    if (!(t->outs = calloc(n ? n : 1, sizeof *t->outs)) || !cand) {
+        free(cand);
+        t->status = SPM_ENOMEM;
+        t->error = strdup("out of memory keeping outputs");
+        kept_all(ieu, t);
+        return;
+    }
+    t->nouts = n;
+    t->keeping = (uint32_t)n;
+    ieu->keeping++;
+    for (size_t i = 0, k = 0; i < t->nops; i++) {
+        op_t *op = &t->ops[i];
+        if (op->mode == SPM_R)
+            continue;
+        spm_si_operand_t *c = &t->cops[i];
+        out_t *o = &t->outs[k];
+        o->checksum = spm_checksum(c->out, c->out_len);
+        o->buf = spm_blockbuf_new(c->out, c->out_len);
+        c->out = NULL;
+        keep_ctx_t *kc = malloc(sizeof *kc);
+        if (kc)
+            *kc = (keep_ctx_t){ieu, t, k};
+        spm_blockref_t ref = {op->sdb, op->version, op->type, o->checksum,
+                              o->buf ? spm_blockbuf_len(o->buf) : 0};
+        int mine =
+            o->buf && spm_nodecache_keep(ieu->cache, op->sdb, op->version, op->type, o->checksum,
+                                         spm_blockbuf_data(o->buf), spm_blockbuf_len(o->buf)) == 0;
+        if (!mine)
+            spm_log_warn("this node cannot keep SDB %llu v%llu: %s", (unsigned long long)op->sdb,
+                         (unsigned long long)op->version, spm_error_detail());
+        uint32_t self = ieu->node;
+        size_t nc = candidates(ieu, op->sdb, op->version, cand);
+        if (!o->buf || !kc ||
+            spm_blockclient_keep(ieu->bc, &ref, o->buf, &self, mine, ieu->replicas, cand, nc,
+                                 output_kept, kc) != 0) {
+            free(kc);
+            /* Out of memory: its bytes go to the center, if there are any. */
+            o->framed = o->buf != NULL;
+            if (!o->buf && !t->status) {
+                t->status = SPM_ENOMEM;
+                t->error = strdup("out of memory keeping outputs");
+            }
+            if (--t->keeping == 0) {
+                ieu->keeping--;
+                kept_all(ieu, t);
+            }
+        }
+        k++;
+    }
+    free(cand);
+}
+
+/*  Takes the SIs the workers finished: an SI whose operand was evicted
+    between localizing and running is localized again (a few times), not
+    failed; the others have their outputs kept, or go straight to the next
+    COMMIT (failed SIs, and outputs written into the center's store on its
+    host). */
+static void collect_done(ieu_t *ieu)
 {
     uint64_t junk;
     if (read(ieu->efd, &junk, sizeof junk) < 0 && errno != EAGAIN)
         spm_log_debug("eventfd read failed");
     pthread_mutex_lock(&ieu->lock);
-    task_t *all = ieu->done.head, *list = NULL, **tail = &list;
+    task_t *all = ieu->done.head;
     ieu->done.head = ieu->done.tail = NULL;
     pthread_mutex_unlock(&ieu->lock);
-    /* An SI whose operand was evicted between localizing and running is
-       localized again (a few times), not failed. */
     for (task_t *t = all, *next; t; t = next) {
         next = t->next;
         if (t->missing_operand && t->relocalized < MAX_RELOCALIZE) {
@@ -737,76 +904,114 @@ static void commit_done(ieu_t *ieu)
             t->status = SPM_ESTORE;
             t->error = strdup("operands keep leaving the node cache: budget too small?");
         }
-        t->next = NULL;
-        *tail = t;
-        tail = &t->next;
+        if (t->status == 0) {
+            ieu->exec_ema_us = ieu->exec_ema_us > 0
+                                   ? 0.8 * ieu->exec_ema_us + 0.2 * (double)t->exec_us
+                                   : (double)t->exec_us + 1.0;
+        }
+        int outputs = 0;
+        for (size_t i = 0; t->status == 0 && i < t->nops; i++)
+            outputs |= t->ops[i].mode != SPM_R;
+        if (outputs && !ieu->store)
+            keep_outputs(ieu, t);
+        else
+            kept_all(ieu, t);
     }
+}
+
+/*  Fills result R for T; its outputs' metadata points into T. */
+static void fill_result(ieu_t *ieu, task_t *t, Spm__Result *r, int first)
+{
+    spm__result__init(r);
+    r->si = t->id;
+    r->attempt = t->attempt;
+    r->status = t->status;
+    r->error = t->error ? t->error : "";
+    r->wait_us = t->wait_us;
+    r->exec_us = t->exec_us;
+    r->localize_us = t->local_us > t->recv_us ? t->local_us - t->recv_us : 0;
+    r->reply.data = t->reply;
+    r->reply.len = t->reply_len;
+    r->l1_hits = t->l1_hits;
+    r->l2_hits = t->l2_hits;
+    r->store_reads = t->store_reads;
+    r->bytes_l2 = t->bytes_l2;
+    r->bytes_store = t->bytes_store;
+    r->bytes_in = t->bytes_l2 + t->bytes_store;
+    r->bytes_pushed = t->bytes_pushed;
+    r->evictions = first ? ieu->evictions : 0;
+    r->corrupt = first ? ieu->corrupt : 0;
+    r->t_recv = t->recv_us;
+    r->t_local = t->local_us;
+    r->t_start = t->t_start;
+    r->t_end = t->t_start + t->exec_us;
+}
+
+/*  Sends every SI whose outputs are kept in one COMMIT: where each output
+    lives, plus the bytes of those that go to the center's store. On the
+    center's host the outputs are written into its store first and the
+    COMMIT carries nothing but results. */
+static void send_commit(ieu_t *ieu)
+{
+    task_t *list = ieu->kept;
     if (!list)
         return;
-    size_t n = 0, nframes = 0;
+    ieu->kept = NULL;
+    size_t n = 0, nouts = 0;
     for (task_t *t = list; t; t = t->next) {
         n++;
         for (size_t i = 0; t->status == 0 && i < t->nops; i++)
-            nframes += t->ops[i].mode != SPM_R;
+            nouts += t->ops[i].mode != SPM_R;
     }
     int stored = ieu->store && store_outputs(ieu, list) == 0;
-    if (stored)
-        nframes = 0;
     Spm__Result *res = calloc(n, sizeof *res);
     Spm__Result **resp = calloc(n, sizeof *resp);
-    spm_frame_t *frames = calloc(nframes ? nframes : 1, sizeof *frames);
-    if (!res || !resp || !frames) {
-        free(res);
-        free(resp);
-        free(frames);
-        return; /* leases bring these SIs back */
-    }
-    size_t k = 0, f = 0;
+    Spm__BlockMeta *metas = calloc(nouts ? nouts : 1, sizeof *metas);
+    Spm__BlockMeta **pmetas = calloc(nouts ? nouts : 1, sizeof *pmetas);
+    spm_frame_t *frames = calloc(nouts ? nouts : 1, sizeof *frames);
+    if (!res || !resp || !metas || !pmetas || !frames)
+        goto done; /* leases bring these SIs back */
+    size_t k = 0, f = 0, b = 0;
     for (task_t *t = list; t; t = t->next, k++) {
         Spm__Result *r = &res[k];
-        spm__result__init(r);
+        fill_result(ieu, t, r, k == 0);
         resp[k] = r;
-        r->si = t->id;
-        r->attempt = t->attempt;
-        r->status = t->status;
-        r->error = t->error ? t->error : "";
-        r->wait_us = t->wait_us;
-        r->exec_us = t->exec_us;
-        r->localize_us = t->local_us > t->recv_us ? t->local_us - t->recv_us : 0;
-        r->reply.data = t->reply;
-        r->reply.len = t->reply_len;
-        r->l1_hits = t->l1_hits;
-        r->l2_hits = t->l2_hits;
-        r->store_reads = t->store_reads;
-        r->bytes_l2 = t->bytes_l2;
-        r->bytes_store = t->bytes_store;
-        r->bytes_in = t->bytes_l2 + t->bytes_store;
-        r->evictions = k == 0 ? ieu->evictions : 0;
-        r->t_recv = t->recv_us;
-        r->t_local = t->local_us;
-        r->t_start = t->t_start;
-        r->t_end = t->t_start + t->exec_us;
         if (t->status != 0)
             continue;
-        ieu->exec_ema_us = ieu->exec_ema_us > 0 ? 0.8 * ieu->exec_ema_us + 0.2 * (double)t->exec_us
-                                                : (double)t->exec_us + 1.0;
-        for (size_t i = 0; i < t->nops; i++) {
+        if (stored) { /* the center checks that many are in its store */
+            for (size_t i = 0; i < t->nops; i++)
+                r->outputs += t->ops[i].mode != SPM_R;
+            continue;
+        }
+        r->blocks = &pmetas[b];
+        for (size_t i = 0, o = 0; i < t->nops; i++) {
             if (t->ops[i].mode == SPM_R)
                 continue;
-            spm_si_operand_t *c = &t->cops[i];
-            r->outputs++;
-            if (stored)
-                continue; /* task_free frees the bytes */
-            /* Keep a copy on this node: the next SI here may read it (from
-               the store, when this node reads it directly). */
-            if (!t->ops[i].nocache && !ieu->store)
-                spm_nodecache_put(ieu->cache, t->ops[i].sdb, t->ops[i].version, t->ops[i].type,
-                                  c->out, c->out_len);
-            frames[f++] = (spm_frame_t){c->out, c->out_len, spm_wire_free, NULL};
-            c->out = NULL;
+            Spm__BlockMeta *m = &metas[b];
+            spm__block_meta__init(m);
+            pmetas[b++] = m;
+            r->n_blocks++;
+            if (t->outs) { /* kept on nodes */
+                out_t *out = &t->outs[o++];
+                m->bytes = spm_blockbuf_len(out->buf);
+                m->checksum = out->checksum;
+                m->holders = out->holders;
+                m->n_holders = out->nholders;
+                m->framed = out->framed;
+                if (out->framed)
+                    frames[f++] = spm_blockbuf_frame(out->buf);
+            } else { /* the center's store on this host refused them: send them */
+                spm_si_operand_t *c = &t->cops[i];
+                m->bytes = c->out_len;
+                m->checksum = spm_checksum(c->out, c->out_len);
+                m->framed = 1;
+                frames[f++] = (spm_frame_t){c->out, c->out_len, spm_wire_free, NULL};
+                c->out = NULL;
+            }
+            r->outputs += m->framed;
         }
     }
-    ieu->evictions = 0;
+    ieu->evictions = ieu->corrupt = 0;
     for (task_t *t = list; t; t = t->next)
         ieu->held--;
     Spm__Commit cm = SPM__COMMIT__INIT;
@@ -821,13 +1026,40 @@ static void commit_done(ieu_t *ieu)
     env.commit = &cm;
     if (send_env(ieu, &env, frames, f) == 0)
         ieu->requested += cm.credits;
+done:
     for (task_t *t = list, *next; t; t = next) {
         next = t->next;
         task_free(t);
     }
     free(res);
     free(resp);
+    free(metas);
+    free(pmetas);
     free(frames);
+}
+
+/*  NODES: the data agents up now. Nodes gone are forgotten (their fetches
+    and pushes move on), new ones learned. */
+static void on_nodes(ieu_t *ieu, Spm__Node **nodes, size_t n)
+{
+    uint32_t *now = malloc((n ? n : 1) * sizeof *now);
+    if (!now)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        now[i] = nodes[i]->index;
+        if (spm_blockclient_node(ieu->bc, nodes[i]->index, nodes[i]->endpoint, nodes[i]->key) != 0)
+            spm_log_warn("node %u: out of memory", nodes[i]->index);
+    }
+    for (size_t i = 0; i < ieu->nnodes; i++) {
+        int up = 0;
+        for (size_t k = 0; k < n && !up; k++)
+            up = now[k] == ieu->nodes[i];
+        if (!up)
+            spm_blockclient_node_down(ieu->bc, ieu->nodes[i]);
+    }
+    free(ieu->nodes);
+    ieu->nodes = now;
+    ieu->nnodes = n;
 }
 
 /*  Opens the center's store named in welcome W for direct reads, when this
@@ -866,7 +1098,9 @@ static int hello(ieu_t *ieu, long timeout_ms)
             ieu->index = m.env->welcome->index;
             ieu->heartbeat_ms = m.env->welcome->heartbeat_ms;
             ieu->dead_ms = m.env->welcome->dead_ms;
+            ieu->replicas = m.env->welcome->replicas ? m.env->welcome->replicas : 1;
             open_store(ieu, m.env->welcome);
+            on_nodes(ieu, m.env->welcome->nodes, m.env->welcome->n_nodes);
         }
         spm_msg_close(&m);
         if (ok)
@@ -890,44 +1124,25 @@ static int run(ieu_t *ieu)
         }
         if (ieu->draining) {
             pthread_mutex_lock(&ieu->lock);
-            int idle = ieu->executing == 0 && !ieu->done.head;
+            int idle = ieu->executing == 0 && !ieu->done.head && !ieu->keeping && !ieu->kept;
             pthread_mutex_unlock(&ieu->lock);
             if (idle)
                 break;
         }
-        /* The center, the workers' eventfd, and every peer asked so far. */
-        zmq_pollitem_t items[2 + 64];
-        void *socks[2 + 64];
+        /* The center, the workers' eventfd, and the nodes asked for blocks. */
+        zmq_pollitem_t items[2 + 256];
         int nitems = 2;
         items[0] = (zmq_pollitem_t){ieu->dealer, 0, ZMQ_POLLIN, 0};
         items[1] = (zmq_pollitem_t){NULL, ieu->efd, ZMQ_POLLIN, 0};
-        socks[0] = ieu->dealer;
-        size_t pos = 0;
-        uint64_t key;
-        void *value;
-        while (nitems < 2 + 64 && spm_hmap_next(ieu->peers, &pos, &key, &value)) {
-            socks[nitems] = ((peer_t *)value)->sock;
-            items[nitems] = (zmq_pollitem_t){socks[nitems], 0, ZMQ_POLLIN, 0};
-            nitems++;
-        }
-        int n =
-            zmq_poll(items, nitems, spm_hmap_size(ieu->fetches) ? 100 : (long)ieu->heartbeat_ms);
+        nitems += spm_blockclient_items(ieu->bc, items + 2, 256);
+        int busy = spm_hmap_size(ieu->fetches) || spm_blockclient_pending(ieu->bc);
+        int n = zmq_poll(items, nitems, busy ? 100 : (long)ieu->heartbeat_ms);
         if (n < 0 && zmq_errno() != EINTR)
             return SPM_ESYS;
         if (items[1].revents & ZMQ_POLLIN)
-            commit_done(ieu);
-        for (int s = 2; s < nitems; s++)
-            for (int k = 0; (items[s].revents & ZMQ_POLLIN) && k < 256; k++) {
-                spm_msg_t m;
-                int r = spm_wire_recv(socks[s], 0, 1, &m, &ieu->wire);
-                if (r == 2)
-                    continue;
-                if (r != 1)
-                    break;
-                if (m.env->body_case == SPM__ENVELOPE__BODY_FETCH_REPLY)
-                    on_fetch_reply(ieu, &m);
-                spm_msg_close(&m);
-            }
+            collect_done(ieu);
+        if (nitems > 2)
+            spm_blockclient_process(ieu->bc);
         for (int k = 0; (items[0].revents & ZMQ_POLLIN) && k < 1024; k++) {
             spm_msg_t m;
             int r = spm_wire_recv(ieu->dealer, 0, 1, &m, &ieu->wire);
@@ -943,6 +1158,9 @@ static int run(ieu_t *ieu)
             case SPM__ENVELOPE__BODY_GET_REPLY:
                 on_get_reply(ieu, &m);
                 break;
+            case SPM__ENVELOPE__BODY_NODES:
+                on_nodes(ieu, m.env->nodes->nodes, m.env->nodes->n_nodes);
+                break;
             case SPM__ENVELOPE__BODY_SHUTDOWN:
                 spm_msg_close(&m);
                 return 0;
@@ -951,7 +1169,8 @@ static int run(ieu_t *ieu)
             }
             spm_msg_close(&m);
         }
-        expire_fetches(ieu);
+        spm_blockclient_expire(ieu->bc, spm_now_us());
+        send_commit(ieu);
         send_refs(ieu);
         if (!ieu->draining)
             pull(ieu);
@@ -1084,12 +1303,13 @@ static int ieu_main(int argc, char **argv)
     if (ieu.cache)
         spm_nodecache_on_evict(ieu.cache, on_evict, &ieu);
     ieu.fetches = spm_hmap_new();
-    ieu.peers = spm_hmap_new();
     ieu.security = spm_security_new(keys, "agent", insecure);
     ieu.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ieu.ctx = zmq_ctx_new();
     ieu.workers = calloc((size_t)slots, sizeof *ieu.workers);
-    if (!ieu.cache || !ieu.fetches || !ieu.peers || !ieu.security || ieu.efd < 0 || !ieu.ctx ||
+    if (ieu.ctx && ieu.security && (ieu.bc = spm_blockclient_new(ieu.ctx, ieu.security)))
+        spm_blockclient_on_corrupt(ieu.bc, on_corrupt, &ieu);
+    if (!ieu.cache || !ieu.fetches || !ieu.bc || !ieu.security || ieu.efd < 0 || !ieu.ctx ||
         !ieu.workers) {
         spm_cli_fail("ieu", SPM_ESYS);
         goto done;
@@ -1122,6 +1342,10 @@ done:
     free(ieu.workers);
     for (task_t *t; (t = pop(&ieu.ready)) || (t = pop(&ieu.done));)
         task_free(t);
+    for (task_t *t = ieu.kept, *next; t; t = next) {
+        next = t->next;
+        task_free(t);
+    }
     if (ieu.fetches) {
         size_t pos = 0;
         uint64_t key;
@@ -1130,18 +1354,8 @@ done:
             free(value); /* their tasks are freed with the queues or leak at exit */
         spm_hmap_destroy(&ieu.fetches);
     }
-    if (ieu.peers) {
-        size_t pos = 0;
-        uint64_t key;
-        void *value;
-        while (spm_hmap_next(ieu.peers, &pos, &key, &value)) {
-            peer_t *p = value;
-            zmq_close(p->sock);
-            free(p->endpoint);
-            free(p);
-        }
-        spm_hmap_destroy(&ieu.peers);
-    }
+    spm_blockclient_destroy(&ieu.bc); /* tasks still being kept leak at exit */
+    free(ieu.nodes);
     free(ieu.publish.v);
     free(ieu.drop.v);
     if (ieu.dealer)

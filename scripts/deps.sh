@@ -3,7 +3,7 @@
 # missing. Quiet when everything is already there.
 set -e
 PKGS="build-essential pkg-config clang-format libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
-liblmdb-dev check libopenblas-dev libsuitesparse-dev libinih-dev gnuplot-nox iproute2"
+liblmdb-dev check libopenblas-dev libsuitesparse-dev libinih-dev libxxhash-dev gnuplot-nox iproute2"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

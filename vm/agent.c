@@ -10,10 +10,12 @@
     the center, or a center silent too long stop the IEUs and the agent.
     =========================================================================
 */
+#include "datacache/blockclient.h"
+#include "datacache/dataagent.h"
 #include "datacache/nodecache.h"
+#include "isa/core/registry.h"
 #include "vm/cli.h"
 #include "vm/config.h"
-#include "vm/dataagent.h"
 #include "vm/heap.h"
 #include "vm/log.h"
 #include "vm/proc.h"
@@ -197,6 +199,21 @@ static void stop_all(agent_t *a)
             kill(a->kids[i].pid, SIGKILL);
             waitpid(a->kids[i].pid, NULL, 0);
         }
+}
+
+/*  Fills heartbeat HB with what the node's data agent did and holds. */
+static void report(spm_dataagent_t *served, spm_nodecache_t *cache, Spm__Heartbeat *hb)
+{
+    spm_dataagent_stats_t st;
+    spm_nodecache_stats_t cs;
+    spm_dataagent_stats(served, &st);
+    spm_nodecache_stats(cache, &cs);
+    hb->served = st.served;
+    hb->served_bytes = st.served_bytes;
+    hb->stored = st.stored;
+    hb->stored_bytes = st.stored_bytes;
+    hb->kept_bytes = cs.kept_bytes;
+    hb->cache_bytes = cs.bytes;
 }
 
 /*  Binds the data agent's ROUTER and works out the endpoint peers use.
@@ -426,7 +443,8 @@ static int agent_main(int argc, char **argv)
     int status = 1;
     void *ctx = zmq_ctx_new(), *dealer = NULL;
     void *data = NULL;
-    spm_dataagent_t *served = NULL; /* serves this node's blocks on DATA */
+    spm_dataagent_t *served = NULL;   /* serves this node's blocks on DATA */
+    spm_blockclient_t *copier = NULL; /* fetches the copies the center orders */
     char advertise[512] = "";
     spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 1);
     if (!cache) {
@@ -446,7 +464,8 @@ static int agent_main(int argc, char **argv)
         spm_cli_fail("agent", rc);
         goto done;
     }
-    if (!(served = spm_dataagent_new(data, cache))) {
+    if (!(served = spm_dataagent_new(data, cache, spm_sdb_check)) ||
+        !(copier = spm_blockclient_new(ctx, a.security))) {
         spm_cli_fail("agent", SPM_ENOMEM);
         goto done;
     }
@@ -512,20 +531,28 @@ static int agent_main(int argc, char **argv)
     spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     while (!stop_flag) {
-        zmq_pollitem_t items[3] = {{dealer, 0, ZMQ_POLLIN, 0},
-                                   {data, 0, ZMQ_POLLIN, 0},
-                                   {spm_security_zap(a.security), 0, ZMQ_POLLIN, 0}};
-        zmq_poll(items, items[2].socket ? 3 : 2, 100);
+        zmq_pollitem_t items[3 + 64] = {{dealer, 0, ZMQ_POLLIN, 0},
+                                        {data, 0, ZMQ_POLLIN, 0},
+                                        {spm_security_zap(a.security), 0, ZMQ_POLLIN, 0}};
+        int nitems = items[2].socket ? 3 : 2;
+        nitems += spm_blockclient_items(copier, items + nitems, 64);
+        zmq_poll(items, nitems, 100);
         spm_security_zap_handle(a.security);
         int shutdown = 0;
         spm_msg_t m;
         int r;
         spm_dataagent_serve(served);
+        spm_blockclient_process(copier);
+        spm_blockclient_expire(copier, spm_now_us());
         while ((r = spm_wire_recv(dealer, 0, 1, &m, NULL)) > 0) {
             if (r != 1)
                 continue;
             last_heard = spm_now_us();
             shutdown |= m.env->body_case == SPM__ENVELOPE__BODY_SHUTDOWN;
+            if (m.env->body_case == SPM__ENVELOPE__BODY_DROP)
+                spm_dataagent_drop(served, m.env->drop->blocks, m.env->drop->n_blocks);
+            if (m.env->body_case == SPM__ENVELOPE__BODY_COPY)
+                spm_dataagent_copy(served, copier, dealer, m.env->copy);
             if (m.env->body_case == SPM__ENVELOPE__BODY_HEARTBEAT && lost) {
                 /* The center that knows this node answers again (a new
                    one drops heartbeats before HELLO): it had stalled. Its
@@ -554,6 +581,7 @@ static int agent_main(int argc, char **argv)
         }
         if (now - last_beat >= (uint64_t)hb_ms * 1000) {
             Spm__Heartbeat hbm = SPM__HEARTBEAT__INIT;
+            report(served, cache, &hbm);
             Spm__Envelope e = SPM__ENVELOPE__INIT;
             e.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
             e.heartbeat = &hbm;
@@ -577,6 +605,7 @@ done:
     if (data)
         zmq_close(data);
     spm_security_destroy(&a.security);
+    spm_blockclient_destroy(&copier);
     if (ctx)
         zmq_ctx_term(ctx); /* releases every frame still pointing into the cache */
     spm_dataagent_destroy(&served);

@@ -8,6 +8,7 @@
     process uses while a job runs is that job's management overhead (w_man).
     =========================================================================
 */
+#include "datacache/dataplane.h"
 #include "datacache/store.h"
 #include "datacache/warmer.h"
 #include "idu/idu.h"
@@ -17,7 +18,7 @@
 #include "vm/grow.h"
 #include "vm/security.h"
 #include "vm/status.h"
-#include "vm/syncer.h"
+#include "datacache/syncer.h"
 #include "vm/trace.h"
 
 #include "vm/hmap.h"
@@ -74,10 +75,12 @@ typedef struct {
     void *ctx, *router;
     pending_t *pending; /* COMMITs waiting for this turn's store batch */
     size_t npending, cappending;
-    int batch_open; /* a store write transaction is open */
-    int batch_rc;   /* the first failure of this turn's batch */
     spm_idu_t *idu;
     spm_store_t *store;
+    spm_dataplane_t *dp; /* where blocks live: the directory, copies, garbage */
+    uint32_t replicas;   /* copies of every block the VM keeps */
+    peer_t **agents;     /* node index -> its agent (or NULL) */
+    size_t nagents;
     char *store_dir;          /* the store's absolute path, for IEUs on this host */
     int local;                /* listening on ipc://: every peer runs on this host */
     uint8_t store_id[16];     /* the store's identity (spm_store_identity) */
@@ -91,9 +94,6 @@ typedef struct {
     spm_journal_t *journal;   /* jobs started and ended, next to the store */
     uint64_t started_us;      /* when the center started */
     uint32_t next_node;
-    char **node_data; /* node index -> its data agent's endpoint (or NULL) */
-    char **node_keys; /* node index -> its data agent's CurveZMQ key ("" for none) */
-    size_t nnode_data;
     uint32_t heartbeat_ms, dead_ms;
     uint64_t lease_us;
     uint64_t gc_versions; /* block versions deleted as garbage */
@@ -168,10 +168,30 @@ static void send_error(center_t *c, zmq_msg_t *id, int code, const char *msg)
 
 static void free_si_msg(Spm__Si *s)
 {
-    for (size_t i = 0; i < s->n_ops; i++)
+    for (size_t i = 0; i < s->n_ops; i++) {
+        if (s->ops[i])
+            free(s->ops[i]->holders);
         free(s->ops[i]);
+    }
     free(s->ops);
     free(s);
+}
+
+/*  Fills the holders, checksum and size of operand O an IEU of NODE reads,
+    so that it fetches the block itself without asking first. Holders that
+    cannot be named (out of memory) only cost that IEU a GET. */
+static void locate(center_t *c, Spm__Operand *o, uint32_t node)
+{
+    uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
+    uint32_t h[8];
+    size_t n = v ? spm_dataplane_locate(c->dp, o->sdb, v, h, 8, &o->checksum, &o->bytes) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (h[i] == node)
+            return; /* its own node holds it */
+    if (n && (o->holders = malloc(n * sizeof *o->holders))) {
+        memcpy(o->holders, h, n * sizeof *h);
+        o->n_holders = n;
+    }
 }
 
 /*  IDU emit callback: queue SI for IEU's next ISSUE message. */
@@ -204,6 +224,7 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
         o->mode = si->ops[i].mode;
         o->type = si->ops[i].type;
         o->nocache = (si->ops[i].flags & SPM_NOCACHE) != 0;
+        locate(c, o, p->node);
     }
     if (spm_grow(&p->batch, p->nbatch, &p->capbatch, sizeof *p->batch, 16) != 0) {
         free_si_msg(s);
@@ -331,6 +352,69 @@ static void job_done(void *arg, uint64_t job)
 
 /* ------------------------------------------------------------- handlers */
 
+#define MAX_NODES 1024 /* data agents named in one NODES message */
+
+static void flush_commits(center_t *c);
+static void trace_instant(center_t *c, const char *name);
+
+/*  Fills ENV with the data agents up now (NODES, PTRS: MAX_NODES each). */
+static size_t nodes_now(center_t *c, Spm__Node *nodes, Spm__Node **ptrs)
+{
+    return spm_dataplane_node_list(c->dp, nodes, ptrs, MAX_NODES);
+}
+
+/*  Tells every IEU which data agents are up (a node joined or died), so
+    that they fetch from and push replicas to the right ones. */
+static void send_nodes(center_t *c)
+{
+    Spm__Node *nodes = calloc(MAX_NODES, sizeof *nodes);
+    Spm__Node **ptrs = calloc(MAX_NODES, sizeof *ptrs);
+    if (!nodes || !ptrs) {
+        free(nodes);
+        free(ptrs);
+        return;
+    }
+    Spm__Nodes msg = SPM__NODES__INIT;
+    msg.n_nodes = nodes_now(c, nodes, ptrs);
+    msg.nodes = ptrs;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_NODES;
+    env.nodes = &msg;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(c->ieus, &pos, &key, &value))
+        if (!((peer_t *)value)->dead)
+            send_to(c, &((peer_t *)value)->id, &env, NULL, 0);
+    free(nodes);
+    free(ptrs);
+}
+
+/*  Data plane callback: ENV to NODE's agent. */
+static int send_agent(void *arg, uint32_t node, Spm__Envelope *env)
+{
+    center_t *c = arg;
+    peer_t *p = node < c->nagents ? c->agents[node] : NULL;
+    if (!p || p->dead)
+        return SPM_EDEAD;
+    send_to(c, &p->id, env, NULL, 0);
+    return 0;
+}
+
+/*  The agent of NODE is gone (silent, or its connection reused): the node
+    holds nothing any more, and the IEUs hear of it. */
+static void agent_gone(center_t *c, peer_t *p, const char *why)
+{
+    if (p->dead)
+        return;
+    flush_commits(c); /* commits that arrived before the death still count */
+    p->dead = 1;
+    spm_dataplane_node_down(c->dp, p->node);
+    spm_log_warn("agent of node %u %s", p->node, why);
+    spm_status_failure(&c->status, "node %u %s", p->node, why);
+    send_nodes(c);
+}
+
 static void on_hello(center_t *c, spm_msg_t *m)
 {
     Spm__Hello *h = m->env->hello;
@@ -358,33 +442,35 @@ static void on_hello(center_t *c, spm_msg_t *m)
         w.store_dir = c->store_dir ? c->store_dir : "";
         w.store_id.data = c->store_id;
         w.store_id.len = sizeof c->store_id;
+        w.replicas = c->replicas;
     } else if ((int)h->role == ROLE_AGENT) {
         p->index = p->node = c->next_node++;
-        char **v = realloc(c->node_data, (p->node + 1) * sizeof *v);
-        char **k = v ? realloc(c->node_keys, (p->node + 1) * sizeof *k) : NULL;
-        if (v)
-            c->node_data = v;
-        if (k) {
-            c->node_keys = k;
-            for (size_t i = c->nnode_data; i <= p->node; i++)
-                v[i] = k[i] = NULL;
-            c->nnode_data = p->node + 1;
-            if (h->data_endpoint && *h->data_endpoint)
-                v[p->node] = strdup(h->data_endpoint);
-            k[p->node] = strdup(h->public_key ? h->public_key : "");
-        }
+        if (spm_grow_zeroed(&c->agents, &c->nagents, (size_t)p->node + 1, sizeof *c->agents) == 0)
+            c->agents[p->node] = p;
+        if (h->data_endpoint && *h->data_endpoint &&
+            spm_dataplane_node_up(c->dp, p->node, h->data_endpoint, h->public_key) != 0)
+            spm_log_warn("node %u: out of memory recording its data agent", p->node);
         spm_log_info("agent of node %u (%s) joined", p->node, h->node);
+    } else if ((int)h->role == ROLE_CLIENT) {
+        w.stage_to_nodes = !c->local; /* on an ipc:// center the store is every node's */
     }
     w.index = p->index;
     spm_hmap_put(c->peers, key, p);
+    Spm__Node *nodes = NULL, **ptrs = NULL;
+    if ((int)h->role == ROLE_IEU && (nodes = calloc(MAX_NODES, sizeof *nodes)) &&
+        (ptrs = calloc(MAX_NODES, sizeof *ptrs))) {
+        w.n_nodes = nodes_now(c, nodes, ptrs);
+        w.nodes = ptrs;
+    }
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_WELCOME;
     env.welcome = &w;
     send_to(c, &m->id, &env, NULL, 0);
+    free(nodes);
+    free(ptrs);
+    if ((int)h->role == ROLE_AGENT)
+        send_nodes(c);
 }
-
-static void flush_commits(center_t *c);
-static void trace_instant(center_t *c, const char *name);
 
 static void ieu_gone(center_t *c, peer_t *p, const char *why)
 {
@@ -393,17 +479,8 @@ static void ieu_gone(center_t *c, peer_t *p, const char *why)
     /* Commits that arrived before the death still count. */
     flush_commits(c);
     p->dead = 1;
+    /* The node's blocks stay: its agent serves them, IEU or not. */
     uint32_t n = spm_idu_ieu_dead(c->idu, p->index);
-    /* With its last IEU gone, nobody serves the node's cache any more
-       (its agent is likely gone too): stop sending fetches there. */
-    int alive = 0;
-    size_t pos = 0;
-    uint64_t key;
-    void *value;
-    while (!alive && spm_hmap_next(c->ieus, &pos, &key, &value))
-        alive = !((peer_t *)value)->dead && ((peer_t *)value)->node == p->node;
-    if (!alive)
-        spm_idu_dir_node_gone(c->idu, p->node);
     spm_log_warn("IEU %u (node %u, pid %u) %s; %u SIs re-issued", p->index, p->node, p->pid, why,
                  n);
     spm_status_failure(&c->status, "IEU %u (node %u) %s; %u SIs re-issued", p->index, p->node, why,
@@ -413,25 +490,16 @@ static void ieu_gone(center_t *c, peer_t *p, const char *why)
     trace_instant(c, what);
 }
 
-/*  Deletes from the store the versions the IDU found nobody can read. */
+/*  Hands the versions the IDU found nobody can read to the data plane,
+    which has their holders delete them. */
 static void collect_garbage(center_t *c)
 {
     spm_sdb_t id;
     uint64_t version;
-    if (!spm_idu_gc_take(c->idu, &id, &version))
-        return;
-    if (spm_store_begin(c->store) != 0)
-        return;
-    do {
-        if (version == 0) { /* a discarded SDB: every version */
-            spm_store_delete_all(c->store, id);
-            continue;
-        }
-        spm_store_delete(c->store, id, version); /* not found: it never committed */
-        c->gc_versions++;
-    } while (spm_idu_gc_take(c->idu, &id, &version));
-    if (spm_store_commit(c->store) != 0)
-        spm_log_warn("garbage collection: %s", spm_error_detail());
+    while (spm_idu_gc_take(c->idu, &id, &version)) {
+        spm_dataplane_garbage(c->dp, id, version);
+        c->gc_versions += version != 0;
+    }
 }
 
 /*  Checks that the outputs of result R of SI, which its IEU wrote into the
@@ -458,9 +526,36 @@ static int stored_outputs(center_t *c, const spm_idu_si_t *si, const Spm__Result
     return r->status == 0 && want != r->outputs ? 2 : 1;
 }
 
-/*  COMMIT, first half: writes the outputs of its live results into the
-    store batch of this loop turn and keeps the message until the batch is
-    durable (group commit: one LMDB sync per turn, not per SI). Takes M. */
+/*  The outputs of SI (operands that are not R). */
+static size_t outputs_of(const spm_idu_si_t *si)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < si->nops; k++)
+        n += si->ops[k].mode != SPM_R;
+    return n;
+}
+
+/*  Whether result R of SI says where each output is kept: one BlockMeta
+    per output, each kept by a node or framed for the store, and as many
+    frames announced as are framed. */
+static int metas_ok(const spm_idu_si_t *si, const Spm__Result *r)
+{
+    if (r->n_blocks != outputs_of(si))
+        return 0;
+    size_t framed = 0;
+    for (size_t k = 0; k < r->n_blocks; k++) {
+        if (!r->blocks[k]->framed && r->blocks[k]->n_holders == 0)
+            return 0;
+        framed += r->blocks[k]->framed;
+    }
+    return framed == r->outputs;
+}
+
+/*  COMMIT, first half: the outputs whose bytes came with it (a lone
+    node's second copy) go into the store batch of this loop turn, and the
+    message is kept until the batch is durable (group commit: one LMDB
+    write per turn, not per SI). The others stay on the nodes the results
+    name. Takes M. */
 static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Commit *cm = m->env->commit;
@@ -479,8 +574,8 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
     }
     for (size_t i = 0; i < cm->n_results; i++) {
         Spm__Result *r = cm->results[i];
+        const spm_idu_si_t *si = spm_idu_lookup(c->idu, p->index, r->si, r->attempt);
         if (cm->stored) {
-            const spm_idu_si_t *si = spm_idu_lookup(c->idu, p->index, r->si, r->attempt);
             ok[i] = si ? stored_outputs(c, si, r) : 0;
             continue;
         }
@@ -488,42 +583,21 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
             spm_log_warn("COMMIT from IEU %u announces more frames than it has", p->index);
             break;
         }
-        const spm_idu_si_t *si = spm_idu_lookup(c->idu, p->index, r->si, r->attempt);
-        size_t want = 0;
-        for (size_t k = 0; si && k < si->nops; k++)
-            want += si->ops[k].mode != SPM_R;
-        if (si && r->status == 0 && want != r->outputs) {
-            spm_log_warn("COMMIT of SI %llu has %u outputs, expected %zu; dropped",
-                         (unsigned long long)r->si, r->outputs, want);
+        if (si && r->status == 0 && !metas_ok(si, r)) {
+            spm_log_warn("COMMIT of SI %llu does not say where its %zu outputs are; dropped",
+                         (unsigned long long)r->si, outputs_of(si));
             si = NULL;
         }
         ok[i] = si != NULL;
-        for (size_t k = 0, f = frame; si && r->status == 0 && k < si->nops; k++) {
+        for (size_t k = 0, o = 0, f = frame; si && r->status == 0 && k < si->nops; k++) {
             if (si->ops[k].mode == SPM_R)
                 continue;
+            const Spm__BlockMeta *b = r->blocks[o++];
+            if (!b->framed)
+                continue;
             zmq_msg_t *fm = &m->frames[f++];
-            if (!c->batch_open && c->batch_rc == 0) {
-                c->batch_rc = spm_store_begin(c->store);
-                c->batch_open = c->batch_rc == 0;
-            }
-            int rc = c->batch_rc;
-            if (rc == 0) {
-                rc = spm_store_put(c->store, si->ops[k].sdb, si->ops[k].version, si->ops[k].type,
-                                   zmq_msg_data(fm), zmq_msg_size(fm));
-                if (rc == SPM_EINVAL) { /* an earlier attempt's bytes, never applied */
-                    spm_store_delete(c->store, si->ops[k].sdb, si->ops[k].version);
-                    rc = spm_store_put(c->store, si->ops[k].sdb, si->ops[k].version,
-                                       si->ops[k].type, zmq_msg_data(fm), zmq_msg_size(fm));
-                }
-            }
-            if (rc != 0 && c->batch_rc == 0)
-                c->batch_rc = rc;
-            /* The committing IEU keeps a copy in its node's cache, unless
-               the SF said that node will not read it again or the IEU
-               reads the store directly. */
-            if (!(si->ops[k].flags & SPM_NOCACHE) && !cm->uncached)
-                spm_idu_dir_add(c->idu, si->ops[k].sdb, si->ops[k].version, zmq_msg_size(fm),
-                                p->node);
+            spm_dataplane_store_put(c->dp, si->ops[k].sdb, si->ops[k].version, si->ops[k].type,
+                                    zmq_msg_data(fm), zmq_msg_size(fm));
         }
         frame += r->outputs;
     }
@@ -582,16 +656,9 @@ static void trace_instant(center_t *c, const char *name)
     applies the results (versions readable, waiters wake, SF commits run). */
 static void flush_commits(center_t *c)
 {
-    int rc = c->batch_rc;
-    if (c->batch_open) {
-        if (rc == 0)
-            rc = spm_store_commit(c->store);
-        else
-            spm_store_abort(c->store);
-    }
-    c->dirty |= c->batch_open && rc == 0;
-    c->batch_open = 0;
-    c->batch_rc = 0;
+    int wrote = 0;
+    int rc = spm_dataplane_store_commit(c->dp, &wrote);
+    c->dirty |= wrote;
     for (size_t n = 0; n < c->npending; n++) {
         pending_t *pc = &c->pending[n];
         Spm__Commit *cm = pc->m.env->commit;
@@ -603,11 +670,19 @@ static void flush_commits(center_t *c)
                 pc->ok[i] ? spm_idu_lookup(c->idu, p->index, r->si, r->attempt) : NULL;
             if (!si)
                 continue;
-            if (rc != 0 && r->status == 0 && !cm->stored) {
+            int framed = 0;
+            for (size_t k = 0; r->status == 0 && k < r->n_blocks; k++)
+                framed |= r->blocks[k]->framed;
+            if (rc != 0 && framed) {
                 /* Its outputs did not reach the store: the job cannot go on. */
                 spm_idu_job_fail(c->idu, si->job, rc, spm_error_detail());
                 continue;
             }
+            /* Where the outputs live, before the SF hears of them (it may
+               issue readers at once). */
+            for (size_t k = 0, o = 0; r->status == 0 && !cm->stored && k < si->nops; k++)
+                if (si->ops[k].mode != SPM_R)
+                    spm_dataplane_output(c->dp, si->ops[k].sdb, si->ops[k].version, r->blocks[o++]);
             int missing = pc->ok[i] == 2; /* written by the IEU, but not found */
             spm_idu_commit_t ct = {.status = missing ? SPM_ESTORE : r->status,
                                    .error = missing ? "outputs missing from the store" : r->error,
@@ -634,75 +709,53 @@ static void flush_commits(center_t *c)
     collect_garbage(c);
 }
 
-/*  Answers an IEU's operand miss with the data endpoints of other nodes
-    that cache the block, when there are any and it did not ask for the
-    store. Returns 1 when it answered. */
-static int redirect(center_t *c, peer_t *p, spm_msg_t *m, uint64_t version)
-{
-    Spm__Get *g = m->env->get;
-    uint32_t nodes[8];
-    size_t n = spm_idu_dir_holders(c->idu, g->sdb, version, nodes, 8);
-    char *eps[8], *keys[8];
-    size_t k = 0;
-    for (size_t i = 0; i < n && i < 8; i++)
-        if (nodes[i] != p->node && nodes[i] < c->nnode_data && c->node_data[nodes[i]]) {
-            eps[k] = c->node_data[nodes[i]];
-            keys[k++] = c->node_keys[nodes[i]] ? c->node_keys[nodes[i]] : "";
-        }
-    if (!k)
-        return 0;
-    Spm__GetReply r = SPM__GET_REPLY__INIT;
-    r.req = g->req;
-    r.sdb = g->sdb;
-    r.version = version;
-    r.n_holders = k;
-    r.holders = eps;
-    r.n_holder_keys = k;
-    r.holder_keys = keys;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
-    env.get_reply = &r;
-    send_to(c, &m->id, &env, NULL, 0);
-    return 1;
-}
-
+/*  GET: an IEU's operand that its holders could not give it, or a
+    client's result. The answer names the nodes that hold the block (and
+    its checksum), or carries its bytes when only the center's store has
+    it, or says it is gone. */
 static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Get *g = m->env->get;
-    uint64_t version = g->version ? g->version : spm_idu_sdb_version(c->idu, g->sdb, NULL);
-    if (p->role == ROLE_IEU && !g->store_only && version && redirect(c, p, m, version))
-        return;
+    uint32_t type = 0;
+    uint64_t newest = spm_idu_sdb_version(c->idu, g->sdb, &type);
+    uint64_t version = g->version ? g->version : newest;
     Spm__GetReply r = SPM__GET_REPLY__INIT;
     r.req = g->req;
     r.sdb = g->sdb;
-    void *data = NULL;
-    size_t len = 0;
-    uint32_t type = 0;
-    r.status = version ? spm_store_get(c->store, g->sdb, version, NULL, &type, &data, &len)
-                       : SPM_ENOTFOUND;
     r.version = version;
     r.type = type;
+    void *data = NULL;
+    size_t len = 0;
+    uint32_t requester = p->role == ROLE_IEU ? p->node : SPM_NODE_STORE;
+    r.status = version ? spm_dataplane_get(c->dp, g->sdb, version, requester, g->store_only, &r,
+                                           &data, &len)
+                       : spm_error(SPM_ENOTFOUND, "no SDB %llu", (unsigned long long)g->sdb);
+    if (r.status != 0)
+        r.error = (char *)spm_error_detail();
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
     env.get_reply = &r;
     spm_frame_t f = {data, len, spm_wire_free, NULL};
-    send_to(c, &m->id, &env, &f, r.status == 0 ? 1 : 0);
+    send_to(c, &m->id, &env, &f, data ? 1 : 0);
 }
 
-/*  PUBLISH and DROP: an IEU's node cache gained or lost blocks. A node can
-    only cache a version that was committed, so a PUBLISH of any other is a
-    lie and is ignored: the directory never grows with forged entries. */
+/*  PUBLISH and DROP: an IEU's node cache gained or evicted copies, or an
+    agent keeps a copy the center ordered. A node can only hold a version
+    that was committed, so a PUBLISH of any other is a lie and is ignored:
+    the directory never grows with forged entries. */
 static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t newest = gained ? spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL) : 0;
-        if (gained && (refs[i]->version == 0 || refs[i]->version > newest))
-            continue;
-        if (gained)
-            spm_idu_dir_add(c->idu, refs[i]->sdb, refs[i]->version, refs[i]->bytes, p->node);
-        else
-            spm_idu_dir_drop(c->idu, refs[i]->sdb, refs[i]->version, p->node);
+    if (!gained) {
+        spm_dataplane_drop(c->dp, p->node, refs, n);
+        return;
     }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t newest = spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL);
+        if (refs[i]->version != 0 && refs[i]->version <= newest)
+            refs[k++] = refs[i];
+    }
+    spm_dataplane_publish(c->dp, p->node, p->role == ROLE_AGENT, refs, k);
 }
 
 static void on_put(center_t *c, spm_msg_t *m)
@@ -714,6 +767,13 @@ static void on_put(center_t *c, spm_msg_t *m)
     if (!type) {
         r.status = SPM_ENOTFOUND;
         r.error = "unknown SDB type";
+    } else if (pu->place && m->nframes == 0) {
+        /* The block goes to nodes: the center only names them. */
+        spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
+        r.status = id ? spm_dataplane_place(c->dp, id, pu->bytes, pu->checksum, &r) : SPM_ENOMEM;
+        r.sdb = id;
+        if (r.status != 0)
+            r.error = "out of memory";
     } else if (m->nframes != 1) {
         r.status = SPM_EPROTO;
         r.error = "PUT needs exactly one block frame";
@@ -733,6 +793,42 @@ static void on_put(center_t *c, spm_msg_t *m)
     env.body_case = SPM__ENVELOPE__BODY_PUT_REPLY;
     env.put_reply = &r;
     send_to(c, &m->id, &env, NULL, 0);
+}
+
+/*  STORE to the center: a client with no node to stage a block on, or an
+    agent handing the store the copy no other node can take. */
+static void on_store(center_t *c, peer_t *p, spm_msg_t *m)
+{
+    Spm__Store *st = m->env->store;
+    Spm__StoreReply r = SPM__STORE_REPLY__INIT;
+    r.req = st->req;
+    uint64_t newest = spm_idu_sdb_version(c->idu, st->sdb, NULL);
+    if (m->nframes != 1)
+        r.status = spm_error(SPM_EPROTO, "STORE needs exactly one block frame");
+    else if (st->version == 0 || st->version > newest)
+        r.status = spm_error(SPM_EINVAL, "SDB %llu has no version %llu",
+                             (unsigned long long)st->sdb, (unsigned long long)st->version);
+    else
+        r.status = spm_dataplane_store(c->dp, st, zmq_msg_data(&m->frames[0]),
+                                       zmq_msg_size(&m->frames[0]), spm_sdb_check);
+    if (r.status != 0)
+        r.error = (char *)spm_error_detail();
+    if (p->role == ROLE_CLIENT) {
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_STORE_REPLY;
+        env.store_reply = &r;
+        send_to(c, &m->id, &env, NULL, 0);
+    } else if (r.status != 0) {
+        spm_log_warn("node %u: %s", p->node, r.error);
+    }
+}
+
+/*  PLACED: the nodes a client staged an SDB on keep it now. */
+static void on_placed(center_t *c, spm_msg_t *m)
+{
+    Spm__Placed *pl = m->env->placed;
+    if (spm_idu_sdb_version(c->idu, pl->sdb, NULL) == 1)
+        spm_dataplane_placed(c->dp, pl->sdb, pl->holders, pl->n_holders);
 }
 
 static void on_submit(center_t *c, spm_msg_t *m)
@@ -888,6 +984,8 @@ static void handle(center_t *c, spm_msg_t *m)
             on_commit(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_HEARTBEAT: {
+        if (p->role == ROLE_AGENT)
+            spm_dataplane_node_report(c->dp, p->node, m->env->heartbeat);
         Spm__Heartbeat hb = SPM__HEARTBEAT__INIT;
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
@@ -913,7 +1011,7 @@ static void handle(center_t *c, spm_msg_t *m)
         on_get(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_PUBLISH:
-        if (p->role == ROLE_IEU)
+        if (p->role == ROLE_IEU || p->role == ROLE_AGENT)
             on_blocks(c, p, m->env->publish->blocks, m->env->publish->n_blocks, 1);
         break;
     case SPM__ENVELOPE__BODY_DROP:
@@ -922,6 +1020,14 @@ static void handle(center_t *c, spm_msg_t *m)
         break;
     case SPM__ENVELOPE__BODY_PUT:
         on_put(c, m);
+        break;
+    case SPM__ENVELOPE__BODY_STORE:
+        if (p->role == ROLE_CLIENT || p->role == ROLE_AGENT)
+            on_store(c, p, m);
+        break;
+    case SPM__ENVELOPE__BODY_PLACED:
+        if (p->role == ROLE_CLIENT)
+            on_placed(c, m);
         break;
     case SPM__ENVELOPE__BODY_STATUS:
         on_status(c, m);
@@ -959,11 +1065,8 @@ static void tick(center_t *c)
     pos = 0;
     while (spm_hmap_next(c->peers, &pos, &key, &value)) {
         peer_t *p = value;
-        if (p->role == ROLE_AGENT && !p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000) {
-            p->dead = 1;
-            spm_idu_dir_node_gone(c->idu, p->node);
-            spm_log_warn("agent of node %u went silent", p->node);
-        }
+        if (p->role == ROLE_AGENT && !p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000)
+            agent_gone(c, p, "went silent");
     }
     if (c->lease_us)
         spm_idu_expire(c->idu, now, c->lease_us);
@@ -1031,12 +1134,7 @@ static void center_free(center_t *c)
         spm_msg_close(&c->pending[n].m);
     }
     free(c->pending);
-    for (size_t i = 0; i < c->nnode_data; i++) {
-        free(c->node_data[i]);
-        free(c->node_keys[i]);
-    }
-    free(c->node_data);
-    free(c->node_keys);
+    free(c->agents);
     spm_hmap_destroy(&c->peers);
     spm_hmap_destroy(&c->ieus);
     spm_hmap_destroy(&c->watches);
@@ -1048,6 +1146,7 @@ static void center_free(center_t *c)
     }
     spm_hmap_destroy(&c->traces);
     spm_idu_destroy(&c->idu);
+    spm_dataplane_destroy(&c->dp);
     spm_store_close(&c->store);
     free(c->store_dir);
     spm_journal_close(&c->journal);
@@ -1105,6 +1204,9 @@ static const char center_help[] =
     "                      blocks of 2 MiB and more are written into pages that\n"
     "                      already exist (default 0: off; at most an eighth of the\n"
     "                      free disk and memory)\n"
+    "  --replicas N        copies of every block the VM keeps on distinct nodes, so\n"
+    "                      that a job survives N-1 nodes dying at once (default 2;\n"
+    "                      with fewer nodes, the store keeps the missing copy)\n"
     "  --no-speculate      do not copy stragglers to idle IEUs at the end of a stage\n"
     "                      (copying is the default: an SI held by a slow or stuck IEU\n"
     "                      for over twice its kind's mean, and 10 ms, gets a copy;\n"
@@ -1127,6 +1229,7 @@ static int center_main(int argc, char **argv)
                                          {"insecure", no_argument, 0, 'I'},
                                          {"speculate", no_argument, 0, 'P'},
                                          {"no-speculate", no_argument, 0, 'Q'},
+                                         {"replicas", required_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
@@ -1142,6 +1245,7 @@ static int center_main(int argc, char **argv)
     long lease = spm_config_long("center", "lease_s");
     long sync_ms = spm_config_long("center", "sync_ms");
     long warm_mb = spm_config_long("center", "warm_mb");
+    long replicas = spm_config_long("center", "replicas");
     int no_sync = 0;
     spm_log_level_t level;
     spm_log_parse_level(spm_config_str("log", "level"), &level);
@@ -1189,6 +1293,9 @@ static int center_main(int argc, char **argv)
         case 'W':
             rc = spm_parse_long("--warm-mb", optarg, 0, 1 << 20, &warm_mb);
             break;
+        case 'R':
+            rc = spm_parse_long("--replicas", optarg, 1, 8, &replicas);
+            break;
         case 'h':
             fputs(center_help, stdout);
             return 0;
@@ -1206,7 +1313,8 @@ static int center_main(int argc, char **argv)
                   .dead_ms = (uint32_t)dead,
                   .lease_us = (uint64_t)lease * 1000000u,
                   .sync_us = (uint64_t)sync_ms * 1000u,
-                  .no_sync = no_sync};
+                  .no_sync = no_sync,
+                  .replicas = (uint32_t)replicas};
     int status = 1;
     c.started_us = spm_now_us();
     c.security = spm_security_new(keys, "center", insecure);
@@ -1220,19 +1328,21 @@ static int center_main(int argc, char **argv)
     c.store_dir = realpath(store, NULL); /* NULL: IEUs go through the center */
     c.local = strncmp(listen, "ipc://", 6) == 0;
     c.idu = spm_idu_new(emit, job_done, &c);
+    c.dp = spm_dataplane_new(c.store, c.replicas, send_agent, &c);
     c.peers = spm_hmap_new();
     c.ieus = spm_hmap_new();
     c.watches = spm_hmap_new();
     c.cpu_at = spm_hmap_new();
     c.traces = spm_hmap_new();
     c.ctx = zmq_ctx_new();
-    if (!c.idu || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.traces || !c.ctx ||
+    if (!c.idu || !c.dp || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.traces || !c.ctx ||
         !c.security) {
         spm_cli_fail("center", SPM_ENOMEM);
         goto done;
     }
     spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
     spm_idu_set_speculate(c.idu, speculate);
+    spm_idu_set_directory(c.idu, spm_dataplane_directory(c.dp));
     if (!(c.journal = spm_journal_open(store))) {
         spm_cli_fail("center", SPM_EIO);
         goto done;
@@ -1286,6 +1396,7 @@ static int center_main(int argc, char **argv)
             last_tick = now;
         }
         flush_commits(&c);
+        spm_dataplane_turn(c.dp, now);
         if (c.dirty && !c.no_sync && now - c.last_sync >= c.sync_us) {
             if (c.syncer)
                 spm_syncer_kick(c.syncer);

@@ -38,6 +38,7 @@ static const setting_t table[] = {
     {"center", "sync_ms", "SPM_SYNC_MS", "100", KIND_LONG, 0, 600000},
     {"center", "warm_mb", "SPM_WARM_MB", "0", KIND_LONG, 0, 1048576},
     {"center", "speculate", "SPM_SPECULATE", "true", KIND_BOOL, 0, 0},
+    {"center", "replicas", "SPM_REPLICAS", "2", KIND_LONG, 1, 8},
     {"agent", "center", "SPM_CENTER", "tcp://localhost:7700", KIND_STR, 0, 0},
     {"agent", "ieus", "SPM_IEUS", "0", KIND_LONG, 0, 1024},
     {"agent", "slots", "SPM_SLOTS", "1", KIND_LONG, 1, 256},

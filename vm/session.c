@@ -3,6 +3,10 @@
     =========================================================================
 */
 #include "vm/session.h"
+#include "datacache/blockclient.h"
+#include "datacache/checksum.h"
+#include "datacache/directory.h"
+#include "isa/core/registry.h"
 #include "vm/cli.h"
 #include "vm/grow.h"
 #include "vm/log.h"
@@ -22,6 +26,35 @@
 #include <unistd.h>
 
 #define PUT_WINDOW 16 /* puts in flight (spm_session_put_async) */
+#define GET_WINDOW 16 /* gets in flight (spm_session_get_each) */
+
+enum { PUT_ASKED = 1, PUT_KEEPING, PUT_STORING };
+
+/*  One put in flight. */
+typedef struct {
+    uint64_t req;        /* the PUT, then the STORE to the center */
+    spm_sdb_t *id;       /* where its SDB id goes */
+    const char *type;    /* for the error message */
+    spm_blockbuf_t *buf; /* staged on nodes: its bytes (NULL: sent to the store) */
+    uint32_t type_id;    /* ... and what the nodes check them against */
+    uint64_t checksum;
+    int state;            /* PUT_* */
+    int store_ok;         /* the center's store may keep it (too few nodes) */
+    uint32_t holders[16]; /* nodes that keep it */
+    size_t nholders;
+    struct spm_session *s;
+} put_t;
+
+/*  One get in flight. */
+typedef struct {
+    uint64_t req;
+    size_t index; /* in the caller's list */
+    spm_sdb_t id;
+    int done;
+    struct spm_session *s;
+} get_t;
+
+typedef int (*got_fn)(void *arg, size_t index, const void *data, size_t len);
 
 struct spm_session {
     spm_run_opts_t o;
@@ -31,16 +64,20 @@ struct spm_session {
     pid_t center, agent;      /* embedded VM processes, else 0 */
     spm_security_t *security; /* CurveZMQ keys for a tcp:// center */
     uint64_t next_req;
-    struct {
-        uint64_t req;     /* a put sent and not answered */
-        spm_sdb_t *id;    /* where its SDB id goes */
-        const char *type; /* for the error message */
-    } puts[PUT_WINDOW];
+    spm_blockclient_t *bc; /* blocks to and from nodes, when staging on them */
+    int stage_to_nodes;    /* the center wants blocks put on nodes (WELCOME) */
+    put_t *puts[PUT_WINDOW];
     size_t nputs;
-    int put_rc;   /* the first failed put's code */
-    int released; /* embedded VM: told to stop (spm_session_release) */
-    int silent;   /* the center did not answer in time: nothing more is asked */
-    int closing;  /* interrupted, and closing: the last requests still wait for answers */
+    int put_rc; /* the first failed put's code */
+    get_t *gets[GET_WINDOW];
+    size_t ngets;
+    int get_rc; /* the first failed get's code */
+    got_fn got; /* where fetched blocks go */
+    void *got_arg;
+    uint64_t last_heard; /* when the center last answered a put or get */
+    int released;        /* embedded VM: told to stop (spm_session_release) */
+    int silent;          /* the center did not answer in time: nothing more is asked */
+    int closing;         /* interrupted, and closing: the last requests still wait for answers */
     /* A remote VM's blocks this session put and jobs it ran, discarded at close. */
     spm_sdb_t *mine;
     size_t nmine, capmine;
@@ -290,8 +327,9 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
     }
     spm_msg_t m;
     if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_WELCOME, o->timeout_ms, &m)) == 1) {
+        s->stage_to_nodes = m.env->welcome->stage_to_nodes;
         spm_msg_close(&m);
-        rc = 0;
+        rc = (s->bc = spm_blockclient_new(s->ctx, s->security)) ? 0 : SPM_ENOMEM;
     }
     if (rc != 0) {
         char detail[1024];
@@ -303,32 +341,251 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
     return 0;
 }
 
-/*  Waits for the answer to one put in flight and records it. */
-static int put_answer(spm_session_t *s)
+/* ------------------------------------------------------- blocks in flight */
+
+static void put_done(spm_session_t *s, put_t *p)
 {
-    spm_msg_t m;
-    int rc;
-    while ((rc = expect(s, SPM__ENVELOPE__BODY_PUT_REPLY, s->o.timeout_ms, &m)) == 1) {
-        Spm__PutReply *r = m.env->put_reply;
-        size_t i = 0;
-        while (i < s->nputs && s->puts[i].req != r->req)
-            i++;
-        if (i == s->nputs) { /* an answer to nothing of ours */
-            spm_msg_close(&m);
-            continue;
+    for (size_t i = 0; i < s->nputs; i++)
+        if (s->puts[i] == p) {
+            s->puts[i] = s->puts[--s->nputs];
+            break;
         }
-        if (r->status != 0 && s->put_rc == 0)
-            s->put_rc = spm_error(r->status, "storing a %s block: %s", s->puts[i].type, r->error);
-        *s->puts[i].id = r->sdb;
-        if (r->status == 0 && r->sdb && !s->center &&
-            spm_grow(&s->mine, s->nmine, &s->capmine, sizeof *s->mine, 256) == 0)
-            s->mine[s->nmine++] = r->sdb;
-        s->puts[i] = s->puts[--s->nputs];
-        spm_msg_close(&m);
-        return 0;
+    spm_blockbuf_unref(p->buf);
+    free(p);
+}
+
+static void put_failed(spm_session_t *s, put_t *p, int code, const char *why)
+{
+    if (s->put_rc == 0)
+        s->put_rc = spm_error(code, "storing a %s block: %s", p->type, why);
+    put_done(s, p);
+}
+
+/*  P's SDB is kept by its holders: the center hears so, and it is done. */
+static void put_placed(spm_session_t *s, put_t *p)
+{
+    Spm__Placed pl = SPM__PLACED__INIT;
+    pl.sdb = *p->id;
+    pl.holders = p->holders;
+    pl.n_holders = p->nholders;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_PLACED;
+    env.placed = &pl;
+    if (send_env(s, &env, NULL, 0) != 0 && s->put_rc == 0)
+        s->put_rc = SPM_EUNREACH;
+    put_done(s, p);
+}
+
+/*  Block client callback: the nodes asked to keep P's block answered. */
+static void put_kept(void *arg, const uint32_t *holders, size_t n, int framed, const char *why)
+{
+    put_t *p = arg;
+    spm_session_t *s = p->s;
+    for (size_t i = 0; i < n && p->nholders < 16; i++)
+        p->holders[p->nholders++] = holders[i];
+    if (framed && p->store_ok) { /* too few nodes: the center's store keeps it too */
+        Spm__Store st = SPM__STORE__INIT;
+        st.req = p->req = ++s->next_req;
+        st.sdb = *p->id;
+        st.version = 1;
+        st.type = p->type_id;
+        st.checksum = p->checksum;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_STORE;
+        env.store = &st;
+        spm_frame_t f = spm_blockbuf_frame(p->buf);
+        p->state = PUT_STORING;
+        s->last_heard = spm_now_us();
+        if (spm_wire_send(s->dealer, NULL, &env, &f, 1, NULL) != 0)
+            put_failed(s, p, SPM_EUNREACH, "cannot send it to the center");
+        return;
     }
-    s->nputs = 0; /* no answer will come */
-    return rc;
+    if (n == 0) {
+        put_failed(s, p, SPM_EUNREACH, *why ? why : "no node to keep it");
+        return;
+    }
+    put_placed(s, p);
+}
+
+static void on_put_reply(spm_session_t *s, Spm__PutReply *r)
+{
+    put_t *p = NULL;
+    for (size_t i = 0; i < s->nputs && !p; i++)
+        if (s->puts[i]->req == r->req && s->puts[i]->state == PUT_ASKED)
+            p = s->puts[i];
+    if (!p)
+        return; /* an answer to nothing of ours */
+    *p->id = r->sdb;
+    if (r->status == 0 && r->sdb && !s->center &&
+        spm_grow(&s->mine, s->nmine, &s->capmine, sizeof *s->mine, 256) == 0)
+        s->mine[s->nmine++] = r->sdb;
+    if (r->status != 0) {
+        put_failed(s, p, r->status, r->error);
+        return;
+    }
+    if (!p->buf) { /* it went to the center's store with the PUT */
+        put_done(s, p);
+        return;
+    }
+    uint32_t cand[16];
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_targets && n < 16; i++) {
+        Spm__Node *t = r->targets[i];
+        if (t->index == SPM_NODE_STORE)
+            p->store_ok = 1;
+        else if (spm_blockclient_node(s->bc, t->index, t->endpoint, t->key) == 0)
+            cand[n++] = t->index;
+    }
+    spm_blockref_t ref = {r->sdb, 1, p->type_id, p->checksum, spm_blockbuf_len(p->buf)};
+    p->state = PUT_KEEPING;
+    if (spm_blockclient_keep(s->bc, &ref, p->buf, NULL, 0, r->replicas ? r->replicas : 1, cand, n,
+                             put_kept, p) != 0)
+        put_failed(s, p, SPM_ENOMEM, "out of memory");
+}
+
+static void on_store_reply(spm_session_t *s, Spm__StoreReply *r)
+{
+    for (size_t i = 0; i < s->nputs; i++) {
+        put_t *p = s->puts[i];
+        if (p->req != r->req || p->state != PUT_STORING)
+            continue;
+        if (r->status != 0)
+            put_failed(s, p, r->status, r->error);
+        else
+            put_placed(s, p);
+        return;
+    }
+}
+
+static void get_done(spm_session_t *s, get_t *g)
+{
+    for (size_t i = 0; i < s->ngets; i++)
+        if (s->gets[i] == g) {
+            s->gets[i] = s->gets[--s->ngets];
+            break;
+        }
+    free(g);
+}
+
+static void get_failed(spm_session_t *s, get_t *g, int code, const char *why)
+{
+    if (s->get_rc == 0)
+        s->get_rc = spm_error(code, "fetching SDB %llu: %s", (unsigned long long)g->id, why);
+    get_done(s, g);
+}
+
+static void get_arrived(spm_session_t *s, get_t *g, const void *data, size_t len)
+{
+    int rc = s->got(s->got_arg, g->index, data, len);
+    if (rc != 0 && s->get_rc == 0)
+        s->get_rc = rc;
+    get_done(s, g);
+}
+
+/*  Block client callback: a holder sent G's block (or none could). */
+static void get_fetched(void *arg, int status, zmq_msg_t *block, uint32_t node, const char *why)
+{
+    (void)node;
+    get_t *g = arg;
+    if (status == 0)
+        get_arrived(g->s, g, zmq_msg_data(block), zmq_msg_size(block));
+    else
+        get_failed(g->s, g, status, why);
+}
+
+static void on_get_reply(spm_session_t *s, spm_msg_t *m)
+{
+    Spm__GetReply *r = m->env->get_reply;
+    get_t *g = NULL;
+    for (size_t i = 0; i < s->ngets && !g; i++)
+        if (s->gets[i]->req == r->req && !s->gets[i]->done)
+            g = s->gets[i];
+    if (!g)
+        return;
+    g->done = 1; /* the center answered */
+    if (r->status != 0) {
+        get_failed(s, g, r->status, r->error && *r->error ? r->error : spm_strerror(r->status));
+        return;
+    }
+    if (m->nframes == 1) {
+        get_arrived(s, g, zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]));
+        return;
+    }
+    uint32_t nodes[16];
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_holders && k < r->n_holder_nodes && n < 16; k++)
+        if (spm_blockclient_node(s->bc, r->holder_nodes[k], r->holders[k],
+                                 k < r->n_holder_keys ? r->holder_keys[k] : "") == 0)
+            nodes[n++] = r->holder_nodes[k];
+    spm_blockref_t ref = {r->sdb, r->version, r->type, r->checksum, r->bytes};
+    if (!n || spm_blockclient_fetch(s->bc, &ref, nodes, n, get_fetched, g) != 0)
+        get_failed(s, g, SPM_EPROTO, "the center named no holder");
+}
+
+/*  Whether a put or get waits for the center's answer. */
+static int waits_for_center(const spm_session_t *s)
+{
+    for (size_t i = 0; i < s->nputs; i++)
+        if (s->puts[i]->state != PUT_KEEPING)
+            return 1;
+    for (size_t i = 0; i < s->ngets; i++)
+        if (!s->gets[i]->done)
+            return 1;
+    return 0;
+}
+
+/*  Moves the puts and gets in flight on: waits up to 100 ms for answers
+    from the center or from nodes and handles them. Returns 0, or the
+    failure that ends them all (the center silent for the timeout, dead,
+    or Ctrl-C). */
+static int progress(spm_session_t *s)
+{
+    if (spm_session_interrupted() && !s->closing)
+        return spm_error(SPM_ECANCELED, "interrupted");
+    int rc = vm_alive(s);
+    if (rc != 0)
+        return rc;
+    zmq_pollitem_t items[1 + 64] = {{s->dealer, 0, ZMQ_POLLIN, 0}};
+    int n = 1 + spm_blockclient_items(s->bc, items + 1, 64);
+    zmq_poll(items, n, 100);
+    spm_blockclient_process(s->bc);
+    spm_blockclient_expire(s->bc, spm_now_us());
+    spm_msg_t m;
+    int r;
+    while ((r = spm_wire_recv(s->dealer, 0, 1, &m, NULL)) > 0) {
+        if (r != 1)
+            continue;
+        s->last_heard = spm_now_us();
+        switch (m.env->body_case) {
+        case SPM__ENVELOPE__BODY_PUT_REPLY:
+            on_put_reply(s, m.env->put_reply);
+            break;
+        case SPM__ENVELOPE__BODY_STORE_REPLY:
+            on_store_reply(s, m.env->store_reply);
+            break;
+        case SPM__ENVELOPE__BODY_GET_REPLY:
+            on_get_reply(s, &m);
+            break;
+        default: /* stray progress and the like */
+            break;
+        }
+        spm_msg_close(&m);
+    }
+    if (waits_for_center(s) && spm_now_us() - s->last_heard > (uint64_t)s->o.timeout_ms * 1000) {
+        s->silent = 1;
+        return spm_error(SPM_EUNREACH, "%s: the center did not answer within %ld ms", s->endpoint,
+                         s->o.timeout_ms);
+    }
+    return 0;
+}
+
+/*  Forgets every put and get in flight (no answer will come). */
+static void abandon(spm_session_t *s)
+{
+    while (s->nputs)
+        put_done(s, s->puts[0]);
+    while (s->ngets)
+        get_done(s, s->gets[0]);
 }
 
 int spm_session_put_async(spm_session_t *s, const char *type, const void *data, size_t len,
@@ -336,21 +593,50 @@ int spm_session_put_async(spm_session_t *s, const char *type, const void *data, 
 {
     int rc = 0;
     while (rc == 0 && s->put_rc == 0 && s->nputs == PUT_WINDOW)
-        rc = put_answer(s);
+        rc = progress(s);
+    if (rc != 0)
+        abandon(s);
     if (rc != 0 || s->put_rc != 0)
         return rc ? rc : s->put_rc;
-    Spm__Put p = SPM__PUT__INIT;
-    p.req = ++s->next_req;
-    p.type = (char *)type;
+    put_t *p = calloc(1, sizeof *p);
+    void *copy = s->stage_to_nodes ? malloc(len ? len : 1) : NULL;
+    if (!p || (s->stage_to_nodes && !copy)) {
+        free(p);
+        free(copy);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    Spm__Put pu = SPM__PUT__INIT;
+    pu.req = p->req = ++s->next_req;
+    pu.type = (char *)type;
+    p->id = id;
+    p->type = type;
+    p->s = s;
+    p->state = PUT_ASKED;
+    spm_frame_t f = {(void *)data, len, NULL, NULL}; /* copied: DATA is the caller's */
+    if (s->stage_to_nodes) {
+        /* The nodes keep it; the center only names them. */
+        if (len)
+            memcpy(copy, data, len);
+        if (!(p->buf = spm_blockbuf_new(copy, len))) {
+            free(p);
+            return spm_error(SPM_ENOMEM, "out of memory");
+        }
+        p->type_id = spm_name_id(type);
+        p->checksum = pu.checksum = spm_checksum(data, len);
+        pu.place = 1;
+        pu.bytes = len;
+    }
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_PUT;
-    env.put = &p;
-    spm_frame_t f = {(void *)data, len, NULL, NULL}; /* copied: DATA is the caller's */
-    if ((rc = send_env(s, &env, &f, 1)) != 0)
+    env.put = &pu;
+    if ((rc = send_env(s, &env, &f, p->buf ? 0 : 1)) != 0) {
+        spm_blockbuf_unref(p->buf);
+        free(p);
         return rc;
-    s->puts[s->nputs].req = p.req;
-    s->puts[s->nputs].id = id;
-    s->puts[s->nputs++].type = type;
+    }
+    if (!s->nputs && !s->ngets)
+        s->last_heard = spm_now_us();
+    s->puts[s->nputs++] = p;
     return 0;
 }
 
@@ -358,7 +644,9 @@ int spm_session_put_flush(spm_session_t *s)
 {
     int rc = 0;
     while (rc == 0 && s->nputs > 0)
-        rc = put_answer(s);
+        rc = progress(s);
+    if (rc != 0)
+        abandon(s);
     return rc ? rc : s->put_rc;
 }
 
@@ -369,42 +657,75 @@ int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t
     return rc ? rc : done;
 }
 
+int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
+                         int (*fn)(void *arg, size_t index, const void *data, size_t len),
+                         void *arg)
+{
+    s->got = fn;
+    s->got_arg = arg;
+    s->get_rc = 0;
+    int rc = 0;
+    size_t next = 0;
+    while (rc == 0 && s->get_rc == 0 && (next < n || s->ngets > 0)) {
+        while (next < n && s->ngets < GET_WINDOW && s->get_rc == 0) {
+            get_t *g = calloc(1, sizeof *g);
+            if (!g) {
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+                break;
+            }
+            g->req = ++s->next_req;
+            g->index = next;
+            g->id = ids[next++];
+            g->s = s;
+            Spm__Get q = SPM__GET__INIT;
+            q.req = g->req;
+            q.sdb = g->id;
+            Spm__Envelope env = SPM__ENVELOPE__INIT;
+            env.body_case = SPM__ENVELOPE__BODY_GET;
+            env.get = &q;
+            if ((rc = send_env(s, &env, NULL, 0)) != 0) {
+                free(g);
+                break;
+            }
+            if (!s->nputs && !s->ngets)
+                s->last_heard = spm_now_us();
+            s->gets[s->ngets++] = g;
+        }
+        if (rc == 0 && s->ngets > 0)
+            rc = progress(s);
+    }
+    abandon(s); /* after a failure: the rest is not wanted */
+    return rc ? rc : s->get_rc;
+}
+
+/*  spm_session_get's callback: keeps a copy of the one block. */
+typedef struct {
+    void *data;
+    size_t len;
+} one_t;
+
+static int got_one(void *arg, size_t index, const void *data, size_t len)
+{
+    (void)index;
+    one_t *o = arg;
+    if (!(o->data = malloc(len ? len : 1)))
+        return spm_error(SPM_ENOMEM, "out of memory");
+    memcpy(o->data, data, len);
+    o->len = len;
+    return 0;
+}
+
 int spm_session_get(spm_session_t *s, spm_sdb_t id, void **data, size_t *len)
 {
-    Spm__Get g = SPM__GET__INIT;
-    g.req = ++s->next_req;
-    g.sdb = id;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_GET;
-    env.get = &g;
-    int rc = send_env(s, &env, NULL, 0);
-    spm_msg_t m;
-    while (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_GET_REPLY, s->o.timeout_ms, &m)) == 1) {
-        Spm__GetReply *r = m.env->get_reply;
-        if (r->req != g.req) {
-            spm_msg_close(&m);
-            rc = 0;
-            continue;
-        }
-        rc = r->status;
-        if (rc == 0 && m.nframes != 1)
-            rc = SPM_EPROTO;
-        if (rc == 0) {
-            size_t n = zmq_msg_size(&m.frames[0]);
-            *data = malloc(n ? n : 1);
-            if (*data) {
-                memcpy(*data, zmq_msg_data(&m.frames[0]), n);
-                *len = n;
-            } else {
-                rc = SPM_ENOMEM;
-            }
-        }
-        if (rc != 0)
-            spm_error(rc, "fetching SDB %llu: %s", (unsigned long long)id, spm_strerror(rc));
-        spm_msg_close(&m);
-        break;
+    one_t o = {0};
+    int rc = spm_session_get_each(s, &id, 1, got_one, &o);
+    if (rc != 0) {
+        free(o.data);
+        return rc;
     }
-    return rc;
+    *data = o.data;
+    *len = o.len;
+    return 0;
 }
 
 static void draw_progress(const Spm__Progress *p)
@@ -653,6 +974,8 @@ void spm_session_close(spm_session_t **sp)
         if (!gone)
             spm_proc_stop(procs[k], 3000);
     }
+    abandon(s);
+    spm_blockclient_destroy(&s->bc);
     if (s->dealer)
         zmq_close(s->dealer);
     spm_security_destroy(&s->security);

@@ -106,8 +106,12 @@ int spm_run_opts_bar(const spm_run_opts_t *o);
     SPM_EADDRINUSE, SPM_ESYS, SPM_EINVAL (detail set). */
 int spm_session_open(const spm_run_opts_t *o, spm_session_t **out);
 
-/*  Stores a new SDB of TYPE with LEN bytes (copied) in the VM's store as
-    version 1. Returns 0 with *ID set, or an SPM_E* code. */
+/*  Stores a new SDB of TYPE with LEN bytes (copied) in the VM as version
+    1: on a cluster, on as many nodes as the VM keeps replicas of (pushed
+    to their data agents straight from here; the center only names them);
+    on an embedded VM, in the center's store. Returns 0 with *ID set, or an
+    SPM_E* code (SPM_EUNREACH when no node would keep it: the detail names
+    each node tried and what it said). */
 int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t len,
                     spm_sdb_t *id);
 
@@ -123,9 +127,21 @@ int spm_session_put_async(spm_session_t *s, const char *type, const void *data, 
 /*  Waits for every unanswered put. Returns 0 or the first SPM_E* code. */
 int spm_session_put_flush(spm_session_t *s);
 
-/*  Fetches the newest committed version of SDB ID. *DATA is malloc'd and
-    owned by the caller. Returns 0, SPM_ENOTFOUND, or another SPM_E* code. */
+/*  Fetches the newest committed version of SDB ID, from the nodes that
+    hold it (or the center's store). *DATA is malloc'd and owned by the
+    caller. Returns 0, SPM_ENOTFOUND (no such SDB, or every node that kept
+    it died), SPM_EUNREACH (no holder answered: the detail names each), or
+    another SPM_E* code. */
 int spm_session_get(spm_session_t *s, spm_sdb_t id, void **data, size_t *len);
+
+/*  Fetches the newest versions of the N SDBs IDS, up to 16 at once from
+    their holders, and calls FN(ARG, I, DATA, LEN) for each (I its index in
+    IDS) in the order they arrive; DATA is valid during the call only. FN
+    returns 0, or an SPM_E* code that stops the fetching. Returns 0, or the
+    first failure (as spm_session_get, or FN's). */
+int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
+                         int (*fn)(void *arg, size_t index, const void *data, size_t len),
+                         void *arg);
 
 /*  Submits PROGRAM with ARGS, shows progress on a terminal (unless quiet or
     json), waits for the end and prints the report (text, or JSON on stdout).

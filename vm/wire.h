@@ -21,7 +21,7 @@
 
 #include "vm/spm.pb-c.h" /* generated into build/gen */
 
-#define SPM_PROTOCOL_VERSION 1
+#define SPM_PROTOCOL_VERSION 2
 #define SPM_MAX_MSG_BYTES (512ll << 20) /* largest frame ZeroMQ accepts */
 #define SPM_MAX_FRAMES 4096             /* block frames in one message */
 

@@ -97,6 +97,12 @@ const spm_sdb_type_t *spm_sdb_type_by_id(uint32_t id)
     return i < 0 ? NULL : &types[i];
 }
 
+int spm_sdb_check(uint32_t type, const void *data, size_t len)
+{
+    const spm_sdb_type_t *t = spm_sdb_type_by_id(type);
+    return t && t->validate(data, len) == 0 ? 0 : SPM_EFORMAT;
+}
+
 const spm_sdb_type_t *spm_sdb_type_at(size_t i)
 {
     return i < ntypes ? &types[i] : NULL;

@@ -21,6 +21,11 @@ uint32_t spm_name_id(const char *name);
 const spm_opcode_t *spm_opcode_by_id(uint32_t id);
 const spm_sdb_type_t *spm_sdb_type_by_id(uint32_t id);
 
+/*  Whether LEN bytes at DATA are a well-formed block of the type with wire
+    id TYPE: 0, or SPM_EFORMAT (also for an unknown type). What the data
+    plane checks before it keeps a block that came over the network. */
+int spm_sdb_check(uint32_t type, const void *data, size_t len);
+
 /*  Iteration over registered SDB types (the fuzz targets check each):
     returns the I-th type or NULL past the end. */
 const spm_sdb_type_t *spm_sdb_type_at(size_t i);

@@ -1,6 +1,7 @@
 /*  Unit tests of the IDU: the scoreboard's dependences, ACC merges,
     priorities, feed hooks, leases, IEU deaths and stale commits. The IDU is
     driven directly, as the center drives it, without sockets. */
+#include "datacache/directory.h"
 #include "idu/idu.h"
 #include "isa/core/registry.h"
 #include "tests/check_main.h"
@@ -544,8 +545,13 @@ START_TEST(issue_prefers_sis_whose_operands_are_local)
 {
     spm_sdb_t far = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
     spm_sdb_t near = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    spm_idu_dir_add(idu, far, 1, 1 << 20, 1);
-    spm_idu_dir_add(idu, near, 1, 1 << 20, 0);
+    spm_directory_t *dir = spm_directory_new(2);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(spm_directory_node_up(dir, 0, "ipc://n0", ""), 0);
+    ck_assert_int_eq(spm_directory_node_up(dir, 1, "ipc://n1", ""), 0);
+    spm_idu_set_directory(idu, dir);
+    spm_directory_add(dir, far, 1, 1 << 20, 7, 1, SPM_DIR_KEEPER);
+    spm_directory_add(dir, near, 1, 1 << 20, 7, 0, SPM_DIR_KEEPER);
     script[nscript++] = (step_t){far, SPM_R, 0};
     script[nscript++] = (step_t){near, SPM_R, 0};
     uint64_t job;
@@ -555,11 +561,8 @@ START_TEST(issue_prefers_sis_whose_operands_are_local)
     spm_idu_pump(idu);
     ck_assert_uint_eq(nemitted, 1);
     ck_assert_uint_eq(emitted[0].ops[0].sdb, near); /* issued second, local to node 0 */
-    uint32_t nodes[4];
-    ck_assert_uint_eq(spm_idu_dir_holders(idu, far, 1, nodes, 4), 1);
-    ck_assert_uint_eq(nodes[0], 1);
-    spm_idu_dir_drop(idu, far, 1, 1);
-    ck_assert_uint_eq(spm_idu_dir_holders(idu, far, 1, nodes, 4), 0);
+    spm_idu_destroy(&idu);                          /* before the directory it uses */
+    spm_directory_destroy(&dir);
 }
 END_TEST
 

@@ -1,5 +1,6 @@
 /*  Tests of datacache/nodecache: the node's level-1 cache shared by IEU processes. Every test
     works on real LMDB files below a mkdtemp directory that is removed at the end. */
+#include "datacache/checksum.h"
 #include "datacache/nodecache.h"
 #include "tests/check_main.h"
 #include "tests/mapped.h"
@@ -414,6 +415,453 @@ START_TEST(test_unwritable_dir)
 }
 END_TEST
 
+/* ------------------------------------------------------------ kept blocks */
+
+/* Keeps block (ID, VERSION) of type 9 with LEN bytes made from SEED and their checksum. */
+static int keep_block(spm_nodecache_t *nc, spm_sdb_t id, uint64_t version, size_t len,
+                      uint64_t seed)
+{
+    uint8_t *b = block_bytes(len, seed);
+    int rc = spm_nodecache_keep(nc, id, version, 9, spm_checksum(b, len), b, len);
+    free(b);
+    return rc;
+}
+
+/* 1 when block (ID, VERSION) read through R is of TYPE with LEN bytes made from SEED. */
+static int holds(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t type,
+                 size_t len, uint64_t seed)
+{
+    const void *p;
+    size_t n;
+    uint32_t t;
+    if (spm_nodecache_get(r, id, version, &t, &p, &n) != 0 || n != len || t != type)
+        return 0;
+    uint8_t *want = block_bytes(len, seed);
+    int same = len == 0 || memcmp(p, want, len) == 0;
+    free(want);
+    return same;
+}
+
+/* 1 when block (ID, VERSION) is kept with the checksum of LEN bytes made from SEED. */
+static int kept_with_sum(spm_nodecache_t *nc, spm_sdb_t id, uint64_t version, size_t len,
+                         uint64_t seed)
+{
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    uint64_t sum = 1;
+    unsigned flags = 0;
+    int ok = r && spm_nodecache_meta(r, id, version, &sum, &flags) == 0;
+    spm_nodecache_reader_end(&r);
+    uint8_t *b = block_bytes(len, seed);
+    ok = ok && flags == SPM_NODECACHE_KEPT && sum == spm_checksum(b, len);
+    free(b);
+    return ok;
+}
+
+START_TEST(test_checksum)
+{
+    /* XXH3_64bits of no bytes, as published by xxHash: every node must compute the same */
+    ck_assert_uint_eq(spm_checksum(NULL, 0), 0x2D06800538D394C2ull);
+    ck_assert_uint_eq(spm_checksum("", 0), 0x2D06800538D394C2ull);
+    uint8_t *b = block_bytes(10000, 5);
+    uint64_t sum = spm_checksum(b, 10000);
+    ck_assert_uint_eq(spm_checksum(b, 10000), sum);
+    for (size_t i = 0; i < 10000; i += 997) { /* one flipped bit anywhere is caught */
+        b[i] ^= 0x10;
+        ck_assert_uint_ne(spm_checksum(b, 10000), sum);
+        b[i] ^= 0x10;
+    }
+    ck_assert_uint_ne(spm_checksum(b, 9999), sum); /* and so is a truncated copy */
+    free(b);
+}
+END_TEST
+
+START_TEST(test_kept_never_evicted)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 3000, 1);
+    ck_assert_ptr_nonnull(nc);
+    evicted_t ev = {0};
+    spm_nodecache_on_evict(nc, on_evict, &ev);
+    ck_assert_int_eq(put_block(nc, 1, 1000), 0);
+    ck_assert_int_eq(put_block(nc, 2, 1000), 0);
+
+    /* keeping makes room by evicting copies, oldest first */
+    ck_assert_int_eq(keep_block(nc, 10, 1, 2500, 10), 0);
+    ck_assert_int_eq(ev.n, 2);
+    ck_assert_uint_eq(ev.id[0], 1);
+    ck_assert_uint_eq(ev.id[1], 2);
+    /* a keep past the budget is refused and changes nothing: the node is full, and the
+       block must be kept elsewhere */
+    ck_assert_int_eq(keep_block(nc, 11, 1, 600, 11), SPM_EFULL);
+    ck_assert_int_eq(spm_nodecache_has(nc, 11, 1), 0);
+    ck_assert_int_eq(ev.n, 2);
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.blocks, 1);
+    ck_assert_uint_eq(s.bytes, 2500);
+    ck_assert_uint_eq(s.kept_blocks, 1);
+    ck_assert_uint_eq(s.kept_bytes, 2500);
+    ck_assert_uint_eq(s.evictions, 2);
+
+    /* reads of kept blocks put them in no LRU order: 10, read before 3 is put, stays */
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(holds(r, 10, 1, 9, 2500, 10));
+    spm_nodecache_reader_end(&r);
+    ck_assert_int_eq(spm_nodecache_flush(nc), 0);
+    ck_assert_int_eq(put_block(nc, 3, 500), 0);
+    ck_assert_int_eq(put_block(nc, 4, 400), 0); /* 2500 + 500 + 400 > 3000: 3 goes */
+    ck_assert_int_eq(ev.n, 3);
+    ck_assert_uint_eq(ev.id[2], 3);
+    ck_assert_int_eq(spm_nodecache_has(nc, 10, 1), 1);
+    ck_assert(kept_with_sum(nc, 10, 1, 2500, 10));
+    r = spm_nodecache_reader(nc);
+    ck_assert(holds(r, 10, 1, 9, 2500, 10));
+    spm_nodecache_reader_end(&r);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
+START_TEST(test_put_refused_beside_kept)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 4000, 1);
+    ck_assert_ptr_nonnull(nc);
+    evicted_t ev = {0};
+    spm_nodecache_on_evict(nc, on_evict, &ev);
+    ck_assert_int_eq(put_block(nc, 1, 1000), 0);
+    ck_assert_int_eq(keep_block(nc, 2, 1, 3500, 2), 0);
+    ck_assert_int_eq(ev.n, 1);
+
+    /* 3500 kept + 1000 > 4000 even with no copy left: refused, nothing stored */
+    ck_assert_int_eq(put_block(nc, 3, 1000), SPM_EFULL);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "kept"));
+    ck_assert_int_eq(spm_nodecache_has(nc, 3, 1), 0);
+    ck_assert_int_eq(put_block(nc, 4, 500), 0); /* a copy that fits beside them is taken */
+    /* a refused put evicts nothing: the copy of 4 stays */
+    ck_assert_int_eq(put_block(nc, 5, 600), SPM_EFULL);
+    ck_assert_int_eq(spm_nodecache_has(nc, 5, 1), 0);
+    ck_assert_int_eq(spm_nodecache_has(nc, 4, 1), 1);
+    ck_assert_int_eq(ev.n, 1);
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.blocks, 2);
+    ck_assert_uint_eq(s.bytes, 4000);
+    ck_assert_uint_eq(s.kept_blocks, 1);
+    ck_assert_uint_eq(s.kept_bytes, 3500);
+    ck_assert_uint_eq(s.evictions, 1);
+
+    /* once the kept block is dropped, the copy fits */
+    ck_assert_int_eq(spm_nodecache_drop(nc, 2, 1), 0);
+    ck_assert_int_eq(put_block(nc, 5, 600), 0);
+    ck_assert_int_eq(spm_nodecache_has(nc, 5, 1), 1);
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.kept_blocks, 0);
+    ck_assert_uint_eq(s.kept_bytes, 0);
+    ck_assert_uint_eq(s.bytes, 1100);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
+START_TEST(test_keep_replaces)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 2000, 1);
+    ck_assert_ptr_nonnull(nc);
+    evicted_t ev = {0};
+    spm_nodecache_on_evict(nc, on_evict, &ev);
+    ck_assert_int_eq(keep_block(nc, 0, 1, 10, 1), SPM_EINVAL);
+    ck_assert_int_eq(keep_block(nc, 1, 0, 10, 1), SPM_EINVAL);
+
+    /* a copy is stored without a checksum */
+    ck_assert_int_eq(put_block(nc, 1, 1000), 0);
+    spm_nodecache_reader_t *old = spm_nodecache_reader(nc);
+    ck_assert_ptr_nonnull(old);
+    uint64_t sum = 1;
+    unsigned flags = 0;
+    ck_assert_int_eq(spm_nodecache_meta(old, 1, 1, &sum, &flags), 0);
+    ck_assert_uint_eq(flags, SPM_NODECACHE_NOSUM);
+    ck_assert_uint_eq(sum, 0);
+    ck_assert_int_eq(spm_nodecache_meta(old, 1, 2, &sum, &flags), SPM_ENOTFOUND);
+    const void *p;
+    size_t n;
+    ck_assert_int_eq(spm_nodecache_get(old, 1, 1, NULL, &p, &n), 0);
+
+    /* another process keeping it replaces its bytes and makes it kept; a reader that began
+       before goes on seeing the old bytes */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        spm_nodecache_t *c = spm_nodecache_open(dir, 2000, 0);
+        _exit(c && keep_block(c, 1, 1, 1500, 2) == 0 ? 0 : 1);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    uint8_t *want = block_bytes(1000, 1);
+    ck_assert_uint_eq(n, 1000);
+    ck_assert_int_eq(memcmp(p, want, 1000), 0);
+    free(want);
+    spm_nodecache_reader_end(&old);
+    ck_assert(kept_with_sum(nc, 1, 1, 1500, 2));
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    ck_assert(holds(r, 1, 1, 9, 1500, 2));
+    spm_nodecache_reader_end(&r);
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.blocks, 1);
+    ck_assert_uint_eq(s.bytes, 1500);
+    ck_assert_uint_eq(s.kept_blocks, 1);
+    ck_assert_uint_eq(s.kept_bytes, 1500);
+
+    /* keeping a kept block again replaces type, bytes and checksum */
+    uint8_t *b = block_bytes(500, 3);
+    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 1, 12, spm_checksum(b, 500), b, 500), 0);
+    free(b);
+    ck_assert(kept_with_sum(nc, 1, 1, 500, 3));
+    r = spm_nodecache_reader(nc);
+    ck_assert(holds(r, 1, 1, 12, 500, 3));
+    spm_nodecache_reader_end(&r);
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.blocks, 1);
+    ck_assert_uint_eq(s.bytes, 500);
+    ck_assert_uint_eq(s.kept_blocks, 1);
+    ck_assert_uint_eq(s.kept_bytes, 500);
+
+    /* a plain put never demotes it, nor changes its bytes */
+    ck_assert_int_eq(put_block(nc, 1, 700), 0);
+    ck_assert(kept_with_sum(nc, 1, 1, 500, 3));
+    r = spm_nodecache_reader(nc);
+    ck_assert(holds(r, 1, 1, 12, 500, 3));
+    spm_nodecache_reader_end(&r);
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.blocks, 1);
+    ck_assert_uint_eq(s.kept_bytes, 500);
+
+    /* the block that was a copy left the LRU order: later copies are evicted, it is not */
+    ck_assert_int_eq(put_block(nc, 2, 1000), 0);
+    ck_assert_int_eq(put_block(nc, 3, 600), 0); /* 500 + 1000 + 600 > 2000: 2 goes */
+    ck_assert_int_eq(ev.n, 1);
+    ck_assert_uint_eq(ev.id[0], 2);
+    ck_assert_int_eq(spm_nodecache_has(nc, 1, 1), 1);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
+START_TEST(test_drop_all)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 10000, 1);
+    ck_assert_ptr_nonnull(nc);
+    evicted_t ev = {0};
+    spm_nodecache_on_evict(nc, on_evict, &ev);
+    uint8_t *b = block_bytes(1000, 7);
+    ck_assert_int_eq(spm_nodecache_put(nc, 7, 3, 9, b, 1000), 0); /* oldest copy */
+    ck_assert_int_eq(spm_nodecache_put(nc, 6, UINT64_MAX, 9, b, 1000), 0);
+    free(b);
+    ck_assert_int_eq(keep_block(nc, 7, 1, 1000, 71), 0);
+    ck_assert_int_eq(keep_block(nc, 7, 2, 1000, 72), 0);
+    ck_assert_int_eq(keep_block(nc, 8, 1, 1000, 81), 0);
+    ck_assert_int_eq(keep_block(nc, 6, 5, 1000, 65), 0);
+
+    ck_assert_int_eq(spm_nodecache_drop_all(nc, 7), 0);
+    for (uint64_t v = 1; v <= 3; v++)
+        ck_assert_int_eq(spm_nodecache_has(nc, 7, v), 0);
+    ck_assert_int_eq(spm_nodecache_has(nc, 6, 5), 1); /* the neighbours in key order stay */
+    ck_assert_int_eq(spm_nodecache_has(nc, 6, UINT64_MAX), 1);
+    ck_assert_int_eq(spm_nodecache_has(nc, 8, 1), 1);
+    ck_assert_int_eq(ev.n, 0); /* dropped, not evicted: no write-back */
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.blocks, 3);
+    ck_assert_uint_eq(s.bytes, 3000);
+    ck_assert_uint_eq(s.kept_blocks, 2);
+    ck_assert_uint_eq(s.kept_bytes, 2000);
+    ck_assert_uint_eq(s.evictions, 0);
+    ck_assert_int_eq(spm_nodecache_drop_all(nc, 7), 0); /* none left is no error */
+    ck_assert_int_eq(spm_nodecache_drop_all(nc, 12345), 0);
+
+    /* the dropped copy left the LRU order too: the next eviction takes (6, max) */
+    ck_assert_int_eq(put_block(nc, 20, 4000), 0);
+    ck_assert_int_eq(put_block(nc, 21, 3000), 0);
+    ck_assert_int_eq(put_block(nc, 22, 1000), 0);
+    ck_assert_int_eq(ev.n, 1);
+    ck_assert_uint_eq(ev.id[0], 6);
+
+    /* drop works on a kept block */
+    ck_assert_int_eq(spm_nodecache_drop(nc, 8, 1), 0);
+    ck_assert_int_eq(spm_nodecache_drop(nc, 8, 1), SPM_ENOTFOUND);
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.kept_blocks, 1);
+    ck_assert_uint_eq(s.kept_bytes, 1000);
+    ck_assert_uint_eq(s.blocks, 4);
+    ck_assert_uint_eq(s.bytes, 9000);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
+/* What spm_nodecache_list_kept reported. */
+typedef struct {
+    int n;                /* blocks listed */
+    spm_sdb_t id[8];      /* their ids, in order */
+    uint64_t version[8];  /* their versions */
+    uint32_t type[8];     /* their types */
+    uint64_t checksum[8]; /* their checksums */
+    size_t len[8];        /* their lengths */
+} listed_t;
+
+static void on_list(void *arg, spm_sdb_t id, uint64_t version, uint32_t type, uint64_t checksum,
+                    size_t len)
+{
+    listed_t *l = arg;
+    if (l->n < 8) {
+        l->id[l->n] = id;
+        l->version[l->n] = version;
+        l->type[l->n] = type;
+        l->checksum[l->n] = checksum;
+        l->len[l->n] = len;
+    }
+    l->n++;
+}
+
+START_TEST(test_list_kept)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 0, 1);
+    ck_assert_ptr_nonnull(nc);
+    listed_t l = {0};
+    ck_assert_int_eq(spm_nodecache_list_kept(nc, on_list, &l), 0);
+    ck_assert_int_eq(l.n, 0);
+
+    ck_assert_int_eq(spm_nodecache_keep(nc, 3, 1, 4, 0, NULL, 0), 0); /* checksum 0 is valid */
+    ck_assert_int_eq(keep_block(nc, 3, 2, 5000, 32), 0);
+    ck_assert_int_eq(keep_block(nc, 1, 7, 10, 17), 0);
+    ck_assert_int_eq(put_block(nc, 2, 100), 0); /* copies are not listed */
+    uint8_t *b = block_bytes(64, 33);
+    ck_assert_int_eq(spm_nodecache_put(nc, 3, 3, 9, b, 64), 0);
+    free(b);
+    b = block_bytes(20, 18); /* kept again with other bytes: listed as it is now */
+    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 7, 5, 0xFEEDull, b, 20), 0);
+    free(b);
+
+    ck_assert_int_eq(spm_nodecache_list_kept(nc, on_list, &l), 0);
+    ck_assert_int_eq(l.n, 3);
+    ck_assert_uint_eq(l.id[0], 1);
+    ck_assert_uint_eq(l.version[0], 7);
+    ck_assert_uint_eq(l.type[0], 5);
+    ck_assert_uint_eq(l.checksum[0], 0xFEEDull);
+    ck_assert_uint_eq(l.len[0], 20);
+    ck_assert_uint_eq(l.id[1], 3);
+    ck_assert_uint_eq(l.version[1], 1);
+    ck_assert_uint_eq(l.type[1], 4);
+    ck_assert_uint_eq(l.checksum[1], 0);
+    ck_assert_uint_eq(l.len[1], 0);
+    ck_assert_uint_eq(l.id[2], 3);
+    ck_assert_uint_eq(l.version[2], 2);
+    ck_assert_uint_eq(l.type[2], 9);
+    b = block_bytes(5000, 32);
+    ck_assert_uint_eq(l.checksum[2], spm_checksum(b, 5000));
+    free(b);
+    ck_assert_uint_eq(l.len[2], 5000);
+
+    /* the same through meta, for a reader serving them; a kept block of 0 bytes reads back */
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    uint64_t sum = 1;
+    unsigned flags = 0;
+    ck_assert_int_eq(spm_nodecache_meta(r, 3, 1, &sum, &flags), 0);
+    ck_assert_uint_eq(sum, 0);
+    ck_assert_uint_eq(flags, SPM_NODECACHE_KEPT);
+    ck_assert(holds(r, 3, 1, 4, 0, 0));
+    ck_assert_int_eq(spm_nodecache_meta(r, 3, 3, &sum, &flags), 0);
+    ck_assert_uint_eq(flags, SPM_NODECACHE_NOSUM);
+    spm_nodecache_reader_end(&r);
+
+    ck_assert_int_eq(spm_nodecache_drop(nc, 3, 2), 0);
+    l.n = 0;
+    ck_assert_int_eq(spm_nodecache_list_kept(nc, on_list, &l), 0);
+    ck_assert_int_eq(l.n, 2);
+    ck_assert_uint_eq(l.id[1], 3);
+    ck_assert_uint_eq(l.version[1], 1);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
+/* A line from the other process: 1 when it said it went well. */
+static int heard_ok(int fd)
+{
+    char ok = 0;
+    return read(fd, &ok, 1) == 1 && ok == 1;
+}
+
+START_TEST(test_kept_two_processes)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 3000, 1);
+    ck_assert_ptr_nonnull(nc);
+    evicted_t ev = {0};
+    spm_nodecache_on_evict(nc, on_evict, &ev);
+    /* this process reads a copy; its note is still pending when the other keeps it */
+    ck_assert_int_eq(put_block(nc, 3, 1000), 0);
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    ck_assert(block_ok(r, 3, 1000, NULL));
+    spm_nodecache_reader_end(&r);
+
+    int up[2], down[2];
+    ck_assert_int_eq(pipe(up), 0);
+    ck_assert_int_eq(pipe(down), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) { /* another IEU process of the node */
+        spm_nodecache_t *c = spm_nodecache_open(dir, 3000, 0);
+        char ok = c && keep_block(c, 3, 1, 1000, 33) == 0 && keep_block(c, 1, 1, 1500, 1) == 0;
+        if (write(up[1], &ok, 1) != 1 || read(down[0], &ok, 1) != 1)
+            _exit(2);
+        spm_nodecache_reader_t *cr = spm_nodecache_reader(c);
+        ok = cr && holds(cr, 2, 1, 9, 200, 2);
+        spm_nodecache_reader_end(&cr);
+        ok = ok && kept_with_sum(c, 2, 1, 200, 2) && spm_nodecache_drop_all(c, 3) == 0;
+        spm_nodecache_close(&c);
+        _exit(ok ? 0 : 1);
+    }
+    ck_assert(heard_ok(up[0]));
+
+    /* its kept blocks are kept here too */
+    ck_assert(kept_with_sum(nc, 3, 1, 1000, 33));
+    ck_assert(kept_with_sum(nc, 1, 1, 1500, 1));
+    r = spm_nodecache_reader(nc);
+    ck_assert(holds(r, 1, 1, 9, 1500, 1));
+    ck_assert(holds(r, 3, 1, 9, 1000, 33));
+    spm_nodecache_reader_end(&r);
+    listed_t l = {0};
+    ck_assert_int_eq(spm_nodecache_list_kept(nc, on_list, &l), 0);
+    ck_assert_int_eq(l.n, 2);
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.kept_blocks, 2);
+    ck_assert_uint_eq(s.kept_bytes, 2500);
+
+    /* the pending note of the copy it replaced gives the kept block no LRU place */
+    ck_assert_int_eq(spm_nodecache_flush(nc), 0);
+    ck_assert_int_eq(put_block(nc, 4, 400), 0);
+    ck_assert_int_eq(put_block(nc, 5, 400), 0); /* 2500 + 400 + 400 > 3000: 4 goes */
+    ck_assert_int_eq(ev.n, 1);
+    ck_assert_uint_eq(ev.id[0], 4);
+    ck_assert_int_eq(spm_nodecache_has(nc, 3, 1), 1);
+
+    /* and the other process sees what this one keeps; its drop_all is seen here */
+    ck_assert_int_eq(keep_block(nc, 2, 1, 200, 2), 0);
+    ck_assert_int_eq(write(down[1], "g", 1), 1);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed");
+    ck_assert_int_eq(spm_nodecache_has(nc, 3, 1), 0);
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.kept_blocks, 2);
+    ck_assert_uint_eq(s.kept_bytes, 1700);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
 static Suite *nodecache_suite(void)
 {
     Suite *s = suite_create("nodecache");
@@ -427,6 +875,13 @@ static Suite *nodecache_suite(void)
     tcase_add_test(tc, test_reader_rules_has_drop);
     tcase_add_test(tc, test_writer_killed);
     tcase_add_test(tc, test_unwritable_dir);
+    tcase_add_test(tc, test_checksum);
+    tcase_add_test(tc, test_kept_never_evicted);
+    tcase_add_test(tc, test_put_refused_beside_kept);
+    tcase_add_test(tc, test_keep_replaces);
+    tcase_add_test(tc, test_drop_all);
+    tcase_add_test(tc, test_list_kept);
+    tcase_add_test(tc, test_kept_two_processes);
     suite_add_tcase(s, tc);
     return s;
 }

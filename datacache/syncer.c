@@ -2,7 +2,7 @@
     syncer - flushes the center's store and journal to disk off its loop
     =========================================================================
 */
-#include "vm/syncer.h"
+#include "datacache/syncer.h"
 #include "vm/log.h"
 #include "vm/spm.h"
 

@@ -1,0 +1,591 @@
+/*  =========================================================================
+    blockclient - fetches blocks from nodes' data agents and stores blocks
+    on them, peer to peer
+    =========================================================================
+*/
+#include "datacache/blockclient.h"
+#include "datacache/checksum.h"
+#include "vm/grow.h"
+#include "vm/hmap.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BASE_TIMEOUT_US 2000000ull /* a data agent answers a FETCH within ms */
+#define BYTES_PER_S (4ull << 20)   /* ... plus the transfer at a slow 4 MiB/s */
+#define WHY_LEN 600
+
+enum { REQ_FETCH = 1, REQ_STORE = 2 };
+
+struct spm_blockbuf {
+    void *data;
+    size_t len;
+    atomic_int refs;
+};
+
+spm_blockbuf_t *spm_blockbuf_new(void *data, size_t len)
+{
+    spm_blockbuf_t *b = malloc(sizeof *b);
+    if (!b) {
+        free(data);
+        return NULL;
+    }
+    b->data = data;
+    b->len = len;
+    atomic_init(&b->refs, 1);
+    return b;
+}
+
+void *spm_blockbuf_data(const spm_blockbuf_t *b)
+{
+    return b->data;
+}
+
+size_t spm_blockbuf_len(const spm_blockbuf_t *b)
+{
+    return b->len;
+}
+
+spm_blockbuf_t *spm_blockbuf_ref(spm_blockbuf_t *b)
+{
+    atomic_fetch_add(&b->refs, 1);
+    return b;
+}
+
+void spm_blockbuf_unref(spm_blockbuf_t *b)
+{
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+        free(b->data);
+        free(b);
+    }
+}
+
+/*  zmq_free_fn: ZeroMQ is done with a frame of blockbuf HINT. */
+static void release_buf(void *data, void *hint)
+{
+    (void)data;
+    spm_blockbuf_unref(hint);
+}
+
+spm_frame_t spm_blockbuf_frame(spm_blockbuf_t *b)
+{
+    return (spm_frame_t){b->data, b->len, release_buf, spm_blockbuf_ref(b)};
+}
+
+typedef struct {
+    char *endpoint; /* NULL: unknown */
+    char *key;      /* CurveZMQ server key, "" for none */
+    void *sock;     /* DEALER, connected on first use */
+    uint32_t open;  /* requests waiting on it */
+    int down;       /* being forgotten (spm_blockclient_node_down) */
+} peer_t;
+
+typedef struct {
+    uint64_t id;
+    int kind; /* REQ_* */
+    spm_blockref_t ref;
+    uint32_t *holders; /* fetch: nodes to try, in order */
+    size_t nholders, next;
+    uint32_t node;        /* asked now */
+    uint64_t deadline_us; /* given up on after this */
+    int status;           /* the last failure */
+    spm_fetched_fn fetched;
+    spm_stored_fn stored;
+    void *arg;
+    char why[WHY_LEN]; /* what each holder did */
+} req_t;
+
+struct spm_blockclient {
+    void *ctx;                /* not owned */
+    spm_security_t *security; /* not owned */
+    peer_t *peers;            /* by node index */
+    size_t npeers;
+    spm_hmap_t *reqs; /* id -> req_t */
+    uint64_t next_id;
+    spm_corrupt_fn corrupt; /* told of every corrupt copy, or NULL */
+    void *corrupt_arg;
+    spm_blockclient_stats_t stats;
+};
+
+spm_blockclient_t *spm_blockclient_new(void *ctx, spm_security_t *security)
+{
+    spm_blockclient_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->ctx = ctx;
+    self->security = security;
+    if (!(self->reqs = spm_hmap_new())) {
+        free(self);
+        return NULL;
+    }
+    return self;
+}
+
+void spm_blockclient_on_corrupt(spm_blockclient_t *self, spm_corrupt_fn fn, void *arg)
+{
+    self->corrupt = fn;
+    self->corrupt_arg = arg;
+}
+
+static void req_free(req_t *r)
+{
+    free(r->holders);
+    free(r);
+}
+
+static void peer_close(peer_t *p)
+{
+    if (p->sock)
+        zmq_close(p->sock);
+    p->sock = NULL;
+}
+
+void spm_blockclient_destroy(spm_blockclient_t **selfp)
+{
+    spm_blockclient_t *self = *selfp;
+    if (!self)
+        return;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(self->reqs, &pos, &key, &value))
+        req_free(value);
+    spm_hmap_destroy(&self->reqs);
+    for (size_t i = 0; i < self->npeers; i++) {
+        peer_close(&self->peers[i]);
+        free(self->peers[i].endpoint);
+        free(self->peers[i].key);
+    }
+    free(self->peers);
+    free(self);
+    *selfp = NULL;
+}
+
+static peer_t *peer_get(const spm_blockclient_t *self, uint32_t node)
+{
+    const peer_t *p = node < self->npeers ? &self->peers[node] : NULL;
+    return p && p->endpoint && !p->down ? (peer_t *)p : NULL;
+}
+
+int spm_blockclient_node(spm_blockclient_t *self, uint32_t node, const char *endpoint,
+                         const char *key)
+{
+    if (spm_grow_zeroed(&self->peers, &self->npeers, (size_t)node + 1, sizeof *self->peers) != 0)
+        return SPM_ENOMEM;
+    peer_t *p = &self->peers[node];
+    key = key ? key : "";
+    if (p->endpoint && strcmp(p->endpoint, endpoint) == 0 && strcmp(p->key, key) == 0)
+        return 0;
+    char *ep = strdup(endpoint), *k = strdup(key);
+    if (!ep || !k) {
+        free(ep);
+        free(k);
+        return SPM_ENOMEM;
+    }
+    peer_close(p);
+    free(p->endpoint);
+    free(p->key);
+    p->endpoint = ep;
+    p->key = k;
+    return 0;
+}
+
+int spm_blockclient_knows(const spm_blockclient_t *self, uint32_t node)
+{
+    return peer_get(self, node) != NULL;
+}
+
+/*  The socket to NODE, connected on first use; NULL when it cannot be. */
+static void *peer_socket(spm_blockclient_t *self, peer_t *p)
+{
+    if (p->sock)
+        return p->sock;
+    void *s = spm_wire_socket(self->ctx, ZMQ_DEALER);
+    int never = 0; /* a full queue to a stuck peer fails the send, never blocks */
+    if (!s || zmq_setsockopt(s, ZMQ_SNDTIMEO, &never, sizeof never) != 0 ||
+        spm_security_connect(self->security, s, p->endpoint, *p->key ? p->key : NULL) != 0) {
+        if (s)
+            zmq_close(s);
+        return NULL;
+    }
+    return p->sock = s;
+}
+
+static void add_why(req_t *r, uint32_t node, const char *ep, const char *what)
+{
+    size_t n = strlen(r->why);
+    if (n + 4 < sizeof r->why)
+        snprintf(r->why + n, sizeof r->why - n, "%snode %u (%s): %s", n ? "; " : "", node,
+                 ep ? ep : "?", what);
+}
+
+static uint64_t timeout_us(const req_t *r)
+{
+    return BASE_TIMEOUT_US + r->ref.bytes * 1000000ull / BYTES_PER_S;
+}
+
+/*  Ends R: runs its callback and frees it. R must be out of the table. */
+static void finish(spm_blockclient_t *self, req_t *r, int status, zmq_msg_t *block)
+{
+    (void)self;
+    if (r->kind == REQ_FETCH)
+        r->fetched(r->arg, status, status == 0 ? block : NULL, r->node, r->why);
+    else
+        r->stored(r->arg, status, r->node, r->why);
+    req_free(r);
+}
+
+/*  Sends fetch R to its next holder; ends it with its last failure when
+    none is left. R is out of the table on entry and back in it, or freed,
+    on return. */
+static void fetch_next(spm_blockclient_t *self, req_t *r)
+{
+    while (r->next < r->nholders) {
+        uint32_t node = r->holders[r->next++];
+        peer_t *p = peer_get(self, node);
+        if (!p)
+            continue;
+        void *sock = peer_socket(self, p);
+        Spm__Fetch f = SPM__FETCH__INIT;
+        f.req = r->id;
+        f.sdb = r->ref.sdb;
+        f.version = r->ref.version;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_FETCH;
+        env.fetch = &f;
+        if (!sock || spm_wire_send(sock, NULL, &env, NULL, 0, NULL) != 0) {
+            add_why(r, node, p->endpoint, "cannot send to it");
+            r->status = SPM_EUNREACH;
+            continue;
+        }
+        r->node = node;
+        r->deadline_us = spm_now_us() + timeout_us(r);
+        if (spm_hmap_put(self->reqs, r->id, r) == 0) {
+            p->open++;
+            return;
+        }
+        r->status = SPM_ENOMEM;
+        break;
+    }
+    finish(self, r, r->status ? r->status : SPM_ENOTFOUND, NULL);
+}
+
+int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
+                          const uint32_t *holders, size_t n, spm_fetched_fn fn, void *arg)
+{
+    size_t known = 0;
+    for (size_t i = 0; i < n; i++)
+        known += peer_get(self, holders[i]) != NULL;
+    if (!known)
+        return SPM_ENOTFOUND;
+    req_t *r = calloc(1, sizeof *r);
+    if (!r || !(r->holders = malloc(n * sizeof *r->holders))) {
+        free(r);
+        return SPM_ENOMEM;
+    }
+    memcpy(r->holders, holders, n * sizeof *holders);
+    r->nholders = n;
+    r->id = ++self->next_id;
+    r->kind = REQ_FETCH;
+    r->ref = *ref;
+    r->fetched = fn;
+    r->arg = arg;
+    fetch_next(self, r);
+    return 0;
+}
+
+int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_blockref_t *ref,
+                          spm_blockbuf_t *buf, spm_stored_fn fn, void *arg)
+{
+    peer_t *p = peer_get(self, node);
+    req_t *r = p ? calloc(1, sizeof *r) : NULL;
+    void *sock = r ? peer_socket(self, p) : NULL;
+    if (!sock) {
+        free(r);
+        return spm_error(!p   ? SPM_ENOTFOUND
+                         : !r ? SPM_ENOMEM
+                              : SPM_EUNREACH,
+                         "node %u: %s", node,
+                         !p   ? "unknown"
+                         : !r ? "out of memory"
+                              : "cannot reach its data agent");
+    }
+    r->id = ++self->next_id;
+    r->kind = REQ_STORE;
+    r->ref = *ref;
+    r->node = node;
+    r->stored = fn;
+    r->arg = arg;
+    r->deadline_us = spm_now_us() + timeout_us(r);
+    Spm__Store s = SPM__STORE__INIT;
+    s.req = r->id;
+    s.sdb = ref->sdb;
+    s.version = ref->version;
+    s.type = ref->type;
+    s.checksum = ref->checksum;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_STORE;
+    env.store = &s;
+    spm_frame_t f = spm_blockbuf_frame(buf);
+    if (spm_wire_send(sock, NULL, &env, &f, 1, NULL) != 0) {
+        free(r);
+        return spm_error(SPM_EUNREACH, "node %u (%s): cannot send to it", node, p->endpoint);
+    }
+    if (spm_hmap_put(self->reqs, r->id, r) != 0) {
+        free(r);
+        return SPM_ENOMEM;
+    }
+    p->open++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ keeps */
+
+#define KEEP_MAX 16 /* holders one keep may gather */
+
+typedef struct {
+    spm_blockclient_t *self;
+    spm_blockref_t ref;
+    spm_blockbuf_t *buf; /* a reference of the keep's own */
+    uint32_t holders[KEEP_MAX];
+    size_t n;
+    uint32_t want;
+    uint32_t *cand; /* candidates not asked yet start at next */
+    size_t ncand, next;
+    uint32_t asking; /* stores in flight */
+    spm_kept_fn fn;
+    void *arg;
+    char why[WHY_LEN];
+} keep_t;
+
+static void keep_more(keep_t *k);
+
+static void keep_stored(void *arg, int status, uint32_t node, const char *why)
+{
+    keep_t *k = arg;
+    k->asking--;
+    if (status == 0 && k->n < KEEP_MAX)
+        k->holders[k->n++] = node;
+    else if (status != 0) {
+        size_t used = strlen(k->why);
+        snprintf(k->why + used, sizeof k->why - used, "%s%s", used ? "; " : "", why);
+    }
+    keep_more(k);
+}
+
+/*  Asks candidates until WANT holders are in sight; ends the keep when
+    nothing is in flight. */
+static void keep_more(keep_t *k)
+{
+    while (k->n + k->asking < k->want && k->next < k->ncand) {
+        uint32_t node = k->cand[k->next++];
+        int dup = 0;
+        for (size_t i = 0; i < k->n; i++)
+            dup |= k->holders[i] == node;
+        if (dup)
+            continue;
+        if (spm_blockclient_store(k->self, node, &k->ref, k->buf, keep_stored, k) == 0) {
+            k->asking++;
+        } else {
+            size_t used = strlen(k->why);
+            snprintf(k->why + used, sizeof k->why - used, "%s%s", used ? "; " : "",
+                     spm_error_detail());
+        }
+    }
+    if (k->asking)
+        return;
+    k->fn(k->arg, k->holders, k->n, k->n < k->want, k->why);
+    spm_blockbuf_unref(k->buf);
+    free(k->cand);
+    free(k);
+}
+
+int spm_blockclient_keep(spm_blockclient_t *self, const spm_blockref_t *ref, spm_blockbuf_t *buf,
+                         const uint32_t *have, size_t nhave, uint32_t want,
+                         const uint32_t *candidates, size_t ncand, spm_kept_fn fn, void *arg)
+{
+    keep_t *k = calloc(1, sizeof *k);
+    if (!k || (ncand && !(k->cand = malloc(ncand * sizeof *k->cand)))) {
+        free(k);
+        return SPM_ENOMEM;
+    }
+    k->self = self;
+    k->ref = *ref;
+    k->buf = spm_blockbuf_ref(buf);
+    for (size_t i = 0; i < nhave && k->n < KEEP_MAX; i++)
+        k->holders[k->n++] = have[i];
+    k->want = want < KEEP_MAX ? want : KEEP_MAX;
+    if (ncand)
+        memcpy(k->cand, candidates, ncand * sizeof *candidates);
+    k->ncand = ncand;
+    k->fn = fn;
+    k->arg = arg;
+    keep_more(k);
+    return 0;
+}
+
+int spm_blockclient_items(spm_blockclient_t *self, zmq_pollitem_t *items, int max)
+{
+    int k = 0;
+    for (size_t i = 0; i < self->npeers && k < max; i++)
+        if (self->peers[i].sock && self->peers[i].open)
+            items[k++] = (zmq_pollitem_t){self->peers[i].sock, 0, ZMQ_POLLIN, 0};
+    return k;
+}
+
+/*  Takes request ID, answered by NODE, out of the table. NULL when it is
+    not open or another node was asked (a late or forged answer). */
+static req_t *take(spm_blockclient_t *self, uint64_t id, uint32_t node)
+{
+    req_t *r = spm_hmap_get(self->reqs, id);
+    if (!r || r->node != node)
+        return NULL;
+    spm_hmap_remove(self->reqs, id);
+    peer_t *p = peer_get(self, node);
+    if (p && p->open)
+        p->open--;
+    return r;
+}
+
+static void on_fetch_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
+{
+    req_t *r = take(self, m->env->fetch_reply->req, node);
+    if (!r)
+        return;
+    const char *ep = self->peers[node].endpoint;
+    if (m->env->fetch_reply->status != 0 || m->nframes != 1) {
+        add_why(r, node, ep, "has no copy");
+        r->status = SPM_ENOTFOUND;
+        self->stats.refused++;
+        fetch_next(self, r);
+        return;
+    }
+    zmq_msg_t *f = &m->frames[0];
+    size_t len = zmq_msg_size(f);
+    if ((r->ref.bytes && len != r->ref.bytes) ||
+        spm_checksum(zmq_msg_data(f), len) != r->ref.checksum) {
+        add_why(r, node, ep, "sent a corrupt copy (checksum mismatch)");
+        r->status = SPM_EFORMAT;
+        self->stats.corrupt++;
+        if (self->corrupt)
+            self->corrupt(self->corrupt_arg, node, &r->ref);
+        fetch_next(self, r);
+        return;
+    }
+    self->stats.fetched++;
+    self->stats.fetched_bytes += len;
+    finish(self, r, 0, f);
+}
+
+static void on_store_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
+{
+    Spm__StoreReply *sr = m->env->store_reply;
+    req_t *r = take(self, sr->req, node);
+    if (!r)
+        return;
+    if (sr->status != 0) {
+        add_why(r, node, self->peers[node].endpoint,
+                sr->error && *sr->error ? sr->error : spm_strerror(sr->status));
+        self->stats.refused++;
+    } else {
+        self->stats.stored++;
+        self->stats.stored_bytes += r->ref.bytes;
+    }
+    finish(self, r, sr->status, NULL);
+}
+
+void spm_blockclient_process(spm_blockclient_t *self)
+{
+    for (size_t i = 0; i < self->npeers; i++) {
+        for (int k = 0; self->peers[i].sock && k < 256; k++) {
+            spm_msg_t m;
+            int r = spm_wire_recv(self->peers[i].sock, 0, 1, &m, NULL);
+            if (r == 2)
+                continue;
+            if (r != 1)
+                break;
+            if (m.env->body_case == SPM__ENVELOPE__BODY_FETCH_REPLY)
+                on_fetch_reply(self, (uint32_t)i, &m);
+            else if (m.env->body_case == SPM__ENVELOPE__BODY_STORE_REPLY)
+                on_store_reply(self, (uint32_t)i, &m);
+            spm_msg_close(&m);
+        }
+    }
+}
+
+/*  Moves request R (out of the table), whose node failed with STATUS and
+    WHAT, on: a fetch to its next holder, a store to its end. */
+static void give_up(spm_blockclient_t *self, req_t *r, int status, const char *what)
+{
+    peer_t *p = peer_get(self, r->node);
+    add_why(r, r->node, p ? p->endpoint : NULL, what);
+    r->status = status;
+    if (r->kind == REQ_FETCH)
+        fetch_next(self, r);
+    else
+        finish(self, r, status, NULL);
+}
+
+/*  Takes the requests that PICK selects out of the table (at most 256 per
+    call, the rest on the next) and gives up on each. */
+static size_t give_up_where(spm_blockclient_t *self, int (*pick)(const req_t *, uint64_t),
+                            uint64_t arg, int status, const char *what)
+{
+    req_t *batch[256];
+    size_t n = 0, pos = 0;
+    uint64_t key;
+    void *value;
+    while (n < 256 && spm_hmap_next(self->reqs, &pos, &key, &value))
+        if (pick(value, arg))
+            batch[n++] = value;
+    for (size_t i = 0; i < n; i++) {
+        req_t *r = take(self, batch[i]->id, batch[i]->node);
+        if (r) {
+            if (status == SPM_ETIMEOUT)
+                self->stats.timeouts++;
+            give_up(self, r, status, what);
+        }
+    }
+    return n;
+}
+
+static int late(const req_t *r, uint64_t now)
+{
+    return now > r->deadline_us;
+}
+
+static int on_node(const req_t *r, uint64_t node)
+{
+    return r->node == node;
+}
+
+void spm_blockclient_expire(spm_blockclient_t *self, uint64_t now_us)
+{
+    give_up_where(self, late, now_us, SPM_ETIMEOUT, "no answer in time");
+}
+
+void spm_blockclient_node_down(spm_blockclient_t *self, uint32_t node)
+{
+    peer_t *p = peer_get(self, node);
+    if (!p)
+        return;
+    p->down = 1; /* unknown from here: fetches move on to other holders */
+    while (give_up_where(self, on_node, node, SPM_EDEAD, "died") > 0)
+        ;
+    peer_close(p);
+    free(p->endpoint);
+    free(p->key);
+    *p = (peer_t){0};
+}
+
+size_t spm_blockclient_pending(const spm_blockclient_t *self)
+{
+    return spm_hmap_size(self->reqs);
+}
+
+void spm_blockclient_stats(const spm_blockclient_t *self, spm_blockclient_stats_t *out)
+{
+    *out = self->stats;
+}

@@ -1,0 +1,337 @@
+/*  =========================================================================
+    dataagent - a node's blocks, served to and taken from the rest of the
+    VM
+    =========================================================================
+*/
+#include "datacache/dataagent.h"
+#include "datacache/checksum.h"
+#include "vm/log.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BATCH 256 /* FETCHes answered per call */
+
+/*  A read transaction lent to the frames of one batch. */
+typedef struct lease {
+    spm_nodecache_reader_t *reader;
+    uint64_t opened_us; /* when its snapshot was taken */
+    int shared;         /* serves batches after the one it was opened for */
+    atomic_int refs;    /* frames ZeroMQ still holds, + 1 while the batch runs */
+    struct lease *next;
+} lease_t;
+
+struct spm_dataagent {
+    void *router;             /* not owned */
+    spm_nodecache_t *cache;   /* not owned */
+    spm_block_check_fn check; /* a block's type check */
+    lease_t *leases;          /* outstanding read transactions */
+    spm_dataagent_stats_t st; /* counters */
+};
+
+spm_dataagent_t *spm_dataagent_new(void *router, spm_nodecache_t *cache, spm_block_check_fn check)
+{
+    spm_dataagent_t *self = calloc(1, sizeof *self);
+    if (self) {
+        self->router = router;
+        self->cache = cache;
+        self->check = check;
+    }
+    return self;
+}
+
+/*  zmq_free_fn: ZeroMQ is done with a frame of the lease HINT. */
+static void release(void *data, void *hint)
+{
+    (void)data;
+    atomic_fetch_sub(&((lease_t *)hint)->refs, 1);
+}
+
+/*  Ends, on this thread, the read transactions nobody uses any more. */
+static void reap(spm_dataagent_t *self)
+{
+    for (lease_t **pl = &self->leases; *pl;) {
+        lease_t *l = *pl;
+        if (atomic_load(&l->refs) == 0) {
+            *pl = l->next;
+            spm_nodecache_reader_end(&l->reader);
+            free(l);
+        } else {
+            pl = &l->next;
+        }
+    }
+}
+
+static lease_t *lease(spm_dataagent_t *self, int fresh);
+
+/*  Answers the FETCH M from the batch's lease *LP; a block missing from a
+    shared (older) snapshot is looked up again in a new one. */
+static void answer(spm_dataagent_t *self, lease_t **lp, spm_msg_t *m)
+{
+    Spm__Fetch *f = m->env->fetch;
+    Spm__FetchReply r = SPM__FETCH_REPLY__INIT;
+    r.req = f->req;
+    spm_frame_t frame = {0};
+    const void *data;
+    size_t len;
+    uint32_t type;
+    lease_t *l = *lp;
+    r.status = l && l->reader ? spm_nodecache_get(l->reader, f->sdb, f->version, &type, &data, &len)
+                              : SPM_ESTORE;
+    if (r.status == SPM_ENOTFOUND && l && l->shared) {
+        atomic_fetch_sub(&l->refs, 1);
+        *lp = l = lease(self, 1);
+        r.status = l && l->reader
+                       ? spm_nodecache_get(l->reader, f->sdb, f->version, &type, &data, &len)
+                       : SPM_ESTORE;
+    }
+    if (r.status == 0) {
+        atomic_fetch_add(&l->refs, 1);
+        frame = (spm_frame_t){(void *)data, len, release, l};
+        self->st.served++;
+        self->st.served_bytes += len;
+    }
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_FETCH_REPLY;
+    env.fetch_reply = &r;
+    spm_wire_send(self->router, &m->id, &env, &frame, r.status == 0 ? 1 : 0, NULL);
+}
+
+#define FRESH_US 20000 /* a snapshot younger than this serves new batches too */
+
+/*  The read transaction for a new batch. The node cache allows one reader
+    per thread: while frames of earlier batches are out, a batch shares the
+    newest transaction if its snapshot is fresh; an older one is let go
+    (waiting up to 20 ms for ZeroMQ to release its frames) so that blocks
+    cached since become visible; so is a snapshot that misses a block (see
+    answer). Should the old frames outlive the wait, the new batch shares
+    the old snapshot after all, and a block it lacks is answered "not
+    found": the peer then reads it from the store. */
+static lease_t *lease(spm_dataagent_t *self, int fresh)
+{
+    reap(self);
+    if (!fresh && self->leases && spm_now_us() - self->leases->opened_us < FRESH_US) {
+        atomic_fetch_add(&self->leases->refs, 1);
+        self->leases->shared = 1;
+        return self->leases;
+    }
+    for (int i = 0; i < 20 && self->leases; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        reap(self);
+    }
+    if (self->leases) {
+        atomic_fetch_add(&self->leases->refs, 1);
+        return self->leases;
+    }
+    lease_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    atomic_init(&l->refs, 1);
+    l->reader = spm_nodecache_reader(self->cache);
+    l->opened_us = spm_now_us();
+    l->next = self->leases;
+    self->leases = l;
+    return l;
+}
+
+/*  Checks block (ID, VERSION) of TYPE, LEN bytes at DATA, against its
+    type and CHECKSUM and keeps it for the VM. Returns 0 or an SPM_E* code
+    with the detail set. */
+static int keep(spm_dataagent_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
+                uint64_t checksum, const void *data, size_t len)
+{
+    if (!id || !version)
+        return spm_error(SPM_EINVAL, "no SDB %llu version %llu", (unsigned long long)id,
+                         (unsigned long long)version);
+    if (self->check(type, data, len) != 0)
+        return spm_error(SPM_EFORMAT, "SDB %llu v%llu: not a well-formed block of its type",
+                         (unsigned long long)id, (unsigned long long)version);
+    if (spm_checksum(data, len) != checksum)
+        return spm_error(SPM_EFORMAT, "SDB %llu v%llu: its bytes do not match their checksum",
+                         (unsigned long long)id, (unsigned long long)version);
+    int rc = spm_nodecache_keep(self->cache, id, version, type, checksum, data, len);
+    if (rc == 0) {
+        self->st.stored++;
+        self->st.stored_bytes += len;
+    }
+    return rc;
+}
+
+/*  STORE M: keeps its block and says so. */
+static void take_block(spm_dataagent_t *self, spm_msg_t *m)
+{
+    Spm__Store *st = m->env->store;
+    Spm__StoreReply r = SPM__STORE_REPLY__INIT;
+    r.req = st->req;
+    if (m->nframes != 1)
+        r.status = spm_error(SPM_EPROTO, "STORE needs exactly one block frame");
+    else
+        r.status = keep(self, st->sdb, st->version, st->type, st->checksum,
+                        zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]));
+    if (r.status != 0) {
+        r.error = (char *)spm_error_detail();
+        self->st.refused++;
+        spm_log_warn("refused to keep a block: %s", r.error);
+    }
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_STORE_REPLY;
+    env.store_reply = &r;
+    spm_wire_send(self->router, &m->id, &env, NULL, 0, NULL);
+}
+
+void spm_dataagent_serve(spm_dataagent_t *self)
+{
+    lease_t *l = NULL;
+    spm_msg_t m;
+    int r;
+    for (int k = 0; k < BATCH && (r = spm_wire_recv(self->router, 1, 1, &m, NULL)) > 0; k++) {
+        if (r != 1)
+            continue;
+        if (m.env->body_case == SPM__ENVELOPE__BODY_FETCH) {
+            if (!l)
+                l = lease(self, 0);
+            answer(self, &l, &m);
+        } else if (m.env->body_case == SPM__ENVELOPE__BODY_STORE) {
+            take_block(self, &m);
+        }
+        spm_msg_close(&m);
+    }
+    if (l)
+        atomic_fetch_sub(&l->refs, 1); /* the batch is over */
+    reap(self);
+}
+
+size_t spm_dataagent_drop(spm_dataagent_t *self, Spm__BlockRef *const *refs, size_t n)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = refs[i]->version ? spm_nodecache_drop(self->cache, refs[i]->sdb, refs[i]->version)
+                                  : spm_nodecache_drop_all(self->cache, refs[i]->sdb);
+        found += rc == 0;
+        if (rc != 0 && rc != SPM_ENOTFOUND)
+            spm_log_warn("dropping garbage: %s", spm_error_detail());
+    }
+    return found;
+}
+
+/* ------------------------------------------------------------------ copies */
+
+typedef struct {
+    spm_dataagent_t *self;
+    void *center; /* the agent's DEALER to the center */
+    spm_blockref_t ref;
+} copy_t;
+
+/*  Tells the center this node keeps REF now. */
+static void publish(void *center, const spm_blockref_t *ref, uint64_t bytes)
+{
+    Spm__BlockRef b = SPM__BLOCK_REF__INIT, *bp = &b;
+    b.sdb = ref->sdb;
+    b.version = ref->version;
+    b.bytes = bytes;
+    Spm__Publish p = SPM__PUBLISH__INIT;
+    p.n_blocks = 1;
+    p.blocks = &bp;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_PUBLISH;
+    env.publish = &p;
+    spm_wire_send(center, NULL, &env, NULL, 0, NULL);
+}
+
+static void copied(void *arg, int status, zmq_msg_t *block, uint32_t node, const char *why)
+{
+    (void)node;
+    copy_t *c = arg;
+    if (status == 0 &&
+        (status = keep(c->self, c->ref.sdb, c->ref.version, c->ref.type, c->ref.checksum,
+                       zmq_msg_data(block), zmq_msg_size(block))) != 0)
+        why = spm_error_detail();
+    if (status == 0)
+        publish(c->center, &c->ref, zmq_msg_size(block));
+    else
+        spm_log_warn("copying SDB %llu v%llu: %s", (unsigned long long)c->ref.sdb,
+                     (unsigned long long)c->ref.version, why);
+    free(c);
+}
+
+/*  Sends the copy of REF this node keeps to the center's store, as a
+    zero-copy frame lent from a read transaction as FETCH answers are. */
+static void copy_to_store(spm_dataagent_t *self, void *center, const spm_blockref_t *ref)
+{
+    lease_t *l = lease(self, 1);
+    const void *data;
+    size_t len;
+    uint32_t type;
+    if (!l || !l->reader ||
+        spm_nodecache_get(l->reader, ref->sdb, ref->version, &type, &data, &len) != 0) {
+        spm_log_warn("copying SDB %llu v%llu to the store: this node has no copy",
+                     (unsigned long long)ref->sdb, (unsigned long long)ref->version);
+    } else {
+        Spm__Store st = SPM__STORE__INIT;
+        st.sdb = ref->sdb;
+        st.version = ref->version;
+        st.type = type;
+        st.checksum = ref->checksum;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_STORE;
+        env.store = &st;
+        atomic_fetch_add(&l->refs, 1);
+        spm_frame_t f = {(void *)data, len, release, l};
+        spm_wire_send(center, NULL, &env, &f, 1, NULL);
+    }
+    if (l)
+        atomic_fetch_sub(&l->refs, 1);
+    reap(self);
+}
+
+void spm_dataagent_copy(spm_dataagent_t *self, spm_blockclient_t *bc, void *center,
+                        const Spm__Copy *c)
+{
+    spm_blockref_t ref = {c->sdb, c->version, c->type, c->checksum, c->bytes};
+    if (c->to_store) {
+        copy_to_store(self, center, &ref);
+        return;
+    }
+    uint32_t nodes[16];
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_sources && n < 16; i++)
+        if (spm_blockclient_node(bc, c->sources[i]->index, c->sources[i]->endpoint,
+                                 c->sources[i]->key) == 0)
+            nodes[n++] = c->sources[i]->index;
+    copy_t *cp = malloc(sizeof *cp);
+    if (!cp)
+        return;
+    *cp = (copy_t){self, center, ref};
+    int rc = spm_blockclient_fetch(bc, &ref, nodes, n, copied, cp);
+    if (rc != 0) {
+        spm_log_warn("copying SDB %llu v%llu: no source to fetch it from",
+                     (unsigned long long)c->sdb, (unsigned long long)c->version);
+        free(cp);
+    }
+}
+
+void spm_dataagent_stats(const spm_dataagent_t *self, spm_dataagent_stats_t *out)
+{
+    *out = self->st;
+}
+
+void spm_dataagent_destroy(spm_dataagent_t **selfp)
+{
+    spm_dataagent_t *self = *selfp;
+    if (!self)
+        return;
+    reap(self);
+    /* Leases still referenced here would mean ZeroMQ kept frames past its
+       context: end them anyway, the memory map is about to go. */
+    for (lease_t *l = self->leases, *n; l; l = n) {
+        n = l->next;
+        spm_nodecache_reader_end(&l->reader);
+        free(l);
+    }
+    free(self);
+    *selfp = NULL;
+}
