@@ -384,14 +384,19 @@ void spm_dataplane_drop(spm_dataplane_t *self, uint32_t node, Spm__BlockRef *con
 {
     for (size_t i = 0; i < n; i++) {
         const Spm__BlockRef *b = refs[i];
-        if (!b->corrupt) {
-            spm_directory_drop(self->dir, b->sdb, b->version, node);
+        if (!b->corrupt) { /* an eviction: only copies are ever evicted */
+            if (spm_directory_holds(self->dir, b->sdb, b->version, node) == SPM_DIR_HELD_COPY)
+                spm_directory_drop(self->dir, b->sdb, b->version, node);
             continue;
         }
         /* The node that served a corrupt copy deletes it; readers go
            elsewhere from now on, and the block gets a new copy if it was
-           a keeper. */
-        if (!spm_directory_holds(self->dir, b->sdb, b->version, b->node))
+           a keeper. The center cannot check the claim, so a last keeper is
+           never dropped on it: a false report costs a copy, never data. */
+        spm_dir_block_t d;
+        int held = spm_directory_holds(self->dir, b->sdb, b->version, b->node);
+        if (!held || spm_directory_block(self->dir, b->sdb, b->version, &d) != 0 ||
+            (held == SPM_DIR_HELD_KEEPER && d.keepers < 2))
             continue;
         spm_log_warn("node %u reports a corrupt copy of SDB %llu v%llu on node %u", node,
                      (unsigned long long)b->sdb, (unsigned long long)b->version, b->node);
@@ -476,7 +481,7 @@ static uint32_t copy_target(spm_dataplane_t *self, spm_sdb_t id, uint64_t versio
     uint64_t best_load = UINT64_MAX;
     for (size_t i = 0; i < n && i < 256; i++) {
         uint32_t node = up[i];
-        if (spm_directory_holds(self->dir, id, version, node) == 1 ||
+        if (spm_directory_holds(self->dir, id, version, node) == SPM_DIR_HELD_KEEPER ||
             (node < self->ninflight && self->inflight[node] >= COPIES_PER_NODE))
             continue;
         uint64_t kept = spm_directory_node_bytes(self->dir, node, NULL);

@@ -382,7 +382,7 @@ int spm_directory_holds(const spm_directory_t *self, spm_sdb_t id, uint64_t vers
     const dver_t *v = find(self, id, version);
     for (size_t i = 0; v && i < v->n; i++)
         if (v->h[i].node == node)
-            return v->h[i].kind == SPM_DIR_KEEPER ? 1 : 2;
+            return v->h[i].kind == SPM_DIR_KEEPER ? SPM_DIR_HELD_KEEPER : SPM_DIR_HELD_COPY;
     return 0;
 }
 

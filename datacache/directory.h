@@ -112,7 +112,10 @@ int spm_directory_block(const spm_directory_t *self, spm_sdb_t id, uint64_t vers
 size_t spm_directory_holders(spm_directory_t *self, spm_sdb_t id, uint64_t version, uint32_t *nodes,
                              size_t max);
 
-/*  Whether NODE holds (ID, VERSION) as a keeper (1), a copy (2), or not (0). */
+enum { SPM_DIR_HELD_KEEPER = 1, SPM_DIR_HELD_COPY = 2 };
+
+/*  Whether NODE holds (ID, VERSION) as a keeper (SPM_DIR_HELD_KEEPER), a
+    copy (SPM_DIR_HELD_COPY), or not (0). */
 int spm_directory_holds(const spm_directory_t *self, spm_sdb_t id, uint64_t version, uint32_t node);
 
 /*  Bytes (ID, VERSION) would move to NODE: 0 when NODE holds it or the

@@ -853,6 +853,9 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
         st->busy_us += c->exec_us;
         st->wait_us += c->wait_us;
         st->localize_us += c->localize_us;
+        st->bytes_l2 += c->bytes_l2;
+        st->bytes_store += c->bytes_store;
+        st->bytes_pushed += c->bytes_pushed;
     }
     job->l1_hits += c->l1_hits;
     job->l2_hits += c->l2_hits;
@@ -860,6 +863,8 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
     job->bytes_l2 += c->bytes_l2;
     job->bytes_store += c->bytes_store;
     job->evictions += c->evictions;
+    job->bytes_pushed += c->bytes_pushed;
+    job->corrupt += c->corrupt;
     if (c->status != 0) {
         const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
         const char *name = op ? op->name : "?";
@@ -934,6 +939,8 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .bytes_l2 = job->bytes_l2,
                                  .bytes_store = job->bytes_store,
                                  .evictions = job->evictions,
+                                 .bytes_pushed = job->bytes_pushed,
+                                 .corrupt = job->corrupt,
                                  .result = job->result,
                                  .result_len = job->result_len};
     return 0;
@@ -963,6 +970,9 @@ size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t id, spm_idu_ieu_stats_t *out, 
                                            .busy_us = st->busy_us,
                                            .wait_us = st->wait_us,
                                            .localize_us = st->localize_us,
+                                           .bytes_l2 = st->bytes_l2,
+                                           .bytes_store = st->bytes_store,
+                                           .bytes_pushed = st->bytes_pushed,
                                            .idle_us = capacity > used ? capacity - used : 0,
                                            .dead = !e->alive};
         }

@@ -67,6 +67,9 @@ typedef void (*spm_idu_job_fn)(void *arg, uint64_t job);
 typedef struct {
     uint32_t ieu, node, slots;
     uint64_t sis, busy_us, wait_us, localize_us, idle_us;
+    uint64_t bytes_l2;     /* operand bytes fetched from other nodes */
+    uint64_t bytes_store;  /* operand bytes fetched from the center's store */
+    uint64_t bytes_pushed; /* output bytes pushed to other nodes (replicas) */
     int dead;
 } spm_idu_ieu_stats_t;
 
@@ -79,6 +82,7 @@ typedef struct {
     uint64_t wall_us, issued, committed, reissued, stale, expected, merges, ready;
     uint64_t speculated, spec_wins;
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
+    uint64_t bytes_pushed, corrupt;
     const void *result;
     size_t result_len;
 } spm_idu_job_info_t;
@@ -131,8 +135,8 @@ typedef struct {
     const void *reply; /* SI reply bytes */
     size_t reply_len;
     uint64_t wait_us, exec_us, localize_us;
-    uint32_t l1_hits, l2_hits, store_reads, evictions;
-    uint64_t bytes_l2, bytes_store;
+    uint32_t l1_hits, l2_hits, store_reads, evictions, corrupt;
+    uint64_t bytes_l2, bytes_store, bytes_pushed;
 } spm_idu_commit_t;
 
 /*  Applies the commit of SI (as returned by spm_idu_lookup, outputs already

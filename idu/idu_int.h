@@ -90,6 +90,7 @@ struct spm_sf {
 
 typedef struct {
     uint64_t sis, busy_us, wait_us, localize_us;
+    uint64_t bytes_l2, bytes_store, bytes_pushed;
 } ieu_job_stats_t;
 
 struct job {
@@ -106,6 +107,7 @@ struct job {
     uint64_t speculated; /* speculative copies issued */
     uint64_t spec_wins;  /* of which committed first */
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
+    uint64_t bytes_pushed, corrupt;
     uint64_t cpu_us;
     uint32_t live_sfs;
     struct spm_sf *root;

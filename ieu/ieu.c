@@ -134,7 +134,7 @@ typedef struct {
     uint32_t replicas;     /* copies of every output to make */
     uint32_t *nodes;       /* data agents up, from WELCOME and NODES */
     size_t nnodes;
-    task_t *kept;            /* executed, outputs kept: the next COMMIT's */
+    queue_t kept;            /* executed, outputs kept: the next COMMIT's, in order */
     uint32_t keeping;        /* SIs whose outputs are still being kept */
     spm_store_view_t *store; /* the center's store, when it is on this host; else NULL */
     int store_reads;         /* may read the store directly (an ipc:// center, not refused) */
@@ -775,8 +775,7 @@ typedef struct {
 /*  T's outputs are all kept (or framed): it joins the next COMMIT. */
 static void kept_all(ieu_t *ieu, task_t *t)
 {
-    t->next = ieu->kept;
-    ieu->kept = t;
+    push(&ieu->kept, t);
 }
 
 static void output_kept(void *arg, const uint32_t *holders, size_t n, int framed, const char *why)
@@ -953,10 +952,10 @@ static void fill_result(ieu_t *ieu, task_t *t, Spm__Result *r, int first)
     COMMIT carries nothing but results. */
 static void send_commit(ieu_t *ieu)
 {
-    task_t *list = ieu->kept;
+    task_t *list = ieu->kept.head;
     if (!list)
         return;
-    ieu->kept = NULL;
+    ieu->kept.head = ieu->kept.tail = NULL;
     size_t n = 0, nouts = 0;
     for (task_t *t = list; t; t = t->next) {
         n++;
@@ -1124,7 +1123,7 @@ static int run(ieu_t *ieu)
         }
         if (ieu->draining) {
             pthread_mutex_lock(&ieu->lock);
-            int idle = ieu->executing == 0 && !ieu->done.head && !ieu->keeping && !ieu->kept;
+            int idle = ieu->executing == 0 && !ieu->done.head && !ieu->keeping && !ieu->kept.head;
             pthread_mutex_unlock(&ieu->lock);
             if (idle)
                 break;
@@ -1342,10 +1341,8 @@ done:
     free(ieu.workers);
     for (task_t *t; (t = pop(&ieu.ready)) || (t = pop(&ieu.done));)
         task_free(t);
-    for (task_t *t = ieu.kept, *next; t; t = next) {
-        next = t->next;
+    for (task_t *t; (t = pop(&ieu.kept));)
         task_free(t);
-    }
     if (ieu.fetches) {
         size_t pos = 0;
         uint64_t key;

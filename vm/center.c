@@ -56,6 +56,14 @@ typedef struct {
     size_t nbatch, capbatch;
 } peer_t;
 
+/*  What a job cost the center: the counters at its submit, then, once it
+    ended, what they grew by. */
+typedef struct {
+    uint64_t cpu_us;  /* the center's CPU time */
+    uint64_t in, out; /* block bytes through the center's socket */
+    int ended;        /* the fields are the job's own from here */
+} usage_t;
+
 typedef struct {
     uint64_t job;
     zmq_msg_t id; /* the watching client */
@@ -87,7 +95,7 @@ typedef struct {
     spm_hmap_t *peers;        /* routing-id key -> peer_t */
     spm_hmap_t *ieus;         /* IEU index + 1 -> peer_t */
     spm_hmap_t *watches;      /* job -> watch_t */
-    spm_hmap_t *cpu_at;       /* job -> CPU time at submit (us, boxed) */
+    spm_hmap_t *usage;        /* job -> usage_t, from submit until its report is sent */
     spm_security_t *security; /* CurveZMQ keys and the allow-list */
     spm_status_t status;      /* counters and recent failures for spm status */
     spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
@@ -264,6 +272,12 @@ static void send_report(center_t *c, watch_t *w)
     Spm__Report *r = spm_report_build(c->idu, w->job);
     if (!r)
         return;
+    usage_t *u = spm_hmap_remove(c->usage, w->job);
+    if (u && u->ended) {
+        r->center_in = u->in;
+        r->center_out = u->out;
+    }
+    free(u);
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_REPORT;
     env.report = r;
@@ -288,13 +302,17 @@ static void send_progress(center_t *c, watch_t *w)
     send_to(c, &w->id, &env, NULL, 0);
 }
 
-static void record_cpu(center_t *c, uint64_t job)
+/*  JOB ended: what it cost from its submit to now. */
+static void record_usage(center_t *c, uint64_t job)
 {
-    uint64_t *start = spm_hmap_remove(c->cpu_at, job);
-    if (start) {
-        spm_idu_job_set_cpu(c->idu, job, cpu_us() - *start);
-        free(start);
-    }
+    usage_t *u = spm_hmap_get(c->usage, job);
+    if (!u || u->ended)
+        return;
+    u->cpu_us = cpu_us() - u->cpu_us;
+    u->in = c->wire.bytes_in - u->in;
+    u->out = c->wire.bytes_out - u->out;
+    u->ended = 1;
+    spm_idu_job_set_cpu(c->idu, job, u->cpu_us);
 }
 
 /*  Clock offset of IEU, for spm_trace_map_clocks. */
@@ -336,7 +354,7 @@ static void deliver_report(center_t *c, uint64_t job)
 static void job_done(void *arg, uint64_t job)
 {
     center_t *c = arg;
-    record_cpu(c, job);
+    record_usage(c, job);
     spm_idu_job_info_t info;
     if (spm_idu_job_info(c->idu, job, &info) == 0) {
         spm_log_info("job %llu (%s) %s after %.3f s", (unsigned long long)job, info.program,
@@ -695,8 +713,10 @@ static void flush_commits(center_t *c)
                                    .l2_hits = r->l2_hits,
                                    .store_reads = r->store_reads,
                                    .evictions = r->evictions,
+                                   .corrupt = r->corrupt,
                                    .bytes_l2 = r->bytes_l2,
-                                   .bytes_store = r->bytes_store};
+                                   .bytes_store = r->bytes_store,
+                                   .bytes_pushed = r->bytes_pushed};
             trace_si(c, pc, si, r);
             spm_idu_commit(c->idu, p->index, r->si, &ct);
         }
@@ -749,13 +769,11 @@ static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, in
         spm_dataplane_drop(c->dp, p->node, refs, n);
         return;
     }
-    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t newest = spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL);
         if (refs[i]->version != 0 && refs[i]->version <= newest)
-            refs[k++] = refs[i];
+            spm_dataplane_publish(c->dp, p->node, p->role == ROLE_AGENT, &refs[i], 1);
     }
-    spm_dataplane_publish(c->dp, p->node, p->role == ROLE_AGENT, refs, k);
 }
 
 static void on_put(center_t *c, spm_msg_t *m)
@@ -835,10 +853,10 @@ static void on_submit(center_t *c, spm_msg_t *m)
 {
     Spm__Submit *s = m->env->submit;
     Spm__Submitted r = SPM__SUBMITTED__INIT;
-    uint64_t *cpu = malloc(sizeof *cpu);
+    usage_t *u = malloc(sizeof *u);
     uint64_t job = 0;
-    if (cpu)
-        *cpu = cpu_us();
+    if (u)
+        *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, 0};
     spm_error(0, "%s", "");
     r.status = spm_idu_submit(c->idu, s->program, s->args.data, s->args.len, s->priority, &job);
     r.job = job;
@@ -847,10 +865,8 @@ static void on_submit(center_t *c, spm_msg_t *m)
     spm_trace_t *t = job && s->trace ? spm_trace_new() : NULL;
     if (t)
         spm_hmap_put(c->traces, job, t);
-    if (job && cpu)
-        spm_hmap_put(c->cpu_at, job, cpu);
-    else
-        free(cpu);
+    if (!job || !u || spm_hmap_put(c->usage, job, u) != 0)
+        free(u);
     if (job) {
         spm_log_info("job %llu (%s) submitted", (unsigned long long)job, s->program);
         if (spm_journal_start(c->journal, job, s->program) != 0)
@@ -900,7 +916,9 @@ static void on_status(center_t *c, spm_msg_t *m)
         spm_log_warn("%s", spm_error_detail());
     char *json = NULL, *text = NULL;
     Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
-    int rc = spm_status_build(c->idu, &c->status, &json, &text);
+    c->status.center_in = c->wire.bytes_in;
+    c->status.center_out = c->wire.bytes_out;
+    int rc = spm_status_build(c->idu, c->dp, &c->status, &json, &text);
     r.json = rc == 0 ? json : "{}";
     r.text = rc == 0 ? text : "status unavailable: out of memory\n";
     Spm__Envelope env = SPM__ENVELOPE__INIT;
@@ -1127,7 +1145,7 @@ static void center_free(center_t *c)
         free(value);
     }
     pos = 0;
-    while (c->cpu_at && spm_hmap_next(c->cpu_at, &pos, &key, &value))
+    while (c->usage && spm_hmap_next(c->usage, &pos, &key, &value))
         free(value);
     for (size_t n = 0; n < c->npending; n++) {
         free(c->pending[n].ok);
@@ -1138,7 +1156,7 @@ static void center_free(center_t *c)
     spm_hmap_destroy(&c->peers);
     spm_hmap_destroy(&c->ieus);
     spm_hmap_destroy(&c->watches);
-    spm_hmap_destroy(&c->cpu_at);
+    spm_hmap_destroy(&c->usage);
     pos = 0;
     while (c->traces && spm_hmap_next(c->traces, &pos, &key, &value)) {
         spm_trace_t *t = value;
@@ -1332,10 +1350,10 @@ static int center_main(int argc, char **argv)
     c.peers = spm_hmap_new();
     c.ieus = spm_hmap_new();
     c.watches = spm_hmap_new();
-    c.cpu_at = spm_hmap_new();
+    c.usage = spm_hmap_new();
     c.traces = spm_hmap_new();
     c.ctx = zmq_ctx_new();
-    if (!c.idu || !c.dp || !c.peers || !c.ieus || !c.watches || !c.cpu_at || !c.traces || !c.ctx ||
+    if (!c.idu || !c.dp || !c.peers || !c.ieus || !c.watches || !c.usage || !c.traces || !c.ctx ||
         !c.security) {
         spm_cli_fail("center", SPM_ENOMEM);
         goto done;

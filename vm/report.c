@@ -66,6 +66,8 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
     r->bytes_store = info.bytes_store;
     r->bytes_in = info.bytes_l2 + info.bytes_store;
     r->evictions = info.evictions;
+    r->bytes_pushed = info.bytes_pushed;
+    r->corrupt = info.corrupt;
     r->speculated = info.speculated;
     r->spec_wins = info.spec_wins;
     if (info.result_len && (r->result.data = malloc(info.result_len))) {
@@ -89,6 +91,9 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
         e->wait_us = st[i].wait_us;
         e->idle_us = st[i].idle_us;
         e->localize_us = st[i].localize_us;
+        e->bytes_l2 = st[i].bytes_l2;
+        e->bytes_store = st[i].bytes_store;
+        e->bytes_pushed = st[i].bytes_pushed;
         e->dead = st[i].dead;
         r->ieus[r->n_ieus++] = e;
     }
@@ -155,21 +160,27 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             "\"w_man\": %.6f, \"efficiency\": %.6f, \"busy_s\": %.6f, \"center_cpu_s\": %.6f, "
             "\"l1_hits\": %llu, \"l2_hits\": %llu, \"store_reads\": %llu, \"bytes_l2\": %llu, "
             "\"bytes_store\": %llu, \"evictions\": %llu, \"speculated\": %llu, "
-            "\"spec_wins\": %llu, \"ieus\": [",
+            "\"spec_wins\": %llu, \"bytes_pushed\": %llu, \"corrupt\": %llu, "
+            "\"center_in\": %llu, \"center_out\": %llu, \"ieus\": [",
             r->wall_us / 1e6, (unsigned long long)r->issued, (unsigned long long)r->committed,
             (unsigned long long)r->reissued, (unsigned long long)r->stale,
             (unsigned long long)r->merges, o->w_idle, o->w_comm, o->w_man, o->efficiency, o->busy_s,
             o->man_s, (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits,
             (unsigned long long)r->store_reads, (unsigned long long)r->bytes_l2,
             (unsigned long long)r->bytes_store, (unsigned long long)r->evictions,
-            (unsigned long long)r->speculated, (unsigned long long)r->spec_wins);
+            (unsigned long long)r->speculated, (unsigned long long)r->spec_wins,
+            (unsigned long long)r->bytes_pushed, (unsigned long long)r->corrupt,
+            (unsigned long long)r->center_in, (unsigned long long)r->center_out);
     for (size_t i = 0; i < r->n_ieus; i++) {
         const Spm__IeuReport *e = r->ieus[i];
         fprintf(out,
                 "%s{\"ieu\": %u, \"node\": %u, \"slots\": %u, \"sis\": %llu, \"busy_s\": %.6f, "
-                "\"wait_s\": %.6f, \"idle_s\": %.6f, \"dead\": %s}",
+                "\"wait_s\": %.6f, \"idle_s\": %.6f, \"bytes_l2\": %llu, \"bytes_store\": %llu, "
+                "\"bytes_pushed\": %llu, \"dead\": %s}",
                 i ? ", " : "", e->ieu, e->node, e->slots, (unsigned long long)e->sis,
-                e->busy_us / 1e6, e->wait_us / 1e6, e->idle_us / 1e6, e->dead ? "true" : "false");
+                e->busy_us / 1e6, e->wait_us / 1e6, e->idle_us / 1e6,
+                (unsigned long long)e->bytes_l2, (unsigned long long)e->bytes_store,
+                (unsigned long long)e->bytes_pushed, e->dead ? "true" : "false");
     }
     fprintf(out, "], \"opcodes\": [");
     for (size_t i = 0; i < r->n_opcodes; i++) {
@@ -180,6 +191,38 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
                 (unsigned long long)o->sis, o->busy_us / 1e6, o->wait_us / 1e6);
     }
     fprintf(out, "]}\n");
+}
+
+/*  Block bytes per node, from its IEUs' rows, when any moved. */
+static void print_nodes(const Spm__Report *r, FILE *out)
+{
+    uint32_t nodes = 0;
+    uint64_t moved = 0;
+    for (size_t i = 0; i < r->n_ieus; i++) {
+        const Spm__IeuReport *e = r->ieus[i];
+        nodes = e->node + 1 > nodes ? e->node + 1 : nodes;
+        moved += e->bytes_l2 + e->bytes_store + e->bytes_pushed;
+    }
+    if (!moved || nodes < 2 || nodes > 4096)
+        return;
+    fprintf(out, "  %5s %14s %14s %14s\n", "node", "MiB from peers", "MiB to peers",
+            "MiB from store");
+    for (uint32_t n = 0; n < nodes; n++) {
+        uint64_t in = 0, pushed = 0, store = 0;
+        int seen = 0;
+        for (size_t i = 0; i < r->n_ieus; i++) {
+            const Spm__IeuReport *e = r->ieus[i];
+            if (e->node != n)
+                continue;
+            seen = 1;
+            in += e->bytes_l2;
+            pushed += e->bytes_pushed;
+            store += e->bytes_store;
+        }
+        if (seen)
+            fprintf(out, "  %5u %14.1f %14.1f %14.1f\n", n, in / 1048576.0, pushed / 1048576.0,
+                    store / 1048576.0);
+    }
 }
 
 static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out)
@@ -209,6 +252,17 @@ static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             (unsigned long long)r->l1_hits, (unsigned long long)r->l2_hits, r->bytes_l2 / 1048576.0,
             (unsigned long long)r->store_reads, r->bytes_store / 1048576.0,
             (unsigned long long)r->evictions);
+    if (r->bytes_pushed || r->center_in || r->center_out || r->corrupt)
+        fprintf(out,
+                "  blocks: %.1f MiB node to node (%.1f MiB fetched, %.1f MiB of replicas), "
+                "%.1f MiB through the center (%.1f in, %.1f out)\n",
+                (r->bytes_l2 + r->bytes_pushed) / 1048576.0, r->bytes_l2 / 1048576.0,
+                r->bytes_pushed / 1048576.0, (r->center_in + r->center_out) / 1048576.0,
+                r->center_in / 1048576.0, r->center_out / 1048576.0);
+    if (r->corrupt)
+        fprintf(out, "  corrupt copies met and fetched again elsewhere: %llu\n",
+                (unsigned long long)r->corrupt);
+    print_nodes(r, out);
     if (r->n_opcodes > 1) {
         fprintf(out, "  %-36s %8s %10s %10s %10s\n", "opcode", "SIs", "busy s", "mean ms",
                 "wait s");

@@ -49,7 +49,59 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int spm_status_build(spm_idu_t *idu, const spm_status_t *s, char **json, char **text)
+/*  The data plane's part: blocks through the center, the directory's
+    counts, and per node what it keeps and serves. */
+static void print_blocks(spm_dataplane_t *dp, const spm_status_t *s, FILE *j, FILE *t)
+{
+    spm_dataplane_stats_t d;
+    spm_dataplane_stats(dp, &d);
+    fprintf(j,
+            ", \"blocks\": {\"center_in\": %llu, \"center_out\": %llu, \"versions\": %llu, "
+            "\"bytes\": %llu, \"short\": %llu, \"lost\": %llu, \"copies\": %llu, "
+            "\"copies_done\": %llu, \"corrupt\": %llu, \"nodes\": [",
+            (unsigned long long)s->center_in, (unsigned long long)s->center_out,
+            (unsigned long long)d.dir.blocks, (unsigned long long)d.dir.bytes,
+            (unsigned long long)d.dir.short_blocks, (unsigned long long)d.dir.lost,
+            (unsigned long long)d.copies, (unsigned long long)d.copies_done,
+            (unsigned long long)d.corrupt);
+    fprintf(t,
+            "blocks: %llu versions in %.1f MiB on the nodes; %llu short of replicas, %llu lost; "
+            "%llu copies ordered (%llu done), %llu corrupt copies reported; %.1f MiB in and "
+            "%.1f MiB out through the center\n",
+            (unsigned long long)d.dir.blocks, d.dir.bytes / 1048576.0,
+            (unsigned long long)d.dir.short_blocks, (unsigned long long)d.dir.lost,
+            (unsigned long long)d.copies, (unsigned long long)d.copies_done,
+            (unsigned long long)d.corrupt, s->center_in / 1048576.0, s->center_out / 1048576.0);
+    spm_directory_t *dir = spm_dataplane_directory(dp);
+    int first = 1;
+    for (uint32_t n = 0; n < s->agents && n < MAX_LISTED; n++) {
+        spm_dp_node_stats_t ns;
+        if (!spm_dataplane_node_stats(dp, n, &ns))
+            continue;
+        const char *ep = "";
+        int up = spm_directory_node(dir, n, &ep, NULL);
+        if (first)
+            fprintf(t, "%5s %-5s %12s %12s %14s %14s  %s\n", "node", "state", "kept blocks",
+                    "kept MiB", "served MiB", "taken MiB", "data endpoint");
+        fprintf(j, "%s{\"node\": %u, \"up\": %s, \"endpoint\": ", first ? "" : ", ", n,
+                up ? "true" : "false");
+        json_str(j, ep);
+        fprintf(j,
+                ", \"kept_blocks\": %llu, \"kept_bytes\": %llu, \"served_bytes\": %llu, "
+                "\"stored_bytes\": %llu, \"cache_bytes\": %llu}",
+                (unsigned long long)ns.kept_blocks, (unsigned long long)ns.kept_bytes,
+                (unsigned long long)ns.served_bytes, (unsigned long long)ns.stored_bytes,
+                (unsigned long long)ns.cache_bytes);
+        fprintf(t, "%5u %-5s %12llu %12.1f %14.1f %14.1f  %s\n", n, up ? "up" : "down",
+                (unsigned long long)ns.kept_blocks, ns.kept_bytes / 1048576.0,
+                ns.served_bytes / 1048576.0, ns.stored_bytes / 1048576.0, ep);
+        first = 0;
+    }
+    fprintf(j, "]}");
+}
+
+int spm_status_build(spm_idu_t *idu, spm_dataplane_t *dp, const spm_status_t *s, char **json,
+                     char **text)
 {
     size_t jlen, tlen;
     FILE *j = open_memstream(json, &jlen), *t = open_memstream(text, &tlen);
@@ -82,9 +134,11 @@ int spm_status_build(spm_idu_t *idu, const spm_status_t *s, char **json, char **
     fprintf(t, "store: %llu blocks in %.1f MiB; %llu blocks discarded by their clients\n",
             (unsigned long long)s->store_blocks, s->store_bytes / 1048576.0,
             (unsigned long long)s->discarded);
+    fprintf(j, "]");
+    print_blocks(dp, s, j, t);
     uint64_t ids[MAX_LISTED];
     size_t n = spm_idu_jobs(idu, ids, MAX_LISTED);
-    fprintf(j, "], \"ready\": %llu, \"jobs\": [", (unsigned long long)spm_idu_ready(idu));
+    fprintf(j, ", \"ready\": %llu, \"jobs\": [", (unsigned long long)spm_idu_ready(idu));
     if (n)
         fprintf(t, "\n%5s  %-12s %-8s %15s %7s %9s %8s %9s %9s %9s\n", "job", "program", "state",
                 "committed/known", "ready", "elapsed", "eta", "l1 hits", "l2 hits", "store rd");
@@ -193,7 +247,9 @@ static int parse_client(int argc, char **argv, const char *cmd, const char *help
 static const char status_help[] =
     "usage: spm status [--center ENDPOINT] [--json] [--watch] [--keys DIR] [--insecure]\n\n"
     "Shows the VM: nodes, IEUs (busy, idle, dead), SIs ready, every job's progress\n"
-    "and ETA, cache hits per level, the store's blocks and size, refused\n"
+    "and ETA, cache hits per level, the store's blocks and size, where blocks live\n"
+    "(versions on the nodes, short of replicas or lost, copies ordered, bytes\n"
+    "through the center; per node what it keeps, served and took), refused\n"
     "connections and recent failures.\n"
     "--json prints one JSON object for scripts; --watch refreshes every second.\n"
     "The center defaults to $SPM_CENTER, else tcp://localhost:7700.\n";

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "datacache/dataplane.h"
 #include "idu/idu.h"
 
 #define SPM_STATUS_FAILURES 8
@@ -28,6 +29,7 @@ typedef struct {
     uint64_t store_blocks;                   /* blocks in the store now */
     uint64_t store_bytes;                    /* bytes of the pages holding them */
     uint32_t agents;                         /* agents that joined */
+    uint64_t center_in, center_out;          /* block bytes through the center's socket */
     char failures[SPM_STATUS_FAILURES][160]; /* ring of recent failures */
     uint64_t nfailures;                      /* failures recorded in all */
 } spm_status_t;
@@ -36,8 +38,9 @@ typedef struct {
 void spm_status_failure(spm_status_t *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/*  Builds the status as JSON and as text (both malloc'd, caller frees).
-    Returns 0 or SPM_ENOMEM. */
-int spm_status_build(spm_idu_t *idu, const spm_status_t *s, char **json, char **text);
+/*  Builds the status as JSON and as text (both malloc'd, caller frees),
+    with where the blocks are from DP. Returns 0 or SPM_ENOMEM. */
+int spm_status_build(spm_idu_t *idu, spm_dataplane_t *dp, const spm_status_t *s, char **json,
+                     char **text);
 
 #endif

@@ -172,8 +172,11 @@ int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_s
         more = zmq_msg_more(&m->frames[m->nframes]);
         m->nframes++;
     }
-    if (stats)
+    if (stats) {
         stats->received++;
+        for (size_t i = 0; i < m->nframes; i++)
+            stats->bytes_in += zmq_msg_size(&m->frames[i]);
+    }
     return 1;
 }
 
@@ -228,7 +231,10 @@ int spm_wire_send(void *sock, const zmq_msg_t *id, Spm__Envelope *env, spm_frame
             return spm_error(SPM_ESYS, "send: %s", zmq_strerror(zmq_errno()));
         }
     }
-    if (stats)
+    if (stats) {
         stats->sent++;
+        for (size_t i = 0; i < n; i++)
+            stats->bytes_out += frames[i].len;
+    }
     return 0;
 }

@@ -29,6 +29,7 @@ typedef struct {
     uint64_t received; /* messages accepted */
     uint64_t dropped;  /* malformed, wrong version or too many frames */
     uint64_t sent;
+    uint64_t bytes_in, bytes_out; /* bytes of block frames received and sent */
 } spm_wire_stats_t;
 
 typedef struct {
