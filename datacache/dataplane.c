@@ -349,7 +349,10 @@ int spm_dataplane_store(spm_dataplane_t *self, const Spm__Store *st, const void 
     if (check(st->type, data, len) != 0)
         return spm_error(SPM_EFORMAT, "SDB %llu v%llu: not a well-formed block of its type",
                          (unsigned long long)st->sdb, (unsigned long long)st->version);
-    if (spm_checksum(data, len) != st->checksum)
+    spm_dir_block_t b;
+    if (spm_checksum(data, len) != st->checksum ||
+        (spm_directory_block(self->dir, st->sdb, st->version, &b) == 0 && b.checksum &&
+         b.checksum != st->checksum))
         return spm_error(SPM_EFORMAT, "SDB %llu v%llu: its bytes do not match their checksum",
                          (unsigned long long)st->sdb, (unsigned long long)st->version);
     int rc = spm_store_put(self->store, st->sdb, st->version, st->type, data, len);
@@ -365,18 +368,24 @@ void spm_dataplane_publish(spm_dataplane_t *self, uint32_t node, int from_agent,
                            Spm__BlockRef *const *refs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        spm_directory_add(self->dir, refs[i]->sdb, refs[i]->version, refs[i]->bytes, 0, node,
-                          from_agent ? SPM_DIR_KEEPER : SPM_DIR_COPY);
-        if (!from_agent)
+        if (!from_agent) { /* a copy an IEU cached to read */
+            spm_directory_add(self->dir, refs[i]->sdb, refs[i]->version, refs[i]->bytes, 0, node,
+                              SPM_DIR_COPY);
             continue;
-        order_t *o = spm_hmap_get(self->orders, block_key(refs[i]->sdb, refs[i]->version));
-        if (o && o->sdb == refs[i]->sdb && o->version == refs[i]->version && o->target == node) {
-            spm_hmap_remove(self->orders, block_key(o->sdb, o->version));
-            if (o->target < self->ninflight && self->inflight[o->target])
-                self->inflight[o->target]--;
-            free(o);
-            self->st.copies_done++;
         }
+        /* A keeper only by the center's own order: an agent cannot make
+           itself the holder of record of anything else. */
+        uint64_t key = block_key(refs[i]->sdb, refs[i]->version);
+        order_t *o = spm_hmap_get(self->orders, key);
+        if (!o || o->sdb != refs[i]->sdb || o->version != refs[i]->version || o->target != node)
+            continue;
+        spm_hmap_remove(self->orders, key);
+        if (o->target < self->ninflight && self->inflight[o->target])
+            self->inflight[o->target]--;
+        free(o);
+        spm_directory_add(self->dir, refs[i]->sdb, refs[i]->version, refs[i]->bytes, 0, node,
+                          SPM_DIR_KEEPER);
+        self->st.copies_done++;
     }
 }
 
