@@ -786,6 +786,27 @@ int spm_nodecache_drop_all(spm_nodecache_t *self, spm_sdb_t id)
     return rc;
 }
 
+static int clear_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    totals_t t;
+    int rc = totals_get(self, txn, &t);
+    if (!rc && !(rc = mdb_drop(txn, self->blocks, 0)) && !(rc = mdb_drop(txn, self->atime, 0)) &&
+        !(rc = mdb_drop(txn, self->lru, 0))) {
+        t.blocks = t.bytes = t.kept_blocks = t.kept_bytes = 0;
+        rc = totals_put(self, txn, &t);
+    }
+    return rc;
+}
+
+int spm_nodecache_clear(spm_nodecache_t *self)
+{
+    assert(self);
+    taken_t notes = take_notes(self); /* of blocks about to go: dropped */
+    free(notes.notes);
+    return write_txn(self, clear_body, NULL);
+}
+
 static int flush_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
 {
     return apply_notes(self, txn, arg);

@@ -201,6 +201,12 @@ int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version);
     SPM_EFULL, SPM_EIO or SPM_ESTORE. */
 int spm_nodecache_drop_all(spm_nodecache_t *self, spm_sdb_t id);
 
+/*  Removes every block, kept or not (a node that joins a center that does
+    not know its blocks), without calling the evict callback. Readers that
+    began before keep their snapshot. Returns 0, SPM_EFULL, SPM_EIO or
+    SPM_ESTORE. */
+int spm_nodecache_clear(spm_nodecache_t *self);
+
 /*  Called by spm_nodecache_list_kept for each kept block, with its key, type,
     checksum and length. */
 typedef void (*spm_nodecache_list_fn)(void *arg, spm_sdb_t id, uint64_t version, uint32_t type,

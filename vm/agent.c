@@ -154,14 +154,18 @@ static void supervise(agent_t *a, void *dealer)
 }
 
 /*  After a rejoin: every IEU is stopped and started again at once under the
-    node's new index; the restart does not count against the cap. */
-static void restart_all(agent_t *a)
+    node's new index; the restart does not count against the cap. The new
+    center knows nothing of the blocks the node kept (and may give their
+    ids to new blocks), so CACHE is emptied in between. */
+static void restart_all(agent_t *a, spm_nodecache_t *cache)
 {
+    for (long i = 0; i < a->nkids; i++)
+        if (a->kids[i].pid > 0)
+            spm_proc_stop(a->kids[i].pid, 3000);
+    if (spm_nodecache_clear(cache) != 0)
+        spm_log_warn("emptying the node cache: %s", spm_error_detail());
     for (long i = 0; i < a->nkids; i++) {
         child_t *k = &a->kids[i];
-        if (k->pid > 0) {
-            spm_proc_stop(k->pid, 3000);
-        }
         k->pid = start_ieu(a);
         if (k->pid < 0)
             k->pid = 0;
@@ -566,7 +570,7 @@ static int agent_main(int argc, char **argv)
                 a.node = m.env->welcome->index;
                 lost = 0;
                 spm_log_warn("the center is back; node %u rejoined, restarting its IEUs", a.node);
-                restart_all(&a);
+                restart_all(&a, cache);
             }
             spm_msg_close(&m);
         }

@@ -724,6 +724,40 @@ static void on_list(void *arg, spm_sdb_t id, uint64_t version, uint32_t type, ui
     l->n++;
 }
 
+/*  A node that joins a center that does not know its blocks empties its
+    cache: kept blocks and copies go, a reader keeps its snapshot, and the
+    cache works as new afterwards (no stale LRU entry is evicted). */
+START_TEST(test_clear)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 10000, 1);
+    ck_assert_ptr_nonnull(nc);
+    evicted_t ev = {0};
+    spm_nodecache_on_evict(nc, on_evict, &ev);
+    ck_assert_int_eq(put_block(nc, 1, 1000), 0);
+    ck_assert_int_eq(keep_block(nc, 2, 1, 1000, 21), 0);
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(spm_nodecache_clear(nc), 0);
+    ck_assert(holds(r, 2, 1, 9, 1000, 21)); /* the snapshot stays */
+    spm_nodecache_reader_end(&r);
+    ck_assert_int_eq(spm_nodecache_has(nc, 1, 1), 0);
+    ck_assert_int_eq(spm_nodecache_has(nc, 2, 1), 0);
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.blocks, 0);
+    ck_assert_uint_eq(s.bytes, 0);
+    ck_assert_uint_eq(s.kept_blocks, 0);
+    ck_assert_uint_eq(s.kept_bytes, 0);
+    for (uint64_t id = 10; id < 20; id++) /* fills the budget: evicts only its own */
+        ck_assert_int_eq(put_block(nc, id, 1000), 0);
+    ck_assert_int_eq(put_block(nc, 20, 1000), 0);
+    ck_assert_int_eq(ev.n, 1);
+    ck_assert_uint_eq(ev.id[0], 10);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
 START_TEST(test_list_kept)
 {
     pick_dir();
@@ -881,6 +915,7 @@ static Suite *nodecache_suite(void)
     tcase_add_test(tc, test_keep_replaces);
     tcase_add_test(tc, test_drop_all);
     tcase_add_test(tc, test_list_kept);
+    tcase_add_test(tc, test_clear);
     tcase_add_test(tc, test_kept_two_processes);
     suite_add_tcase(s, tc);
     return s;
