@@ -355,6 +355,8 @@ typedef struct {
     uint32_t *cand; /* candidates not asked yet start at next */
     size_t ncand, next;
     uint32_t asking; /* stores in flight */
+    int full;        /* a candidate refused it for want of room */
+    int failed;      /* the last other failure of a candidate */
     spm_kept_fn fn;
     void *arg;
     char why[WHY_LEN];
@@ -366,11 +368,15 @@ static void keep_stored(void *arg, int status, uint32_t node, const char *why)
 {
     keep_t *k = arg;
     k->asking--;
-    if (status == 0 && k->n < KEEP_MAX)
+    if (status == 0 && k->n < KEEP_MAX) {
         k->holders[k->n++] = node;
-    else if (status != 0) {
+    } else if (status != 0) {
         size_t used = strlen(k->why);
         snprintf(k->why + used, sizeof k->why - used, "%s%s", used ? "; " : "", why);
+        if (status == SPM_EFULL)
+            k->full = 1;
+        else
+            k->failed = status;
     }
     keep_more(k);
 }
@@ -392,11 +398,13 @@ static void keep_more(keep_t *k)
             size_t used = strlen(k->why);
             snprintf(k->why + used, sizeof k->why - used, "%s%s", used ? "; " : "",
                      spm_error_detail());
+            k->failed = SPM_EUNREACH;
         }
     }
     if (k->asking)
         return;
-    k->fn(k->arg, k->holders, k->n, k->n < k->want, k->why);
+    int status = k->n >= k->want ? 0 : k->full || !k->failed ? SPM_EFULL : k->failed;
+    k->fn(k->arg, k->holders, k->n, status, k->why);
     spm_blockbuf_unref(k->buf);
     free(k->cand);
     free(k);

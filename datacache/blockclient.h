@@ -128,10 +128,13 @@ int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_bloc
                           spm_blockbuf_t *buf, spm_stored_fn fn, void *arg);
 
 /*  A keep ended: HOLDERS[0..N) keep the block now (those it started with
-    included). FRAMED: fewer than wanted could be found among the
-    candidates, so the caller should send its bytes to the center's store
-    too. WHY says what the candidates that failed did. */
-typedef void (*spm_kept_fn)(void *arg, const uint32_t *holders, size_t n, int framed,
+    included). STATUS 0: as many as wanted. SPM_EFULL: fewer, for want of
+    nodes with room (too few candidates, or candidates refused it as
+    full): the center's store is the place for another copy. Otherwise the
+    failure of the last candidate that did not answer or could not be
+    reached (SPM_ETIMEOUT, SPM_EUNREACH, ...). WHY says what each candidate
+    that failed did, naming its endpoint. */
+typedef void (*spm_kept_fn)(void *arg, const uint32_t *holders, size_t n, int status,
                             const char *why);
 
 /*  Makes WANT nodes keep REF (bytes in BUF): the NHAVE nodes in HAVE keep

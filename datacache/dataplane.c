@@ -339,6 +339,7 @@ void spm_dataplane_placed(spm_dataplane_t *self, spm_sdb_t id, const uint32_t *h
 {
     for (size_t i = 0; i < n; i++)
         spm_directory_add(self->dir, id, 1, 0, 0, holders[i], SPM_DIR_KEEPER);
+    spm_directory_short_again(self->dir, id, 1); /* fewer than wanted: copies follow */
 }
 
 int spm_dataplane_store(spm_dataplane_t *self, const Spm__Store *st, const void *data, size_t len,

@@ -109,7 +109,8 @@ void spm_dataplane_output(spm_dataplane_t *self, spm_sdb_t id, uint64_t version,
 int spm_dataplane_place(spm_dataplane_t *self, spm_sdb_t id, uint64_t bytes, uint64_t checksum,
                         Spm__PutReply *r);
 
-/*  PLACED: the N HOLDERS keep version 1 of ID. */
+/*  PLACED: the N HOLDERS keep version 1 of ID (fewer than the replicas
+    wanted: the missing copies are ordered as for a dead node's blocks). */
 void spm_dataplane_placed(spm_dataplane_t *self, spm_sdb_t id, const uint32_t *holders, size_t n);
 
 /*  STORE to the center (a client with no node to stage on, or an agent's

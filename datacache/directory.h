@@ -137,7 +137,9 @@ void spm_directory_forget(spm_directory_t *self, spm_sdb_t id, uint64_t version,
     block may be taken again after it was queued again. */
 int spm_directory_short_take(spm_directory_t *self, spm_sdb_t *id, uint64_t *version);
 
-/*  Queues (ID, VERSION) as short again (a copy ordered for it failed). */
+/*  Queues (ID, VERSION) when it is short of keepers (a copy ordered for it
+    failed, or it was placed on fewer nodes than wanted); a no-op when it
+    is not. */
 void spm_directory_short_again(spm_directory_t *self, spm_sdb_t id, uint64_t version);
 
 /*  Counts over the whole table: versions, their bytes, versions with

@@ -778,7 +778,7 @@ static void kept_all(ieu_t *ieu, task_t *t)
     push(&ieu->kept, t);
 }
 
-static void output_kept(void *arg, const uint32_t *holders, size_t n, int framed, const char *why)
+static void output_kept(void *arg, const uint32_t *holders, size_t n, int status, const char *why)
 {
     keep_ctx_t *kc = arg;
     ieu_t *ieu = kc->ieu;
@@ -791,9 +791,12 @@ static void output_kept(void *arg, const uint32_t *holders, size_t n, int framed
         o->holders[o->nholders++] = holders[i];
     t->bytes_pushed +=
         (uint64_t)(o->nholders > had ? o->nholders - had : 0) * spm_blockbuf_len(o->buf);
-    o->framed = framed;
-    if (framed && ieu->nnodes > 1)
-        spm_log_info("SDB output kept by %zu nodes of %u wanted (%s); its bytes go to the "
+    /* Too few nodes kept it: the center's store takes a copy (it is
+       reachable, or nothing is), so an unreachable or full node slows the
+       job but never fails it. */
+    o->framed = status != 0;
+    if (status != 0 && ieu->nnodes > 1)
+        spm_log_info("an output is kept by %zu nodes of %u wanted (%s); its bytes go to the "
                      "center",
                      n, ieu->replicas, why);
     if (--t->keeping == 0) {

@@ -377,13 +377,16 @@ static void put_placed(spm_session_t *s, put_t *p)
 }
 
 /*  Block client callback: the nodes asked to keep P's block answered. */
-static void put_kept(void *arg, const uint32_t *holders, size_t n, int framed, const char *why)
+static void put_kept(void *arg, const uint32_t *holders, size_t n, int status, const char *why)
 {
     put_t *p = arg;
     spm_session_t *s = p->s;
     for (size_t i = 0; i < n && p->nholders < 16; i++)
         p->holders[p->nholders++] = holders[i];
-    if (framed && p->store_ok) { /* too few nodes: the center's store keeps it too */
+    if (status == SPM_EFULL && p->store_ok) {
+        /* Too few nodes with room: the center's store keeps a copy too. (A
+           client that cannot reach the nodes is not helped that way: its
+           results would have to come back from them.) */
         Spm__Store st = SPM__STORE__INIT;
         st.req = p->req = ++s->next_req;
         st.sdb = *p->id;
@@ -401,10 +404,11 @@ static void put_kept(void *arg, const uint32_t *holders, size_t n, int framed, c
         return;
     }
     if (n == 0) {
-        put_failed(s, p, SPM_EUNREACH, *why ? why : "no node to keep it");
+        put_failed(s, p, status == SPM_EFULL ? SPM_EFULL : SPM_EUNREACH,
+                   *why ? why : "no node to keep it");
         return;
     }
-    put_placed(s, p);
+    put_placed(s, p); /* a node short: the center has it copied */
 }
 
 static void on_put_reply(spm_session_t *s, Spm__PutReply *r)

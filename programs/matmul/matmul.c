@@ -133,20 +133,42 @@ static int put_inputs(run_t *r)
     return rc ? rc : done;
 }
 
-/*  Fetches and decodes C(bi, bj); *OUT stays NULL for an all-zero block. */
-static int fetch(run_t *r, uint32_t bi, uint32_t bj, uint32_t nbj, spm_mm_block_t **out)
+/*  Where a fetched block of C goes: its place in the block row. */
+typedef struct {
+    spm_mm_block_t **row;
+    const uint32_t *col; /* block column of each fetched id */
+} row_fetch_t;
+
+static int decode_block(void *arg, size_t index, const void *data, size_t len)
 {
-    *out = NULL;
-    spm_sdb_t id = r->cids[(size_t)bi * nbj + bj];
-    if (!id)
-        return 0;
-    void *data;
-    size_t len;
-    int rc = spm_session_get(r->s, id, &data, &len);
-    if (rc != 0)
-        return rc;
-    rc = spm_mm_block_decode(data, len, out);
-    free(data);
+    row_fetch_t *f = arg;
+    return spm_mm_block_decode(data, len, &f->row[f->col[index]]);
+}
+
+/*  Fetches and decodes block row BI of C into ROW, several blocks at once
+    from their holders; blocks that are all zero (no id) stay NULL. */
+static int fetch_row(run_t *r, uint32_t bi, uint32_t nbj, spm_mm_block_t **row)
+{
+    spm_sdb_t *ids = malloc(nbj * sizeof *ids);
+    uint32_t *col = malloc(nbj * sizeof *col);
+    if (!ids || !col) {
+        free(ids);
+        free(col);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    size_t n = 0;
+    for (uint32_t bj = 0; bj < nbj; bj++) {
+        row[bj] = NULL;
+        spm_sdb_t id = r->cids[(size_t)bi * nbj + bj];
+        if (id) {
+            ids[n] = id;
+            col[n++] = bj;
+        }
+    }
+    row_fetch_t f = {row, col};
+    int rc = spm_session_get_each(r->s, ids, n, decode_block, &f);
+    free(ids);
+    free(col);
     return rc;
 }
 
@@ -164,8 +186,7 @@ static int write_result(run_t *r, spm_mmio_field_t field)
     spm_progress_t meter;
     spm_progress_begin(&meter, r->bar, label, j->m);
     for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
-        for (uint32_t bj = 0; bj < nbj && rc == 0; bj++)
-            rc = fetch(r, bi, bj, nbj, &row[bj]);
+        rc = fetch_row(r, bi, nbj, row);
         spm_mm_rows_t rows = {row, nbj, j->bn, (uint64_t)bi * j->bm,
                               spm_mm_block_side(j->m, j->bm, bi)};
         if (rc == 0)
