@@ -61,6 +61,7 @@ typedef struct {
 typedef struct {
     uint64_t cpu_us;  /* the center's CPU time */
     uint64_t in, out; /* block bytes through the center's socket */
+    uint64_t copies;  /* copies made after node deaths */
     int ended;        /* the fields are the job's own from here */
 } usage_t;
 
@@ -276,6 +277,7 @@ static void send_report(center_t *c, watch_t *w)
     if (u && u->ended) {
         r->center_in = u->in;
         r->center_out = u->out;
+        r->copies = u->copies;
     }
     free(u);
     Spm__Envelope env = SPM__ENVELOPE__INIT;
@@ -302,6 +304,13 @@ static void send_progress(center_t *c, watch_t *w)
     send_to(c, &w->id, &env, NULL, 0);
 }
 
+static uint64_t copies_done(center_t *c)
+{
+    spm_dataplane_stats_t d;
+    spm_dataplane_stats(c->dp, &d);
+    return d.copies_done;
+}
+
 /*  JOB ended: what it cost from its submit to now. */
 static void record_usage(center_t *c, uint64_t job)
 {
@@ -311,6 +320,7 @@ static void record_usage(center_t *c, uint64_t job)
     u->cpu_us = cpu_us() - u->cpu_us;
     u->in = c->wire.bytes_in - u->in;
     u->out = c->wire.bytes_out - u->out;
+    u->copies = copies_done(c) - u->copies;
     u->ended = 1;
     spm_idu_job_set_cpu(c->idu, job, u->cpu_us);
 }
@@ -856,7 +866,7 @@ static void on_submit(center_t *c, spm_msg_t *m)
     usage_t *u = malloc(sizeof *u);
     uint64_t job = 0;
     if (u)
-        *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, 0};
+        *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
     spm_error(0, "%s", "");
     r.status = spm_idu_submit(c->idu, s->program, s->args.data, s->args.len, s->priority, &job);
     r.job = job;

@@ -161,7 +161,7 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             "\"l1_hits\": %llu, \"l2_hits\": %llu, \"store_reads\": %llu, \"bytes_l2\": %llu, "
             "\"bytes_store\": %llu, \"evictions\": %llu, \"speculated\": %llu, "
             "\"spec_wins\": %llu, \"bytes_pushed\": %llu, \"corrupt\": %llu, "
-            "\"center_in\": %llu, \"center_out\": %llu, \"ieus\": [",
+            "\"center_in\": %llu, \"center_out\": %llu, \"copies\": %llu, \"ieus\": [",
             r->wall_us / 1e6, (unsigned long long)r->issued, (unsigned long long)r->committed,
             (unsigned long long)r->reissued, (unsigned long long)r->stale,
             (unsigned long long)r->merges, o->w_idle, o->w_comm, o->w_man, o->efficiency, o->busy_s,
@@ -170,7 +170,8 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             (unsigned long long)r->bytes_store, (unsigned long long)r->evictions,
             (unsigned long long)r->speculated, (unsigned long long)r->spec_wins,
             (unsigned long long)r->bytes_pushed, (unsigned long long)r->corrupt,
-            (unsigned long long)r->center_in, (unsigned long long)r->center_out);
+            (unsigned long long)r->center_in, (unsigned long long)r->center_out,
+            (unsigned long long)r->copies);
     for (size_t i = 0; i < r->n_ieus; i++) {
         const Spm__IeuReport *e = r->ieus[i];
         fprintf(out,
@@ -262,6 +263,9 @@ static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out
     if (r->corrupt)
         fprintf(out, "  corrupt copies met and fetched again elsewhere: %llu\n",
                 (unsigned long long)r->corrupt);
+    if (r->copies)
+        fprintf(out, "  blocks copied again after nodes died: %llu\n",
+                (unsigned long long)r->copies);
     print_nodes(r, out);
     if (r->n_opcodes > 1) {
         fprintf(out, "  %-36s %8s %10s %10s %10s\n", "opcode", "SIs", "busy s", "mean ms",
