@@ -233,7 +233,7 @@ static void finish(spm_blockclient_t *self, req_t *r, int status, zmq_msg_t *blo
     if (r->kind == REQ_FETCH)
         r->fetched(r->arg, status, status == 0 ? block : NULL, r->node, r->why);
     else
-        r->stored(r->arg, status, r->node, r->why);
+        r->stored(r->arg, status, &r->node, status == 0, r->why);
     req_free(r);
 }
 
@@ -296,8 +296,19 @@ int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
     return 0;
 }
 
+const char *spm_blockclient_endpoint(const spm_blockclient_t *self, uint32_t node, const char **key)
+{
+    const peer_t *p = peer_get(self, node);
+    if (p && key)
+        *key = p->key;
+    return p ? p->endpoint : NULL;
+}
+
+#define FORWARD_MAX 8 /* nodes a chained store may be passed on to */
+
 int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_blockref_t *ref,
-                          spm_blockbuf_t *buf, spm_stored_fn fn, void *arg)
+                          spm_blockbuf_t *buf, uint32_t want, const uint32_t *forward,
+                          size_t nforward, spm_stored_fn fn, void *arg)
 {
     peer_t *p = peer_get(self, node);
     req_t *r = p ? calloc(1, sizeof *r) : NULL;
@@ -325,6 +336,20 @@ int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_bloc
     s.version = ref->version;
     s.type = ref->type;
     s.checksum = ref->checksum;
+    s.want = want;
+    Spm__Node fw[FORWARD_MAX], *pfw[FORWARD_MAX];
+    for (size_t i = 0; want > 1 && i < nforward && s.n_forward < FORWARD_MAX; i++) {
+        const peer_t *q = peer_get(self, forward[i]);
+        if (!q || forward[i] == node)
+            continue;
+        spm__node__init(&fw[s.n_forward]);
+        fw[s.n_forward].index = forward[i];
+        fw[s.n_forward].endpoint = q->endpoint;
+        fw[s.n_forward].key = q->key;
+        pfw[s.n_forward] = &fw[s.n_forward];
+        s.n_forward++;
+    }
+    s.forward = pfw;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_STORE;
     env.store = &s;
@@ -355,6 +380,7 @@ typedef struct {
     uint32_t *cand; /* candidates not asked yet start at next */
     size_t ncand, next;
     uint32_t asking; /* stores in flight */
+    int chain;       /* one candidate at a time, passing it on */
     int full;        /* a candidate refused it for want of room */
     int failed;      /* the last other failure of a candidate */
     spm_kept_fn fn;
@@ -364,13 +390,18 @@ typedef struct {
 
 static void keep_more(keep_t *k);
 
-static void keep_stored(void *arg, int status, uint32_t node, const char *why)
+static void keep_stored(void *arg, int status, const uint32_t *holders, size_t n, const char *why)
 {
     keep_t *k = arg;
     k->asking--;
-    if (status == 0 && k->n < KEEP_MAX) {
-        k->holders[k->n++] = node;
-    } else if (status != 0) {
+    for (size_t i = 0; status == 0 && i < n && k->n < KEEP_MAX; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < k->n; j++)
+            dup |= k->holders[j] == holders[i];
+        if (!dup)
+            k->holders[k->n++] = holders[i];
+    }
+    if (status != 0) {
         size_t used = strlen(k->why);
         snprintf(k->why + used, sizeof k->why - used, "%s%s", used ? "; " : "", why);
         if (status == SPM_EFULL)
@@ -385,14 +416,18 @@ static void keep_stored(void *arg, int status, uint32_t node, const char *why)
     nothing is in flight. */
 static void keep_more(keep_t *k)
 {
-    while (k->n + k->asking < k->want && k->next < k->ncand) {
+    while (k->n + k->asking < k->want && k->next < k->ncand && !(k->chain && k->asking)) {
         uint32_t node = k->cand[k->next++];
         int dup = 0;
         for (size_t i = 0; i < k->n; i++)
             dup |= k->holders[i] == node;
         if (dup)
             continue;
-        if (spm_blockclient_store(k->self, node, &k->ref, k->buf, keep_stored, k) == 0) {
+        /* A chain asks this one for all that is missing, to be passed on
+           among the candidates after it. */
+        uint32_t want = k->chain ? k->want - (uint32_t)k->n : 1;
+        if (spm_blockclient_store(k->self, node, &k->ref, k->buf, want, k->cand + k->next,
+                                  k->ncand - k->next, keep_stored, k) == 0) {
             k->asking++;
         } else {
             size_t used = strlen(k->why);
@@ -412,7 +447,8 @@ static void keep_more(keep_t *k)
 
 int spm_blockclient_keep(spm_blockclient_t *self, const spm_blockref_t *ref, spm_blockbuf_t *buf,
                          const uint32_t *have, size_t nhave, uint32_t want,
-                         const uint32_t *candidates, size_t ncand, spm_kept_fn fn, void *arg)
+                         const uint32_t *candidates, size_t ncand, int chain, spm_kept_fn fn,
+                         void *arg)
 {
     keep_t *k = calloc(1, sizeof *k);
     if (!k || (ncand && !(k->cand = malloc(ncand * sizeof *k->cand)))) {
@@ -425,6 +461,7 @@ int spm_blockclient_keep(spm_blockclient_t *self, const spm_blockref_t *ref, spm
     for (size_t i = 0; i < nhave && k->n < KEEP_MAX; i++)
         k->holders[k->n++] = have[i];
     k->want = want < KEEP_MAX ? want : KEEP_MAX;
+    k->chain = chain;
     if (ncand)
         memcpy(k->cand, candidates, ncand * sizeof *candidates);
     k->ncand = ncand;
@@ -497,11 +534,17 @@ static void on_store_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
         add_why(r, node, self->peers[node].endpoint,
                 sr->error && *sr->error ? sr->error : spm_strerror(sr->status));
         self->stats.refused++;
-    } else {
-        self->stats.stored++;
-        self->stats.stored_bytes += r->ref.bytes;
+        finish(self, r, sr->status, NULL);
+        return;
     }
-    finish(self, r, sr->status, NULL);
+    self->stats.stored++;
+    self->stats.stored_bytes += r->ref.bytes;
+    if (sr->n_holders == 0) { /* it keeps it, and passed it on to nobody */
+        finish(self, r, 0, NULL);
+        return;
+    }
+    r->stored(r->arg, 0, sr->holders, sr->n_holders, r->why);
+    req_free(r);
 }
 
 void spm_blockclient_process(spm_blockclient_t *self)

@@ -17,8 +17,8 @@
         spm_blockclient_t *bc = spm_blockclient_new(ctx, security);
         spm_blockclient_node(bc, 3, "tcp://n3:7701", key);
         spm_blockclient_fetch(bc, &ref, holders, n, on_fetched, task);
-        spm_blockclient_store(bc, 3, &ref, buf, on_stored, task);
-        spm_blockclient_keep(bc, &ref, buf, &self_node, 1, 2, peers, n, on_kept, task);
+        spm_blockclient_store(bc, 3, &ref, buf, 1, NULL, 0, on_stored, task);
+        spm_blockclient_keep(bc, &ref, buf, &self_node, 1, 2, peers, n, 0, on_kept, task);
         ... zmq_poll over spm_blockclient_items(), then:
         spm_blockclient_process(bc);
         spm_blockclient_expire(bc, spm_now_us());
@@ -79,9 +79,11 @@ typedef struct {
 typedef void (*spm_fetched_fn)(void *arg, int status, zmq_msg_t *block, uint32_t node,
                                const char *why);
 
-/*  A store ended: STATUS 0 when NODE keeps the block, else the failure,
-    WHY naming the endpoint. */
-typedef void (*spm_stored_fn)(void *arg, int status, uint32_t node, const char *why);
+/*  A store ended: STATUS 0 when HOLDERS[0..N) keep the block (the node
+    asked, and those it passed the block on to), else the failure, WHY
+    naming the endpoint. */
+typedef void (*spm_stored_fn)(void *arg, int status, const uint32_t *holders, size_t n,
+                              const char *why);
 
 /*  Returns a client that makes its sockets on CTX and secures tcp://
     endpoints with SECURITY (neither owned; both must outlive it), or NULL
@@ -122,10 +124,14 @@ int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
 
 /*  Asks NODE to keep REF, whose bytes are BUF (a reference is taken for
     as long as ZeroMQ needs them), calling FN with ARG once at the end.
-    Returns 0, or SPM_ENOTFOUND (NODE unknown), SPM_EUNREACH (cannot send
-    to it) or SPM_ENOMEM, with FN not called. */
+    With WANT > 1, NODE also passes it on so that WANT nodes keep it in
+    all, chosen among the NFORWARD nodes FORWARD in order (known to this
+    client: their endpoints go with the request). Returns 0, or
+    SPM_ENOTFOUND (NODE unknown), SPM_EUNREACH (cannot send to it) or
+    SPM_ENOMEM, with FN not called. */
 int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_blockref_t *ref,
-                          spm_blockbuf_t *buf, spm_stored_fn fn, void *arg);
+                          spm_blockbuf_t *buf, uint32_t want, const uint32_t *forward,
+                          size_t nforward, spm_stored_fn fn, void *arg);
 
 /*  A keep ended: HOLDERS[0..N) keep the block now (those it started with
     included). STATUS 0: as many as wanted. SPM_EFULL: fewer, for want of
@@ -140,12 +146,20 @@ typedef void (*spm_kept_fn)(void *arg, const uint32_t *holders, size_t n, int st
 /*  Makes WANT nodes keep REF (bytes in BUF): the NHAVE nodes in HAVE keep
     it already (the caller's own node, say), and the rest are asked among
     the NCAND CANDIDATES in order, the next one standing in for one that
-    fails, several at once. FN is called with ARG once at the end (from
-    this call when nothing needs asking). Returns 0 or SPM_ENOMEM (FN not
-    called). */
+    fails. Without CHAIN several are asked at once; with CHAIN one is asked
+    at a time and passes the block on to the candidates after it (so the
+    caller's link carries it once: what a client staging over a slow link
+    wants). FN is called with ARG once at the end (from this call when
+    nothing needs asking). Returns 0 or SPM_ENOMEM (FN not called). */
 int spm_blockclient_keep(spm_blockclient_t *self, const spm_blockref_t *ref, spm_blockbuf_t *buf,
                          const uint32_t *have, size_t nhave, uint32_t want,
-                         const uint32_t *candidates, size_t ncand, spm_kept_fn fn, void *arg);
+                         const uint32_t *candidates, size_t ncand, int chain, spm_kept_fn fn,
+                         void *arg);
+
+/*  A node's endpoint and key as the client knows them, for passing them
+    on (NULL when NODE is unknown). */
+const char *spm_blockclient_endpoint(const spm_blockclient_t *self, uint32_t node,
+                                     const char **key);
 
 /*  Fills up to MAX poll items, one per socket with requests open, and
     returns how many. */

@@ -28,6 +28,8 @@ struct spm_dataagent {
     void *router;             /* not owned */
     spm_nodecache_t *cache;   /* not owned */
     spm_block_check_fn check; /* a block's type check */
+    spm_blockclient_t *bc;    /* passes blocks on, or NULL */
+    uint32_t node;            /* this node's index, for the holders it names */
     lease_t *leases;          /* outstanding read transactions */
     spm_dataagent_stats_t st; /* counters */
 };
@@ -161,26 +163,100 @@ static int keep(spm_dataagent_t *self, spm_sdb_t id, uint64_t version, uint32_t 
     return rc;
 }
 
-/*  STORE M: keeps its block and says so. */
-static void take_block(spm_dataagent_t *self, spm_msg_t *m)
+void spm_dataagent_forwarding(spm_dataagent_t *self, spm_blockclient_t *bc, uint32_t node)
 {
-    Spm__Store *st = m->env->store;
+    self->bc = bc;
+    self->node = node;
+}
+
+static void reply(spm_dataagent_t *self, const zmq_msg_t *id, uint64_t req, int status,
+                  const char *error, const uint32_t *holders, size_t n)
+{
     Spm__StoreReply r = SPM__STORE_REPLY__INIT;
-    r.req = st->req;
-    if (m->nframes != 1)
-        r.status = spm_error(SPM_EPROTO, "STORE needs exactly one block frame");
-    else
-        r.status = keep(self, st->sdb, st->version, st->type, st->checksum,
-                        zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]));
-    if (r.status != 0) {
-        r.error = (char *)spm_error_detail();
-        self->st.refused++;
-        spm_log_warn("refused to keep a block: %s", r.error);
-    }
+    r.req = req;
+    r.status = status;
+    r.error = (char *)(error ? error : "");
+    r.holders = (uint32_t *)holders;
+    r.n_holders = n;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_STORE_REPLY;
     env.store_reply = &r;
-    spm_wire_send(self->router, &m->id, &env, NULL, 0, NULL);
+    spm_wire_send(self->router, id, &env, NULL, 0, NULL);
+}
+
+/*  A STORE being passed on: its sender waits for the answer. */
+typedef struct {
+    spm_dataagent_t *self;
+    zmq_msg_t id; /* the sender */
+    uint64_t req;
+} pass_t;
+
+static void passed_on(void *arg, const uint32_t *holders, size_t n, int status, const char *why)
+{
+    (void)status; /* it is kept here at least: the sender counts the holders */
+    (void)why;
+    pass_t *p = arg;
+    reply(p->self, &p->id, p->req, 0, NULL, holders, n);
+    zmq_msg_close(&p->id);
+    free(p);
+}
+
+/*  Passes the block of STORE M, kept here, on to the nodes it names until
+    WANT keep it, answering when they do. Returns 0, or an SPM_E* code when
+    it cannot (the caller answers for this node alone). */
+static int pass_on(spm_dataagent_t *self, spm_msg_t *m)
+{
+    Spm__Store *st = m->env->store;
+    uint32_t cand[16];
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_forward && n < 16; i++)
+        if (st->forward[i]->index != self->node &&
+            spm_blockclient_node(self->bc, st->forward[i]->index, st->forward[i]->endpoint,
+                                 st->forward[i]->key) == 0)
+            cand[n++] = st->forward[i]->index;
+    size_t len = zmq_msg_size(&m->frames[0]);
+    void *copy = malloc(len ? len : 1);
+    pass_t *p = malloc(sizeof *p);
+    spm_blockbuf_t *buf = copy && p ? spm_blockbuf_new(copy, len) : NULL;
+    if (!buf) {
+        if (!p || !copy)
+            free(copy);
+        free(p);
+        return SPM_ENOMEM;
+    }
+    memcpy(copy, zmq_msg_data(&m->frames[0]), len);
+    p->self = self;
+    p->req = st->req;
+    zmq_msg_init(&p->id);
+    zmq_msg_copy(&p->id, &m->id);
+    spm_blockref_t ref = {st->sdb, st->version, st->type, st->checksum, len};
+    int rc = spm_blockclient_keep(self->bc, &ref, buf, &self->node, 1, st->want, cand, n, 1,
+                                  passed_on, p);
+    spm_blockbuf_unref(buf);
+    if (rc != 0) {
+        zmq_msg_close(&p->id);
+        free(p);
+    }
+    return rc;
+}
+
+/*  STORE M: keeps its block, passes it on when more keepers are wanted,
+    and says so. */
+static void take_block(spm_dataagent_t *self, spm_msg_t *m)
+{
+    Spm__Store *st = m->env->store;
+    int rc = m->nframes != 1 ? spm_error(SPM_EPROTO, "STORE needs exactly one block frame")
+                             : keep(self, st->sdb, st->version, st->type, st->checksum,
+                                    zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]));
+    if (rc != 0) {
+        self->st.refused++;
+        spm_log_warn("refused to keep a block: %s", spm_error_detail());
+        reply(self, &m->id, st->req, rc, spm_error_detail(), NULL, 0);
+        return;
+    }
+    if (st->want > 1 && st->n_forward && self->bc && pass_on(self, m) == 0)
+        return; /* answered when the others keep it */
+    reply(self, &m->id, st->req, 0, NULL, &self->node, self->bc ? 1 : 0);
 }
 
 void spm_dataagent_serve(spm_dataagent_t *self)

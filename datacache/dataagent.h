@@ -12,7 +12,9 @@
     - STORE: a block this node is to keep for the VM (an IEU's replica, a
       client's staged input). It is checked (the type's validate, the
       checksum) and kept in the node cache, where LRU never evicts it, then
-      acknowledged.
+      acknowledged; when the sender wants more keepers, it is first passed
+      on to the nodes the STORE names (a chain, so the sender's link
+      carries it once), and the answer lists every node that keeps it.
     On the agent's connection to the center it also carries out DROP (the
     center found blocks garbage) and COPY (a block fell short of its
     replicas when a node died: fetch it from a holder and keep it, or send
@@ -36,6 +38,11 @@ typedef int (*spm_block_check_fn)(uint32_t type, const void *data, size_t len);
 /*  Serves the node cache CACHE on ROUTER, checking blocks it is asked to
     keep with CHECK (none of them owned). NULL when out of memory. */
 spm_dataagent_t *spm_dataagent_new(void *router, spm_nodecache_t *cache, spm_block_check_fn check);
+
+/*  Lets the agent pass blocks on (a STORE that wants more than one
+    keeper) with BC (not owned), as node NODE. Without it such a STORE is
+    kept here alone. */
+void spm_dataagent_forwarding(spm_dataagent_t *self, spm_blockclient_t *bc, uint32_t node);
 
 /*  Answers the FETCHes and STOREs waiting on the socket (a bounded batch)
     and ends the read transactions ZeroMQ no longer needs. Call whenever

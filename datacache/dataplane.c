@@ -297,6 +297,46 @@ void spm_dataplane_output(spm_dataplane_t *self, spm_sdb_t id, uint64_t version,
                           SPM_DIR_KEEPER);
 }
 
+/*  Takes the copy order of (ID, VERSION) to TARGET out of the table, if
+    there is one. Returns 1 when there was. */
+static int order_done(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uint32_t target)
+{
+    uint64_t key = block_key(id, version);
+    order_t *o = spm_hmap_get(self->orders, key);
+    if (!o || o->sdb != id || o->version != version || o->target != target)
+        return 0;
+    spm_hmap_remove(self->orders, key);
+    if (o->target < self->ninflight && self->inflight[o->target])
+        self->inflight[o->target]--;
+    free(o);
+    return 1;
+}
+
+/*  Forgets the copy orders of ID (VERSION 0: of every version): it is
+    garbage, and a copy made after all must not bring it back. */
+static void orders_forget(spm_dataplane_t *self, spm_sdb_t id, uint64_t version)
+{
+    uint64_t gone[64];
+    size_t n;
+    do {
+        n = 0;
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (n < 64 && spm_hmap_next(self->orders, &pos, &key, &value)) {
+            const order_t *o = value;
+            if (o->sdb == id && (version == 0 || o->version == version))
+                gone[n++] = key;
+        }
+        for (size_t i = 0; i < n; i++) {
+            order_t *o = spm_hmap_remove(self->orders, gone[i]);
+            if (o->target < self->ninflight && self->inflight[o->target])
+                self->inflight[o->target]--;
+            free(o);
+        }
+    } while (n == 64);
+}
+
 /* ---------------------------------------------------------------- clients */
 
 /*  Fills target K of the PUT answer with NODE. */
@@ -351,9 +391,10 @@ int spm_dataplane_store(spm_dataplane_t *self, const Spm__Store *st, const void 
         return spm_error(SPM_EFORMAT, "SDB %llu v%llu: not a well-formed block of its type",
                          (unsigned long long)st->sdb, (unsigned long long)st->version);
     spm_dir_block_t b;
-    if (spm_checksum(data, len) != st->checksum ||
-        (spm_directory_block(self->dir, st->sdb, st->version, &b) == 0 && b.checksum &&
-         b.checksum != st->checksum))
+    if (spm_directory_block(self->dir, st->sdb, st->version, &b) != 0)
+        return spm_error(SPM_ENOTFOUND, "SDB %llu v%llu is not wanted (any more)",
+                         (unsigned long long)st->sdb, (unsigned long long)st->version);
+    if (spm_checksum(data, len) != st->checksum || (b.checksum && b.checksum != st->checksum))
         return spm_error(SPM_EFORMAT, "SDB %llu v%llu: its bytes do not match their checksum",
                          (unsigned long long)st->sdb, (unsigned long long)st->version);
     int rc = spm_store_put(self->store, st->sdb, st->version, st->type, data, len);
@@ -361,6 +402,7 @@ int spm_dataplane_store(spm_dataplane_t *self, const Spm__Store *st, const void 
         return rc;
     self->wrote = 1;
     self->st.store_in += len;
+    self->st.copies_done += order_done(self, st->sdb, st->version, SPM_NODE_STORE);
     return spm_directory_add(self->dir, st->sdb, st->version, len, st->checksum, SPM_NODE_STORE,
                              SPM_DIR_KEEPER);
 }
@@ -376,14 +418,8 @@ void spm_dataplane_publish(spm_dataplane_t *self, uint32_t node, int from_agent,
         }
         /* A keeper only by the center's own order: an agent cannot make
            itself the holder of record of anything else. */
-        uint64_t key = block_key(refs[i]->sdb, refs[i]->version);
-        order_t *o = spm_hmap_get(self->orders, key);
-        if (!o || o->sdb != refs[i]->sdb || o->version != refs[i]->version || o->target != node)
+        if (!order_done(self, refs[i]->sdb, refs[i]->version, node))
             continue;
-        spm_hmap_remove(self->orders, key);
-        if (o->target < self->ninflight && self->inflight[o->target])
-            self->inflight[o->target]--;
-        free(o);
         spm_directory_add(self->dir, refs[i]->sdb, refs[i]->version, refs[i]->bytes, 0, node,
                           SPM_DIR_KEEPER);
         self->st.copies_done++;
@@ -431,6 +467,7 @@ static void tell_holder(void *arg, uint32_t node, spm_sdb_t id, uint64_t version
 
 void spm_dataplane_garbage(spm_dataplane_t *self, spm_sdb_t id, uint64_t version)
 {
+    orders_forget(self, id, version);
     spm_directory_forget(self->dir, id, version, tell_holder, self);
     if (version == 0) {
         /* A discarded SDB: every node deletes every version, also copies

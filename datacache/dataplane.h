@@ -75,7 +75,7 @@ size_t spm_dataplane_locate(spm_dataplane_t *self, spm_sdb_t id, uint64_t versio
     fills *R with the holders to fetch from (unless STORE_ONLY), else
     returns the block's bytes from the store in *DATA (malloc'd, the
     caller's) and *LEN. Returns 0, or SPM_ENOTFOUND with the detail set
-    (unknown, or lost with the nodes that held it). R's strings stay the
+    (unknown, or lost: every node that kept it died). R's strings stay the
     directory's until the next call; R->holders etc. point into the data
     plane's buffers. */
 int spm_dataplane_get(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uint32_t requester,

@@ -859,7 +859,7 @@ static void keep_outputs(ieu_t *ieu, task_t *t)
         uint32_t self = ieu->node;
         size_t nc = candidates(ieu, op->sdb, op->version, cand);
         if (!o->buf || !kc ||
-            spm_blockclient_keep(ieu->bc, &ref, o->buf, &self, mine, ieu->replicas, cand, nc,
+            spm_blockclient_keep(ieu->bc, &ref, o->buf, &self, mine, ieu->replicas, cand, nc, 1,
                                  output_kept, kc) != 0) {
             free(kc);
             /* Out of memory: its bytes go to the center, if there are any. */

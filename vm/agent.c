@@ -517,6 +517,7 @@ static int agent_main(int argc, char **argv)
         }
         goto done;
     }
+    spm_dataagent_forwarding(served, copier, a.node);
     char pidfile[1024];
     snprintf(pidfile, sizeof pidfile, "%s/agent.pid", a.cache_dir);
     FILE *pf = fopen(pidfile, "w");
@@ -571,6 +572,7 @@ static int agent_main(int argc, char **argv)
                 lost = 0;
                 spm_log_warn("the center is back; node %u rejoined, restarting its IEUs", a.node);
                 restart_all(&a, cache);
+                spm_dataagent_forwarding(served, copier, a.node);
             }
             spm_msg_close(&m);
         }

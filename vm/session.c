@@ -442,8 +442,10 @@ static void on_put_reply(spm_session_t *s, Spm__PutReply *r)
     }
     spm_blockref_t ref = {r->sdb, 1, p->type_id, p->checksum, spm_blockbuf_len(p->buf)};
     p->state = PUT_KEEPING;
+    /* A chain: the client's link carries the block once, the nodes pass
+       it on among themselves. */
     if (spm_blockclient_keep(s->bc, &ref, p->buf, NULL, 0, r->replicas ? r->replicas : 1, cand, n,
-                             put_kept, p) != 0)
+                             1, put_kept, p) != 0)
         put_failed(s, p, SPM_ENOMEM, "out of memory");
 }
 

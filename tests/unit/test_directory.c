@@ -221,6 +221,12 @@ START_TEST(test_short_queued_once_until_taken)
     spm_directory_drop(d, 40, 1, 3); /* a keeper dropped leaves it short, as a death does */
     ck_assert_uint_eq(take_all(d, ids, 4), 1);
     ck_assert_uint_eq(ids[0], 40);
+
+    ck_assert_int_eq(spm_directory_node_up(d, 0, "tcp://n0:7701", ""), 0); /* back */
+    keep(d, 41, 10, 2), keep(d, 41, 10, 3), keep(d, 41, 10, 0);
+    spm_directory_short_again(d, 41, 1); /* not short: a no-op */
+    spm_directory_short_again(d, 42, 1); /* unknown */
+    ck_assert_uint_eq(take_all(d, ids, 4), 0);
     spm_directory_destroy(&d);
 }
 END_TEST
