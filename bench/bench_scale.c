@@ -17,7 +17,10 @@
                job's work spread perfectly over all IEU slots; the report's
                own E beside it. The bytes through the center host's link
                (rx + tx) during the job, against the job's output bytes
-               (SIs x 16384).
+               (SIs x 16384); per SI, those bytes and the center's CPU
+               (the report's center_cpu_s), and the busiest agent link's
+               traffic: what docs/PERFORMANCE.md's model of how far past 8
+               nodes one center goes is built from.
       matmul   a center host, 3 agent hosts and a client host. From the
                client, `spm matmul A.mtx A.mtx --block 256` of a sparse
                (5%) and a dense matrix. The bytes on the center's link
@@ -447,6 +450,9 @@ static void cluster_down(cluster_t *c)
 typedef struct {
     int nodes;
     double wall, eff, e, center_mib, out_mib;
+    double center_us;  /* the center's CPU per SI, us */
+    double center_b;   /* bytes on the center's link per SI */
+    double node_mib_s; /* the busiest agent link's traffic, MiB/s (both ways) */
 } nodes_row_t;
 
 /*  One row of the nodes part: N agent hosts, REPS jobs of SIS SIs. */
@@ -460,14 +466,21 @@ static nodes_row_t bench_nodes_one(int n, int sis)
     const char *job[] = {"run",    "synthetic",  "--center", CENTER_EP, "--keys",  keys, "--sleep",
                          "--work", "fixed:20ms", "--bytes",  "16384",   "--reads", "2",  "--sfs",
                          "4",      "--sis",      ssis,       "--json",  NULL};
-    double wall[16], eff[16], e[16], mib[16];
+    double wall[16], eff[16], e[16], mib[16], cpu[16], node[16];
     double ideal = sis * SI_MS / 1000.0 / (IEUS * n);
     for (int r = 0; r < reps; r++) {
         path_t out = file("job.json"), err = file("job.err");
         unlink(err.s);
-        double b0 = link_bytes(1);
+        double b0 = link_bytes(1), a0[MAX_NODES];
+        for (int i = 0; i < n; i++)
+            a0[i] = link_bytes(i + 2);
         int rc = finish(start(1, job, out.s, err.s), 600);
         double b1 = link_bytes(1);
+        node[r] = 0;
+        for (int i = 0; i < n; i++) {
+            double d = link_bytes(i + 2) - a0[i];
+            node[r] = d > node[r] ? d : node[r];
+        }
         char *j = slurp(out.s);
         if (rc != 0 || !strstr(j, "\"status\": \"done\"")) {
             char *m = slurp(err.s);
@@ -477,6 +490,8 @@ static nodes_row_t bench_nodes_one(int n, int sis)
         e[r] = spm_test_json_num(j, "efficiency");
         eff[r] = ideal / wall[r];
         mib[r] = (b1 - b0) / MIB;
+        cpu[r] = spm_test_json_num(j, "center_cpu_s") * 1e6 / sis;
+        node[r] = node[r] / MIB / wall[r];
         free(j);
     }
     cluster_down(&c);
@@ -485,7 +500,11 @@ static nodes_row_t bench_nodes_one(int n, int sis)
                        bench_median(eff, reps),
                        bench_median(e, reps),
                        bench_median(mib, reps),
-                       (double)sis * SI_BYTES / MIB};
+                       (double)sis * SI_BYTES / MIB,
+                       bench_median(cpu, reps),
+                       0,
+                       bench_median(node, reps)};
+    row.center_b = row.center_mib * MIB / sis;
     return row;
 }
 
@@ -513,16 +532,19 @@ static void bench_nodes(const int *nodes, int nn, double mbit, nodes_row_t *rows
            "reads, 4 SFs; %d IEUs a node; links %g Mbit/s each way\n\n",
            per_node, SI_MS, SI_BYTES, IEUS, mbit);
     printf("| nodes | IEUs | SIs | ideal s | wall s (median) | efficiency ideal/wall | report E | "
-           "center link MiB | output MiB | center link / output |\n"
-           "|---|---|---|---|---|---|---|---|---|---|\n");
+           "center link MiB | output MiB | center link / output | center link B/SI | center "
+           "CPU us/SI | busiest node link MiB/s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     fflush(stdout);
     for (int i = 0; i < nn; i++) {
         int sis = per_node * nodes[i];
         rows[i] = bench_nodes_one(nodes[i], sis);
         nodes_row_t *r = &rows[i];
-        printf("| %d | %d | %d | %.2f | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f |\n", r->nodes,
-               IEUS * r->nodes, sis, sis * SI_MS / 1000.0 / (IEUS * r->nodes), r->wall, r->eff,
-               r->e, r->center_mib, r->out_mib, r->center_mib / r->out_mib);
+        printf("| %d | %d | %d | %.2f | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %.0f | %.1f | "
+               "%.2f |\n",
+               r->nodes, IEUS * r->nodes, sis, sis * SI_MS / 1000.0 / (IEUS * r->nodes), r->wall,
+               r->eff, r->e, r->center_mib, r->out_mib, r->center_mib / r->out_mib, r->center_b,
+               r->center_us, r->node_mib_s);
         fflush(stdout);
     }
 }
