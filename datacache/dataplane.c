@@ -286,7 +286,7 @@ int spm_dataplane_store_commit(spm_dataplane_t *self, int *wrote)
     return rc;
 }
 
-void spm_dataplane_output(spm_dataplane_t *self, spm_sdb_t id, uint64_t version,
+void spm_dataplane_output(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
                           const Spm__BlockMeta *meta)
 {
     for (size_t i = 0; i < meta->n_holders; i++)
@@ -295,6 +295,7 @@ void spm_dataplane_output(spm_dataplane_t *self, spm_sdb_t id, uint64_t version,
     if (meta->framed)
         spm_directory_add(self->dir, id, version, meta->bytes, meta->checksum, SPM_NODE_STORE,
                           SPM_DIR_KEEPER);
+    spm_directory_set_type(self->dir, id, version, type);
 }
 
 /*  Takes the copy order of (ID, VERSION) to TARGET out of the table, if
@@ -349,11 +350,12 @@ static void target(spm_dataplane_t *self, size_t k, uint32_t node, const char *e
     self->ptargets[k] = &self->targets[k];
 }
 
-int spm_dataplane_place(spm_dataplane_t *self, spm_sdb_t id, uint64_t bytes, uint64_t checksum,
-                        Spm__PutReply *r)
+int spm_dataplane_place(spm_dataplane_t *self, spm_sdb_t id, uint32_t type, uint64_t bytes,
+                        uint64_t checksum, Spm__PutReply *r)
 {
     if (spm_directory_expect(self->dir, id, 1, bytes, checksum) != 0)
         return SPM_ENOMEM;
+    spm_directory_set_type(self->dir, id, 1, type);
     uint32_t replicas = spm_directory_replicas(self->dir);
     uint32_t up[256];
     size_t n = spm_directory_nodes(self->dir, up, 256), k = 0;
@@ -574,6 +576,7 @@ static int order_copy(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uin
     Spm__Copy c = SPM__COPY__INIT;
     c.sdb = id;
     c.version = version;
+    c.type = b.type;
     c.checksum = b.checksum;
     c.bytes = b.bytes;
     c.n_sources = k;

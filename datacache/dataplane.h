@@ -94,20 +94,20 @@ int spm_dataplane_store_put(spm_dataplane_t *self, spm_sdb_t id, uint64_t versio
     call (the batch, STOREs, garbage deleted), for the caller's syncs. */
 int spm_dataplane_store_commit(spm_dataplane_t *self, int *wrote);
 
-/*  A committed output (ID, VERSION), as META says (bytes, checksum,
+/*  A committed output (ID, VERSION) of TYPE, as META says (bytes, checksum,
     keepers), is applied: the directory records its keepers (and the store
     when its bytes came framed). */
-void spm_dataplane_output(spm_dataplane_t *self, spm_sdb_t id, uint64_t version,
+void spm_dataplane_output(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
                           const Spm__BlockMeta *meta);
 
 /* ---------------------------------------------------------------- clients */
 
-/*  PUT with PLACE: version 1 of new SDB ID (BYTES, CHECKSUM) is about to
+/*  PUT with PLACE: version 1 of new SDB ID (TYPE, BYTES, CHECKSUM) is about to
     be staged; fills R's targets (nodes to STORE it on, the first
     replicas() of them wanted, the rest standing in) and replica count.
     Returns 0 or SPM_ENOMEM. */
-int spm_dataplane_place(spm_dataplane_t *self, spm_sdb_t id, uint64_t bytes, uint64_t checksum,
-                        Spm__PutReply *r);
+int spm_dataplane_place(spm_dataplane_t *self, spm_sdb_t id, uint32_t type, uint64_t bytes,
+                        uint64_t checksum, Spm__PutReply *r);
 
 /*  PLACED: the N HOLDERS keep version 1 of ID (fewer than the replicas
     wanted: the missing copies are ordered as for a dead node's blocks). */

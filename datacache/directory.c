@@ -23,7 +23,8 @@ typedef struct dver {
     uint64_t version;
     uint64_t bytes;
     uint64_t checksum;
-    holder_t *h; /* holders up now */
+    uint32_t type; /* SDB type id (0: not recorded) */
+    holder_t *h;   /* holders up now */
     size_t n, cap;
     int lost;   /* its last holder died */
     int queued; /* in the short queue */
@@ -323,6 +324,13 @@ int spm_directory_expect(spm_directory_t *self, spm_sdb_t id, uint64_t version, 
     return 0;
 }
 
+void spm_directory_set_type(spm_directory_t *self, spm_sdb_t id, uint64_t version, uint32_t type)
+{
+    dver_t *v = find(self, id, version);
+    if (v)
+        v->type = type;
+}
+
 void spm_directory_drop(spm_directory_t *self, spm_sdb_t id, uint64_t version, uint32_t node)
 {
     dver_t *v = find(self, id, version);
@@ -348,6 +356,7 @@ int spm_directory_block(const spm_directory_t *self, spm_sdb_t id, uint64_t vers
         return SPM_ENOTFOUND;
     *out = (spm_dir_block_t){.bytes = v->bytes,
                              .checksum = v->checksum,
+                             .type = v->type,
                              .keepers = keepers(v),
                              .holders = (uint32_t)v->n,
                              .lost = v->lost};

@@ -78,6 +78,7 @@ size_t spm_directory_nodes(const spm_directory_t *self, uint32_t *nodes, size_t 
 typedef struct {
     uint64_t bytes;
     uint64_t checksum;
+    uint32_t type;    /* its SDB type id (0: not recorded) */
     uint32_t keepers; /* keepers up now, the store included */
     uint32_t holders; /* all holders up now */
     int lost;         /* its last holder died */
@@ -95,6 +96,10 @@ int spm_directory_add(spm_directory_t *self, spm_sdb_t id, uint64_t version, uin
     SPM_ENOMEM. */
 int spm_directory_expect(spm_directory_t *self, spm_sdb_t id, uint64_t version, uint64_t bytes,
                          uint64_t checksum);
+
+/*  Records the SDB type id TYPE of (ID, VERSION), which copies of it are
+    checked against. A no-op for a version the directory does not know. */
+void spm_directory_set_type(spm_directory_t *self, spm_sdb_t id, uint64_t version, uint32_t type);
 
 /*  NODE no longer holds (ID, VERSION) (a copy it evicted, or one whose
     bytes were found corrupt). A keeper dropped this way leaves the block

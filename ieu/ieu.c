@@ -785,12 +785,16 @@ static void output_kept(void *arg, const uint32_t *holders, size_t n, int status
     task_t *t = kc->task;
     out_t *o = &t->outs[kc->out];
     free(kc);
-    size_t had = o->nholders;
+    int others = 0;
     o->nholders = 0;
-    for (size_t i = 0; i < n && o->nholders < 8; i++)
+    for (size_t i = 0; i < n && o->nholders < 8; i++) {
         o->holders[o->nholders++] = holders[i];
-    t->bytes_pushed +=
-        (uint64_t)(o->nholders > had ? o->nholders - had : 0) * spm_blockbuf_len(o->buf);
+        others |= holders[i] != ieu->node;
+    }
+    /* The replicas went as a chain: this node's link carried the bytes
+       once, whatever the number of other nodes that keep them now. */
+    if (others)
+        t->bytes_pushed += spm_blockbuf_len(o->buf);
     /* Too few nodes kept it: the center's store takes a copy (it is
        reachable, or nothing is), so an unreachable or full node slows the
        job but never fails it. */

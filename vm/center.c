@@ -710,7 +710,8 @@ static void flush_commits(center_t *c)
                issue readers at once). */
             for (size_t k = 0, o = 0; r->status == 0 && !cm->stored && k < si->nops; k++)
                 if (si->ops[k].mode != SPM_R)
-                    spm_dataplane_output(c->dp, si->ops[k].sdb, si->ops[k].version, r->blocks[o++]);
+                    spm_dataplane_output(c->dp, si->ops[k].sdb, si->ops[k].version, si->ops[k].type,
+                                         r->blocks[o++]);
             int missing = pc->ok[i] == 2; /* written by the IEU, but not found */
             spm_idu_commit_t ct = {.status = missing ? SPM_ESTORE : r->status,
                                    .error = missing ? "outputs missing from the store" : r->error,
@@ -798,7 +799,9 @@ static void on_put(center_t *c, spm_msg_t *m)
     } else if (pu->place && m->nframes == 0) {
         /* The block goes to nodes: the center only names them. */
         spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
-        r.status = id ? spm_dataplane_place(c->dp, id, pu->bytes, pu->checksum, &r) : SPM_ENOMEM;
+        r.status =
+            id ? spm_dataplane_place(c->dp, id, spm_name_id(pu->type), pu->bytes, pu->checksum, &r)
+               : SPM_ENOMEM;
         r.sdb = id;
         if (r.status != 0)
             r.error = "out of memory";

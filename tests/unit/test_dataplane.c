@@ -122,7 +122,7 @@ static uint64_t commit_output(spm_sdb_t id, uint64_t version, size_t len, const 
     m.n_holders = n;
     m.holders = (uint32_t *)holders;
     m.framed = framed;
-    spm_dataplane_output(dp, id, version, &m);
+    spm_dataplane_output(dp, id, version, 3, &m);
     return m.checksum;
 }
 
@@ -291,7 +291,7 @@ START_TEST(test_place_rotates_targets_store_last)
     uint32_t firsts = 0; /* bit per node that came first */
     for (spm_sdb_t id = 10; id < 14; id++) {
         Spm__PutReply r = SPM__PUT_REPLY__INIT;
-        ck_assert_int_eq(spm_dataplane_place(dp, id, 64, 0x77, &r), 0);
+        ck_assert_int_eq(spm_dataplane_place(dp, id, 3, 64, 0x77, &r), 0);
         ck_assert_uint_eq(r.replicas, 2);
         ck_assert_uint_ge(r.n_targets, 3);
         uint32_t seen = 0;
@@ -313,12 +313,12 @@ START_TEST(test_place_rotates_targets_store_last)
     spm_dataplane_node_down(dp, 2);
     spm_dataplane_node_down(dp, 3);
     Spm__PutReply r = SPM__PUT_REPLY__INIT;
-    ck_assert_int_eq(spm_dataplane_place(dp, 20, 64, 0x77, &r), 0);
+    ck_assert_int_eq(spm_dataplane_place(dp, 20, 3, 64, 0x77, &r), 0);
     ck_assert_uint_eq(r.n_targets, 2);
     ck_assert_uint_eq(r.targets[0]->index, 0);
     ck_assert_uint_eq(r.targets[1]->index, SPM_NODE_STORE);
     spm_dataplane_node_down(dp, 0);
-    ck_assert_int_eq(spm_dataplane_place(dp, 21, 64, 0x77, &r), 0);
+    ck_assert_int_eq(spm_dataplane_place(dp, 21, 3, 64, 0x77, &r), 0);
     ck_assert_uint_eq(r.n_targets, 1);
     ck_assert_uint_eq(r.targets[0]->index, SPM_NODE_STORE);
     close_plane();
@@ -329,7 +329,7 @@ START_TEST(test_placed_holders_are_keepers)
 {
     open_plane(2, 3);
     Spm__PutReply r = SPM__PUT_REPLY__INIT;
-    ck_assert_int_eq(spm_dataplane_place(dp, 30, 640, 0xabc, &r), 0);
+    ck_assert_int_eq(spm_dataplane_place(dp, 30, 3, 640, 0xabc, &r), 0);
     uint32_t kept[] = {r.targets[0]->index, r.targets[1]->index};
     spm_dataplane_placed(dp, 30, kept, 2);
     ck_assert_int_eq(holds(30, kept[0]), SPM_DIR_HELD_KEEPER);
@@ -358,7 +358,7 @@ START_TEST(test_placed_on_too_few_orders_copies)
 {
     open_plane(2, 3);
     Spm__PutReply r = SPM__PUT_REPLY__INIT;
-    ck_assert_int_eq(spm_dataplane_place(dp, 35, 640, 0xabc, &r), 0);
+    ck_assert_int_eq(spm_dataplane_place(dp, 35, 3, 640, 0xabc, &r), 0);
     uint32_t kept = r.targets[0]->index;
     spm_dataplane_placed(dp, 35, &kept, 1); /* the other targets failed */
     spm_dataplane_turn(dp, T0);
@@ -366,6 +366,7 @@ START_TEST(test_placed_on_too_few_orders_copies)
     const sent_t *s = first_sent(-1, SPM__ENVELOPE__BODY_COPY);
     ck_assert_uint_ne(s->node, kept);
     ck_assert_uint_eq(s->env->copy->sdb, 35);
+    ck_assert_uint_eq(s->env->copy->type, 3); /* what the copy is checked against */
     ck_assert_uint_eq(s->env->copy->checksum, 0xabc);
     ck_assert_uint_eq(s->env->copy->bytes, 640);
     ck_assert_int_eq(s->env->copy->to_store, 0);
@@ -564,6 +565,7 @@ START_TEST(test_death_orders_a_copy_from_live_holders)
     const Spm__Copy *c = s->env->copy;
     ck_assert_uint_eq(c->sdb, 100);
     ck_assert_uint_eq(c->version, 1);
+    ck_assert_uint_eq(c->type, 3); /* what the copy is checked against */
     ck_assert_uint_eq(c->checksum, sum);
     ck_assert_uint_eq(c->bytes, 120);
     ck_assert_int_eq(c->to_store, 0);
@@ -735,7 +737,7 @@ START_TEST(test_store_checks_the_directory_checksum)
     uint64_t good = sum_of(32, 1), other = sum_of(32, 2);
     ck_assert_uint_ne(good, other);
     Spm__PutReply r = SPM__PUT_REPLY__INIT;
-    ck_assert_int_eq(spm_dataplane_place(dp, 150, 32, good, &r), 0);
+    ck_assert_int_eq(spm_dataplane_place(dp, 150, 3, 32, good, &r), 0);
 
     ck_assert_int_eq(store_block(150, 32, 2, other, check_ok), SPM_EFORMAT); /* other bytes */
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "150"));
