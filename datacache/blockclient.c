@@ -15,6 +15,7 @@
 
 #define BASE_TIMEOUT_US 2000000ull /* a data agent answers a FETCH within ms */
 #define BYTES_PER_S (4ull << 20)   /* ... plus the transfer at a slow 4 MiB/s */
+#define SUSPECT_US 10000000ull     /* a node that left a request unanswered is asked last */
 #define WHY_LEN 600
 
 enum { REQ_FETCH = 1, REQ_STORE = 2 };
@@ -75,11 +76,12 @@ spm_frame_t spm_blockbuf_frame(spm_blockbuf_t *b)
 }
 
 typedef struct {
-    char *endpoint; /* NULL: unknown */
-    char *key;      /* CurveZMQ server key, "" for none */
-    void *sock;     /* DEALER, connected on first use */
-    uint32_t open;  /* requests waiting on it */
-    int down;       /* being forgotten (spm_blockclient_node_down) */
+    char *endpoint;         /* NULL: unknown */
+    char *key;              /* CurveZMQ server key, "" for none */
+    void *sock;             /* DEALER, connected on first use */
+    uint32_t open;          /* requests waiting on it */
+    int down;               /* being forgotten (spm_blockclient_node_down) */
+    uint64_t suspect_until; /* asked after the others until then (it timed out) */
 } peer_t;
 
 typedef struct {
@@ -272,6 +274,22 @@ static void fetch_next(spm_blockclient_t *self, req_t *r)
     finish(self, r, r->status ? r->status : SPM_ENOTFOUND, NULL);
 }
 
+/*  Moves the nodes of V (N of them) that timed out lately behind the
+    others, keeping each group's order: a node that does not answer (its
+    host is down, its address wrong) costs one timeout, not one per block. */
+static void healthy_first(const spm_blockclient_t *self, uint32_t *v, size_t n)
+{
+    uint64_t now = spm_now_us();
+    for (size_t i = 0, k = 0; i < n; i++) {
+        const peer_t *p = peer_get(self, v[i]);
+        if (p && p->suspect_until > now)
+            continue;
+        uint32_t x = v[i];
+        memmove(v + k + 1, v + k, (i - k) * sizeof *v);
+        v[k++] = x;
+    }
+}
+
 int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
                           const uint32_t *holders, size_t n, spm_fetched_fn fn, void *arg)
 {
@@ -286,6 +304,7 @@ int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
         return SPM_ENOMEM;
     }
     memcpy(r->holders, holders, n * sizeof *holders);
+    healthy_first(self, r->holders, n);
     r->nholders = n;
     r->id = ++self->next_id;
     r->kind = REQ_FETCH;
@@ -464,6 +483,7 @@ int spm_blockclient_keep(spm_blockclient_t *self, const spm_blockref_t *ref, spm
     k->chain = chain;
     if (ncand)
         memcpy(k->cand, candidates, ncand * sizeof *candidates);
+    healthy_first(self, k->cand, ncand);
     k->ncand = ncand;
     k->fn = fn;
     k->arg = arg;
@@ -499,6 +519,7 @@ static void on_fetch_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
     req_t *r = take(self, m->env->fetch_reply->req, node);
     if (!r)
         return;
+    self->peers[node].suspect_until = 0; /* it answers */
     const char *ep = self->peers[node].endpoint;
     if (m->env->fetch_reply->status != 0 || m->nframes != 1) {
         add_why(r, node, ep, "has no copy");
@@ -530,6 +551,7 @@ static void on_store_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
     req_t *r = take(self, sr->req, node);
     if (!r)
         return;
+    self->peers[node].suspect_until = 0; /* it answers */
     if (sr->status != 0) {
         add_why(r, node, self->peers[node].endpoint,
                 sr->error && *sr->error ? sr->error : spm_strerror(sr->status));
@@ -594,6 +616,9 @@ static size_t give_up_where(spm_blockclient_t *self, int (*pick)(const req_t *, 
     for (size_t i = 0; i < n; i++) {
         req_t *r = take(self, batch[i]->id, batch[i]->node);
         if (r) {
+            peer_t *p = peer_get(self, r->node);
+            if (status == SPM_ETIMEOUT && p)
+                p->suspect_until = spm_now_us() + SUSPECT_US;
             if (status == SPM_ETIMEOUT)
                 self->stats.timeouts++;
             give_up(self, r, status, what);
