@@ -66,7 +66,9 @@ static void wire_seeds(void)
              .slots = 4, .pid = 4242, .data_endpoint = "ipc:///tmp/spm-data"),
          NULL, 0);
     SEED("pull", PULL, pull, &PB(Spm__Pull, pull, .credits = 8), NULL, 0);
-    Spm__Operand o1 = PB(Spm__Operand, operand, .sdb = 7, .version = 2, .mode = 1, .type = syn);
+    uint32_t where[2] = {1, 2};
+    Spm__Operand o1 = PB(Spm__Operand, operand, .sdb = 7, .version = 2, .mode = 1, .type = syn,
+                         .n_holders = 2, .holders = where, .checksum = 0x1234, .bytes = 24);
     Spm__Operand o2 = PB(Spm__Operand, operand, .sdb = 8, .version = 3, .mode = 2, .type = syn);
     Spm__Operand *ops[2] = {&o1, &o2};
     Spm__Si si =
@@ -74,8 +76,12 @@ static void wire_seeds(void)
            .ops = ops, .job = 1, .params = {25, (uint8_t *)"0123456789012345678901234"});
     Spm__Si *sis[1] = {&si};
     SEED("issue", ISSUE, issue, &PB(Spm__Issue, issue, .n_sis = 1, .sis = sis), NULL, 0);
+    Spm__BlockMeta meta = PB(Spm__BlockMeta, block_meta, .bytes = 24, .checksum = 0x1234,
+                             .n_holders = 2, .holders = where, .framed = 1);
+    Spm__BlockMeta *metas[1] = {&meta};
     Spm__Result r = PB(Spm__Result, result, .si = 12, .attempt = 1, .outputs = 1, .exec_us = 2000,
-                       .reply = {8, (uint8_t *)"\x01\0\0\0\0\0\0\0"});
+                       .reply = {8, (uint8_t *)"\x01\0\0\0\0\0\0\0"}, .n_blocks = 1,
+                       .blocks = metas, .bytes_pushed = 24);
     Spm__Result *rs[1] = {&r};
     SEED("commit", COMMIT, commit,
          &PB(Spm__Commit, commit, .n_results = 1, .results = rs, .credits = 1), blk, 1);
@@ -105,6 +111,26 @@ static void wire_seeds(void)
          NULL, 0);
     SEED("status_reply", STATUS_REPLY, status_reply,
          &PB(Spm__StatusReply, status_reply, .json = "{\"ieus\": 2}"), NULL, 0);
+    Spm__Node n1 = PB(Spm__Node, node, .index = 1, .endpoint = "tcp://10.0.0.2:7701", .key = ""),
+              n2 = PB(Spm__Node, node, .index = 2, .endpoint = "ipc:///tmp/spm-data", .key = "");
+    Spm__Node *ns[2] = {&n1, &n2};
+    SEED("nodes", NODES, nodes, &PB(Spm__Nodes, nodes, .n_nodes = 2, .nodes = ns), NULL, 0);
+    SEED("store", STORE, store,
+         &PB(Spm__Store, store, .req = 5, .sdb = 7, .version = 2, .type = syn, .checksum = 0x1234,
+             .want = 2, .n_forward = 1, .forward = ns),
+         blk, 1);
+    SEED("store_reply", STORE_REPLY, store_reply,
+         &PB(Spm__StoreReply, store_reply, .req = 5, .n_holders = 2, .holders = where), NULL, 0);
+    SEED("placed", PLACED, placed,
+         &PB(Spm__Placed, placed, .sdb = 7, .n_holders = 2, .holders = where), NULL, 0);
+    SEED("copy", COPY, copy,
+         &PB(Spm__Copy, copy, .sdb = 7, .version = 2, .type = syn, .checksum = 0x1234, .bytes = 24,
+             .n_sources = 2, .sources = ns),
+         NULL, 0);
+    SEED("put_place", PUT, put,
+         &PB(Spm__Put, put, .req = 6, .type = "syn.block", .place = 1, .bytes = 24,
+             .checksum = 0x1234),
+         NULL, 0);
 }
 
 /*  An sdb input: TYPE's wire id, then LEN bytes at DATA (freed here). */
