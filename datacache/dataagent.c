@@ -155,7 +155,7 @@ static int keep(spm_dataagent_t *self, spm_sdb_t id, uint64_t version, uint32_t 
     if (spm_checksum(data, len) != checksum)
         return spm_error(SPM_EFORMAT, "SDB %llu v%llu: its bytes do not match their checksum",
                          (unsigned long long)id, (unsigned long long)version);
-    int rc = spm_nodecache_keep(self->cache, id, version, type, checksum, data, len);
+    int rc = spm_nodecache_keep(self->cache, id, version, type, checksum, data, len, 0);
     if (rc == 0) {
         self->st.stored++;
         self->st.stored_bytes += len;

@@ -573,6 +573,7 @@ typedef struct {
     taken_t notes;       /* the process's use notes, written first */
     int missing;         /* set by drop_body: the block was not there */
     int refused;         /* set by put_body: the copy does not fit beside the kept blocks */
+    int replace;         /* keep: other bytes may replace a kept block's */
     uint64_t kept_bytes; /* the kept bytes that refused it */
 } write_t;
 
@@ -666,6 +667,18 @@ static int keep_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     totals_t t;
     if ((rc = totals_get(self, txn, &t)) != 0)
         return rc;
+    /* a block kept here already stays as it is, unless the caller may replace it (an SI of
+       this node run again): another node's word does not change what this one keeps */
+    MDB_val k = {sizeof key, key}, old;
+    uint32_t flags;
+    uint64_t sum;
+    if (!w->replace && mdb_get(txn, self->blocks, &k, &old) == 0 &&
+        hdr_read(&old, NULL, &flags, &sum) == 0 && (flags & SPM_NODECACHE_KEPT)) {
+        if (sum == w->checksum)
+            return 0; /* the same bytes: nothing to do */
+        return spm_error(SPM_EINVAL, "%s: SDB %llu version %llu is kept here with other bytes",
+                         self->dir, (unsigned long long)w->id, (unsigned long long)w->version);
+    }
     /* an earlier block under the key goes first (out of the LRU index too, so that the
        evictions below cannot pick it) */
     if ((rc = drop_key(self, txn, key, &t)) != 0 && rc != MDB_NOTFOUND)
@@ -693,7 +706,7 @@ static int keep_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
 }
 
 int spm_nodecache_keep(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
-                       uint64_t checksum, const void *data, size_t len)
+                       uint64_t checksum, const void *data, size_t len, int replace)
 {
     assert(self);
     int rc = spm_store_check_put(id, version, data, len);
@@ -705,6 +718,7 @@ int spm_nodecache_keep(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, ui
                  .checksum = checksum,
                  .data = data,
                  .len = len,
+                 .replace = replace,
                  .notes = take_notes(self)};
     rc = write_txn(self, keep_body, &w);
     free(w.notes.notes);

@@ -128,17 +128,21 @@ int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uin
     given, not checked: the caller computed it with spm_checksum or verified
     the bytes against it). A kept block is never evicted and takes no part
     in the LRU index; it leaves only by spm_nodecache_drop or
-    spm_nodecache_drop_all. A block already present, kept or not, has its
-    type, bytes and checksum replaced (an SI run again may write the same
-    version with other bytes) and becomes kept; readers that began before
-    keep seeing the old bytes. Before storing, copies are evicted (through
-    the evict callback) while the cache would hold more than the budget and
-    copies are left. Returns 0, SPM_EINVAL (id or version 0), SPM_EFULL
-    (the kept blocks would exceed the budget: nothing changes; the disk is
-    full; or the map must grow while the calling thread holds a reader),
-    SPM_ENOMEM, SPM_EIO or SPM_ESTORE. Any thread may keep. */
+    spm_nodecache_drop_all. A copy already present becomes kept, with these
+    bytes. A kept block already present stays as it is when its checksum is
+    CHECKSUM (no-op success); with another one, REPLACE decides: its type,
+    bytes and checksum are replaced (an SI of this node run again may write
+    the same version with other bytes; readers that began before keep
+    seeing the old bytes), or the keep is refused (SPM_EINVAL: another node
+    cannot change what this one keeps). Before storing, copies are evicted
+    (through the evict callback) while the cache would hold more than the
+    budget and copies are left. Returns 0, SPM_EINVAL (id or version 0, or
+    refused as above), SPM_EFULL (the kept blocks would exceed the budget:
+    nothing changes; the disk is full; or the map must grow while the
+    calling thread holds a reader), SPM_ENOMEM, SPM_EIO or SPM_ESTORE. Any
+    thread may keep. */
 int spm_nodecache_keep(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
-                       uint64_t checksum, const void *data, size_t len);
+                       uint64_t checksum, const void *data, size_t len, int replace);
 
 /*  Called for each copy a put or keep of this handle evicts, BEFORE the
     copy is removed, with its bytes (valid during the call only); kept

@@ -854,9 +854,9 @@ static void keep_outputs(ieu_t *ieu, task_t *t)
             *kc = (keep_ctx_t){ieu, t, k};
         spm_blockref_t ref = {op->sdb, op->version, op->type, o->checksum,
                               o->buf ? spm_blockbuf_len(o->buf) : 0};
-        int mine =
-            o->buf && spm_nodecache_keep(ieu->cache, op->sdb, op->version, op->type, o->checksum,
-                                         spm_blockbuf_data(o->buf), spm_blockbuf_len(o->buf)) == 0;
+        int mine = o->buf &&
+                   spm_nodecache_keep(ieu->cache, op->sdb, op->version, op->type, o->checksum,
+                                      spm_blockbuf_data(o->buf), spm_blockbuf_len(o->buf), 1) == 0;
         if (!mine)
             spm_log_warn("this node cannot keep SDB %llu v%llu: %s", (unsigned long long)op->sdb,
                          (unsigned long long)op->version, spm_error_detail());

@@ -5,6 +5,7 @@
     commits every SI once with the checksum a quiet VM gives, and the
     center still answers afterwards. The test speaks the protocol itself
     through vm/wire.h. */
+#include "datacache/checksum.h"
 #include "isa/core/codec.h"
 #include "isa/core/registry.h"
 #include "tests/check_main.h"
@@ -551,6 +552,110 @@ START_TEST(data_agent_survives_garbage_and_unknown_fetches)
 }
 END_TEST
 
+/*  Sends STORE ST with N frames F to the data agent P and returns the
+    status of its answer (it must answer within 15 s: a forward to a node
+    that never answers waits its timeout first). */
+static int store_status(peer_t *p, Spm__Store *st, spm_frame_t *f, size_t n)
+{
+    SEND_F(p, STORE, store, st, f, n);
+    spm_msg_t m;
+    ck_assert_msg(peer_expect(p, SPM__ENVELOPE__BODY_STORE_REPLY, 15000, &m),
+                  "the data agent no longer answers");
+    ck_assert_uint_eq(m.env->store_reply->req, st->req);
+    int status = m.env->store_reply->status;
+    if (status != 0)
+        ck_assert_msg(m.env->store_reply->error && *m.env->store_reply->error,
+                      "a refusal without a reason");
+    spm_msg_close(&m);
+    return status;
+}
+
+/*  A peer stores forged blocks on a data agent while a job runs: no frame,
+    a malformed block, a block of an unknown type, bytes that are not what
+    the checksum says, an SDB 0, other bytes for a block the node keeps, a
+    chain to nodes that do not exist and back to the agent itself. Each is
+    refused with a reason (the chain is kept here, passed on to nobody);
+    what the node keeps does not change, and the job's result is the quiet
+    one. */
+START_TEST(data_agent_refuses_forged_stores)
+{
+    vm_t vm;
+    peer_t p;
+    vm_start(&vm);
+    vm_job(&vm);
+    char ep[192];
+    snprintf(ep, sizeof ep, "ipc://%s/cache0/data", vm.dir);
+    peer_open(&p, ep);
+    uint32_t syn = spm_name_id("syn.block");
+    unsigned char good[16 + 64], bad[40] = "not a syn.block at all";
+    spm_put_le64(good, 5);
+    spm_put_le64(good + 8, 64);
+    for (int j = 0; j < 64; j++)
+        good[16 + j] = (unsigned char)(j * 3);
+    uint64_t sum = spm_checksum(good, sizeof good);
+    spm_frame_t fg = {good, sizeof good, NULL, NULL}, fb = {bad, sizeof bad, NULL, NULL};
+    Spm__Store st = SPM__STORE__INIT;
+    st.sdb = 900001;
+    st.version = 1;
+    st.type = syn;
+    st.checksum = sum;
+    st.req = 1;
+    ck_assert_int_eq(store_status(&p, &st, NULL, 0), SPM_EPROTO); /* no frame */
+    st.req = 2;
+    st.checksum = spm_checksum(bad, sizeof bad);
+    ck_assert_int_eq(store_status(&p, &st, &fb, 1), SPM_EFORMAT); /* malformed */
+    st.req = 3;
+    st.type = 12345;
+    ck_assert_int_eq(store_status(&p, &st, &fb, 1), SPM_EFORMAT); /* unknown type */
+    st.req = 4;
+    st.type = syn;
+    st.checksum = sum + 1;
+    ck_assert_int_eq(store_status(&p, &st, &fg, 1), SPM_EFORMAT); /* not its checksum */
+    st.req = 5;
+    st.checksum = sum;
+    st.sdb = 0;
+    ck_assert_int_ne(store_status(&p, &st, &fg, 1), 0); /* SDB 0 */
+    /* a well-formed block is kept, and passed on to nodes that do not
+       exist and to the node itself: it answers, holding it alone */
+    Spm__Node n1 = SPM__NODE__INIT, n2 = SPM__NODE__INIT, *fw[2] = {&n1, &n2};
+    n1.index = 77;
+    n1.endpoint = "ipc:///nonexistent/spm-data";
+    n2.index = 0;
+    n2.endpoint = ep;
+    st.req = 6;
+    st.sdb = 900001;
+    st.want = 3;
+    st.n_forward = 2;
+    st.forward = fw;
+    spm_msg_t m;
+    SEND_F(&p, STORE, store, &st, &fg, 1);
+    ck_assert_msg(peer_expect(&p, SPM__ENVELOPE__BODY_STORE_REPLY, 15000, &m), "no answer");
+    ck_assert_int_eq(m.env->store_reply->status, 0);
+    ck_assert_uint_eq(m.env->store_reply->n_holders, 1);
+    spm_msg_close(&m);
+    /* other bytes for the block it keeps now: refused, the kept ones stay */
+    good[20] ^= 1;
+    st.req = 7;
+    st.want = 1;
+    st.n_forward = 0;
+    st.checksum = spm_checksum(good, sizeof good);
+    ck_assert_int_eq(store_status(&p, &st, &fg, 1), SPM_EINVAL);
+    good[20] ^= 1;
+    Spm__Fetch f = SPM__FETCH__INIT;
+    f.req = 8;
+    f.sdb = 900001;
+    f.version = 1;
+    SEND(&p, FETCH, fetch, &f);
+    ck_assert_msg(peer_expect(&p, SPM__ENVELOPE__BODY_FETCH_REPLY, 3000, &m), "no answer");
+    ck_assert_int_eq(m.env->fetch_reply->status, 0);
+    ck_assert_uint_eq(m.nframes, 1);
+    ck_assert_uint_eq(spm_checksum(zmq_msg_data(&m.frames[0]), zmq_msg_size(&m.frames[0])), sum);
+    spm_msg_close(&m);
+    ck_assert_msg(spm_test_running(vm.agents[0].pid), "the agent died");
+    end(&vm, &p);
+}
+END_TEST
+
 /*  Two routing ids whose 64-bit FNV-1a hashes are equal (found with
     Brent's cycle search): the center keyed peers by that hash. A peer that
     picks the other id must not be taken for the first. */
@@ -649,6 +754,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, credit_hoarder_that_goes_silent);
     tcase_add_test(tc, forged_publish_flood_does_not_grow_the_center);
     tcase_add_test(tc, data_agent_survives_garbage_and_unknown_fetches);
+    tcase_add_test(tc, data_agent_refuses_forged_stores);
     tcase_add_test(tc, client_asks_for_what_does_not_exist);
     tcase_add_test(tc, colliding_routing_id_is_not_taken_for_another_peer);
     suite_add_tcase(s, tc);

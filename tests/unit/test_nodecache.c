@@ -422,7 +422,7 @@ static int keep_block(spm_nodecache_t *nc, spm_sdb_t id, uint64_t version, size_
                       uint64_t seed)
 {
     uint8_t *b = block_bytes(len, seed);
-    int rc = spm_nodecache_keep(nc, id, version, 9, spm_checksum(b, len), b, len);
+    int rc = spm_nodecache_keep(nc, id, version, 9, spm_checksum(b, len), b, len, 1);
     free(b);
     return rc;
 }
@@ -616,7 +616,7 @@ START_TEST(test_keep_replaces)
 
     /* keeping a kept block again replaces type, bytes and checksum */
     uint8_t *b = block_bytes(500, 3);
-    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 1, 12, spm_checksum(b, 500), b, 500), 0);
+    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 1, 12, spm_checksum(b, 500), b, 500, 1), 0);
     free(b);
     ck_assert(kept_with_sum(nc, 1, 1, 500, 3));
     r = spm_nodecache_reader(nc);
@@ -625,6 +625,19 @@ START_TEST(test_keep_replaces)
     spm_nodecache_stats(nc, &s);
     ck_assert_uint_eq(s.blocks, 1);
     ck_assert_uint_eq(s.bytes, 500);
+    ck_assert_uint_eq(s.kept_blocks, 1);
+    ck_assert_uint_eq(s.kept_bytes, 500);
+
+    /* without REPLACE (another node storing it here) other bytes are refused and the kept
+       ones stay; the same bytes are a no-op */
+    b = block_bytes(800, 4);
+    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 1, 12, spm_checksum(b, 800), b, 800, 0), SPM_EINVAL);
+    free(b);
+    ck_assert(kept_with_sum(nc, 1, 1, 500, 3));
+    b = block_bytes(500, 3);
+    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 1, 12, spm_checksum(b, 500), b, 500, 0), 0);
+    free(b);
+    spm_nodecache_stats(nc, &s);
     ck_assert_uint_eq(s.kept_blocks, 1);
     ck_assert_uint_eq(s.kept_bytes, 500);
 
@@ -767,7 +780,7 @@ START_TEST(test_list_kept)
     ck_assert_int_eq(spm_nodecache_list_kept(nc, on_list, &l), 0);
     ck_assert_int_eq(l.n, 0);
 
-    ck_assert_int_eq(spm_nodecache_keep(nc, 3, 1, 4, 0, NULL, 0), 0); /* checksum 0 is valid */
+    ck_assert_int_eq(spm_nodecache_keep(nc, 3, 1, 4, 0, NULL, 0, 1), 0); /* checksum 0 is valid */
     ck_assert_int_eq(keep_block(nc, 3, 2, 5000, 32), 0);
     ck_assert_int_eq(keep_block(nc, 1, 7, 10, 17), 0);
     ck_assert_int_eq(put_block(nc, 2, 100), 0); /* copies are not listed */
@@ -775,7 +788,7 @@ START_TEST(test_list_kept)
     ck_assert_int_eq(spm_nodecache_put(nc, 3, 3, 9, b, 64), 0);
     free(b);
     b = block_bytes(20, 18); /* kept again with other bytes: listed as it is now */
-    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 7, 5, 0xFEEDull, b, 20), 0);
+    ck_assert_int_eq(spm_nodecache_keep(nc, 1, 7, 5, 0xFEEDull, b, 20, 1), 0);
     free(b);
 
     ck_assert_int_eq(spm_nodecache_list_kept(nc, on_list, &l), 0);
