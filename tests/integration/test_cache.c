@@ -177,6 +177,67 @@ START_TEST(dead_node_costs_no_result)
 }
 END_TEST
 
+/*  A whole node (its agent and IEUs, SIGKILL, its cache directory removed)
+    dies while a sparse product runs across three: C.mtx is byte for byte
+    the one an embedded VM writes. The blocks the node kept had a second
+    copy on another node. */
+START_TEST(dead_node_costs_no_matmul_result)
+{
+    vm_t vm;
+    const char *quick[] = {"--heartbeat-ms", "200", "--dead-ms", "1000", NULL};
+    spm_test_vm_start(&vm, quick); /* the death is noticed while the job runs */
+    for (int i = 0; i < 3; i++)
+        vm_agent(&vm, "0");
+    char a[160], c[160], ref[160];
+    snprintf(a, sizeof a, "%s/A.mtx", vm.dir);
+    snprintf(c, sizeof c, "%s/C.mtx", vm.dir);
+    snprintf(ref, sizeof ref, "%s/ref.mtx", vm.dir);
+    const char *gen[] = {"gen",  "matrix", "--rows", "1500", "--cols", "1500", "--density",
+                         "0.05", "--seed", "3",      "-o",   a,        NULL};
+    ck_assert_int_eq(spm_test_run(gen, 60, NULL, NULL), 0);
+    const char *embedded[] = {"matmul", a, a, "-o", ref, "--block", "100", "--quiet", NULL};
+    ck_assert_int_eq(spm_test_run(embedded, 120, NULL, NULL), 0);
+    const char *job[] = {"matmul", a,          a,     "-o",     c,   "--block",
+                         "100",    "--center", vm.ep, "--json", NULL};
+    spm_test_proc_t run = spm_test_start(job);
+    /* once the node keeps blocks of the job: it is running, and the node
+       has something to lose */
+    char data_ep[192];
+    snprintf(data_ep, sizeof data_ep,
+             "\"endpoint\": \"ipc://%s/cache1/data\", \"kept_blocks\": ", vm.dir);
+    const char *status[] = {"status", "--center", vm.ep, "--json", NULL};
+    double kept = 0;
+    for (int i = 0; i < 400 && kept < 20; i++) {
+        char *js = NULL;
+        if (spm_test_run(status, 10, &js, NULL) == 0 && js && strstr(js, data_ep))
+            kept = atof(strstr(js, data_ep) + strlen(data_ep));
+        free(js);
+        usleep(5000);
+    }
+    ck_assert_msg(kept >= 20, "the node never kept the job's blocks");
+    pid_t ieus[4];
+    int n = spm_test_children(vm.agents[1].pid, ieus, 4);
+    kill(vm.agents[1].pid, SIGKILL);
+    for (int i = 0; i < n; i++)
+        kill(ieus[i], SIGKILL);
+    spm_test_finish(&vm.agents[1], 10, NULL, NULL);
+    vm.agents[1].pid = 0;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/cache1", vm.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    char *out, *err;
+    int rc = spm_test_finish(&run, 180, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", c, ref);
+    ck_assert_msg(system(cmd) == 0, "C.mtx differs from the embedded VM's");
+    /* the death hit the job: what the node kept was copied again */
+    ck_assert_msg(spm_test_json_num(out, "copies") > 0, "nothing was copied again: %s", out);
+    free(out);
+    free(err);
+    vm_stop(&vm);
+}
+END_TEST
+
 /*  A hostile node: registers as an agent whose data agent takes every
     replica it is sent (answers STORE with success, keeping nothing) and
     answers every FETCH with a garbage or truncated block, or none. */
@@ -320,6 +381,7 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, nodes_on_the_centers_host_read_its_store);
     tcase_add_test(tc, small_caches_slow_the_job_but_keep_its_result);
     tcase_add_test(tc, dead_node_costs_no_result);
+    tcase_add_test(tc, dead_node_costs_no_matmul_result);
     tcase_add_test(tc, corrupt_holder_is_caught_and_survived);
     suite_add_tcase(s, tc);
     return s;
