@@ -590,6 +590,8 @@ static void localize_next(ieu_t *ieu, task_t *t, size_t i, const char *why)
     }
 }
 
+#define TO_FETCH -1 /* op_t.step of an operand localize is about to look for */
+
 /*  Starts localizing T: operands already in the node cache (or, on the
     center's host, its store) are level-1 hits; the others are fetched. T
     goes to the ready queue once all are local. */
@@ -598,6 +600,7 @@ static void localize(ieu_t *ieu, task_t *t)
     for (size_t i = 0; i < t->nops; i++) {
         op_t *o = &t->ops[i];
         uint64_t v = read_version(o);
+        o->step = 0;
         if (!v)
             continue;
         if (t->own && t->own[i])
@@ -608,7 +611,7 @@ static void localize(ieu_t *ieu, task_t *t)
             t->l1_hits++;
         } else {
             t->missing++;
-            o->step = 0;
+            o->step = TO_FETCH;
         }
     }
     if (t->missing == 0) {
@@ -616,15 +619,11 @@ static void localize(ieu_t *ieu, task_t *t)
         return;
     }
     /* Asked only once every operand is counted: a fetch may end at once. */
-    for (size_t i = 0, n = t->missing; n && i < t->nops; i++) {
-        op_t *o = &t->ops[i];
-        uint64_t v = read_version(o);
-        if (!v || (t->own && t->own[i]) || o->in_store ||
-            (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v)))
-            continue;
-        n--;
-        localize_next(ieu, t, i, NULL);
-    }
+    for (size_t i = 0; i < t->nops; i++)
+        if (t->ops[i].step == TO_FETCH) {
+            t->ops[i].step = 0;
+            localize_next(ieu, t, i, NULL);
+        }
 }
 
 static void on_get_reply(ieu_t *ieu, spm_msg_t *m)
