@@ -848,19 +848,23 @@ int spm_store_stat(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t *
     return rc;
 }
 
-spm_sdb_t spm_store_max_id(spm_store_t *self)
+spm_sdb_t spm_store_max_id(spm_store_t *self, spm_sdb_t below)
 {
     assert(self);
     MDB_txn *txn;
     if (read_begin(self, &txn) != 0)
         return 0;
     MDB_cursor *c;
-    MDB_val key, val;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, below, 0); /* no block has version 0: every key of BELOW sorts after */
+    MDB_val key = {sizeof k, k}, val;
     spm_sdb_t id = 0;
     int rc = mdb_cursor_open(txn, self->dbi, &c);
     if (!rc) {
-        /* the identity record, (0, 0), sorts first: it is the last key only without blocks */
-        rc = mdb_cursor_get(c, &key, &val, MDB_LAST);
+        /* the last key before (BELOW, 0); the identity record, (0, 0), sorts first: it is
+           that key only without blocks */
+        rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
+        rc = mdb_cursor_get(c, &key, &val, rc == 0 ? MDB_PREV : MDB_LAST);
         if (rc == 0 && key.mv_size == SPM_STORE_KEY_LEN)
             id = spm_store_be64_get(key.mv_data);
         mdb_cursor_close(c);

@@ -148,10 +148,10 @@ int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version);
     SPM_EFULL, SPM_EIO or SPM_ESTORE. */
 int spm_store_delete_all(spm_store_t *self, spm_sdb_t id);
 
-/*  Largest SDB id stored (0 when the store holds no block, or when it cannot
-    be read: the detail is then set), so a restarted center allocates fresh
-    ids. */
-spm_sdb_t spm_store_max_id(spm_store_t *self);
+/*  Largest SDB id below BELOW stored (0 when the store holds none, or when
+    it cannot be read: the detail is then set), so a restarted center
+    allocates fresh ids in a range (client puts are numbered below 2^32). */
+spm_sdb_t spm_store_max_id(spm_store_t *self, spm_sdb_t below);
 
 /*  Counters for reports: blocks and bytes written (puts that stored a new
     version, counted when their transaction commits; the identity record is

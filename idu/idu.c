@@ -419,9 +419,11 @@ void spm_idu_pump(spm_idu_t *self)
 
 /* ------------------------------------------------------------------ SIs */
 
-si_t *spm_idu_si_alloc(spm_idu_t *self, spm_sf_t *sf, const char *opcode, size_t nops,
-                       const void *params, size_t params_len)
+si_t *spm_idu_si_alloc(spm_sf_t *sf, const char *opcode, size_t nops, const void *params,
+                       size_t params_len)
 {
+    if (sf->job->next_si == UINT32_MAX)
+        return NULL; /* four billion SIs in one job */
     si_t *si = calloc(1, sizeof *si);
     if (!si)
         return NULL;
@@ -434,7 +436,7 @@ si_t *spm_idu_si_alloc(spm_idu_t *self, spm_sf_t *sf, const char *opcode, size_t
     }
     if (params_len)
         memcpy(si->params, params, params_len);
-    si->pub = (spm_idu_si_t){.id = ++self->next_si,
+    si->pub = (spm_idu_si_t){.id = sf->job->id << 32 | ++sf->job->next_si,
                              .opcode = spm_name_id(opcode),
                              .job = sf->job->id,
                              .ops = si->ops,
@@ -522,7 +524,12 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
         job_fail(job, SPM_ENOMEM, "out of memory");
         return SPM_ENOMEM;
     }
-    *sf = (spm_sf_t){.cls = cls, .job = job, .parent = parent, .tag = tag, .priority = priority};
+    *sf = (spm_sf_t){.cls = cls,
+                     .id = ++job->next_sf,
+                     .job = job,
+                     .parent = parent,
+                     .tag = tag,
+                     .priority = priority};
     sf->job_next = job->sfs;
     job->sfs = sf;
     job->live_sfs++;
@@ -1092,7 +1099,7 @@ uint32_t spm_idu_running(const spm_idu_t *self)
 
 spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type)
 {
-    sdb_t *s = spm_sb_sdb_new(self, type, 0);
+    sdb_t *s = spm_sb_sdb_new(self, NULL, type, 0);
     if (!s)
         return 0;
     s->last = s->committed = 1;
@@ -1193,9 +1200,7 @@ spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type)
 {
     if (!spm_sdb_type_find(type))
         return 0;
-    sdb_t *s = spm_sb_sdb_new(sf->job->idu, spm_name_id(type), 0);
-    if (s)
-        s->job = sf->job->id;
+    sdb_t *s = spm_sb_sdb_new(sf->job->idu, sf->job, spm_name_id(type), 0);
     return s ? s->id : 0;
 }
 
@@ -1209,7 +1214,7 @@ int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, siz
         return spm_error(SPM_ENOTFOUND, "no opcode '%s'", opcode);
     if (n > SPM_MAX_OPERANDS)
         return spm_error(SPM_EINVAL, "%s: %zu operands (at most %d)", opcode, n, SPM_MAX_OPERANDS);
-    si_t *si = spm_idu_si_alloc(self, sf, opcode, n, params, params_len);
+    si_t *si = spm_idu_si_alloc(sf, opcode, n, params, params_len);
     if (!si)
         return spm_error(SPM_ENOMEM, "out of memory");
     si->tag = tag;

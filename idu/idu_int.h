@@ -72,6 +72,7 @@ struct si {
 
 struct spm_sf {
     const spm_sf_class_t *cls;
+    uint32_t id; /* in its job, in start order (journaled feed calls name it) */
     job_t *job;
     struct spm_sf *parent; /* NULL for the root */
     uint64_t tag;          /* tag in the parent */
@@ -122,6 +123,10 @@ struct job {
     size_t nieu_stats;
     int notified;
     spm_idu_t *idu;
+    uint32_t next_si;      /* SIs made: the low 32 bits of their ids */
+    uint32_t next_sdb;     /* SDBs made: the low 32 bits of their ids */
+    uint32_t next_sf;      /* SFs started */
+    struct replay *replay; /* being run again from its journal, or NULL */
 };
 
 typedef struct {
@@ -147,8 +152,8 @@ struct spm_idu {
     spm_hmap_t *sdbs;   /* id -> sdb_t */
     spm_hmap_t *issued; /* SI id -> si_t, issued SIs */
     spm_hmap_t *jobs;   /* job id -> job_t */
-    spm_sdb_t next_sdb;
-    uint64_t next_si, next_job;
+    spm_sdb_t next_sdb; /* client puts so far (their ids) */
+    uint64_t next_job;
     level_t *levels; /* sorted by priority, highest first */
     size_t nlevels;
     ieu_t *ieus;
@@ -165,7 +170,11 @@ struct spm_idu {
 
 /* scoreboard.c */
 sdb_t *spm_sb_sdb(spm_idu_t *self, spm_sdb_t id);
-sdb_t *spm_sb_sdb_new(spm_idu_t *self, uint32_t type, int hidden);
+/*  A new SDB of TYPE, made by JOB (NULL: put by a client). Its id is the
+    job's id in the high 32 bits and the job's own count below, so a job
+    run again from its journal makes the same ids; a client's puts count
+    up from 1 below 2^32. */
+sdb_t *spm_sb_sdb_new(spm_idu_t *self, job_t *job, uint32_t type, int hidden);
 /*  Frees scoreboard entry S (not removed from the table). */
 void spm_sb_sdb_free(sdb_t *s);
 /*  Fills the operands of SI from OPS (modes of the SF's call), making it wait
@@ -184,8 +193,11 @@ int spm_sb_wait_push(waitlist_t *w, si_t *si);
 uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
 
 /* idu.c, for scoreboard.c */
-si_t *spm_idu_si_alloc(spm_idu_t *self, struct spm_sf *sf, const char *opcode, size_t nops,
-                       const void *params, size_t params_len);
+/*  A new SI of SF's job; its id is the job's id in the high 32 bits and
+    the job's own count below (the same when the job is run again from its
+    journal). NULL when out of memory. */
+si_t *spm_idu_si_alloc(struct spm_sf *sf, const char *opcode, size_t nops, const void *params,
+                       size_t params_len);
 void spm_idu_si_free(si_t *si);
 /*  Counts SI as outstanding for its SF and job, and queues it when ready. */
 void spm_idu_si_enter(spm_idu_t *self, si_t *si);

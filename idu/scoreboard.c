@@ -26,12 +26,17 @@ sdb_t *spm_sb_sdb(spm_idu_t *self, spm_sdb_t id)
     return id ? spm_hmap_get(self->sdbs, id) : NULL;
 }
 
-sdb_t *spm_sb_sdb_new(spm_idu_t *self, uint32_t type, int hidden)
+sdb_t *spm_sb_sdb_new(spm_idu_t *self, job_t *job, uint32_t type, int hidden)
 {
+    if (job ? job->next_sdb == UINT32_MAX : self->next_sdb >= UINT32_MAX) {
+        spm_error(SPM_ERANGE, "out of SDB ids");
+        return NULL;
+    }
     sdb_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->id = ++self->next_sdb;
+    s->id = job ? job->id << 32 | ++job->next_sdb : ++self->next_sdb;
+    s->job = job ? job->id : 0;
     s->type = type;
     s->hidden = hidden;
     if (spm_hmap_put(self->sdbs, s->id, s) != 0) {
@@ -178,7 +183,7 @@ int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *s)
         return 0;
     size_t nin = s->npartials + (s->last ? 1 : 0);
     uint32_t type = s->type;
-    si_t *m = spm_idu_si_alloc(self, sf, "spm.merge", nin + 1, &type, sizeof type);
+    si_t *m = spm_idu_si_alloc(sf, "spm.merge", nin + 1, &type, sizeof type);
     if (!m)
         return spm_error(SPM_ENOMEM, "out of memory");
     m->internal = 1;
@@ -243,10 +248,9 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
                 rc = write_next(si, i, s);
             break;
         case SPM_ACC: {
-            sdb_t *p = spm_sb_sdb_new(self, s->type, 1);
+            sdb_t *p = spm_sb_sdb_new(self, si->job, s->type, 1);
             if (!p)
                 return spm_error(SPM_ENOMEM, "out of memory");
-            p->job = si->job->id;
             if (spm_grow(&s->partials, s->npartials, &s->cappartials, sizeof *s->partials, 8))
                 return spm_error(SPM_ENOMEM, "out of memory");
             s->partials[s->npartials++] = p->id;

@@ -1371,7 +1371,7 @@ static int center_main(int argc, char **argv)
         spm_cli_fail("center", SPM_ENOMEM);
         goto done;
     }
-    spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store));
+    spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store, (spm_sdb_t)1 << 32));
     spm_idu_set_speculate(c.idu, speculate);
     spm_idu_set_directory(c.idu, spm_dataplane_directory(c.dp));
     if (!(c.journal = spm_journal_open(store))) {

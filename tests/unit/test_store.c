@@ -242,11 +242,11 @@ START_TEST(test_batch_all_or_nothing)
     ck_assert_int_eq(put_filled(st, 10, 1, 500, 1), 0);
     ck_assert_int_eq(put_filled(st, 11, 1, 500, 2), 0);
     expect_block(st, 10, 1, 7, 500, 1);
-    ck_assert_uint_eq(spm_store_max_id(st), 11);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 11);
     spm_store_abort(st);
     ck_assert_int_eq(spm_store_get(st, 10, 1, NULL, NULL, &data, &len), SPM_ENOTFOUND);
     ck_assert_int_eq(spm_store_get(st, 11, 1, NULL, NULL, &data, &len), SPM_ENOTFOUND);
-    ck_assert_uint_eq(spm_store_max_id(st), 0);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 0);
 
     /* committed: everything, deletes included */
     ck_assert_int_eq(put_filled(st, 12, 1, 50, 3), 0);
@@ -281,18 +281,22 @@ START_TEST(test_reopen_and_max_id)
     make_dir();
     spm_store_t *st = spm_store_open(dir);
     ck_assert_ptr_nonnull(st);
-    ck_assert_uint_eq(spm_store_max_id(st), 0);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 0);
     for (spm_sdb_t id = 1; id <= 300; id++)
         ck_assert_int_eq(put_filled(st, id * 3, id % 4 + 1, id * 7, id), 0);
-    ck_assert_uint_eq(spm_store_max_id(st), 900);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 900);
     ck_assert_int_eq(put_filled(st, 0x100000000ull, 1, 1, 1), 0);
-    ck_assert_uint_eq(spm_store_max_id(st), 0x100000000ull);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 0x100000000ull);
+    /* a job's SDBs count from 2^32 up: the largest put below them */
+    ck_assert_uint_eq(spm_store_max_id(st, 0x100000000ull), 900);
+    ck_assert_uint_eq(spm_store_max_id(st, 900), 897);
+    ck_assert_uint_eq(spm_store_max_id(st, 3), 0);
     ck_assert_int_eq(spm_store_delete(st, 0x100000000ull, 1), 0);
     spm_store_close(&st);
 
     st = spm_store_open(dir);
     ck_assert_ptr_nonnull(st);
-    ck_assert_uint_eq(spm_store_max_id(st), 900);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 900);
     for (spm_sdb_t id = 1; id <= 300; id++)
         expect_block(st, id * 3, id % 4 + 1, 7, id * 7, id);
     spm_store_close(&st);
@@ -328,7 +332,7 @@ START_TEST(test_map_grows)
     st = spm_store_open_map(dir, 1 << 20); /* keeps the size the store grew to */
     ck_assert_ptr_nonnull(st);
     ck_assert_uint_ge(spm_store_mapsize(st), (size_t)NBLOCKS * BLOCK);
-    ck_assert_uint_eq(spm_store_max_id(st), NBLOCKS);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), NBLOCKS);
     for (int i = 0; i < NBLOCKS; i += 7)
         expect_block(st, (spm_sdb_t)i + 1, 1, 7, BLOCK, (uint64_t)i);
     spm_store_close(&st);
@@ -431,7 +435,8 @@ START_TEST(test_crash_leaves_whole_batches)
         for (uint32_t j = 0; j < 8; j++)
             ck_assert_int_eq(spm_store_get(st, 100 + j, newest + 1, NULL, NULL, &data, &len),
                              SPM_ENOTFOUND);
-        ck_assert_uint_eq(spm_store_max_id(st), newest ? 100 + (newest < 6 ? newest : 6) : 0);
+        ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX),
+                          newest ? 100 + (newest < 6 ? newest : 6) : 0);
         spm_store_close(&st);
         last = newest;
     }
@@ -468,7 +473,7 @@ START_TEST(test_disk_full)
     ck_assert_msg(stored > 10 && stored < 64, "child stored %d blocks", stored);
     spm_store_t *st = spm_store_open(dir);
     ck_assert_ptr_nonnull(st);
-    ck_assert_uint_eq(spm_store_max_id(st), (spm_sdb_t)stored);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), (spm_sdb_t)stored);
     for (int i = 1; i <= stored; i++)
         expect_block(st, (spm_sdb_t)i, 1, 7, 64 << 10, (uint64_t)i);
     spm_store_close(&st);
@@ -798,7 +803,7 @@ START_TEST(test_identity_survives_reopen)
     spm_store_stats(st, &s);
     ck_assert_uint_eq(s.puts, 0);
     ck_assert_uint_eq(s.bytes_put, 0);
-    ck_assert_uint_eq(spm_store_max_id(st), 0);
+    ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 0);
     void *data;
     size_t len;
     ck_assert_int_eq(spm_store_get(st, 0, 0, NULL, NULL, &data, &len), SPM_ENOTFOUND);
