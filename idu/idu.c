@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_TRANSIENT_FAILURES 3
 /* An SI whose holders keep dying is likely what kills them (a crashing SI
@@ -183,6 +184,11 @@ static void feeder_remove(spm_idu_t *self, spm_sf_t *sf)
 
 void spm_idu_make_ready(spm_idu_t *self, si_t *si, int front)
 {
+    if (si->job->replay) { /* held until the job's records are all run */
+        si->state = SI_READY;
+        spm_ev_ready(si->job, si);
+        return;
+    }
     spm_sf_t *sf = si->sf;
     si->state = SI_READY;
     si->ieu = -1;
@@ -258,12 +264,10 @@ static si_t *take_ready(spm_idu_t *self, uint32_t who)
             spm_sf_t *sf = l->feeders[(l->feed_next + k) % l->nfeeders];
             if (sf->job->state != 0 || sf->done)
                 continue;
-            sf->cls->feed(sf, &info);
+            spm_idu_feed_call(self, sf, &info);
             l = &self->levels[li]; /* feed may have added levels */
-            if (!sf->ready_head) {
-                sf_maybe_finish(self, sf); /* feed may have called done */
+            if (!sf->ready_head)
                 continue;
-            }
             if (sf->ready_head) {
                 l->feed_next = (l->feed_next + k + 1) % (l->nfeeders ? l->nfeeders : 1);
                 si_t *si = pop_ready(self, sf, node);
@@ -284,12 +288,25 @@ static ieu_job_stats_t *job_ieu_stats(job_t *job, uint32_t ieu)
     return &job->ieu_stats[ieu];
 }
 
+void spm_idu_feed_call(spm_idu_t *self, spm_sf_t *sf, const spm_ieu_t *who)
+{
+    spm_ev_feed(self, sf, who);
+    sf->cls->feed(sf, who);
+    if (!sf->ready_head)
+        sf_maybe_finish(self, sf); /* feed may have called done */
+}
+
 static void notify(spm_idu_t *self)
 {
     while (self->nnotify) {
         job_t *job = self->notify[--self->nnotify];
         self->job_done(self->arg, job->id);
     }
+}
+
+void spm_idu_notify(spm_idu_t *self)
+{
+    notify(self);
 }
 
 void spm_idu_set_speculate(spm_idu_t *self, int on)
@@ -492,6 +509,18 @@ static void job_end(job_t *job, int state)
     self->notify[self->nnotify++] = job;
 }
 
+void spm_idu_fail_now(job_t *job, int code, int len, const char *msg)
+{
+    if (job->state != 0)
+        return;
+    char *m = len < 0 ? strdup(msg) : strndup(msg, (size_t)len);
+    spm_ev_fail(job->idu, job, code, m ? m : "");
+    job->status = code;
+    free(job->error);
+    job->error = m;
+    job_end(job, 2);
+}
+
 static void job_fail(job_t *job, int code, const char *fmt, ...)
 {
     if (job->state != 0)
@@ -501,10 +530,7 @@ static void job_fail(job_t *job, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    job->status = code;
-    free(job->error);
-    job->error = strdup(msg);
-    job_end(job, 2);
+    spm_idu_fail_now(job, code, -1, msg);
 }
 
 static job_t *job_get(spm_idu_t *self, uint64_t id)
@@ -557,27 +583,59 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
     return 0;
 }
 
-int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
-                   uint64_t *jobid)
+int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int priority,
+                      uint64_t wall_us, struct replay *replay, job_t **out)
 {
-    const spm_program_t *p = spm_program_find(program);
-    if (!p)
-        return spm_error(SPM_ENOTFOUND, "no program '%s'", program);
+    *out = NULL;
     job_t *job = calloc(1, sizeof *job);
     if (!job || !(job->program = strdup(program))) {
         free(job);
         return spm_error(SPM_ENOMEM, "out of memory");
     }
-    job->id = ++self->next_job;
+    job->id = id ? id : ++self->next_job;
+    if (job->id > self->next_job)
+        self->next_job = job->id;
     job->priority = priority;
     job->idu = self;
+    job->replay = replay;
     job->start_us = spm_now_us();
+    if (wall_us) { /* started before a restart: its wall time counts from then */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+        uint64_t ago = now > wall_us ? now - wall_us : 0;
+        job->start_us = job->start_us > ago ? job->start_us - ago : 0;
+    }
     if (spm_hmap_put(self->jobs, job->id, job) != 0) {
         job_free(job);
         return spm_error(SPM_ENOMEM, "out of memory");
     }
+    *out = job;
+    return 0;
+}
+
+int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len)
+{
+    const spm_program_t *p = spm_program_find(job->program);
+    if (!p) {
+        job_fail(job, SPM_ENOTFOUND, "no program '%s' in this spm", job->program);
+        return spm_error(SPM_ENOTFOUND, "no program '%s'", job->program);
+    }
+    spm_ev_submit(self, job, args, len);
+    return sf_start(job, NULL, p->root, args, len, job->priority, 0);
+}
+
+int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
+                   uint64_t *jobid)
+{
+    if (!spm_program_find(program))
+        return spm_error(SPM_ENOTFOUND, "no program '%s'", program);
+    job_t *job;
+    int rc = spm_idu_job_begin(self, 0, program, priority, 0, NULL, &job);
+    if (rc != 0)
+        return rc;
     *jobid = job->id;
-    int rc = sf_start(job, NULL, p->root, args, len, priority, 0);
+    rc = spm_idu_job_start(self, job, args, len);
     notify(self);
     return rc;
 }
@@ -837,13 +895,45 @@ size_t spm_idu_job_opcodes(spm_idu_t *self, uint64_t id, spm_idu_op_stats_t *out
     return job->nop_stats;
 }
 
+void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
+                          const spm_ieu_t *who)
+{
+    job_t *job = si->job;
+    spm_sf_t *sf = si->sf;
+    spm_ev_commit(self, si, c, who);
+    job->l1_hits += c->l1_hits;
+    job->l2_hits += c->l2_hits;
+    job->store_reads += c->store_reads;
+    job->bytes_l2 += c->bytes_l2;
+    job->bytes_store += c->bytes_store;
+    job->evictions += c->evictions;
+    job->bytes_pushed += c->bytes_pushed;
+    job->corrupt += c->corrupt;
+    si->state = SI_DONE;
+    spm_sb_commit(self, si);
+    job->committed++;
+    job->exec_us += c->exec_us;
+    op_stats_add(job, si->pub.opcode, c);
+    sf->outstanding--;
+    if (!si->internal && sf->cls->commit && job->state == 0) {
+        spm_result_t r = {.kind = SPM_RESULT_SI,
+                          .tag = si->tag,
+                          .reply = c->reply,
+                          .reply_len = c->reply_len,
+                          .ieu = who};
+        sf->cls->commit(sf, &r);
+    }
+    spm_idu_si_free(si);
+    sf_maybe_finish(self, sf);
+    notify(self);
+}
+
 void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_commit_t *c)
 {
     si_t *si = spm_hmap_get(self->issued, id);
     if (!si)
         return;
     job_t *job = si->job;
-    spm_sf_t *sf = si->sf;
     held_dec(self, si->ieu);
     if (ieu < self->nieus)
         self->ieus[ieu].last_commit_us = spm_now_us();
@@ -864,14 +954,6 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
         st->bytes_store += c->bytes_store;
         st->bytes_pushed += c->bytes_pushed;
     }
-    job->l1_hits += c->l1_hits;
-    job->l2_hits += c->l2_hits;
-    job->store_reads += c->store_reads;
-    job->bytes_l2 += c->bytes_l2;
-    job->bytes_store += c->bytes_store;
-    job->evictions += c->evictions;
-    job->bytes_pushed += c->bytes_pushed;
-    job->corrupt += c->corrupt;
     if (c->status != 0) {
         const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
         const char *name = op ? op->name : "?";
@@ -888,25 +970,9 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
         return;
     }
     spm_hmap_remove(self->issued, id);
-    si->state = SI_DONE;
-    spm_sb_commit(self, si);
-    job->committed++;
-    job->exec_us += c->exec_us;
-    op_stats_add(job, si->pub.opcode, c);
-    sf->outstanding--;
-    if (!si->internal && sf->cls->commit && job->state == 0) {
-        ieu_t *e = &self->ieus[ieu];
-        spm_ieu_t who = {.ieu = ieu, .node = e->node, .slots = e->slots};
-        spm_result_t r = {.kind = SPM_RESULT_SI,
-                          .tag = si->tag,
-                          .reply = c->reply,
-                          .reply_len = c->reply_len,
-                          .ieu = &who};
-        sf->cls->commit(sf, &r);
-    }
-    spm_idu_si_free(si);
-    sf_maybe_finish(self, sf);
-    notify(self);
+    ieu_t *e = ieu < self->nieus ? &self->ieus[ieu] : NULL;
+    spm_ieu_t who = {.ieu = ieu, .node = e ? e->node : 0, .slots = e ? e->slots : 1};
+    spm_idu_commit_apply(self, si, c, &who);
 }
 
 /* ----------------------------------------------------------- job queries */
@@ -1103,7 +1169,31 @@ spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type)
     if (!s)
         return 0;
     s->last = s->committed = 1;
+    spm_ev_put(self, s->id, type, 0);
     return s->id;
+}
+
+int spm_idu_put_restore(spm_idu_t *self, spm_sdb_t id, uint32_t type)
+{
+    if (!id || id >> 32 || spm_sb_sdb(self, id))
+        return 0; /* not a put's id, or restored already */
+    spm_sdb_t next = self->next_sdb;
+    self->next_sdb = id - 1;
+    sdb_t *s = spm_sb_sdb_new(self, NULL, type, 0);
+    self->next_sdb = next > id ? next : id;
+    if (!s)
+        return SPM_ENOMEM;
+    s->last = s->committed = 1;
+    return 0;
+}
+
+void spm_idu_put_drop(spm_idu_t *self, spm_sdb_t id)
+{
+    sdb_t *s = spm_sb_sdb(self, id);
+    if (s && s->job == 0 && !s->hidden) {
+        spm_hmap_remove(self->sdbs, id);
+        spm_sb_sdb_free(s);
+    }
 }
 
 /*  Whether client-put S may go: nothing reads or writes it now or later. */
@@ -1155,6 +1245,7 @@ int spm_idu_discard(spm_idu_t *self, const uint64_t *jobs, size_t njobs, const s
     for (size_t i = 0; i < nputs; i++) {
         sdb_t *s = spm_sb_sdb(self, puts[i]);
         if (put_unused(s)) {
+            spm_ev_put(self, s->id, 0, 1);
             discard_one(self, s);
             n++;
         }
@@ -1275,12 +1366,26 @@ int spm_sf_set_result(spm_sf_t *sf, const void *data, size_t len)
     return 0;
 }
 
+/*  V, or what the job's journal says it was, as 32 bits on the record. */
+static uint64_t input_u64(job_t *job, uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    if (spm_ev_input(job->idu, job, b, sizeof b, sizeof b) != sizeof b)
+        return v;
+    v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return v;
+}
+
 uint32_t spm_sf_ieus(const spm_sf_t *sf)
 {
-    return spm_idu_ieus(sf->job->idu);
+    return (uint32_t)input_u64(sf->job, spm_idu_ieus(sf->job->idu));
 }
 
 uint32_t spm_sf_nodes(const spm_sf_t *sf)
 {
-    return spm_idu_nodes(sf->job->idu);
+    return (uint32_t)input_u64(sf->job, spm_idu_nodes(sf->job->idu));
 }

@@ -189,6 +189,41 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t job);
 void spm_idu_job_set_cpu(spm_idu_t *self, uint64_t job, uint64_t cpu_us);
 uint64_t spm_idu_job_cpu(spm_idu_t *self, uint64_t job);
 
+/* ------------------------------------------------------- journal, replay */
+
+/*  One recorded event: an opaque record of the IDU's encoding (idu/events.c). */
+typedef struct {
+    const void *data;
+    size_t len;
+} spm_idu_record_t;
+
+/*  Takes record REC (LEN bytes, valid during the call) of JOB (0: the VM's
+    own, the clients' puts) to journal it. */
+typedef void (*spm_idu_record_fn)(void *arg, uint64_t job, const void *rec, size_t len);
+
+/*  Hands every event that a job's SFs see (its submit, the feed calls made
+    on them, the commits applied in order, failures from outside, the
+    answers of queries about the world) and every client put and discard,
+    as it happens and before any SF code runs on it, to FN with ARG (NULL:
+    none). A job run again from these records (spm_idu_replay) makes the
+    same SIs and SDBs and takes the recorded commits. */
+void spm_idu_set_recorder(spm_idu_t *self, spm_idu_record_fn fn, void *arg);
+
+/*  A restarted center: runs job JOB again from its N records RECS, as
+    recorded (job 0: restores the clients' puts). The job's root SF is
+    started anew and given the recorded feed calls, commits and answers in
+    order; an SI whose commit is recorded takes it instead of running, and
+    the SIs still ready at the end (those in flight at the crash, and the
+    ones not issued yet) go to the pool as in any job. Records of types from
+    100 up are the caller's: they are handed to FOREIGN with ARG in order
+    (it may be NULL). A job that ended before the crash ends again (its
+    report comes as for any job). Returns 0, or SPM_EFORMAT with the detail
+    set when the records do not fit the program (it changed, or the
+    journal is damaged where the records were cut): the job is then failed
+    with that reason and its SFs freed; other jobs are not touched. */
+int spm_idu_replay(spm_idu_t *self, uint64_t job, const spm_idu_record_t *recs, size_t n,
+                   spm_idu_record_fn foreign, void *arg);
+
 /* ------------------------------------------------------------ locality */
 
 typedef struct spm_directory spm_directory_t;

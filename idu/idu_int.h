@@ -127,6 +127,7 @@ struct job {
     uint32_t next_sdb;     /* SDBs made: the low 32 bits of their ids */
     uint32_t next_sf;      /* SFs started */
     struct replay *replay; /* being run again from its journal, or NULL */
+    uint64_t replayed;     /* commits taken from the journal after a restart */
 };
 
 typedef struct {
@@ -162,8 +163,10 @@ struct spm_idu {
     uint64_t ready;    /* SIs ready and not issued */
     job_t **notify;    /* jobs ended, to report */
     size_t nnotify, capnotify;
-    spm_directory_t *dir;  /* where blocks live (not owned; NULL: no locality) */
-    int speculate;         /* copy stragglers to idle IEUs at the end of a stage */
+    spm_directory_t *dir;     /* where blocks live (not owned; NULL: no locality) */
+    int speculate;            /* copy stragglers to idle IEUs at the end of a stage */
+    spm_idu_record_fn record; /* takes every event (events.c), or NULL */
+    void *record_arg;
     spm_idu_op_t *garbage; /* versions to delete from the store */
     size_t ngarbage, capgarbage, garbage_head;
 };
@@ -187,6 +190,35 @@ void spm_sb_commit(spm_idu_t *self, si_t *si);
 /*  Issues a merge SI for SDB's open ACC group, owned by SF. Returns 0 or SPM_E*. */
 int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *sdb);
 int spm_sb_wait_push(waitlist_t *w, si_t *si);
+
+/* events.c: what a job's SFs see, recorded (spm_idu_set_recorder) and run
+   again (spm_idu_replay) */
+struct replay;
+void spm_ev_submit(spm_idu_t *self, const job_t *job, const void *args, size_t len);
+void spm_ev_feed(spm_idu_t *self, const struct spm_sf *sf, const spm_ieu_t *who);
+void spm_ev_commit(spm_idu_t *self, const si_t *si, const spm_idu_commit_t *c,
+                   const spm_ieu_t *who);
+void spm_ev_fail(spm_idu_t *self, const job_t *job, int code, const char *msg);
+void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone);
+/*  The answer of an outside query of JOB (LEN bytes at LIVE, at most CAP):
+    recorded, or replaced by the recorded one while JOB is run again.
+    Returns the answer's length. */
+size_t spm_ev_input(spm_idu_t *self, job_t *job, void *live, size_t len, size_t cap);
+/*  SI of a job being run again became ready: held until the end. */
+void spm_ev_ready(job_t *job, si_t *si);
+
+/* idu.c, for events.c */
+int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int priority,
+                      uint64_t wall_us, struct replay *replay, job_t **out);
+int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len);
+void spm_idu_feed_call(spm_idu_t *self, struct spm_sf *sf, const spm_ieu_t *who);
+void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
+                          const spm_ieu_t *who);
+/*  Fails JOB with CODE and the LEN bytes of MSG (-1: up to its NUL). */
+void spm_idu_fail_now(job_t *job, int code, int len, const char *msg);
+int spm_idu_put_restore(spm_idu_t *self, spm_sdb_t id, uint32_t type);
+void spm_idu_put_drop(spm_idu_t *self, spm_sdb_t id);
+void spm_idu_notify(spm_idu_t *self);
 
 /* locality.c */
 /*  Bytes SI's inputs would move to NODE (0 without a directory). */

@@ -35,6 +35,10 @@ uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node)
 
 /* ------------------------------------------------- the SF locality API */
 
+/* The answers below come from the world, not from the job's events: they
+   are recorded, and a job run again from its journal gets the recorded
+   ones (spm_ev_input). */
+
 uint64_t spm_sf_bytes_to(spm_sf_t *sf, const spm_operand_t *ops, size_t n, const spm_ieu_t *who)
 {
     spm_idu_t *self = sf->job->idu;
@@ -44,6 +48,14 @@ uint64_t spm_sf_bytes_to(spm_sf_t *sf, const spm_operand_t *ops, size_t n, const
         if (s && ops[i].mode != SPM_W && ops[i].mode != SPM_ACC && s->last)
             bytes += cost(self, s->id, s->last, who->node);
     }
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(bytes >> (8 * i));
+    if (spm_ev_input(self, sf->job, b, sizeof b, sizeof b) != sizeof b)
+        return bytes;
+    bytes = 0;
+    for (int i = 7; i >= 0; i--)
+        bytes = bytes << 8 | b[i];
     return bytes;
 }
 
@@ -51,7 +63,15 @@ size_t spm_sdb_holders(spm_sf_t *sf, spm_sdb_t sdb, uint32_t *nodes, size_t max)
 {
     spm_idu_t *self = sf->job->idu;
     sdb_t *s = spm_sb_sdb(self, sdb);
-    if (!self->dir || !s || !s->committed)
-        return 0;
-    return spm_directory_holders(self->dir, sdb, s->committed, nodes, max);
+    /* the answer: how many hold it, then the first MAX of them (at most 64 kept) */
+    uint32_t v[1 + 64] = {0};
+    size_t k = max < 64 ? max : 64;
+    if (self->dir && s && s->committed)
+        v[0] = (uint32_t)spm_directory_holders(self->dir, sdb, s->committed, v + 1, k);
+    size_t got = v[0] < k ? v[0] : k;
+    size_t len = spm_ev_input(self, sf->job, v, (1 + got) * sizeof *v, sizeof v);
+    got = len / sizeof *v ? len / sizeof *v - 1 : 0;
+    for (size_t i = 0; i < got && i < max; i++)
+        nodes[i] = v[1 + i];
+    return v[0];
 }

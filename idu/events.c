@@ -1,0 +1,462 @@
+/*  =========================================================================
+    events - what a job's super-functions see, recorded, and run again
+
+    A super-function is a deterministic function of what reaches it: its
+    job's arguments, the feed calls made on it (and who asked), the
+    commits of its SIs in the order they were applied (with their replies
+    and who ran them), failures from outside (a cancel, IEU deaths), and
+    the values of the few queries whose answers come from the world
+    (spm_sf_ieus, spm_sf_nodes, spm_sf_bytes_to, spm_sdb_holders). The IDU
+    hands each of these, as it happens and before any SF code runs on it,
+    to a recorder as a small record of this module's encoding; a restarted
+    center hands a job's records back (spm_idu_replay), and the job is run
+    again into fresh super-functions: the same calls in the same order
+    make the same SIs and SDBs with the same ids, and each SI whose commit
+    was recorded takes that commit instead of running. What was not
+    recorded (the SIs in flight at the crash) is issued again.
+
+    A record: one type byte, then its fields as unsigned LEB128 varints or
+    varint-prefixed bytes. Types from 100 up belong to the caller (the
+    center adds where outputs live) and are handed back to it in order.
+    =========================================================================
+*/
+#include "idu/idu_int.h"
+#include "isa/core/registry.h"
+#include "vm/grow.h"
+#include "vm/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+    EV_SUBMIT = 1, /* job, priority, wall clock, program, args */
+    EV_FEED = 2,   /* sf, who */
+    EV_COMMIT = 3, /* si, who, figures, reply */
+    EV_INPUT = 4,  /* a query's answer */
+    EV_FAIL = 5,   /* code, message */
+    EV_PUT = 6,    /* job 0: a client's put (id, type) */
+    EV_GONE = 7,   /* job 0: a put discarded (id) */
+};
+
+struct replay {
+    const spm_idu_record_t *recs; /* the job's records */
+    size_t n, pos;                /* and the next to read */
+    spm_hmap_t *ready;            /* SI id -> SI ready, until the records run out */
+    spm_idu_record_fn foreign;    /* records of the caller's own types */
+    void *arg;
+    int bad;        /* the records do not fit the program: it cannot go on */
+    char why[256];  /* ... and why */
+    uint64_t taken; /* commits taken from the journal */
+};
+
+/* ------------------------------------------------------------- encoding */
+
+typedef struct {
+    uint8_t *p;
+    size_t n, cap;
+    int full; /* out of memory: the record is dropped */
+} wbuf_t;
+
+static void put_raw(wbuf_t *b, const void *d, size_t n)
+{
+    if (b->full || spm_grow(&b->p, b->n + n, &b->cap, 1, 128) != 0) {
+        b->full = 1;
+        return;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void put_uv(wbuf_t *b, uint64_t v)
+{
+    uint8_t t[10];
+    size_t k = 0;
+    do {
+        t[k] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+        v >>= 7;
+        k++;
+    } while (v);
+    put_raw(b, t, k);
+}
+
+static void put_sv(wbuf_t *b, int64_t v)
+{
+    put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void put_bytes(wbuf_t *b, const void *d, size_t n)
+{
+    put_uv(b, n);
+    put_raw(b, d, n);
+}
+
+typedef struct {
+    const uint8_t *p;
+    size_t n, pos;
+    int bad;
+} rbuf_t;
+
+static uint64_t get_uv(rbuf_t *r)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->pos >= r->n) {
+            r->bad = 1;
+            return 0;
+        }
+        uint8_t c = r->p[r->pos++];
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static int64_t get_sv(rbuf_t *r)
+{
+    uint64_t u = get_uv(r);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/*  Points *D at the next LEN-prefixed bytes. */
+static size_t get_bytes(rbuf_t *r, const void **d)
+{
+    uint64_t n = get_uv(r);
+    if (r->bad || n > r->n - r->pos) {
+        r->bad = 1;
+        *d = NULL;
+        return 0;
+    }
+    *d = r->p + r->pos;
+    r->pos += n;
+    return (size_t)n;
+}
+
+/* ------------------------------------------------------------ recording */
+
+void spm_idu_set_recorder(spm_idu_t *self, spm_idu_record_fn fn, void *arg)
+{
+    self->record = fn;
+    self->record_arg = arg;
+}
+
+static void emit(spm_idu_t *self, uint64_t job, wbuf_t *b)
+{
+    if (!b->full && self->record)
+        self->record(self->record_arg, job, b->p, b->n);
+    else if (b->full)
+        spm_log_error("job %llu: out of memory recording an event; a restart will not resume it",
+                      (unsigned long long)job);
+    free(b->p);
+}
+
+/*  Whether JOB's events are to be recorded (a recorder is set and the job
+    is not being run again from them). */
+static int recording(const spm_idu_t *self, const job_t *job)
+{
+    return self->record && !job->replay;
+}
+
+void spm_ev_submit(spm_idu_t *self, const job_t *job, const void *args, size_t len)
+{
+    if (!recording(self, job))
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    wbuf_t b = {0};
+    uint8_t t = EV_SUBMIT;
+    put_raw(&b, &t, 1);
+    put_uv(&b, job->id);
+    put_sv(&b, job->priority);
+    put_uv(&b, (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+    put_bytes(&b, job->program, strlen(job->program));
+    put_bytes(&b, args, len);
+    emit(self, job->id, &b);
+}
+
+static void put_who(wbuf_t *b, const spm_ieu_t *who)
+{
+    put_uv(b, who->ieu);
+    put_uv(b, who->node);
+    put_uv(b, who->slots);
+}
+
+void spm_ev_feed(spm_idu_t *self, const spm_sf_t *sf, const spm_ieu_t *who)
+{
+    if (!recording(self, sf->job))
+        return;
+    wbuf_t b = {0};
+    uint8_t t = EV_FEED;
+    put_raw(&b, &t, 1);
+    put_uv(&b, sf->id);
+    put_who(&b, who);
+    emit(self, sf->job->id, &b);
+}
+
+void spm_ev_commit(spm_idu_t *self, const si_t *si, const spm_idu_commit_t *c, const spm_ieu_t *who)
+{
+    if (!recording(self, si->job))
+        return;
+    wbuf_t b = {0};
+    uint8_t t = EV_COMMIT;
+    put_raw(&b, &t, 1);
+    put_uv(&b, si->pub.id);
+    put_who(&b, who);
+    uint64_t figures[] = {c->exec_us,  c->wait_us,     c->localize_us,
+                          c->bytes_l2, c->bytes_store, c->bytes_pushed,
+                          c->l1_hits,  c->l2_hits,     c->store_reads};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        put_uv(&b, figures[i]);
+    put_bytes(&b, c->reply, c->reply_len);
+    emit(self, si->job->id, &b);
+}
+
+void spm_ev_fail(spm_idu_t *self, const job_t *job, int code, const char *msg)
+{
+    if (!recording(self, job))
+        return;
+    wbuf_t b = {0};
+    uint8_t t = EV_FAIL;
+    put_raw(&b, &t, 1);
+    put_sv(&b, code);
+    put_bytes(&b, msg, strlen(msg));
+    emit(self, job->id, &b);
+}
+
+void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone)
+{
+    if (!self->record)
+        return;
+    wbuf_t b = {0};
+    uint8_t t = gone ? EV_GONE : EV_PUT;
+    put_raw(&b, &t, 1);
+    put_uv(&b, id);
+    if (!gone)
+        put_uv(&b, type);
+    emit(self, 0, &b);
+}
+
+/*  The answer to a query of JOB from outside its event stream: LIVE (LEN
+    bytes at LIVE, written by the caller) is recorded, or, while the job
+    is run again, replaced by the recorded one. Returns the length of the
+    answer in LIVE (at most CAP). */
+size_t spm_ev_input(spm_idu_t *self, job_t *job, void *live, size_t len, size_t cap)
+{
+    struct replay *rp = job->replay;
+    if (!rp) {
+        if (self->record) {
+            wbuf_t b = {0};
+            uint8_t t = EV_INPUT;
+            put_raw(&b, &t, 1);
+            put_bytes(&b, live, len);
+            emit(self, job->id, &b);
+        }
+        return len;
+    }
+    if (rp->bad)
+        return len;
+    const spm_idu_record_t *r = rp->pos < rp->n ? &rp->recs[rp->pos] : NULL;
+    rbuf_t rd = {r ? r->data : NULL, r ? r->len : 0, 1, 0};
+    const void *v = NULL;
+    size_t n = r && r->len && ((const uint8_t *)r->data)[0] == EV_INPUT ? get_bytes(&rd, &v) : 0;
+    if (!r || !r->len || ((const uint8_t *)r->data)[0] != EV_INPUT || rd.bad || n > cap) {
+        rp->bad = 1;
+        snprintf(rp->why, sizeof rp->why,
+                 "record %zu is not the answer the program asks for there (changed program?)",
+                 rp->pos);
+        return len;
+    }
+    rp->pos++;
+    memcpy(live, v, n);
+    return n;
+}
+
+/* -------------------------------------------------------------- replay */
+
+/*  Job 0's records: the clients' puts, and those discarded since. */
+static int replay_puts(spm_idu_t *self, const spm_idu_record_t *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        rbuf_t r = {recs[i].data, recs[i].len, 1, 0};
+        uint8_t t = recs[i].len ? ((const uint8_t *)recs[i].data)[0] : 0;
+        spm_sdb_t id = get_uv(&r);
+        uint32_t type = t == EV_PUT ? (uint32_t)get_uv(&r) : 0;
+        if (r.bad || (t != EV_PUT && t != EV_GONE))
+            continue; /* a damaged record: the put it names stays or goes */
+        if (t == EV_PUT)
+            spm_idu_put_restore(self, id, type);
+        else
+            spm_idu_put_drop(self, id);
+    }
+    return 0;
+}
+
+static int bad(struct replay *rp, const char *fmt, ...)
+{
+    if (rp->bad)
+        return SPM_EFORMAT;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rp->why, sizeof rp->why, fmt, ap);
+    va_end(ap);
+    rp->bad = 1;
+    return SPM_EFORMAT;
+}
+
+static void get_who(rbuf_t *r, spm_ieu_t *who)
+{
+    who->ieu = (uint32_t)get_uv(r);
+    who->node = (uint32_t)get_uv(r);
+    who->slots = (uint32_t)get_uv(r);
+}
+
+/*  Runs record REC of the job being replayed. */
+static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm_idu_record_t *rec)
+{
+    uint8_t t = rec->len ? ((const uint8_t *)rec->data)[0] : 0;
+    rbuf_t r = {rec->data, rec->len, 1, 0};
+    spm_ieu_t who;
+    switch (t) {
+    case EV_FEED: {
+        uint32_t id = (uint32_t)get_uv(&r);
+        get_who(&r, &who);
+        spm_sf_t *sf = job->sfs;
+        while (sf && sf->id != id)
+            sf = sf->job_next;
+        if (r.bad || !sf || sf->finished || sf->done || !sf->cls->feed) {
+            bad(rp, "a feed call of SF %u, which cannot take one now", id);
+            return;
+        }
+        spm_idu_feed_call(self, sf, &who);
+        return;
+    }
+    case EV_COMMIT: {
+        uint64_t id = get_uv(&r);
+        get_who(&r, &who);
+        uint64_t f[9];
+        for (int i = 0; i < 9; i++)
+            f[i] = get_uv(&r);
+        const void *reply;
+        size_t rlen = get_bytes(&r, &reply);
+        si_t *si = r.bad ? NULL : spm_hmap_remove(rp->ready, id);
+        if (!si) {
+            bad(rp, "the commit of SI %llu, which is not ready there", (unsigned long long)id);
+            return;
+        }
+        spm_idu_commit_t c = {.exec_us = f[0],
+                              .wait_us = f[1],
+                              .localize_us = f[2],
+                              .bytes_l2 = f[3],
+                              .bytes_store = f[4],
+                              .bytes_pushed = f[5],
+                              .l1_hits = (uint32_t)f[6],
+                              .l2_hits = (uint32_t)f[7],
+                              .store_reads = (uint32_t)f[8],
+                              .reply = reply,
+                              .reply_len = rlen};
+        rp->taken++;
+        spm_idu_commit_apply(self, si, &c, &who);
+        return;
+    }
+    case EV_FAIL: {
+        int code = (int)get_sv(&r);
+        const void *msg;
+        size_t n = get_bytes(&r, &msg);
+        if (r.bad) {
+            bad(rp, "a damaged failure record");
+            return;
+        }
+        spm_idu_fail_now(job, code, (int)n, msg);
+        return;
+    }
+    default:
+        if (t >= 100 && rp->foreign) {
+            rp->foreign(rp->arg, job->id, rec->data, rec->len);
+            return;
+        }
+        bad(rp, "record %zu of an unknown kind (%u)", rp->pos - 1, t);
+    }
+}
+
+/*  Hands the SIs still ready at the end of the replay to the pool, in id
+    (program) order: they were in flight, or not issued yet, at the crash. */
+static size_t release_ready(spm_idu_t *self, struct replay *rp)
+{
+    size_t n = spm_hmap_size(rp->ready), k = 0, pos = 0;
+    si_t **v = calloc(n ? n : 1, sizeof *v);
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(rp->ready, &pos, &key, &value))
+        if (v)
+            v[k++] = value;
+    for (size_t i = 1; i < k; i++) /* insertion sort: usually few */
+        for (size_t j = i; j > 0 && v[j - 1]->pub.id > v[j]->pub.id; j--) {
+            si_t *x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    for (size_t i = 0; i < k; i++)
+        spm_idu_make_ready(self, v[i], 0);
+    free(v);
+    return k;
+}
+
+void spm_ev_ready(job_t *job, si_t *si)
+{
+    if (spm_hmap_put(job->replay->ready, si->pub.id, si) != 0)
+        bad(job->replay, "out of memory");
+}
+
+int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, size_t n,
+                   spm_idu_record_fn foreign, void *arg)
+{
+    if (id == 0)
+        return replay_puts(self, recs, n);
+    rbuf_t r = {n ? recs[0].data : NULL, n ? recs[0].len : 0, 1, 0};
+    if (!n || !recs[0].len || ((const uint8_t *)recs[0].data)[0] != EV_SUBMIT)
+        return spm_error(SPM_EFORMAT, "job %llu: its journal does not start with its submit",
+                         (unsigned long long)id);
+    uint64_t jid = get_uv(&r);
+    int priority = (int)get_sv(&r);
+    uint64_t wall = get_uv(&r);
+    const void *prog, *args;
+    size_t plen = get_bytes(&r, &prog);
+    size_t alen = get_bytes(&r, &args);
+    if (r.bad || jid != id || plen == 0 || plen > 200)
+        return spm_error(SPM_EFORMAT, "job %llu: a damaged submit record", (unsigned long long)id);
+    char program[256];
+    snprintf(program, sizeof program, "%.*s", (int)plen, (const char *)prog);
+    struct replay rp = {.recs = recs, .n = n, .pos = 1, .foreign = foreign, .arg = arg};
+    if (!(rp.ready = spm_hmap_new()))
+        return spm_error(SPM_ENOMEM, "out of memory");
+    job_t *job = NULL;
+    int rc = spm_idu_job_begin(self, id, program, priority, wall, &rp, &job);
+    if (rc == 0 && !spm_program_find(program))
+        bad(&rp, "no program '%s' in this spm", program);
+    else if (rc == 0)
+        rc = spm_idu_job_start(self, job, args, alen);
+    while (job && job->replay && rp.pos < rp.n && !rp.bad) {
+        const spm_idu_record_t *rec = &rp.recs[rp.pos++];
+        replay_one(self, job, &rp, rec);
+    }
+    if (job) {
+        job->replay = NULL;
+        job->replayed = rp.taken;
+        job->reissued += release_ready(self, &rp);
+        if (rp.bad) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "cannot be resumed after the center's restart: %s", rp.why);
+            spm_idu_fail_now(job, SPM_EFORMAT, -1, msg);
+        }
+    }
+    spm_hmap_destroy(&rp.ready);
+    spm_idu_notify(self);
+    if (rp.bad)
+        return spm_error(SPM_EFORMAT, "job %llu (%s) cannot be resumed: %s", (unsigned long long)id,
+                         program, rp.why);
+    return rc;
+}
