@@ -428,6 +428,18 @@ void spm_dataplane_publish(spm_dataplane_t *self, uint32_t node, int from_agent,
     }
 }
 
+void spm_dataplane_held(spm_dataplane_t *self, uint32_t node, const Spm__BlockRef *ref, int wanted)
+{
+    if (!wanted) {
+        if (node < self->ndrops)
+            refs_add(&self->drops[node], ref->sdb, ref->version, 0);
+        return;
+    }
+    spm_directory_add(self->dir, ref->sdb, ref->version, ref->bytes, ref->checksum, node,
+                      SPM_DIR_KEEPER);
+    spm_directory_set_type(self->dir, ref->sdb, ref->version, ref->type);
+}
+
 void spm_dataplane_drop(spm_dataplane_t *self, uint32_t node, Spm__BlockRef *const *refs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

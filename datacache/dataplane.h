@@ -126,6 +126,12 @@ void spm_dataplane_publish(spm_dataplane_t *self, uint32_t node, int from_agent,
                            Spm__BlockRef *const *refs, size_t n);
 void spm_dataplane_drop(spm_dataplane_t *self, uint32_t node, Spm__BlockRef *const *refs, size_t n);
 
+/*  NODE, rejoining a center that restarted on the same store, keeps block
+    REF (its size, checksum and type in REF). WANTED: a version the jobs
+    know (the center rebuilds its directory from these reports); else the
+    node is told to delete it with the turn's drops. */
+void spm_dataplane_held(spm_dataplane_t *self, uint32_t node, const Spm__BlockRef *ref, int wanted);
+
 /* ---------------------------------------------------------------- garbage */
 
 /*  (ID, VERSION) is garbage (VERSION 0: every version of a discarded

@@ -39,12 +39,17 @@ enum {
     EV_FAIL = 5,   /* code, message */
     EV_PUT = 6,    /* job 0: a client's put (id, type) */
     EV_GONE = 7,   /* job 0: a put discarded (id) */
+    EV_KEPT = 8, /* an ended job whose report was delivered: its SDBs (id, type, version, floor) */
+    EV_NEXT = 9, /* job 0: the puts' counter (ids below it are never given again) */
+    EV_RESUMED = 10, /* the job was resumed after a restart of the center */
+    EV_ISSUED = 11,  /* SIs issued for the first time in a turn (count, then id deltas) */
 };
 
 struct replay {
     const spm_idu_record_t *recs; /* the job's records */
     size_t n, pos;                /* and the next to read */
     spm_hmap_t *ready;            /* SI id -> SI ready, until the records run out */
+    spm_hmap_t *issued;           /* SI id -> 1: issued before the crash */
     spm_idu_record_fn foreign;    /* records of the caller's own types */
     void *arg;
     int bad;        /* the records do not fit the program: it cannot go on */
@@ -62,10 +67,10 @@ typedef struct {
 
 static void put_raw(wbuf_t *b, const void *d, size_t n)
 {
-    if (b->full || spm_grow(&b->p, b->n + n, &b->cap, 1, 128) != 0) {
-        b->full = 1;
+    while (!b->full && b->cap < b->n + n)
+        b->full = spm_grow(&b->p, b->cap, &b->cap, 1, 128) != 0;
+    if (b->full)
         return;
-    }
     memcpy(b->p + b->n, d, n);
     b->n += n;
 }
@@ -173,6 +178,7 @@ void spm_ev_submit(spm_idu_t *self, const job_t *job, const void *args, size_t l
     put_uv(&b, job->id);
     put_sv(&b, job->priority);
     put_uv(&b, (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+    put_uv(&b, job->seed);
     put_bytes(&b, job->program, strlen(job->program));
     put_bytes(&b, args, len);
     emit(self, job->id, &b);
@@ -240,6 +246,88 @@ void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone)
     emit(self, 0, &b);
 }
 
+size_t spm_idu_job_kept(spm_idu_t *self, uint64_t job)
+{
+    wbuf_t b = {0};
+    uint8_t t = EV_KEPT;
+    put_raw(&b, &t, 1);
+    size_t n = 0, pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(self->sdbs, &pos, &key, &value)) {
+        const sdb_t *s = value;
+        if (s->job != job || s->hidden || !s->committed)
+            continue;
+        put_uv(&b, s->id);
+        put_uv(&b, s->type);
+        put_uv(&b, s->committed);
+        put_uv(&b, s->gc_floor);
+        n++;
+    }
+    if (n && self->record)
+        emit(self, job, &b);
+    else
+        free(b.p);
+    return n;
+}
+
+size_t spm_idu_record_puts(spm_idu_t *self)
+{
+    wbuf_t b = {0};
+    uint8_t t = EV_NEXT;
+    put_raw(&b, &t, 1);
+    put_uv(&b, self->next_sdb);
+    emit(self, 0, &b);
+    size_t n = 1, pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(self->sdbs, &pos, &key, &value)) {
+        const sdb_t *s = value;
+        if (s->job == 0 && !s->hidden) {
+            spm_ev_put(self, s->id, s->type, 0);
+            n++;
+        }
+    }
+    return n;
+}
+
+void spm_ev_issued(spm_idu_t *self, si_t *si)
+{
+    job_t *job = si->job;
+    if (!recording(self, job) || si->pub.attempt != 0 || si->internal)
+        return;
+    if (!job->nev_issued &&
+        spm_grow(&self->ev_jobs, self->nev_jobs, &self->capev_jobs, sizeof *self->ev_jobs, 16) == 0)
+        self->ev_jobs[self->nev_jobs++] = job->id;
+    if (spm_grow(&job->ev_issued, job->nev_issued, &job->capev_issued, sizeof *job->ev_issued,
+                 64) == 0)
+        job->ev_issued[job->nev_issued++] = (uint32_t)si->pub.id;
+}
+
+void spm_idu_record_turn(spm_idu_t *self)
+{
+    for (size_t i = 0; i < self->nev_jobs; i++) {
+        job_t *job = spm_hmap_get(self->jobs, self->ev_jobs[i]);
+        if (!job || !job->nev_issued)
+            continue;
+        wbuf_t b = {0};
+        uint8_t t = EV_ISSUED;
+        put_raw(&b, &t, 1);
+        put_uv(&b, job->nev_issued);
+        uint32_t prev = 0;
+        for (size_t k = 0; k < job->nev_issued; k++) {
+            put_sv(&b, (int64_t)job->ev_issued[k] - (int64_t)prev);
+            prev = job->ev_issued[k];
+        }
+        job->nev_issued = 0;
+        if (self->record)
+            emit(self, job->id, &b);
+        else
+            free(b.p);
+    }
+    self->nev_jobs = 0;
+}
+
 /*  The answer to a query of JOB from outside its event stream: LIVE (LEN
     bytes at LIVE, written by the caller) is recorded, or, while the job
     is run again, replaced by the recorded one. Returns the length of the
@@ -285,12 +373,32 @@ static int replay_puts(spm_idu_t *self, const spm_idu_record_t *recs, size_t n)
         uint8_t t = recs[i].len ? ((const uint8_t *)recs[i].data)[0] : 0;
         spm_sdb_t id = get_uv(&r);
         uint32_t type = t == EV_PUT ? (uint32_t)get_uv(&r) : 0;
-        if (r.bad || (t != EV_PUT && t != EV_GONE))
+        if (r.bad || id >> 32 || (t != EV_PUT && t != EV_GONE && t != EV_NEXT))
             continue; /* a damaged record: the put it names stays or goes */
-        if (t == EV_PUT)
-            spm_idu_put_restore(self, id, type);
-        else
+        if (t == EV_NEXT && id > self->next_sdb)
+            self->next_sdb = id;
+        else if (t == EV_PUT && spm_idu_sdb_restore(self, 0, id, type, 1, 0) != 0)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        else if (t == EV_GONE)
             spm_idu_put_drop(self, id);
+    }
+    return 0;
+}
+
+/*  An ended job's record of its SDBs (spm_idu_job_kept): they are known
+    again, for the clients that read them, until they are discarded. */
+static int replay_kept(spm_idu_t *self, uint64_t job, const spm_idu_record_t *rec)
+{
+    rbuf_t r = {rec->data, rec->len, 1, 0};
+    while (r.pos < r.n) {
+        spm_sdb_t id = get_uv(&r);
+        uint32_t type = (uint32_t)get_uv(&r);
+        uint64_t version = get_uv(&r), floor = get_uv(&r);
+        if (r.bad || (id >> 32) != job)
+            return spm_error(SPM_EFORMAT, "job %llu: a damaged record of its blocks",
+                             (unsigned long long)job);
+        if (spm_idu_sdb_restore(self, job, id, type, version, floor) != 0)
+            return spm_error(SPM_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -362,6 +470,19 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
         spm_idu_commit_apply(self, si, &c, &who);
         return;
     }
+    case EV_RESUMED:
+        job->restarts++;
+        return;
+    case EV_ISSUED: {
+        uint64_t n = get_uv(&r);
+        int64_t low = 0;
+        for (uint64_t k = 0; k < n && !r.bad; k++) {
+            low += get_sv(&r);
+            if (spm_hmap_put(rp->issued, job->id << 32 | (uint32_t)low, rp->issued) != 0)
+                break; /* out of memory: only the count in the report suffers */
+        }
+        return;
+    }
     case EV_FAIL: {
         int code = (int)get_sv(&r);
         const void *msg;
@@ -382,8 +503,15 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
     }
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = (*(si_t *const *)a)->pub.id, y = (*(si_t *const *)b)->pub.id;
+    return (x > y) - (x < y);
+}
+
 /*  Hands the SIs still ready at the end of the replay to the pool, in id
-    (program) order: they were in flight, or not issued yet, at the crash. */
+    (program) order: they were in flight, or not issued yet, at the crash.
+    Returns how many were in flight (issued before the crash). */
 static size_t release_ready(spm_idu_t *self, struct replay *rp)
 {
     size_t n = spm_hmap_size(rp->ready), k = 0, pos = 0;
@@ -393,16 +521,14 @@ static size_t release_ready(spm_idu_t *self, struct replay *rp)
     while (spm_hmap_next(rp->ready, &pos, &key, &value))
         if (v)
             v[k++] = value;
-    for (size_t i = 1; i < k; i++) /* insertion sort: usually few */
-        for (size_t j = i; j > 0 && v[j - 1]->pub.id > v[j]->pub.id; j--) {
-            si_t *x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    for (size_t i = 0; i < k; i++)
+    qsort(v, k, sizeof *v, by_id);
+    size_t inflight = 0;
+    for (size_t i = 0; i < k; i++) {
+        inflight += spm_hmap_get(rp->issued, v[i]->pub.id) != NULL;
         spm_idu_make_ready(self, v[i], 0);
+    }
     free(v);
-    return k;
+    return inflight;
 }
 
 void spm_ev_ready(job_t *job, si_t *si)
@@ -416,6 +542,8 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
 {
     if (id == 0)
         return replay_puts(self, recs, n);
+    if (n && recs[0].len && ((const uint8_t *)recs[0].data)[0] == EV_KEPT)
+        return replay_kept(self, id, &recs[0]);
     rbuf_t r = {n ? recs[0].data : NULL, n ? recs[0].len : 0, 1, 0};
     if (!n || !recs[0].len || ((const uint8_t *)recs[0].data)[0] != EV_SUBMIT)
         return spm_error(SPM_EFORMAT, "job %llu: its journal does not start with its submit",
@@ -423,6 +551,7 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
     uint64_t jid = get_uv(&r);
     int priority = (int)get_sv(&r);
     uint64_t wall = get_uv(&r);
+    uint64_t seed = get_uv(&r);
     const void *prog, *args;
     size_t plen = get_bytes(&r, &prog);
     size_t alen = get_bytes(&r, &args);
@@ -431,10 +560,15 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
     char program[256];
     snprintf(program, sizeof program, "%.*s", (int)plen, (const char *)prog);
     struct replay rp = {.recs = recs, .n = n, .pos = 1, .foreign = foreign, .arg = arg};
-    if (!(rp.ready = spm_hmap_new()))
+    rp.ready = spm_hmap_new();
+    rp.issued = spm_hmap_new();
+    if (!rp.ready || !rp.issued) {
+        spm_hmap_destroy(&rp.ready);
+        spm_hmap_destroy(&rp.issued);
         return spm_error(SPM_ENOMEM, "out of memory");
+    }
     job_t *job = NULL;
-    int rc = spm_idu_job_begin(self, id, program, priority, wall, &rp, &job);
+    int rc = spm_idu_job_begin(self, id, program, priority, wall, seed, &rp, &job);
     if (rc == 0 && !spm_program_find(program))
         bad(&rp, "no program '%s' in this spm", program);
     else if (rc == 0)
@@ -446,6 +580,11 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
     if (job) {
         job->replay = NULL;
         job->replayed = rp.taken;
+        job->restarts++;
+        if (!rp.bad && self->record) {
+            uint8_t t = EV_RESUMED;
+            self->record(self->record_arg, id, &t, 1);
+        }
         job->reissued += release_ready(self, &rp);
         if (rp.bad) {
             char msg[400];
@@ -454,6 +593,7 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
         }
     }
     spm_hmap_destroy(&rp.ready);
+    spm_hmap_destroy(&rp.issued);
     spm_idu_notify(self);
     if (rp.bad)
         return spm_error(SPM_EFORMAT, "job %llu (%s) cannot be resumed: %s", (unsigned long long)id,

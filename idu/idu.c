@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_TRANSIENT_FAILURES 3
 /* An SI whose holders keep dying is likely what kills them (a crashing SI
@@ -83,6 +85,7 @@ static void job_free(job_t *job)
     free(job->result);
     free(job->op_stats);
     free(job->ieu_stats);
+    free(job->ev_issued);
     free(job);
 }
 
@@ -103,6 +106,7 @@ void spm_idu_destroy(spm_idu_t **selfp)
     while (self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value))
         spm_sb_sdb_free(value);
     free(self->garbage);
+    free(self->ev_jobs);
     spm_hmap_destroy(&self->sdbs);
     spm_hmap_destroy(&self->issued);
     spm_hmap_destroy(&self->jobs);
@@ -411,6 +415,7 @@ static int serve_one(spm_idu_t *self, uint32_t i)
         spm_idu_si_free(si);
         return 1;
     }
+    spm_ev_issued(self, si);
     self->emit(self->arg, i, &si->pub);
     return 1;
 }
@@ -584,7 +589,7 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
 }
 
 int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int priority,
-                      uint64_t wall_us, struct replay *replay, job_t **out)
+                      uint64_t wall_us, uint64_t seed, struct replay *replay, job_t **out)
 {
     *out = NULL;
     job_t *job = calloc(1, sizeof *job);
@@ -598,6 +603,7 @@ int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int pri
     job->priority = priority;
     job->idu = self;
     job->replay = replay;
+    job->seed = seed;
     job->start_us = spm_now_us();
     if (wall_us) { /* started before a restart: its wall time counts from then */
         struct timespec ts;
@@ -625,13 +631,25 @@ int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len)
     return sf_start(job, NULL, p->root, args, len, job->priority, 0);
 }
 
+/*  A job's seed (spm_sf_seed): random, or from the clock and the process
+    where the kernel has no randomness to give. */
+static uint64_t new_seed(void)
+{
+    uint64_t seed;
+    if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == (ssize_t)sizeof seed)
+        return seed;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ (uint64_t)getpid() << 40;
+}
+
 int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
                    uint64_t *jobid)
 {
     if (!spm_program_find(program))
         return spm_error(SPM_ENOTFOUND, "no program '%s'", program);
     job_t *job;
-    int rc = spm_idu_job_begin(self, 0, program, priority, 0, NULL, &job);
+    int rc = spm_idu_job_begin(self, 0, program, priority, 0, new_seed(), NULL, &job);
     if (rc != 0)
         return rc;
     *jobid = job->id;
@@ -1000,6 +1018,8 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .issued = job->issued,
                                  .committed = job->committed,
                                  .reissued = job->reissued,
+                                 .resumed = job->replayed,
+                                 .restarts = job->restarts,
                                  .stale = job->stale,
                                  .expected = job->expected,
                                  .ready = job->ready,
@@ -1173,17 +1193,26 @@ spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type)
     return s->id;
 }
 
-int spm_idu_put_restore(spm_idu_t *self, spm_sdb_t id, uint32_t type)
+int spm_idu_sdb_restore(spm_idu_t *self, uint64_t job, spm_sdb_t id, uint32_t type,
+                        uint64_t version, uint64_t gc_floor)
 {
-    if (!id || id >> 32 || spm_sb_sdb(self, id))
-        return 0; /* not a put's id, or restored already */
-    spm_sdb_t next = self->next_sdb;
-    self->next_sdb = id - 1;
-    sdb_t *s = spm_sb_sdb_new(self, NULL, type, 0);
-    self->next_sdb = next > id ? next : id;
+    if (!id || (id >> 32) != job || spm_sb_sdb(self, id))
+        return 0; /* not an id of JOB's, or restored already */
+    sdb_t *s = calloc(1, sizeof *s);
     if (!s)
         return SPM_ENOMEM;
-    s->last = s->committed = 1;
+    *s = (sdb_t){.id = id,
+                 .job = job,
+                 .type = type,
+                 .last = version,
+                 .committed = version,
+                 .gc_floor = gc_floor};
+    if (spm_hmap_put(self->sdbs, id, s) != 0) {
+        free(s);
+        return SPM_ENOMEM;
+    }
+    if (!job && id > self->next_sdb)
+        self->next_sdb = id;
     return 0;
 }
 
@@ -1262,6 +1291,12 @@ uint64_t spm_idu_sdb_version(spm_idu_t *self, spm_sdb_t id, uint32_t *type)
     if (type)
         *type = s->type;
     return s->committed;
+}
+
+int spm_idu_sdb_live(spm_idu_t *self, spm_sdb_t id, uint64_t version)
+{
+    sdb_t *s = spm_sb_sdb(self, id);
+    return s && version && version <= s->committed && version >= s->gc_floor;
 }
 
 void spm_idu_sdb_floor(spm_idu_t *self, spm_sdb_t floor)
@@ -1378,6 +1413,11 @@ static uint64_t input_u64(job_t *job, uint64_t v)
     for (int i = 7; i >= 0; i--)
         v = v << 8 | b[i];
     return v;
+}
+
+uint64_t spm_sf_seed(const spm_sf_t *sf)
+{
+    return sf->job->seed;
 }
 
 uint32_t spm_sf_ieus(const spm_sf_t *sf)

@@ -83,6 +83,8 @@ typedef struct {
     uint64_t speculated, spec_wins;
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     uint64_t bytes_pushed, corrupt;
+    uint64_t resumed;  /* commits taken from the journal after center restarts */
+    uint32_t restarts; /* center restarts it was resumed from */
     const void *result;
     size_t result_len;
 } spm_idu_job_info_t;
@@ -101,6 +103,10 @@ int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_
 /*  Registers an SDB put by a client: version 1 of TYPE is committed.
     Returns the new id, or 0 when out of memory. */
 spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type);
+
+/*  Whether VERSION of ID is committed and not garbage: some SI or client
+    may still read it (the hidden partials of ACC groups included). */
+int spm_idu_sdb_live(spm_idu_t *self, spm_sdb_t id, uint64_t version);
 
 /*  Newest committed version of ID with its type (0 when none or unknown). */
 uint64_t spm_idu_sdb_version(spm_idu_t *self, spm_sdb_t id, uint32_t *type);
@@ -223,6 +229,25 @@ void spm_idu_set_recorder(spm_idu_t *self, spm_idu_record_fn fn, void *arg);
     with that reason and its SFs freed; other jobs are not touched. */
 int spm_idu_replay(spm_idu_t *self, uint64_t job, const spm_idu_record_t *recs, size_t n,
                    spm_idu_record_fn foreign, void *arg);
+
+/*  JOB ended and its report was delivered: records its SDBs that are still
+    there (id, type, newest version, GC floor) as one record of JOB, which
+    the caller journals in place of the job's events; spm_idu_replay of
+    that record makes them known again, for the clients that fetch and
+    discard them. Returns how many (0: nothing recorded). */
+size_t spm_idu_job_kept(spm_idu_t *self, uint64_t job);
+
+/*  Records, for each job, the SIs issued for the first time since the last
+    call, as one record (a few bytes per SI): a resumed job's report then
+    counts the SIs that were in flight at the crash as re-issued. Called
+    once per turn of the center's loop, before the journal is written. */
+void spm_idu_record_turn(spm_idu_t *self);
+
+/*  Records the clients' puts that are still there, and the puts' id
+    counter, as job 0 records: the caller that starts job 0's journal
+    afresh (to compact it) calls this to write what it must keep. Returns
+    the number of records. */
+size_t spm_idu_record_puts(spm_idu_t *self);
 
 /* ------------------------------------------------------------ locality */
 

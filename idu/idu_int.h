@@ -127,7 +127,11 @@ struct job {
     uint32_t next_sdb;     /* SDBs made: the low 32 bits of their ids */
     uint32_t next_sf;      /* SFs started */
     struct replay *replay; /* being run again from its journal, or NULL */
-    uint64_t replayed;     /* commits taken from the journal after a restart */
+    uint64_t replayed;     /* commits taken from the journal after center restarts */
+    uint32_t restarts;     /* center restarts it was resumed from */
+    uint64_t seed;         /* spm_sf_seed: drawn at submit, journaled */
+    uint32_t *ev_issued;   /* SIs issued for the first time since the last record of them */
+    size_t nev_issued, capev_issued;
 };
 
 typedef struct {
@@ -167,6 +171,8 @@ struct spm_idu {
     int speculate;            /* copy stragglers to idle IEUs at the end of a stage */
     spm_idu_record_fn record; /* takes every event (events.c), or NULL */
     void *record_arg;
+    uint64_t *ev_jobs; /* jobs with SIs in ev_issued, recorded at spm_idu_record_turn */
+    size_t nev_jobs, capev_jobs;
     spm_idu_op_t *garbage; /* versions to delete from the store */
     size_t ngarbage, capgarbage, garbage_head;
 };
@@ -206,17 +212,22 @@ void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone);
 size_t spm_ev_input(spm_idu_t *self, job_t *job, void *live, size_t len, size_t cap);
 /*  SI of a job being run again became ready: held until the end. */
 void spm_ev_ready(job_t *job, si_t *si);
+void spm_ev_issued(spm_idu_t *self, si_t *si);
 
 /* idu.c, for events.c */
 int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int priority,
-                      uint64_t wall_us, struct replay *replay, job_t **out);
+                      uint64_t wall_us, uint64_t seed, struct replay *replay, job_t **out);
 int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len);
 void spm_idu_feed_call(spm_idu_t *self, struct spm_sf *sf, const spm_ieu_t *who);
 void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
                           const spm_ieu_t *who);
 /*  Fails JOB with CODE and the LEN bytes of MSG (-1: up to its NUL). */
 void spm_idu_fail_now(job_t *job, int code, int len, const char *msg);
-int spm_idu_put_restore(spm_idu_t *self, spm_sdb_t id, uint32_t type);
+/*  SDB ID of JOB (0: a client's put) is known again with its newest
+    VERSION committed and versions below GC_FLOOR deleted (a restart).
+    Nothing is done when it is known already. Returns 0 or SPM_ENOMEM. */
+int spm_idu_sdb_restore(spm_idu_t *self, uint64_t job, spm_sdb_t id, uint32_t type,
+                        uint64_t version, uint64_t gc_floor);
 void spm_idu_put_drop(spm_idu_t *self, spm_sdb_t id);
 void spm_idu_notify(spm_idu_t *self);
 

@@ -154,15 +154,16 @@ static void supervise(agent_t *a, void *dealer)
 }
 
 /*  After a rejoin: every IEU is stopped and started again at once under the
-    node's new index; the restart does not count against the cap. The new
-    center knows nothing of the blocks the node kept (and may give their
-    ids to new blocks), so CACHE is emptied in between. */
-static void restart_all(agent_t *a, spm_nodecache_t *cache)
+    node's index; the restart does not count against the cap. A center of
+    another store knows nothing of the blocks the node kept (and may give
+    their ids to new blocks): unless SAME_STORE, CACHE is emptied in
+    between. */
+static void restart_all(agent_t *a, spm_nodecache_t *cache, int same_store)
 {
     for (long i = 0; i < a->nkids; i++)
         if (a->kids[i].pid > 0)
             spm_proc_stop(a->kids[i].pid, 3000);
-    if (spm_nodecache_clear(cache) != 0)
+    if (!same_store && spm_nodecache_clear(cache) != 0)
         spm_log_warn("emptying the node cache: %s", spm_error_detail());
     for (long i = 0; i < a->nkids; i++) {
         child_t *k = &a->kids[i];
@@ -203,6 +204,62 @@ static void stop_all(agent_t *a)
             kill(a->kids[i].pid, SIGKILL);
             waitpid(a->kids[i].pid, NULL, 0);
         }
+}
+
+/*  The blocks the node keeps, told to a center that restarted on the same
+    store (its directory starts empty): PUBLISHes of up to 1024 HELD refs. */
+typedef struct {
+    void *center;
+    Spm__BlockRef refs[1024];
+    size_t n;
+    uint64_t sent;
+} held_t;
+
+static void held_send(held_t *h)
+{
+    if (!h->n)
+        return;
+    Spm__BlockRef *ptrs[1024];
+    for (size_t i = 0; i < h->n; i++)
+        ptrs[i] = &h->refs[i];
+    Spm__Publish p = SPM__PUBLISH__INIT;
+    p.n_blocks = h->n;
+    p.blocks = ptrs;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_PUBLISH;
+    env.publish = &p;
+    spm_wire_send(h->center, NULL, &env, NULL, 0, NULL);
+    h->sent += h->n;
+    h->n = 0;
+}
+
+static void held_add(void *arg, spm_sdb_t id, uint64_t version, uint32_t type, uint64_t checksum,
+                     size_t len)
+{
+    held_t *h = arg;
+    Spm__BlockRef *b = &h->refs[h->n++];
+    spm__block_ref__init(b);
+    b->sdb = id;
+    b->version = version;
+    b->bytes = len;
+    b->held = 1;
+    b->checksum = checksum;
+    b->type = type;
+    if (h->n == 1024)
+        held_send(h);
+}
+
+static void report_held(spm_nodecache_t *cache, void *center)
+{
+    held_t *h = calloc(1, sizeof *h);
+    if (!h)
+        return;
+    h->center = center;
+    if (spm_nodecache_list_kept(cache, held_add, h) != 0)
+        spm_log_warn("listing the blocks this node keeps: %s", spm_error_detail());
+    held_send(h);
+    spm_log_info("told the center of the %llu blocks this node keeps", (unsigned long long)h->sent);
+    free(h);
 }
 
 /*  Fills heartbeat HB with what the node's data agent did and holds. */
@@ -451,6 +508,7 @@ static int agent_main(int argc, char **argv)
     void *data = NULL;
     spm_dataagent_t *served = NULL;   /* serves this node's blocks on DATA */
     spm_blockclient_t *copier = NULL; /* fetches the copies the center orders */
+    void *monitor = NULL;             /* the DEALER's connects, to say HELLO at once */
     char advertise[512] = "";
     spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 1);
     if (!cache) {
@@ -493,8 +551,19 @@ static int agent_main(int argc, char **argv)
     env.hello = &h;
     spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
     uint32_t hb_ms = 1000, dead_ms = 5000;
-    int lost = 0; /* the center went silent; HELLO until it answers */
+    int lost = 0; /* the center went silent or forgot us; HELLO until it answers */
     uint64_t last_hello = 0;
+    uint8_t store_id[16] = {0}; /* of the center's store: a restarted one knows our blocks */
+    /* Told at once when the connection to the center is made again: a
+       restarted center hears from this node within a round trip. */
+    char mon_ep[64];
+    snprintf(mon_ep, sizeof mon_ep, "inproc://agent-monitor-%d", (int)getpid());
+    if (zmq_socket_monitor(dealer, mon_ep, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED) ==
+            0 &&
+        (monitor = zmq_socket(ctx, ZMQ_PAIR)) && zmq_connect(monitor, mon_ep) != 0) {
+        zmq_close(monitor);
+        monitor = NULL;
+    }
     int welcomed = 0;
     uint64_t deadline = spm_now_us() + 10000000;
     while (!welcomed && !stop_flag && spm_now_us() < deadline) {
@@ -508,6 +577,8 @@ static int agent_main(int argc, char **argv)
             a.node = m.env->welcome->index;
             hb_ms = m.env->welcome->heartbeat_ms;
             dead_ms = m.env->welcome->dead_ms;
+            if (m.env->welcome->store_id.len == sizeof store_id)
+                memcpy(store_id, m.env->welcome->store_id.data, sizeof store_id);
             welcomed = 1;
         }
         spm_msg_close(&m);
@@ -538,13 +609,23 @@ static int agent_main(int argc, char **argv)
     spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     while (!stop_flag) {
-        zmq_pollitem_t items[3 + 64] = {{dealer, 0, ZMQ_POLLIN, 0},
-                                        {data, 0, ZMQ_POLLIN, 0},
-                                        {spm_security_zap(a.security), 0, ZMQ_POLLIN, 0}};
-        int nitems = items[2].socket ? 3 : 2;
+        zmq_pollitem_t items[4 + 64] = {{dealer, 0, ZMQ_POLLIN, 0}, {data, 0, ZMQ_POLLIN, 0}};
+        int nitems = 2;
+        if (monitor)
+            items[nitems++] = (zmq_pollitem_t){monitor, 0, ZMQ_POLLIN, 0};
+        if (spm_security_zap(a.security))
+            items[nitems++] = (zmq_pollitem_t){spm_security_zap(a.security), 0, ZMQ_POLLIN, 0};
         nitems += spm_blockclient_items(copier, items + nitems, 64);
         zmq_poll(items, nitems, 100);
         spm_security_zap_handle(a.security);
+        if (monitor && (items[2].revents & ZMQ_POLLIN)) {
+            zmq_msg_t ev;
+            zmq_msg_init(&ev);
+            while (zmq_msg_recv(&ev, monitor, ZMQ_DONTWAIT) >= 0) /* event, then address */
+                ;
+            zmq_msg_close(&ev);
+            last_beat = 0; /* a heartbeat now: a new center says it does not know us */
+        }
         int shutdown = 0;
         spm_msg_t m;
         int r;
@@ -560,6 +641,13 @@ static int agent_main(int argc, char **argv)
                 spm_dataagent_drop(served, m.env->drop->blocks, m.env->drop->n_blocks);
             if (m.env->body_case == SPM__ENVELOPE__BODY_COPY)
                 spm_dataagent_copy(served, copier, dealer, m.env->copy);
+            if (m.env->body_case == SPM__ENVELOPE__BODY_ERROR &&
+                m.env->error->status == SPM_ESTRANGER && !lost) {
+                /* The center restarted: join it again now, as the same node. */
+                spm_log_warn("the center does not know this node (it restarted); joining again");
+                lost = 1;
+                last_hello = 0;
+            }
             if (m.env->body_case == SPM__ENVELOPE__BODY_HEARTBEAT && lost) {
                 /* The center that knows this node answers again (a new
                    one drops heartbeats before HELLO): it had stalled. Its
@@ -568,13 +656,22 @@ static int agent_main(int argc, char **argv)
                 spm_log_warn("the center answers again; node %u resumes", a.node);
             }
             if (m.env->body_case == SPM__ENVELOPE__BODY_WELCOME && lost) {
-                /* A restarted center: this node has a new index, and its
-                   IEUs must join again under it. */
+                /* A restarted center: its IEUs join again under the node's
+                   index. A center on the same store resumes its jobs and
+                   learns where their blocks are from the nodes: this one
+                   keeps its blocks and tells it which. */
                 a.node = m.env->welcome->index;
                 lost = 0;
-                spm_log_warn("the center is back; node %u rejoined, restarting its IEUs", a.node);
-                restart_all(&a, cache);
+                int same = m.env->welcome->store_id.len == sizeof store_id &&
+                           memcmp(m.env->welcome->store_id.data, store_id, sizeof store_id) == 0;
+                spm_log_warn("the center is back%s; node %u rejoined, restarting its IEUs",
+                             same ? " on the same store" : " on another store", a.node);
+                if (!same && m.env->welcome->store_id.len == sizeof store_id)
+                    memcpy(store_id, m.env->welcome->store_id.data, sizeof store_id);
+                restart_all(&a, cache, same);
                 spm_dataagent_forwarding(served, copier, a.node);
+                if (same)
+                    report_held(cache, dealer);
             }
             spm_msg_close(&m);
         }
@@ -584,6 +681,7 @@ static int agent_main(int argc, char **argv)
             supervise(&a, dealer);
         uint64_t now = spm_now_us();
         if (lost && now - last_hello > 2000000) {
+            h.node_index = a.node + 1; /* the same node, if the center will have it */
             spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
             last_hello = now;
         }
@@ -605,6 +703,8 @@ static int agent_main(int argc, char **argv)
     }
     status = 0;
 done:
+    if (monitor)
+        zmq_close(monitor);
     if (a.kids)
         stop_all(&a);
     free(a.kids);

@@ -15,15 +15,13 @@
 #include "isa/core/registry.h"
 #include "vm/cli.h"
 #include "vm/config.h"
+#include "vm/durable.h"
 #include "vm/grow.h"
 #include "vm/security.h"
 #include "vm/status.h"
-#include "datacache/syncer.h"
 #include "vm/trace.h"
 
 #include "vm/hmap.h"
-#include "vm/journal.h"
-
 #include "vm/log.h"
 #include "vm/report.h"
 #include "vm/wire.h"
@@ -34,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 enum {
     ROLE_IEU = SPM__HELLO__ROLE__IEU,
@@ -72,6 +72,16 @@ typedef struct {
     uint64_t last_progress_us;
 } watch_t;
 
+/*  A GET that came while a restarted center did not yet know where the
+    block is: answered once a node reports it, or when the wait is over. */
+typedef struct {
+    zmq_msg_t id;       /* the asking peer */
+    uint32_t requester; /* its node (SPM_NODE_STORE: a client) */
+    uint64_t req;
+    spm_sdb_t sdb;
+    uint64_t version;
+} parked_t;
+
 /*  A COMMIT whose outputs are in the open store batch. */
 typedef struct {
     spm_msg_t m;         /* the message, owned */
@@ -93,25 +103,28 @@ typedef struct {
     char *store_dir;          /* the store's absolute path, for IEUs on this host */
     int local;                /* listening on ipc://: every peer runs on this host */
     uint8_t store_id[16];     /* the store's identity (spm_store_identity) */
+    uint8_t cache_id[16];     /* what agents' kept blocks must belong to: the store's, or new
+                                 at every start without a journal (nothing is resumed) */
     spm_hmap_t *peers;        /* routing-id key -> peer_t */
+    spm_hmap_t *strangers;    /* routing-id key -> when last told to HELLO (us) */
     spm_hmap_t *ieus;         /* IEU index + 1 -> peer_t */
     spm_hmap_t *watches;      /* job -> watch_t */
     spm_hmap_t *usage;        /* job -> usage_t, from submit until its report is sent */
     spm_security_t *security; /* CurveZMQ keys and the allow-list */
     spm_status_t status;      /* counters and recent failures for spm status */
     spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
-    spm_journal_t *journal;   /* jobs started and ended, next to the store */
+    spm_durable_t *durable;   /* the journal, syncs, garbage held until they are done */
     uint64_t started_us;      /* when the center started */
     uint32_t next_node;
     uint32_t heartbeat_ms, dead_ms;
     uint64_t lease_us;
     uint64_t gc_versions; /* block versions deleted as garbage */
     uint64_t discarded;   /* SDBs deleted on clients' DISCARD */
-    uint64_t sync_us;     /* flush the store this often (0: at every commit) */
-    int no_sync;          /* never flush: a store thrown away at the end */
-    uint64_t last_sync;   /* when it was flushed last */
-    int dirty;            /* commits since then */
-    spm_syncer_t *syncer; /* flushes in the background when sync_us > 0 */
+    int dirty;            /* the store was written this turn */
+    uint64_t locating_us; /* until then, GETs of blocks no node reported yet wait */
+    parked_t *parked;     /* ... there */
+    size_t nparked, capparked;
+    int located;          /* a node reported blocks since the parked GETs were tried */
     spm_warmer_t *warmer; /* prepares the store's file ahead of its data */
     spm_wire_stats_t wire;
     volatile sig_atomic_t *stop;
@@ -358,6 +371,7 @@ static void deliver_report(center_t *c, uint64_t job)
     zmq_msg_close(&w->id);
     free(w);
     spm_idu_job_forget(c->idu, job);
+    spm_durable_reported(c->durable, c->idu, job);
 }
 
 /*  IDU callback: JOB ended. */
@@ -372,9 +386,8 @@ static void job_done(void *arg, uint64_t job)
         if (info.state == 2)
             spm_status_failure(&c->status, "job %llu (%s) failed: %s", (unsigned long long)job,
                                info.program, info.error ? info.error : "");
-        if (spm_journal_end(c->journal, job, info.state == 1 ? 0 : info.status) != 0)
-            spm_log_error("%s", spm_error_detail());
     }
+    spm_durable_flush(c->durable); /* the report must not tell of events a crash would lose */
     deliver_report(c, job);
 }
 
@@ -472,9 +485,19 @@ static void on_hello(center_t *c, spm_msg_t *m)
         w.store_id.len = sizeof c->store_id;
         w.replicas = c->replicas;
     } else if ((int)h->role == ROLE_AGENT) {
-        p->index = p->node = c->next_node++;
+        /* An agent that rejoins after a restart asks for its old index:
+           the blocks it keeps and the jobs' records speak of it. */
+        uint32_t want = h->node_index;
+        int free_index =
+            want > 0 && want <= 65536 &&
+            (want - 1 >= c->nagents || !c->agents[want - 1] || c->agents[want - 1]->dead);
+        p->index = p->node = free_index ? want - 1 : c->next_node;
+        if (p->node >= c->next_node)
+            c->next_node = p->node + 1;
         if (spm_grow_zeroed(&c->agents, &c->nagents, (size_t)p->node + 1, sizeof *c->agents) == 0)
             c->agents[p->node] = p;
+        w.store_id.data = c->cache_id; /* the same: the node keeps its blocks */
+        w.store_id.len = sizeof c->cache_id;
         if (h->data_endpoint && *h->data_endpoint &&
             spm_dataplane_node_up(c->dp, p->node, h->data_endpoint, h->public_key) != 0)
             spm_log_warn("node %u: out of memory recording its data agent", p->node);
@@ -525,9 +548,16 @@ static void collect_garbage(center_t *c)
     spm_sdb_t id;
     uint64_t version;
     while (spm_idu_gc_take(c->idu, &id, &version)) {
-        spm_dataplane_garbage(c->dp, id, version);
+        spm_durable_garbage(c->durable, id, version);
         c->gc_versions += version != 0;
     }
+}
+
+/*  Garbage whose cause is on disk: its holders delete it. */
+static void release_garbage(void *arg, spm_sdb_t id, uint64_t version)
+{
+    center_t *c = arg;
+    spm_dataplane_garbage(c->dp, id, version);
 }
 
 /*  Checks that the outputs of result R of SI, which its IEU wrote into the
@@ -740,34 +770,73 @@ static void flush_commits(center_t *c)
     collect_garbage(c);
 }
 
-/*  GET: an IEU's operand that its holders could not give it, or a
-    client's result. The answer names the nodes that hold the block (and
-    its checksum), or carries its bytes when only the center's store has
-    it, or says it is gone. */
-static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
+/*  Answers GET request REQ for version VERSION (0: the newest) of SDB
+    from the peer routed by ID on node REQUESTER: the nodes that hold the
+    block (and its checksum), or its bytes when only the center's store has
+    it, or that it is gone. While a restarted center still hears from its
+    nodes where blocks are, a committed block nobody reported yet is not
+    gone: the request is parked (returns 1) when PARK allows. */
+static int answer_get(center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t req, spm_sdb_t sdb,
+                      uint64_t version, int store_only, int park)
 {
-    Spm__Get *g = m->env->get;
     uint32_t type = 0;
-    uint64_t newest = spm_idu_sdb_version(c->idu, g->sdb, &type);
-    uint64_t version = g->version ? g->version : newest;
+    uint64_t newest = spm_idu_sdb_version(c->idu, sdb, &type);
+    version = version ? version : newest;
     Spm__GetReply r = SPM__GET_REPLY__INIT;
-    r.req = g->req;
-    r.sdb = g->sdb;
+    r.req = req;
+    r.sdb = sdb;
     r.version = version;
     r.type = type;
     void *data = NULL;
     size_t len = 0;
-    uint32_t requester = p->role == ROLE_IEU ? p->node : SPM_NODE_STORE;
-    r.status = version ? spm_dataplane_get(c->dp, g->sdb, version, requester, g->store_only, &r,
-                                           &data, &len)
-                       : spm_error(SPM_ENOTFOUND, "no SDB %llu", (unsigned long long)g->sdb);
+    r.status = version
+                   ? spm_dataplane_get(c->dp, sdb, version, requester, store_only, &r, &data, &len)
+                   : spm_error(SPM_ENOTFOUND, "no SDB %llu", (unsigned long long)sdb);
+    if (r.status == SPM_ENOTFOUND && park && spm_now_us() < c->locating_us &&
+        spm_idu_sdb_live(c->idu, sdb, version) &&
+        spm_grow(&c->parked, c->nparked, &c->capparked, sizeof *c->parked, 64) == 0) {
+        parked_t *pk = &c->parked[c->nparked++];
+        *pk = (parked_t){.requester = requester, .req = req, .sdb = sdb, .version = version};
+        zmq_msg_init(&pk->id);
+        zmq_msg_copy(&pk->id, id);
+        return 1;
+    }
     if (r.status != 0)
         r.error = (char *)spm_error_detail();
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
     env.get_reply = &r;
     spm_frame_t f = {data, len, spm_wire_free, NULL};
-    send_to(c, &m->id, &env, &f, data ? 1 : 0);
+    send_to(c, id, &env, &f, data ? 1 : 0);
+    return 0;
+}
+
+/*  GET: an IEU's operand that its holders could not give it, or a
+    client's result. */
+static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
+{
+    Spm__Get *g = m->env->get;
+    answer_get(c, &m->id, p->role == ROLE_IEU ? p->node : SPM_NODE_STORE, g->req, g->sdb,
+               g->version, g->store_only, 1);
+}
+
+/*  The parked GETs, tried again: a node reported blocks, or the wait for
+    the nodes is over (then what is still unknown is gone). */
+static void retry_parked(center_t *c, uint64_t now)
+{
+    if (!c->nparked || (!c->located && now < c->locating_us))
+        return;
+    c->located = 0;
+    size_t n = c->nparked;
+    c->nparked = 0; /* answer_get may park again, behind these */
+    parked_t *v = c->parked;
+    c->parked = NULL;
+    c->capparked = 0;
+    for (size_t i = 0; i < n; i++) {
+        answer_get(c, &v[i].id, v[i].requester, v[i].req, v[i].sdb, v[i].version, 0, 1);
+        zmq_msg_close(&v[i].id);
+    }
+    free(v);
 }
 
 /*  PUBLISH and DROP: an IEU's node cache gained or evicted copies, or an
@@ -781,6 +850,12 @@ static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, in
         return;
     }
     for (size_t i = 0; i < n; i++) {
+        if (refs[i]->held && p->role == ROLE_AGENT) {
+            int live = spm_idu_sdb_live(c->idu, refs[i]->sdb, refs[i]->version);
+            spm_dataplane_held(c->dp, p->node, refs[i], live);
+            c->located = 1;
+            continue;
+        }
         uint64_t newest = spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL);
         if (refs[i]->version != 0 && refs[i]->version <= newest)
             spm_dataplane_publish(c->dp, p->node, p->role == ROLE_AGENT, &refs[i], 1);
@@ -882,8 +957,6 @@ static void on_submit(center_t *c, spm_msg_t *m)
         free(u);
     if (job) {
         spm_log_info("job %llu (%s) submitted", (unsigned long long)job, s->program);
-        if (spm_journal_start(c->journal, job, s->program) != 0)
-            spm_log_error("%s", spm_error_detail());
     }
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_SUBMITTED;
@@ -972,6 +1045,8 @@ static void on_discard(center_t *c, spm_msg_t *m)
     ack.status = spm_idu_discard(c->idu, d->jobs, d->n_jobs, d->sdbs, d->n_sdbs, &n);
     if (ack.status != 0)
         ack.error = (char *)spm_error_detail();
+    else
+        spm_durable_discarded(c->durable, d->jobs, d->n_jobs);
     c->discarded += n;
     spm_log_debug("discarded %zu SDBs of %zu jobs and %zu puts", n, d->n_jobs, d->n_sdbs);
     Spm__Envelope env = SPM__ENVELOPE__INIT;
@@ -992,6 +1067,24 @@ static void on_ieu_died(center_t *c, peer_t *agent, spm_msg_t *m)
     }
 }
 
+/*  A message from a peer that has not said HELLO: most likely one that
+    knew this center before it restarted. It is told so (at most once a
+    second per peer), and says HELLO again. */
+static void stranger(center_t *c, spm_msg_t *m)
+{
+    uint64_t key = id_key(&m->id), now = spm_now_us();
+    uintptr_t last = (uintptr_t)spm_hmap_get(c->strangers, key);
+    if (last && now - (uint64_t)last < 1000000)
+        return;
+    if (spm_hmap_size(c->strangers) > 4096) { /* forget them all rather than grow */
+        spm_hmap_destroy(&c->strangers);
+        c->strangers = spm_hmap_new();
+    }
+    if (c->strangers)
+        spm_hmap_put(c->strangers, key, (void *)(uintptr_t)now);
+    send_error(c, &m->id, SPM_ESTRANGER, "this center does not know you (it restarted): HELLO");
+}
+
 static void handle(center_t *c, spm_msg_t *m)
 {
     peer_t *p = peer_of(c, m);
@@ -1002,6 +1095,7 @@ static void handle(center_t *c, spm_msg_t *m)
     }
     if (!p) { /* everything else needs a HELLO first */
         c->wire.dropped++;
+        stranger(c, m);
         return;
     }
     p->last_seen = spm_now_us();
@@ -1139,7 +1233,7 @@ static void shutdown_peers(center_t *c)
 
 static void center_free(center_t *c)
 {
-    spm_syncer_destroy(&c->syncer);
+    spm_durable_close(&c->durable);
     spm_warmer_stop(&c->warmer);
     size_t pos = 0;
     uint64_t key;
@@ -1165,8 +1259,12 @@ static void center_free(center_t *c)
         spm_msg_close(&c->pending[n].m);
     }
     free(c->pending);
+    for (size_t i = 0; i < c->nparked; i++)
+        zmq_msg_close(&c->parked[i].id);
+    free(c->parked);
     free(c->agents);
     spm_hmap_destroy(&c->peers);
+    spm_hmap_destroy(&c->strangers);
     spm_hmap_destroy(&c->ieus);
     spm_hmap_destroy(&c->watches);
     spm_hmap_destroy(&c->usage);
@@ -1180,7 +1278,6 @@ static void center_free(center_t *c)
     spm_dataplane_destroy(&c->dp);
     spm_store_close(&c->store);
     free(c->store_dir);
-    spm_journal_close(&c->journal);
     if (c->router)
         zmq_close(c->router);
     spm_security_destroy(&c->security); /* closes the ZAP socket before the context */
@@ -1188,23 +1285,43 @@ static void center_free(center_t *c)
         zmq_ctx_term(c->ctx);
 }
 
-/*  A center restarted on an old store: job ids continue, and jobs that were
-    running are reported as lost to whoever waits for them. */
-static void restore_jobs(center_t *c)
+/*  A center started on a store it ran on before: its jobs go on. */
+static int resume_jobs(center_t *c)
 {
-    spm_idu_job_floor(c->idu, spm_journal_max_job(c->journal));
-    spm_journal_job_t lost[256];
-    size_t n = spm_journal_unfinished(c->journal, lost, 256);
-    for (size_t i = 0; i < n && i < 256; i++) {
-        spm_idu_job_lost(c->idu, lost[i].job, lost[i].program, SPM_EDEAD,
-                         "the center restarted while this job ran; its committed blocks are "
-                         "kept in the store, but the job must be submitted again");
-        spm_journal_end(c->journal, lost[i].job, SPM_EDEAD);
-        spm_status_failure(&c->status, "job %llu (%s) lost in a center restart",
-                           (unsigned long long)lost[i].job, lost[i].program);
+    spm_durable_resume_t r;
+    if (spm_durable_resume(c->durable, c->idu, &r) != 0)
+        return SPM_EIO;
+    if (r.damaged_files)
+        spm_log_warn("journal: %llu job files ended in a torn or damaged record; %llu bytes after "
+                     "their intact part were skipped (those jobs redo what the bytes recorded)",
+                     (unsigned long long)r.damaged_files, (unsigned long long)r.bytes_skipped);
+    if (r.jobs)
+        spm_log_info("journal: %llu jobs read back in %.3f s (%llu events): %llu resumed, "
+                     "%llu ended before the restart, %llu with blocks kept, %llu failed; "
+                     "%llu commits taken, %llu SIs in flight at the crash to run again",
+                     (unsigned long long)r.jobs, r.us / 1e6, (unsigned long long)r.records,
+                     (unsigned long long)r.resumed, (unsigned long long)r.ended,
+                     (unsigned long long)r.kept, (unsigned long long)r.failed,
+                     (unsigned long long)r.taken, (unsigned long long)r.reissued);
+    uint64_t ids[4096];
+    size_t n = spm_idu_jobs(c->idu, ids, 4096);
+    for (size_t i = 0; i < n && i < 4096; i++) { /* their usage counts from here */
+        spm_idu_job_info_t info;
+        if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0)
+            continue;
+        usage_t *u = malloc(sizeof *u);
+        if (u)
+            *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
+        if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
+            free(u);
     }
-    if (n)
-        spm_log_warn("%zu jobs were running when the center stopped; marked lost", n);
+    if (r.records) /* blocks are where the nodes say: wait for them to say it */
+        c->locating_us = spm_now_us() + (uint64_t)c->dead_ms * 1000;
+    if (r.failed)
+        spm_status_failure(&c->status,
+                           "%llu jobs could not be resumed after a restart (see the log)",
+                           (unsigned long long)r.failed);
+    return 0;
 }
 
 static const char center_help[] =
@@ -1230,6 +1347,10 @@ static const char center_help[] =
     "  --no-sync           never flush the store to disk: for a store that is thrown\n"
     "                      away at the end (the embedded VM's). Commits still survive\n"
     "                      a crash of any spm process, not one of the operating system\n"
+    "  --no-journal        do not journal the jobs' events (default center.journal,\n"
+    "                      on): a restarted center then forgets the jobs that ran. With\n"
+    "                      the journal, a center killed at any moment and started\n"
+    "                      again on the same store resumes every job where it was\n"
     "  --warm-mb N         keep N MiB past the end of the store's data allocated on\n"
     "                      disk and in memory, prepared while no job runs, so that\n"
     "                      blocks of 2 MiB and more are written into pages that\n"
@@ -1253,6 +1374,8 @@ static int center_main(int argc, char **argv)
                                          {"lease-s", required_argument, 0, 'L'},
                                          {"sync-ms", required_argument, 0, 'S'},
                                          {"no-sync", no_argument, 0, 'N'},
+                                         {"journal", no_argument, 0, 'J'},
+                                         {"no-journal", no_argument, 0, 'j'},
                                          {"warm-mb", required_argument, 0, 'W'},
                                          {"log-level", required_argument, 0, 'v'},
                                          {"config", required_argument, 0, 'C'},
@@ -1278,6 +1401,7 @@ static int center_main(int argc, char **argv)
     long warm_mb = spm_config_long("center", "warm_mb");
     long replicas = spm_config_long("center", "replicas");
     int no_sync = 0;
+    int journal = spm_config_bool("center", "journal");
     spm_log_level_t level;
     spm_log_parse_level(spm_config_str("log", "level"), &level);
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1321,6 +1445,12 @@ static int center_main(int argc, char **argv)
         case 'N':
             no_sync = 1;
             break;
+        case 'J':
+            journal = 1;
+            break;
+        case 'j':
+            journal = 0;
+            break;
         case 'W':
             rc = spm_parse_long("--warm-mb", optarg, 0, 1 << 20, &warm_mb);
             break;
@@ -1343,8 +1473,6 @@ static int center_main(int argc, char **argv)
     center_t c = {.heartbeat_ms = (uint32_t)hb,
                   .dead_ms = (uint32_t)dead,
                   .lease_us = (uint64_t)lease * 1000000u,
-                  .sync_us = (uint64_t)sync_ms * 1000u,
-                  .no_sync = no_sync,
                   .replicas = (uint32_t)replicas};
     int status = 1;
     c.started_us = spm_now_us();
@@ -1361,6 +1489,7 @@ static int center_main(int argc, char **argv)
     c.idu = spm_idu_new(emit, job_done, &c);
     c.dp = spm_dataplane_new(c.store, c.replicas, send_agent, &c);
     c.peers = spm_hmap_new();
+    c.strangers = spm_hmap_new();
     c.ieus = spm_hmap_new();
     c.watches = spm_hmap_new();
     c.usage = spm_hmap_new();
@@ -1374,19 +1503,21 @@ static int center_main(int argc, char **argv)
     spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store, (spm_sdb_t)1 << 32));
     spm_idu_set_speculate(c.idu, speculate);
     spm_idu_set_directory(c.idu, spm_dataplane_directory(c.dp));
-    if (!(c.journal = spm_journal_open(store))) {
-        spm_cli_fail("center", SPM_EIO);
+    spm_idu_job_floor(c.idu, spm_store_max_id(c.store, UINT64_MAX) >> 32);
+    spm_durable_opts_t dopts = {
+        .journal = journal, .no_sync = no_sync, .sync_us = (uint64_t)sync_ms * 1000u};
+    if (!(c.durable = spm_durable_open(c.store, store, c.store_id, &dopts)) ||
+        resume_jobs(&c) != 0) {
+        spm_log_error("%s", spm_error_detail());
         goto done;
     }
-    restore_jobs(&c);
-    if (c.no_sync && spm_store_set_lazy(c.store, 1) != 0) {
-        spm_cli_fail("center", SPM_ESTORE);
-        goto done;
-    }
-    if (c.sync_us && !c.no_sync &&
-        (spm_store_set_lazy(c.store, 1) != 0 || !(c.syncer = spm_syncer_new(c.store, c.journal)))) {
-        spm_cli_fail("center", c.syncer ? SPM_ESTORE : SPM_ESYS);
-        goto done;
+    memcpy(c.cache_id, c.store_id, sizeof c.cache_id);
+    if (!journal) { /* nothing is resumed: kept blocks would be of forgotten jobs */
+        uint64_t salt = spm_now_us() ^ (uint64_t)getpid() << 40;
+        if (getrandom(&salt, sizeof salt, GRND_NONBLOCK) != (ssize_t)sizeof salt)
+            salt ^= (uint64_t)(uintptr_t)&salt;
+        for (size_t i = 0; i < sizeof salt; i++)
+            c.cache_id[8 + i] ^= (uint8_t)(salt >> 8 * i);
     }
     c.router = spm_wire_socket(c.ctx, ZMQ_ROUTER);
     if (!c.router) {
@@ -1427,23 +1558,16 @@ static int center_main(int argc, char **argv)
             last_tick = now;
         }
         flush_commits(&c);
+        spm_durable_turn(c.durable, now, c.dirty, release_garbage, &c);
+        retry_parked(&c, now);
+        c.dirty = 0;
         spm_dataplane_turn(c.dp, now);
-        if (c.dirty && !c.no_sync && now - c.last_sync >= c.sync_us) {
-            if (c.syncer)
-                spm_syncer_kick(c.syncer);
-            else if (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0)
-                spm_log_error("%s", spm_error_detail());
-            c.dirty = 0;
-            c.last_sync = now;
-        }
         pump(&c);
         if (c.warmer) /* off by default: then the loop reads nothing for it */
             spm_warmer_note(c.warmer, spm_store_data_end(c.store), spm_idu_running(c.idu) == 0);
     }
     flush_commits(&c);
-    spm_syncer_destroy(&c.syncer);
-    if (!c.no_sync && (spm_store_sync(c.store) != 0 || spm_journal_sync(c.journal) != 0))
-        spm_log_error("%s", spm_error_detail());
+    spm_durable_close(&c.durable); /* writes and syncs what is left */
     shutdown_peers(&c);
     spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)c.wire.received,
                  (unsigned long long)c.wire.dropped);

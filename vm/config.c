@@ -36,6 +36,7 @@ static const setting_t table[] = {
     {"center", "dead_ms", "SPM_DEAD_MS", "5000", KIND_LONG, 100, 3600000},
     {"center", "lease_s", "SPM_LEASE_S", "600", KIND_LONG, 0, 2592000},
     {"center", "sync_ms", "SPM_SYNC_MS", "100", KIND_LONG, 0, 600000},
+    {"center", "journal", "SPM_JOURNAL", "true", KIND_BOOL, 0, 0},
     {"center", "warm_mb", "SPM_WARM_MB", "0", KIND_LONG, 0, 1048576},
     {"center", "speculate", "SPM_SPECULATE", "true", KIND_BOOL, 0, 0},
     {"center", "replicas", "SPM_REPLICAS", "2", KIND_LONG, 1, 8},

@@ -52,6 +52,8 @@ const char *spm_strerror(int code)
         return "access denied";
     case SPM_ERANGE:
         return "out of range";
+    case SPM_ESTRANGER:
+        return "the center does not know this peer (it restarted?)";
     default:
         return "unknown error";
     }

@@ -1,131 +1,895 @@
 /*  =========================================================================
-    journal - the center's record of which jobs started and which ended
+    journal - the center's durable record of each job's events, one file per job
+
+    Why one file per job: a job's records are read back together and thrown
+    away together when the job is over, so deleting its file is the whole
+    compaction, and a file damaged by a crash costs only that job's tail.
+    The VM-wide records (job 0) pile up instead; the caller rewrites them
+    with spm_journal_reset, which replaces the file by a rename so that a
+    crash leaves either the old file or the new one.
+
+    Appends are framed straight into a per-job buffer (checksum included),
+    so flushing is one pwrite per job at the offset where the job's last
+    whole record ends. Writing at a known offset, rather than in append
+    mode, means a failed or short write is cut back (ftruncate) to that
+    offset and never leaves half a record for later records to land after.
+    A file that a crash left with a torn tail is cut to its intact prefix
+    when it is first read (replay) or first written (flush), whichever comes
+    first.
+
+    The syncer thread only ever touches the list of descriptors to sync, the
+    directory flag and the descriptors retired while it syncs, all under
+    one lock that the loop takes once per flush (after its writes) and when
+    a descriptor is closed. A descriptor the running sync may still use is
+    closed by that sync when it ends, so a number is never reused under it.
     =========================================================================
 */
 #include "vm/journal.h"
+#include "datacache/checksum.h"
 #include "vm/grow.h"
+#include "vm/hmap.h"
 #include "vm/spm.h"
 
+#include <assert.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#define MAGIC "SPMJ"        /* the first 4 bytes of a job file */
+#define FILE_HEADER 16      /* magic, format version (u32), job id (u64) */
+#define REC_HEADER 12       /* checksum (u64), payload length (u32) */
+#define KEEP_BUF (64 << 10) /* a job's buffer larger than this is freed once written */
+#define NAME_MAX_LEN 48     /* room for "max_job.N", "JOB.log.new" and the like */
+
+typedef struct {
+    uint64_t id;     /* the job */
+    int fd;          /* JOB.log, read-write; -1 until first needed */
+    int on_disk;     /* JOB.log exists (found at open, or created since) */
+    int checked;     /* the file was read and cut to its intact prefix: size is right */
+    int rewrite;     /* reset: the next flush replaces the file */
+    int pending;     /* listed in self->pending: the next flush has work for it */
+    uint64_t size;   /* bytes of the file (header and whole records), once checked */
+    uint64_t gen;    /* self->gen when fd was listed dirty; 0: not since */
+    uint8_t *buf;    /* framed records not yet written */
+    size_t len, cap; /* bytes in buf, bytes allocated */
+} job_t;
+
+typedef struct {
+    int fd;       /* to fdatasync */
+    uint64_t job; /* whose file it is, for the message */
+} dirty_t;
+
 struct spm_journal {
-    FILE *f; /* appended to */
-    char *path;
-    uint64_t max_job;        /* largest job id read or written */
-    spm_journal_job_t *open; /* started and not ended, as read at open */
-    size_t nopen, capopen;
+    char *path;       /* DIR/journal */
+    int dirfd;        /* DIR/journal, for the *at calls and its own fsync */
+    job_t *zero;      /* job 0, which the map cannot hold */
+    spm_hmap_t *jobs; /* job id -> job_t, the other jobs */
+    job_t *last;      /* the job of the last append, to skip the look-up */
+    job_t **pending;  /* jobs the next flush has work for */
+    size_t npending, cappending;
+    uint64_t *found; /* ids of the job files found at open, ascending */
+    size_t nfound, capfound;
+    uint64_t max_job; /* spm_journal_max_job */
+    uint64_t mark;    /* N of DIR/journal/max_job.N; 0: there is none */
+    /* Shared with a syncing thread, under lock. */
+    pthread_mutex_t lock;
+    pthread_mutex_t sync_lock; /* held by the running sync: one at a time */
+    dirty_t *dirty;            /* files written since the last sync began */
+    size_t ndirty, capdirty;
+    dirty_t *syncing; /* the files the running sync syncs */
+    size_t nsyncing, capsyncing;
+    int *retired; /* descriptors to close when the running sync ends */
+    size_t nretired, capretired;
+    int dir_dirty; /* files came, went or were renamed since the last sync began */
+    int in_sync;   /* a sync is running */
+    uint64_t gen;  /* syncs begun, plus 1 */
 };
 
-static void note_start(spm_journal_t *self, uint64_t job, const char *program)
+/* -------------------------------------------------------------- helpers */
+
+static uint32_t get_le32(const uint8_t *p)
 {
-    if (spm_grow(&self->open, self->nopen, &self->capopen, sizeof *self->open, 16) != 0)
-        return;
-    spm_journal_job_t *j = &self->open[self->nopen++];
-    j->job = job;
-    snprintf(j->program, sizeof j->program, "%s", program);
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void note_end(spm_journal_t *self, uint64_t job)
+static uint64_t get_le64(const uint8_t *p)
 {
-    for (size_t i = 0; i < self->nopen; i++)
-        if (self->open[i].job == job) {
-            self->open[i] = self->open[--self->nopen];
-            return;
+    return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    put_le32(p, (uint32_t)v);
+    put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/*  Records errno's failure on NAME (in the journal's directory) and returns
+    its code: SPM_EFULL for a full disk or the file size limit, else SPM_EIO. */
+static int io_error(const spm_journal_t *self, const char *name)
+{
+    int e = errno;
+    int code = e == ENOSPC || e == EDQUOT || e == EFBIG ? SPM_EFULL : SPM_EIO;
+    return spm_error(code, "%s/%s: %s", self->path, name, strerror(e));
+}
+
+/*  Writes JOB's file name (with SUFFIX) into NAME (NAME_MAX_LEN bytes). */
+static void job_name(char *name, uint64_t job, const char *suffix)
+{
+    snprintf(name, NAME_MAX_LEN, "%llu.log%s", (unsigned long long)job, suffix);
+}
+
+/*  Parses S as a job id in decimal (no sign, no leading zero) followed by
+    exactly SUFFIX. Returns 1 with *ID set, or 0. */
+static int parse_id(const char *s, const char *suffix, uint64_t *id)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == s || (s[0] == '0' && p - s > 1) || strcmp(p, suffix) != 0)
+        return 0;
+    *id = v;
+    return 1;
+}
+
+/*  Writes the LEN bytes at BUF at offset OFF of FD, however many calls it
+    takes. Returns 0, or -1 with errno set. */
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = pwrite(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += n, len -= (size_t)n, off += (uint64_t)n;
+    }
+    return 0;
+}
+
+/*  Creates DIR and its missing parents with mode 0700. Returns 0 or SPM_EIO. */
+static int mkdirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return spm_error(SPM_EIO, "%s: File name too long", dir);
+    for (char *p = path + 1;; p++) {
+        if (*p && *p != '/')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST)
+            return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+        if (!c)
+            break;
+        *p = c;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return spm_error(SPM_EIO, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return spm_error(SPM_EIO, "%s: %s", dir, strerror(ENOTDIR));
+    return 0;
+}
+
+/*  fsyncs the directory DIR (best effort: a lost directory entry change is
+    found again, or redone, at the next open). */
+static void sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* ----------------------------------------------------- the syncer's lock */
+
+/*  The directory of the journal changed: the next sync fsyncs it. */
+static void note_dir(spm_journal_t *self)
+{
+    pthread_mutex_lock(&self->lock);
+    self->dir_dirty = 1;
+    pthread_mutex_unlock(&self->lock);
+}
+
+/*  Closes FD (a job's file, dropped or replaced): at once, or when the
+    running sync ends if that sync may be using it. */
+static void retire_fd(spm_journal_t *self, int fd)
+{
+    pthread_mutex_lock(&self->lock);
+    for (size_t i = 0; i < self->ndirty; i++)
+        if (self->dirty[i].fd == fd) {
+            self->dirty[i] = self->dirty[--self->ndirty];
+            break;
+        }
+    int busy = self->in_sync;
+    int later = busy && spm_grow(&self->retired, self->nretired, &self->capretired,
+                                 sizeof *self->retired, 8) == 0;
+    if (later)
+        self->retired[self->nretired++] = fd;
+    pthread_mutex_unlock(&self->lock);
+    if (later)
+        return;
+    if (busy) { /* no memory to defer it: wait for the sync to end */
+        pthread_mutex_lock(&self->sync_lock);
+        close(fd);
+        pthread_mutex_unlock(&self->sync_lock);
+        return;
+    }
+    close(fd);
+}
+
+/* ------------------------------------------------------------------ jobs */
+
+/*  Returns JOB's entry; when there is none, a new one if CREATE (NULL when
+    out of memory), else NULL. */
+static job_t *get_job(spm_journal_t *self, uint64_t job, int create)
+{
+    job_t *j = job ? spm_hmap_get(self->jobs, job) : self->zero;
+    if (j || !create)
+        return j;
+    j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->id = job;
+    j->fd = -1;
+    if (!job)
+        self->zero = j;
+    else if (spm_hmap_put(self->jobs, job, j) != 0) {
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+static void free_job(job_t *j)
+{
+    free(j->buf);
+    free(j);
+}
+
+/*  Lists J for the next flush. Returns 0 or SPM_ENOMEM. */
+static int pend(spm_journal_t *self, job_t *j)
+{
+    if (j->pending)
+        return 0;
+    if (spm_grow(&self->pending, self->npending, &self->cappending, sizeof *self->pending, 16) != 0)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    self->pending[self->npending++] = j;
+    j->pending = 1;
+    return 0;
+}
+
+static void unpend(spm_journal_t *self, job_t *j)
+{
+    for (size_t i = 0; j->pending && i < self->npending; i++)
+        if (self->pending[i] == j) {
+            self->pending[i] = self->pending[--self->npending];
+            j->pending = 0;
         }
 }
 
-spm_journal_t *spm_journal_open(const char *dir)
+/*  J's buffer was written: empties it, and frees it when it grew large. */
+static void written(job_t *j)
 {
+    j->len = 0;
+    if (j->cap > KEEP_BUF) {
+        free(j->buf);
+        j->buf = NULL;
+        j->cap = 0;
+    }
+}
+
+/*  Writes a job file header for JOB into H (FILE_HEADER bytes). */
+static void file_header(uint8_t *h, uint64_t job)
+{
+    memcpy(h, MAGIC, 4);
+    put_le32(h + 4, SPM_JOURNAL_FORMAT);
+    put_le64(h + 8, job);
+}
+
+/*  Reads the SIZE bytes at P, job JOB's file: hands each intact record to
+    FN (unless FN is NULL, and until it returns non-zero), counting them in
+    *RECORDS, and returns where the intact prefix ends (0 when the header is
+    bad or torn, and for an empty file). */
+static size_t scan(const uint8_t *p, size_t size, uint64_t job, spm_journal_fn fn, void *arg,
+                   uint64_t *records)
+{
+    if (size < FILE_HEADER || memcmp(p, MAGIC, 4) != 0 || get_le32(p + 4) != SPM_JOURNAL_FORMAT ||
+        get_le64(p + 8) != job)
+        return 0;
+    size_t off = FILE_HEADER;
+    int reading = fn != NULL;
+    while (size - off >= REC_HEADER) {
+        size_t len = get_le32(p + off + 8);
+        if (len > SPM_JOURNAL_MAX_RECORD || len > size - off - REC_HEADER ||
+            spm_checksum(p + off + 8, 4 + len) != get_le64(p + off))
+            break;
+        if (reading) {
+            (*records)++;
+            reading = fn(arg, job, p + off + REC_HEADER, len) == 0;
+        }
+        off += REC_HEADER + len;
+    }
+    return off;
+}
+
+/*  Opens J's file when it is not open, reads it (handing its intact records
+    to FN when FN is not NULL), and cuts off what follows its intact prefix,
+    counting that in REPORT (may be NULL). Returns 0 or SPM_EIO. */
+static int read_job(spm_journal_t *self, job_t *j, spm_journal_fn fn, void *arg,
+                    spm_journal_report_t *report)
+{
+    char name[NAME_MAX_LEN];
+    job_name(name, j->id, "");
+    if (j->fd < 0 && (j->fd = openat(self->dirfd, name, O_RDWR | O_CLOEXEC)) < 0) {
+        if (errno != ENOENT)
+            return io_error(self, name);
+        j->on_disk = 0; /* removed behind our back: nothing to read, made again when written */
+        return 0;
+    }
+    struct stat st;
+    if (fstat(j->fd, &st) != 0)
+        return io_error(self, name);
+    size_t size = (size_t)st.st_size;
+    const uint8_t *p = NULL;
+    if (size) {
+        p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, j->fd, 0);
+        if (p == MAP_FAILED)
+            return io_error(self, name);
+        madvise((void *)p, size, MADV_SEQUENTIAL);
+    }
+    uint64_t records = 0;
+    size_t end = scan(p, size, j->id, fn, arg, &records);
+    if (p)
+        munmap((void *)p, size);
+    if (end < size && ftruncate(j->fd, (off_t)end) != 0)
+        return io_error(self, name);
+    if (report) {
+        report->jobs++;
+        report->records += records;
+        report->damaged_files += end < size;
+        report->bytes_skipped += size - end;
+    }
+    j->size = end;
+    j->checked = 1;
+    return 0;
+}
+
+/*  Writes J's buffer at the end of its file, opening (and first checking,
+    or creating) the file when needed. On failure the file is cut back to
+    its last whole record and the buffer kept. Sets *DIR_CHANGED when a file
+    was created. Returns 0, SPM_EIO or SPM_EFULL. */
+static int write_job(spm_journal_t *self, job_t *j, int *dir_changed)
+{
+    if (!j->len)
+        return 0;
+    char name[NAME_MAX_LEN];
+    job_name(name, j->id, "");
+    int rc;
+    if (j->fd < 0 && j->on_disk && !j->checked && (rc = read_job(self, j, NULL, NULL, NULL)) != 0)
+        return rc;
+    if (j->fd < 0 && j->on_disk && (j->fd = openat(self->dirfd, name, O_RDWR | O_CLOEXEC)) < 0) {
+        if (errno != ENOENT)
+            return io_error(self, name);
+        j->on_disk = 0; /* removed behind our back: made again */
+    }
+    if (j->fd < 0) {
+        j->fd = openat(self->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (j->fd < 0)
+            return io_error(self, name);
+        j->on_disk = j->checked = 1;
+        j->size = 0;
+        *dir_changed = 1;
+    }
+    uint8_t h[FILE_HEADER];
+    file_header(h, j->id);
+    uint64_t at = j->size;
+    if ((at == 0 && pwrite_all(j->fd, h, sizeof h, 0) != 0) ||
+        pwrite_all(j->fd, j->buf, j->len, at ? at : FILE_HEADER) != 0) {
+        rc = io_error(self, name);
+        if (ftruncate(j->fd, (off_t)at) != 0) {
+            /* Left as it is: the next write goes at AT all the same, and
+               whatever remains past it is cut when the file is next read. */
+        }
+        return rc;
+    }
+    j->size = (at ? at : FILE_HEADER) + j->len;
+    written(j);
+    return 0;
+}
+
+/*  After spm_journal_reset: writes J's header and buffer into JOB.log.new,
+    syncs it and renames it over JOB.log, so that a crash leaves either the
+    old file or the new. Returns 0, SPM_EIO or SPM_EFULL (then nothing
+    changed, and the buffer is kept). */
+static int rewrite_job(spm_journal_t *self, job_t *j)
+{
+    char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN];
+    job_name(name, j->id, "");
+    job_name(tmp, j->id, ".new");
+    int fd = openat(self->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return io_error(self, tmp);
+    uint8_t h[FILE_HEADER];
+    file_header(h, j->id);
+    if (pwrite_all(fd, h, sizeof h, 0) != 0 || pwrite_all(fd, j->buf, j->len, FILE_HEADER) != 0 ||
+        fdatasync(fd) != 0 || renameat(self->dirfd, tmp, self->dirfd, name) != 0) {
+        int rc = io_error(self, tmp);
+        close(fd);
+        unlinkat(self->dirfd, tmp, 0);
+        return rc;
+    }
+    if (j->fd >= 0)
+        retire_fd(self, j->fd);
+    j->fd = fd;
+    j->size = FILE_HEADER + j->len;
+    j->on_disk = j->checked = 1;
+    j->rewrite = 0;
+    j->gen = 0;
+    written(j);
+    return 0;
+}
+
+/*  Keeps JOB (dropped) as the largest job id dropped: renames
+    max_job.OLD to max_job.JOB (or creates it). Returns 0 or SPM_EIO. */
+static int set_mark(spm_journal_t *self, uint64_t job)
+{
+    char old[NAME_MAX_LEN], name[NAME_MAX_LEN];
+    snprintf(old, sizeof old, "max_job.%llu", (unsigned long long)self->mark);
+    snprintf(name, sizeof name, "max_job.%llu", (unsigned long long)job);
+    int r = -1;
+    if (self->mark)
+        r = renameat(self->dirfd, old, self->dirfd, name);
+    if (!self->mark || (r != 0 && errno == ENOENT)) {
+        int fd = openat(self->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        r = fd < 0 ? -1 : close(fd);
+    }
+    if (r != 0)
+        return io_error(self, name);
+    self->mark = job;
+    note_dir(self);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ open */
+
+/*  Checks DIR/journal/journal.id, when there is one, against STORE_ID.
+    Sets *PRESENT. Returns 0, or SPM_EINVAL / SPM_EFORMAT /
+    SPM_EIO with the detail set. Changes nothing. */
+static int check_identity(const spm_journal_t *self, const uint8_t *store_id, int *present)
+{
+    char path[PATH_MAX], buf[256];
+    snprintf(path, sizeof path, "%s/journal.id", self->path);
+    *present = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR
+                   ? 0
+                   : spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n < 0)
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    buf[n] = '\0';
+    *present = 1;
+    static const char head[] = "spm journal\nformat ";
+    unsigned format;
+    if (strncmp(buf, head, sizeof head - 1) != 0 ||
+        sscanf(buf + sizeof head - 1, "%u", &format) != 1)
+        return spm_error(SPM_EFORMAT, "%s: not a journal identity file", path);
+    if (format != SPM_JOURNAL_FORMAT)
+        return spm_error(SPM_EINVAL, "%s: written by journal format %u; this spm reads format %d",
+                         self->path, format, SPM_JOURNAL_FORMAT);
+    const char *s = strstr(buf, "\nstore ");
+    char hex[33] = "", want[33];
+    if (!s || sscanf(s + 7, "%32[0-9a-f]", hex) != 1 || strlen(hex) != 32)
+        return spm_error(SPM_EFORMAT, "%s: not a journal identity file", path);
+    for (int i = 0; i < 16; i++)
+        snprintf(want + 2 * i, 3, "%02x", store_id[i]);
+    if (strcmp(hex, want) != 0)
+        return spm_error(SPM_EINVAL, "%s: belongs to another store (store %s, not this store %s)",
+                         self->path, hex, want);
+    return 0;
+}
+
+/*  Writes journal.id for STORE_ID through a rename, synced. Returns 0 or SPM_EIO. */
+static int write_identity(spm_journal_t *self, const uint8_t *store_id)
+{
+    char text[128];
+    int n = snprintf(text, sizeof text, "spm journal\nformat %d\nstore ", SPM_JOURNAL_FORMAT);
+    for (int i = 0; i < 16; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%02x", store_id[i]);
+    n += snprintf(text + n, sizeof text - (size_t)n, "\n");
+    int fd = openat(self->dirfd, "journal.id.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return io_error(self, "journal.id.tmp");
+    if (pwrite_all(fd, text, (size_t)n, 0) != 0 || fdatasync(fd) != 0) {
+        int rc = io_error(self, "journal.id.tmp");
+        close(fd);
+        return rc;
+    }
+    close(fd);
+    if (renameat(self->dirfd, "journal.id.tmp", self->dirfd, "journal.id") != 0 ||
+        fsync(self->dirfd) != 0)
+        return io_error(self, "journal.id");
+    return 0;
+}
+
+/*  Lists the files of DIR/journal: job files (an entry each), the largest
+    max_job.N (the others, and leftovers of interrupted rewrites, are
+    removed). Returns 0, SPM_EIO or SPM_ENOMEM. */
+static int list_files(spm_journal_t *self)
+{
+    DIR *d = opendir(self->path);
+    if (!d)
+        return spm_error(SPM_EIO, "%s: %s", self->path, strerror(errno));
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        uint64_t id;
+        job_t *j;
+        if (parse_id(e->d_name, ".log", &id)) {
+            if (!(j = get_job(self, id, 1)) ||
+                spm_grow(&self->found, self->nfound, &self->capfound, sizeof *self->found, 16) != 0)
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+            else {
+                j->on_disk = 1;
+                self->found[self->nfound++] = id;
+                if (id > self->max_job)
+                    self->max_job = id;
+            }
+        } else if (strncmp(e->d_name, "max_job.", 8) == 0 && parse_id(e->d_name + 8, "", &id)) {
+            char old[NAME_MAX_LEN];
+            snprintf(old, sizeof old, "max_job.%llu",
+                     (unsigned long long)(id > self->mark ? self->mark : id));
+            if (self->mark)
+                unlinkat(self->dirfd, old, 0);
+            if (id > self->mark)
+                self->mark = id;
+            if (id > self->max_job)
+                self->max_job = id;
+        } else if (parse_id(e->d_name, ".log.new", &id) || !strcmp(e->d_name, "journal.id.tmp")) {
+            unlinkat(self->dirfd, e->d_name, 0);
+        }
+    }
+    closedir(d);
+    /* ascending: the order of replay (job 0 first) */
+    for (size_t i = 1; i < self->nfound; i++)
+        for (size_t k = i; k > 0 && self->found[k - 1] > self->found[k]; k--) {
+            uint64_t t = self->found[k];
+            self->found[k] = self->found[k - 1];
+            self->found[k - 1] = t;
+        }
+    return rc;
+}
+
+/*  Takes the largest job id of DIR/jobs.journal, the text journal of earlier
+    versions ("start JOB PROGRAM" and "end JOB STATUS" lines), keeps it as
+    max_job.N, and removes the file. Returns 0, SPM_EIO or SPM_ENOMEM. */
+static int take_old_journal(spm_journal_t *self, const char *dir)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/jobs.journal", dir);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return errno == ENOENT ? 0 : spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    char line[256];
+    uint64_t max = 0;
+    while (fgets(line, sizeof line, in)) {
+        unsigned long long job;
+        if (strchr(line, '\n') &&
+            (sscanf(line, "start %llu", &job) == 1 || sscanf(line, "end %llu", &job) == 1) &&
+            job > max)
+            max = job;
+    }
+    int bad = ferror(in);
+    fclose(in);
+    if (bad)
+        return spm_error(SPM_EIO, "%s: read error", path);
+    if (max > self->max_job)
+        self->max_job = max;
+    int rc;
+    if (max > self->mark && ((rc = set_mark(self, max)) != 0))
+        return rc;
+    if (fsync(self->dirfd) != 0) /* the mark is on disk before the old file goes */
+        return io_error(self, ".");
+    if (unlink(path) != 0)
+        return spm_error(SPM_EIO, "%s: cannot remove: %s", path, strerror(errno));
+    sync_dir(dir);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- public */
+
+spm_journal_t *spm_journal_open(const char *dir, const uint8_t store_id[16])
+{
+    assert(dir);
+    assert(store_id);
     spm_journal_t *self = calloc(1, sizeof *self);
-    if (!self || asprintf(&self->path, "%s/jobs.journal", dir) < 0) {
-        free(self);
+    if (!self) {
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
-    FILE *in = fopen(self->path, "r");
-    char line[256];
-    while (in && fgets(line, sizeof line, in)) {
-        unsigned long long job;
-        char word[64];
-        if (!strchr(line, '\n'))
-            continue; /* torn by a crash */
-        if (sscanf(line, "start %llu %63s", &job, word) == 2) {
-            note_start(self, job, word);
-        } else if (sscanf(line, "end %llu", &job) == 1) {
-            note_end(self, job);
-        } else {
-            continue;
-        }
-        if (job > self->max_job)
-            self->max_job = job;
+    self->dirfd = -1;
+    self->gen = 1;
+    pthread_mutex_init(&self->lock, NULL);
+    pthread_mutex_init(&self->sync_lock, NULL);
+    if (asprintf(&self->path, "%s/journal", dir) < 0)
+        self->path = NULL;
+    if (!self->path || !(self->jobs = spm_hmap_new())) {
+        spm_error(SPM_ENOMEM, "out of memory");
+        goto err;
     }
-    if (in)
-        fclose(in);
-    self->f = fopen(self->path, "a");
-    if (!self->f) {
+    int present;
+    if (check_identity(self, store_id, &present) != 0 || mkdirs(self->path) != 0)
+        goto err;
+    self->dirfd = open(self->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (self->dirfd < 0) {
         spm_error(SPM_EIO, "%s: %s", self->path, strerror(errno));
-        spm_journal_close(&self);
-        return NULL;
+        goto err;
     }
+    if (!present) { /* a new journal (a directory without journal.id is taken as one) */
+        if (write_identity(self, store_id) != 0)
+            goto err;
+        sync_dir(dir); /* DIR/journal may be new */
+    }
+    if (list_files(self) != 0 || take_old_journal(self, dir) != 0)
+        goto err;
     return self;
+err:
+    spm_journal_close(&self);
+    return NULL;
 }
 
 void spm_journal_close(spm_journal_t **selfp)
 {
+    assert(selfp);
     spm_journal_t *self = *selfp;
     if (!self)
         return;
-    if (self->f)
-        fclose(self->f);
-    free(self->open);
+    if (self->dirfd >= 0)
+        spm_journal_flush(self);
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (self->jobs && spm_hmap_next(self->jobs, &pos, &key, &value)) {
+        job_t *j = value;
+        if (j->fd >= 0)
+            close(j->fd);
+        free_job(j);
+    }
+    if (self->zero) {
+        if (self->zero->fd >= 0)
+            close(self->zero->fd);
+        free_job(self->zero);
+    }
+    for (size_t i = 0; i < self->nretired; i++)
+        close(self->retired[i]);
+    if (self->dirfd >= 0)
+        close(self->dirfd);
+    spm_hmap_destroy(&self->jobs);
+    pthread_mutex_destroy(&self->lock);
+    pthread_mutex_destroy(&self->sync_lock);
+    free(self->pending);
+    free(self->found);
+    free(self->dirty);
+    free(self->syncing);
+    free(self->retired);
     free(self->path);
     free(self);
     *selfp = NULL;
 }
 
-uint64_t spm_journal_max_job(const spm_journal_t *self)
+int spm_journal_append(spm_journal_t *self, uint64_t job, const void *rec, size_t len)
 {
-    return self->max_job;
-}
-
-size_t spm_journal_unfinished(const spm_journal_t *self, spm_journal_job_t *out, size_t max)
-{
-    for (size_t i = 0; i < self->nopen && i < max; i++)
-        out[i] = self->open[i];
-    return self->nopen;
-}
-
-static int append(spm_journal_t *self, const char *line)
-{
-    if (fputs(line, self->f) < 0 || fflush(self->f) != 0)
-        return spm_error(errno == ENOSPC ? SPM_EFULL : SPM_EIO, "%s: %s", self->path,
-                         strerror(errno));
+    assert(self);
+    assert(rec || len == 0);
+    if (len > SPM_JOURNAL_MAX_RECORD)
+        return spm_error(SPM_EINVAL, "%s: a record of %zu bytes for job %llu (at most %u)",
+                         self->path, len, (unsigned long long)job, SPM_JOURNAL_MAX_RECORD);
+    job_t *j = self->last && self->last->id == job ? self->last : get_job(self, job, 1);
+    if (!j)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    size_t need = j->len + REC_HEADER + len;
+    if (need > j->cap) {
+        size_t cap = j->cap ? j->cap : 256;
+        while (cap < need)
+            cap *= 2;
+        uint8_t *b = realloc(j->buf, cap);
+        if (!b)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        j->buf = b;
+        j->cap = cap;
+    }
+    int rc = pend(self, j);
+    if (rc != 0)
+        return rc;
+    uint8_t *p = j->buf + j->len;
+    put_le32(p + 8, (uint32_t)len);
+    if (len)
+        memcpy(p + REC_HEADER, rec, len);
+    put_le64(p, spm_checksum(p + 8, 4 + len));
+    j->len = need;
+    self->last = j;
+    if (job > self->max_job)
+        self->max_job = job;
     return 0;
 }
 
-int spm_journal_start(spm_journal_t *self, uint64_t job, const char *program)
+int spm_journal_flush(spm_journal_t *self)
 {
-    char line[128];
-    snprintf(line, sizeof line, "start %llu %.60s\n", (unsigned long long)job, program);
-    if (job > self->max_job)
-        self->max_job = job;
-    return append(self, line);
-}
-
-int spm_journal_end(spm_journal_t *self, uint64_t job, int status)
-{
-    char line[64];
-    snprintf(line, sizeof line, "end %llu %d\n", (unsigned long long)job, status);
-    return append(self, line);
+    assert(self);
+    if (!self->npending)
+        return 0;
+    int rc = 0, dir_changed = 0;
+    for (size_t i = 0; i < self->npending; i++) {
+        job_t *j = self->pending[i];
+        int r = 0;
+        if (j->rewrite) {
+            r = rewrite_job(self, j);
+            dir_changed |= r == 0;
+        } else {
+            r = write_job(self, j, &dir_changed);
+        }
+        if (r == 0)
+            j->pending = 0;
+        else if (rc == 0)
+            rc = r;
+    }
+    /* One lock for the lot, after the writes: list what the next sync syncs. */
+    size_t kept = 0;
+    pthread_mutex_lock(&self->lock);
+    for (size_t i = 0; i < self->npending; i++) {
+        job_t *j = self->pending[i];
+        if (j->pending) {
+            self->pending[kept++] = j;
+        } else if (j->fd >= 0 && j->gen != self->gen) {
+            if (spm_grow(&self->dirty, self->ndirty, &self->capdirty, sizeof *self->dirty, 16) ==
+                0) {
+                self->dirty[self->ndirty++] = (dirty_t){j->fd, j->id};
+                j->gen = self->gen;
+            } else if (rc == 0) {
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+            }
+        }
+    }
+    if (dir_changed)
+        self->dir_dirty = 1;
+    pthread_mutex_unlock(&self->lock);
+    self->npending = kept;
+    return rc;
 }
 
 int spm_journal_sync(spm_journal_t *self)
 {
-    if (fsync(fileno(self->f)) != 0)
-        return spm_error(SPM_EIO, "%s: %s", self->path, strerror(errno));
+    assert(self);
+    pthread_mutex_lock(&self->sync_lock);
+    pthread_mutex_lock(&self->lock);
+    dirty_t *list = self->dirty;
+    size_t n = self->ndirty, cap = self->capdirty;
+    self->dirty = self->syncing; /* emptied by the last sync */
+    self->capdirty = self->capsyncing;
+    self->ndirty = 0;
+    self->syncing = list;
+    self->capsyncing = cap;
+    self->nsyncing = n;
+    self->gen++;
+    int dir = self->dir_dirty;
+    self->dir_dirty = 0;
+    self->in_sync = 1;
+    pthread_mutex_unlock(&self->lock);
+
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fdatasync(list[i].fd) != 0 && rc == 0)
+            rc = spm_error(SPM_EIO, "%s/%llu.log: %s", self->path, (unsigned long long)list[i].job,
+                           strerror(errno));
+    if (dir && fsync(self->dirfd) != 0 && rc == 0)
+        rc = spm_error(SPM_EIO, "%s: %s", self->path, strerror(errno));
+
+    pthread_mutex_lock(&self->lock);
+    self->nsyncing = 0;
+    self->in_sync = 0;
+    for (size_t i = 0; i < self->nretired; i++)
+        close(self->retired[i]);
+    self->nretired = 0;
+    pthread_mutex_unlock(&self->lock);
+    pthread_mutex_unlock(&self->sync_lock);
+    return rc;
+}
+
+int spm_journal_drop(spm_journal_t *self, uint64_t job)
+{
+    assert(self);
+    job_t *j = get_job(self, job, 0);
+    if (!j)
+        return 0;
+    int rc = job > self->mark ? set_mark(self, job) : 0;
+    if (rc != 0)
+        return rc;
+    if (job)
+        spm_hmap_remove(self->jobs, job);
+    else
+        self->zero = NULL;
+    if (self->last == j)
+        self->last = NULL;
+    unpend(self, j);
+    if (j->fd >= 0)
+        retire_fd(self, j->fd);
+    if (j->on_disk) {
+        char name[NAME_MAX_LEN];
+        job_name(name, job, "");
+        if (unlinkat(self->dirfd, name, 0) != 0 && errno != ENOENT)
+            rc = io_error(self, name);
+        note_dir(self);
+    }
+    free_job(j);
+    return rc;
+}
+
+int spm_journal_reset(spm_journal_t *self, uint64_t job)
+{
+    assert(self);
+    job_t *j = get_job(self, job, 0);
+    if (!j)
+        return 0;
+    j->len = 0;
+    if (!j->on_disk)
+        return 0;
+    j->rewrite = 1;
+    return pend(self, j);
+}
+
+int spm_journal_replay(spm_journal_t *self, spm_journal_fn fn, void *arg,
+                       spm_journal_report_t *report)
+{
+    assert(self);
+    assert(fn);
+    if (report)
+        memset(report, 0, sizeof *report);
+    for (size_t i = 0; i < self->nfound; i++) {
+        job_t *j = get_job(self, self->found[i], 0);
+        if (!j || !j->on_disk || j->rewrite)
+            continue; /* dropped or reset since open */
+        int opened = j->fd < 0;
+        int rc = read_job(self, j, fn, arg, report);
+        if (rc != 0)
+            return rc;
+        if (opened && j->fd >= 0 && !j->pending) { /* not written to yet: spare the descriptor */
+            close(j->fd);
+            j->fd = -1;
+        }
+    }
+    if (report)
+        report->max_job = self->max_job;
     return 0;
+}
+
+uint64_t spm_journal_max_job(const spm_journal_t *self)
+{
+    assert(self);
+    return self->max_job;
 }

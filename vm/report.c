@@ -56,6 +56,8 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
     r->issued = info.issued;
     r->committed = info.committed;
     r->reissued = info.reissued;
+    r->resumed = info.resumed;
+    r->restarts = info.restarts;
     r->stale = info.stale;
     r->merges = info.merges;
     r->center_cpu_us = spm_idu_job_cpu(idu, job);
@@ -161,7 +163,8 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             "\"l1_hits\": %llu, \"l2_hits\": %llu, \"store_reads\": %llu, \"bytes_l2\": %llu, "
             "\"bytes_store\": %llu, \"evictions\": %llu, \"speculated\": %llu, "
             "\"spec_wins\": %llu, \"bytes_pushed\": %llu, \"corrupt\": %llu, "
-            "\"center_in\": %llu, \"center_out\": %llu, \"copies\": %llu, \"ieus\": [",
+            "\"center_in\": %llu, \"center_out\": %llu, \"copies\": %llu, \"restarts\": %u, "
+            "\"resumed\": %llu, \"ieus\": [",
             r->wall_us / 1e6, (unsigned long long)r->issued, (unsigned long long)r->committed,
             (unsigned long long)r->reissued, (unsigned long long)r->stale,
             (unsigned long long)r->merges, o->w_idle, o->w_comm, o->w_man, o->efficiency, o->busy_s,
@@ -171,7 +174,7 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             (unsigned long long)r->speculated, (unsigned long long)r->spec_wins,
             (unsigned long long)r->bytes_pushed, (unsigned long long)r->corrupt,
             (unsigned long long)r->center_in, (unsigned long long)r->center_out,
-            (unsigned long long)r->copies);
+            (unsigned long long)r->copies, r->restarts, (unsigned long long)r->resumed);
     for (size_t i = 0; i < r->n_ieus; i++) {
         const Spm__IeuReport *e = r->ieus[i];
         fprintf(out,
@@ -233,6 +236,10 @@ static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out
             r->status == 0 ? "done" : "FAILED", r->wall_us / 1e6);
     if (r->status != 0)
         fprintf(out, "  error: %s\n", r->error);
+    if (r->restarts)
+        fprintf(out,
+                "  resumed after %u center restart%s: %llu committed SIs taken from the journal\n",
+                r->restarts, r->restarts == 1 ? "" : "s", (unsigned long long)r->resumed);
     if (r->speculated)
         fprintf(out, "  stragglers: %llu speculative copies, %llu finished first\n",
                 (unsigned long long)r->speculated, (unsigned long long)r->spec_wins);

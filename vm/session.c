@@ -75,6 +75,7 @@ struct spm_session {
     got_fn got; /* where fetched blocks go */
     void *got_arg;
     uint64_t last_heard; /* when the center last answered a put or get */
+    uint64_t last_ping;  /* when it was last asked whether it is there */
     int released;        /* embedded VM: told to stop (spm_session_release) */
     int silent;          /* the center did not answer in time: nothing more is asked */
     int closing;         /* interrupted, and closing: the last requests still wait for answers */
@@ -206,6 +207,8 @@ static int vm_alive(spm_session_t *s)
 
 /*  Waits for the next message whose body is WANT (others, e.g. stray
     progress, are dropped). Returns 1 with *M set, or an SPM_E* code. */
+static int hello(spm_session_t *s);
+
 static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
 {
     uint64_t deadline = spm_now_us() + (uint64_t)timeout_ms * 1000;
@@ -224,6 +227,11 @@ static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
                 int code = m->env->error->status ? m->env->error->status : SPM_EPROTO;
                 spm_error(code, "%s", m->env->error->message);
                 spm_msg_close(m);
+                if (code == SPM_ESTRANGER && want != SPM__ENVELOPE__BODY_WELCOME) {
+                    /* the center restarted: join it again; the caller asks again */
+                    int rc = hello(s);
+                    return rc ? rc : SPM_ESTRANGER;
+                }
                 return code;
             }
             spm_msg_close(m);
@@ -235,6 +243,40 @@ static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
         }
     }
     return spm_error(SPM_ECANCELED, "interrupted");
+}
+
+/*  Says HELLO as a client and waits for the WELCOME: when the session
+    opens, and again to a center that restarted and forgot it. */
+static int hello(spm_session_t *s)
+{
+    Spm__Hello h = SPM__HELLO__INIT;
+    h.role = SPM__HELLO__ROLE__CLIENT;
+    h.pid = (uint32_t)getpid();
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    int rc = send_env(s, &env, NULL, 0);
+    spm_msg_t m;
+    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_WELCOME, s->o.timeout_ms, &m)) == 1) {
+        s->stage_to_nodes = m.env->welcome->stage_to_nodes;
+        spm_msg_close(&m);
+        rc = 0;
+    }
+    return rc;
+}
+
+/*  Sends ENV and waits for the answer WANT into *M, asking once more when
+    the center restarted in between (it forgot the first). Returns 1 with
+    *M set, or an SPM_E* code. */
+static int ask(spm_session_t *s, Spm__Envelope *env, int want, spm_msg_t *m)
+{
+    int rc = SPM_ESTRANGER;
+    for (int k = 0; k < 2 && rc == SPM_ESTRANGER; k++) {
+        rc = send_env(s, env, NULL, 0);
+        if (rc == 0)
+            rc = expect(s, want, s->o.timeout_ms, m);
+    }
+    return rc;
 }
 
 static int start_embedded(spm_session_t *s)
@@ -316,21 +358,10 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
         rc = SPM_ENOMEM;
     if (rc == 0)
         rc = spm_security_connect(s->security, s->dealer, s->endpoint, NULL);
-    if (rc == 0) {
-        Spm__Hello h = SPM__HELLO__INIT;
-        h.role = SPM__HELLO__ROLE__CLIENT;
-        h.pid = (uint32_t)getpid();
-        Spm__Envelope env = SPM__ENVELOPE__INIT;
-        env.body_case = SPM__ENVELOPE__BODY_HELLO;
-        env.hello = &h;
-        rc = send_env(s, &env, NULL, 0);
-    }
-    spm_msg_t m;
-    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_WELCOME, o->timeout_ms, &m)) == 1) {
-        s->stage_to_nodes = m.env->welcome->stage_to_nodes;
-        spm_msg_close(&m);
+    if (rc == 0)
+        rc = hello(s);
+    if (rc == 0)
         rc = (s->bc = spm_blockclient_new(s->ctx, s->security)) ? 0 : SPM_ENOMEM;
-    }
     if (rc != 0) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", spm_error_detail());
@@ -540,6 +571,42 @@ static int waits_for_center(const spm_session_t *s)
     return 0;
 }
 
+/*  Asks the center for G's block. */
+static int send_get(spm_session_t *s, const get_t *g)
+{
+    Spm__Get q = SPM__GET__INIT;
+    q.req = g->req;
+    q.sdb = g->id;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_GET;
+    env.get = &q;
+    return send_env(s, &env, NULL, 0);
+}
+
+/*  The center restarted and forgot this session: joins it again and asks
+    again for the blocks it had not answered for. Puts it had not answered
+    for fail (their ids are lost with the request): staging is redone by
+    running the command again. */
+static int rejoin(spm_session_t *s)
+{
+    int rc = hello(s);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < s->nputs;) {
+        if (s->puts[i]->state != PUT_KEEPING)
+            put_failed(s, s->puts[i], SPM_EUNREACH,
+                       "the center restarted while this block was staged; run the command again");
+        else
+            i++;
+    }
+    for (size_t i = 0; i < s->ngets; i++) {
+        if (!s->gets[i]->done && (rc = send_get(s, s->gets[i])) != 0)
+            return rc;
+    }
+    s->last_heard = spm_now_us();
+    return 0;
+}
+
 /*  Moves the puts and gets in flight on: waits up to 100 ms for answers
     from the center or from nodes and handles them. Returns 0, or the
     failure that ends them all (the center silent for the timeout, dead,
@@ -557,12 +624,15 @@ static int progress(spm_session_t *s)
     spm_blockclient_process(s->bc);
     spm_blockclient_expire(s->bc, spm_now_us());
     spm_msg_t m;
-    int r;
+    int r, restarted = 0;
     while ((r = spm_wire_recv(s->dealer, 0, 1, &m, NULL)) > 0) {
         if (r != 1)
             continue;
         s->last_heard = spm_now_us();
         switch (m.env->body_case) {
+        case SPM__ENVELOPE__BODY_ERROR:
+            restarted |= m.env->error->status == SPM_ESTRANGER;
+            break;
         case SPM__ENVELOPE__BODY_PUT_REPLY:
             on_put_reply(s, m.env->put_reply);
             break;
@@ -576,6 +646,19 @@ static int progress(spm_session_t *s)
             break;
         }
         spm_msg_close(&m);
+    }
+    if (restarted && (rc = rejoin(s)) != 0)
+        return rc;
+    uint64_t now = spm_now_us();
+    if (waits_for_center(s) && now - s->last_heard > 1000000 && now - s->last_ping > 1000000) {
+        /* Quiet for a second: a live center answers this at once, and a
+           restarted one says it does not know us. */
+        Spm__Heartbeat hb = SPM__HEARTBEAT__INIT;
+        Spm__Envelope env = SPM__ENVELOPE__INIT;
+        env.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
+        env.heartbeat = &hb;
+        send_env(s, &env, NULL, 0);
+        s->last_ping = now;
     }
     if (waits_for_center(s) && spm_now_us() - s->last_heard > (uint64_t)s->o.timeout_ms * 1000) {
         s->silent = 1;
@@ -683,13 +766,7 @@ int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
             g->index = next;
             g->id = ids[next++];
             g->s = s;
-            Spm__Get q = SPM__GET__INIT;
-            q.req = g->req;
-            q.sdb = g->id;
-            Spm__Envelope env = SPM__ENVELOPE__INIT;
-            env.body_case = SPM__ENVELOPE__BODY_GET;
-            env.get = &q;
-            if ((rc = send_env(s, &env, NULL, 0)) != 0) {
+            if ((rc = send_get(s, g)) != 0) {
                 free(g);
                 break;
             }
@@ -764,9 +841,9 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_SUBMIT;
     env.submit = &sub;
-    int rc = send_env(s, &env, NULL, 0);
     spm_msg_t m;
-    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_SUBMITTED, s->o.timeout_ms, &m)) != 1)
+    int rc = ask(s, &env, SPM__ENVELOPE__BODY_SUBMITTED, &m);
+    if (rc != 1)
         return rc;
     uint64_t job = m.env->submitted->job;
     if (!job) {
@@ -803,7 +880,7 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
         return rc;
     int bar = spm_run_opts_bar(&s->o);
     int drawn = 0;
-    uint64_t last_heard = spm_now_us();
+    uint64_t last_heard = spm_now_us(), last_watch = last_heard;
     spm_msg_t m;
     spm_trace_t *trace = s->o.trace ? spm_trace_new() : NULL;
     while (!interrupted) {
@@ -817,6 +894,14 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
                 continue;
             last_heard = spm_now_us();
             int body = m.env->body_case;
+            if (body == SPM__ENVELOPE__BODY_ERROR && m.env->error->status == SPM_ESTRANGER) {
+                /* the center restarted and resumed the job: follow it there */
+                spm_msg_close(&m);
+                if ((rc = hello(s)) != 0 || (rc = send_env(s, &env, NULL, 0)) != 0)
+                    return rc;
+                last_watch = last_heard = spm_now_us();
+                continue;
+            }
             if (body == SPM__ENVELOPE__BODY_ERROR) {
                 rc = m.env->error->status ? m.env->error->status : SPM_EPROTO;
                 spm_error(rc, "job %llu: %s", (unsigned long long)job, m.env->error->message);
@@ -860,9 +945,17 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
             }
             spm_msg_close(&m);
         }
-        if (spm_now_us() - last_heard > (uint64_t)s->o.timeout_ms * 1000) {
+        uint64_t now = spm_now_us();
+        if (now - last_heard > (uint64_t)s->o.timeout_ms * 1000) {
             s->silent = 1;
             return spm_error(SPM_EUNREACH, "%s: the center stopped answering", s->endpoint);
+        }
+        if (now - last_heard > 1000000 && now - last_watch > 1000000) {
+            /* Silent for a second (progress comes 5 times a second): ask
+               again, so that a restarted center tells us it forgot us. */
+            if ((rc = send_env(s, &env, NULL, 0)) != 0)
+                return rc;
+            last_watch = now;
         }
     }
     if (drawn)
@@ -877,9 +970,9 @@ int spm_session_status(spm_session_t *s, char **json, char **text)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_STATUS;
     env.status = &q;
-    int rc = send_env(s, &env, NULL, 0);
     spm_msg_t m;
-    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_STATUS_REPLY, s->o.timeout_ms, &m)) != 1)
+    int rc = ask(s, &env, SPM__ENVELOPE__BODY_STATUS_REPLY, &m);
+    if (rc != 1)
         return rc;
     *json = strdup(m.env->status_reply->json);
     *text = strdup(m.env->status_reply->text);
@@ -896,9 +989,9 @@ int spm_session_status(spm_session_t *s, char **json, char **text)
     after WHAT in the detail) or the failure to get one. */
 static int ask_ack(spm_session_t *s, Spm__Envelope *env, const char *what)
 {
-    int rc = send_env(s, env, NULL, 0);
     spm_msg_t m;
-    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_ACK, s->o.timeout_ms, &m)) != 1)
+    int rc = ask(s, env, SPM__ENVELOPE__BODY_ACK, &m);
+    if (rc != 1)
         return rc;
     rc = m.env->ack->status;
     if (rc != 0)

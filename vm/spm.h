@@ -56,7 +56,8 @@ extern "C" {
 #define SPM_ESYS -15       /* a system call failed */
 #define SPM_EDENIED -16    /* refused: missing or wrong key */
 #define SPM_ERANGE -17     /* a value or index is out of range */
-#define SPM_ELAST -17
+#define SPM_ESTRANGER -18  /* the center does not know this peer (it restarted): HELLO again */
+#define SPM_ELAST -18
 
 /*  Returns a static, human-readable name for an SPM_E* code ("unknown error"
     for anything else). Never NULL. */
@@ -197,7 +198,17 @@ typedef struct spm_result {
 typedef struct spm_sf spm_sf_t;
 
 /*  A super-function class. Its callbacks run in the center's single thread;
-    they must not block. */
+    they must not block.
+
+    They must also be deterministic: what an SF does may depend only on what
+    reaches it through this API (its args, the feed calls and commits in
+    their order, spm_sf_ieus, spm_sf_nodes, spm_sf_bytes_to,
+    spm_sdb_holders and spm_sf_seed, whose answers are journaled), never on
+    the clock, a random source, the environment, files or global state of
+    the center. A center that is killed and started again on the same store
+    resumes every job by running its SFs again from the journaled events:
+    the same calls must issue the same SIs. (SI code, which runs once per
+    commit on an IEU, may do as it likes.) */
 typedef struct spm_sf_class {
     const char *name;
     /*  Called once when the SF becomes active, with the bytes given to spawn
@@ -254,6 +265,12 @@ void spm_sf_expect(spm_sf_t *sf, uint64_t n);
 /*  Sets the job's result bytes (copied), handed to the client with the report.
     Typically the ids of the output SDBs. Returns 0 or SPM_ENOMEM. */
 int spm_sf_set_result(spm_sf_t *sf, const void *data, size_t len);
+
+/*  The job's seed: 64 random bits drawn at submit, the same for all its SFs
+    and the same again when the job is resumed after a center restart. SFs
+    that want randomness (sampling, shuffling, tie-breaking) draw it from a
+    generator seeded with this, not from rand() or the clock. */
+uint64_t spm_sf_seed(const spm_sf_t *sf);
 
 /*  Number of IEUs and nodes connected now (for policies that partition). */
 uint32_t spm_sf_ieus(const spm_sf_t *sf);

@@ -7,17 +7,22 @@
 #include "isa/matrix/block.h"
 #include "isa/matrix/raw.h"
 #include "isa/mining/sdb.h"
+#include "vm/journal.h"
 #include "vm/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *root; /* DIR */
 
 static void write_seed(const char *target, const char *name, const void *data, size_t len)
 {
     char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, target);
+    mkdir(path, 0755); /* a new target's directory */
     snprintf(path, sizeof path, "%s/%s/%s", root, target, name);
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
@@ -268,6 +273,46 @@ static void text_seeds(void)
         write_seed("fimi", fimi[i][0], fimi[i][1], 1 + strlen(fimi[i][1] + 1));
 }
 
+/*  Journal inputs: the file of job 7 as the journal writes it (records of
+    0, 16, 64 and 300 bytes), then torn, with garbage after it, and with a
+    byte flipped in its second record. */
+static void journal_seeds(void)
+{
+    char dir[] = "/tmp/spm-seeds-XXXXXX", path[128];
+    static const uint8_t id[16] = {'s', 'e', 'e', 'd'};
+    spm_journal_t *jr = mkdtemp(dir) ? spm_journal_open(dir, id) : NULL;
+    if (!jr)
+        exit(1);
+    uint8_t rec[300];
+    for (size_t i = 0; i < sizeof rec; i++)
+        rec[i] = (uint8_t)(i * 13);
+    if (spm_journal_append(jr, 7, NULL, 0) != 0 ||
+        spm_journal_append(jr, 7, "submit synthetic", 16) != 0 ||
+        spm_journal_append(jr, 7, rec, 64) != 0 || spm_journal_append(jr, 7, rec, 300) != 0)
+        exit(1);
+    spm_journal_close(&jr);
+    snprintf(path, sizeof path, "%s/journal/7.log", dir);
+    uint8_t file[1024];
+    FILE *f = fopen(path, "rb");
+    size_t len = f ? fread(file, 1, sizeof file - 16, f) : 0;
+    if (!f || len != 16 + 4 * 12 + 16 + 64 + 300)
+        exit(1);
+    fclose(f);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/journal/journal.id", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/journal", dir);
+    rmdir(path);
+    rmdir(dir);
+    write_seed("journal", "records", file, len);
+    write_seed("journal", "header-only", file, 16);
+    write_seed("journal", "torn", file, len - 100);
+    memcpy(file + len, "garbage\0\0\0\0\0\0\0\0\0", 16);
+    write_seed("journal", "garbage-after", file, len + 16);
+    file[16 + 12 + 12 + 3] ^= 0x20;
+    write_seed("journal", "flipped", file, len);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -281,5 +326,6 @@ int main(int argc, char **argv)
     matrix_seeds();
     mining_seeds();
     text_seeds();
+    journal_seeds();
     return 0;
 }

@@ -24,6 +24,10 @@
       fimi  [mode][file...]: a transaction file through the apriori reader
             (mode bit 0: named items); items are in range and named ones
             have names.
+      journal  [file...]: the file of job 7 in a scratch journal directory
+            (vm/journal.h), replayed: the intact records come back, the rest
+            is counted as damage and cut off, and a record appended after
+            that replays after them on the next open, with no damage.
     @end
     =========================================================================
 */
@@ -37,13 +41,16 @@
 #include "isa/matrix/raw.h"
 #include "isa/mining/sdb.h"
 #include "programs/apriori/reader.h"
+#include "vm/journal.h"
 #include "vm/wire.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*  Aborts with MSG: an invariant of a decoder broke. */
@@ -324,6 +331,107 @@ static inline int spm_fuzz_fimi(const uint8_t *data, size_t size)
     return 0;
 }
 
+/* --------------------------------------------------------------- journal */
+
+static char fuzz_journal_dir[64]; /* the scratch store directory, made once per process */
+
+/*  Removes the scratch directory (at exit). */
+static inline void fuzz_journal_remove(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/journal", fuzz_journal_dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            char f[400];
+            snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+            unlink(f);
+        }
+    if (d)
+        closedir(d);
+    rmdir(path);
+    rmdir(fuzz_journal_dir);
+}
+
+static const uint8_t fuzz_journal_id[16] = {'f', 'u', 'z', 'z'};
+
+static inline spm_journal_t *fuzz_journal_open(void)
+{
+    spm_journal_t *jr = spm_journal_open(fuzz_journal_dir, fuzz_journal_id);
+    if (!jr)
+        spm_fuzz_broken("journal", spm_error_detail());
+    return jr;
+}
+
+typedef struct {
+    uint64_t records; /* handed over */
+    uint64_t bytes;   /* their framed size */
+    size_t last_len;  /* the last one's length and first bytes */
+    uint8_t last[8];
+} fuzz_journal_seen_t;
+
+static inline int fuzz_journal_record(void *arg, uint64_t job, const void *rec, size_t len)
+{
+    fuzz_journal_seen_t *s = arg;
+    if (job != 7)
+        spm_fuzz_broken("journal", "a record of a job that has no file");
+    s->records++;
+    s->bytes += 12 + len;
+    s->last_len = len;
+    memcpy(s->last, rec, len < 8 ? len : 8);
+    return 0;
+}
+
+static inline int spm_fuzz_journal(const uint8_t *data, size_t size)
+{
+    if (!fuzz_journal_dir[0]) {
+        snprintf(fuzz_journal_dir, sizeof fuzz_journal_dir, "/tmp/spm-fuzz-journal-XXXXXX");
+        if (!mkdtemp(fuzz_journal_dir))
+            spm_fuzz_broken("journal", "cannot make a scratch directory");
+        atexit(fuzz_journal_remove);
+        spm_journal_t *jr = fuzz_journal_open(); /* writes journal.id */
+        spm_journal_close(&jr);
+    }
+    char path[128];
+    snprintf(path, sizeof path, "%s/journal/7.log", fuzz_journal_dir);
+    FILE *f = fopen(path, "wb");
+    if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        spm_fuzz_broken("journal", "cannot write the job file");
+
+    spm_journal_t *jr = fuzz_journal_open();
+    fuzz_journal_seen_t seen = {0};
+    spm_journal_report_t rep;
+    if (spm_journal_replay(jr, fuzz_journal_record, &seen, &rep) != 0)
+        spm_fuzz_broken("journal", spm_error_detail());
+    uint64_t intact = size - rep.bytes_skipped;
+    struct stat st;
+    if (rep.jobs != 1 || rep.records != seen.records || rep.bytes_skipped > size ||
+        rep.damaged_files != (rep.bytes_skipped > 0))
+        spm_fuzz_broken("journal", "the report disagrees with what was read");
+    if (seen.records ? intact != 16 + seen.bytes : intact != 0 && intact != 16)
+        spm_fuzz_broken("journal", "records and damage do not add up to the file");
+    if (stat(path, &st) != 0 || (uint64_t)st.st_size != intact)
+        spm_fuzz_broken("journal", "the file was not cut to its intact prefix");
+
+    /* a record appended now comes back after the intact ones, undamaged */
+    if (spm_journal_append(jr, 7, "appended", 8) != 0 || spm_journal_flush(jr) != 0)
+        spm_fuzz_broken("journal", spm_error_detail());
+    spm_journal_close(&jr);
+    jr = fuzz_journal_open();
+    uint64_t before = seen.records;
+    memset(&seen, 0, sizeof seen);
+    if (spm_journal_replay(jr, fuzz_journal_record, &seen, &rep) != 0)
+        spm_fuzz_broken("journal", spm_error_detail());
+    if (rep.damaged_files || seen.records != before + 1 || seen.last_len != 8 ||
+        memcmp(seen.last, "appended", 8) != 0)
+        spm_fuzz_broken("journal", "a record appended after replay did not come back last");
+    if (spm_journal_drop(jr, 7) != 0)
+        spm_fuzz_broken("journal", spm_error_detail());
+    spm_journal_close(&jr);
+    return 0;
+}
+
 /* ------------------------------------------------------------ the table */
 
 typedef struct {
@@ -331,7 +439,10 @@ typedef struct {
     int (*run)(const uint8_t *data, size_t size); /* one input */
 } spm_fuzz_target_t;
 
-static const spm_fuzz_target_t spm_fuzz_targets[] = {
-    {"wire", spm_fuzz_wire}, {"sdb", spm_fuzz_sdb}, {"mtx", spm_fuzz_mtx}, {"fimi", spm_fuzz_fimi}};
+static const spm_fuzz_target_t spm_fuzz_targets[] = {{"wire", spm_fuzz_wire},
+                                                     {"sdb", spm_fuzz_sdb},
+                                                     {"mtx", spm_fuzz_mtx},
+                                                     {"fimi", spm_fuzz_fimi},
+                                                     {"journal", spm_fuzz_journal}};
 
 #endif

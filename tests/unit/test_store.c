@@ -3,6 +3,7 @@
 #include "datacache/store.h"
 #include "datacache/storeview.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "tests/mapped.h"
 
 #include <ftw.h>
@@ -15,42 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static char base[64]; /* mkdtemp directory of the whole test case, removed at its end */
-static char dir[96];  /* the running test's store directory, below base */
+static char dir[96]; /* the running test's store directory, below base */
 
 static void make_dir(void)
 {
     snprintf(dir, sizeof dir, "%s/%d", base, (int)getpid());
     ck_assert_int_eq(mkdir(dir, 0700), 0);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* Unchecked fixture: runs in the runner, so the directory goes even when a test fails. */
-static void base_setup(void)
-{
-    strcpy(base, "/tmp/spm-store-XXXXXX");
-    if (!mkdtemp(base))
-        abort();
-}
-
-static void base_teardown(void)
-{
-    nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Fills BUF with LEN bytes derived from SEED, so a block can be checked later. */
-static void fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (size_t i = 0; i < len; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        buf[i] = (uint8_t)x;
-    }
 }
 
 /* Asserts that (ID, VERSION) is stored with TYPE and the LEN bytes fill(SEED) makes. */

@@ -12,8 +12,9 @@
     next request comes is followed by one more.
     @discuss
         spm_syncer_t *s = spm_syncer_new(store, journal);
-        spm_syncer_kick(s);          // from the loop, after commits
-        spm_syncer_destroy(&s);      // waits for a running flush
+        uint64_t k = spm_syncer_kick(s);   // from the loop, after commits
+        if (spm_syncer_done(s) >= k) ...    // what was written before the kick is on disk
+        spm_syncer_destroy(&s);            // waits for a running flush
     Errors (a full disk) are logged by the thread, as the loop's own flush
     did; the next commit's write reports them to the job.
     @end
@@ -23,16 +24,23 @@
 #define SPM_SYNCER_H_INCLUDED
 
 #include "datacache/store.h"
+
+#include <stdint.h>
 #include "vm/journal.h"
 
 typedef struct spm_syncer spm_syncer_t;
 
-/*  Starts the thread. STORE and JOURNAL must outlive the syncer. Returns
+/*  Starts the thread. STORE and JOURNAL (NULL: none) must outlive the syncer. Returns
     NULL when the thread cannot start. */
 spm_syncer_t *spm_syncer_new(spm_store_t *store, spm_journal_t *journal);
 
-/*  Asks for a flush of both; returns at once. */
-void spm_syncer_kick(spm_syncer_t *self);
+/*  Asks for a flush of both; returns at once, with the number of this
+    request (1, 2, ...). */
+uint64_t spm_syncer_kick(spm_syncer_t *self);
+
+/*  The number of the last request whose flush has finished: everything
+    written before that request was made is on disk (0: none yet). */
+uint64_t spm_syncer_done(spm_syncer_t *self);
 
 /*  Finishes a running flush, stops the thread and frees *SELF. */
 void spm_syncer_destroy(spm_syncer_t **self);

@@ -2,7 +2,7 @@
     syncer - flushes the center's store and journal to disk off its loop
     =========================================================================
 */
-#include "datacache/syncer.h"
+#include "vm/syncer.h"
 #include "vm/log.h"
 #include "vm/spm.h"
 
@@ -15,8 +15,10 @@ struct spm_syncer {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    int wanted;  /* a flush was asked for since the last one began */
-    int stopped; /* destroy: finish and leave */
+    uint64_t asked; /* requests so far */
+    uint64_t begun; /* the newest request a flush began for */
+    uint64_t done;  /* the newest request whose flush finished */
+    int stopped;    /* destroy: finish and leave */
 };
 
 static void *run(void *arg)
@@ -24,15 +26,16 @@ static void *run(void *arg)
     spm_syncer_t *s = arg;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        while (!s->wanted && !s->stopped)
+        while (s->begun == s->asked && !s->stopped)
             pthread_cond_wait(&s->wake, &s->lock);
-        if (!s->wanted)
+        if (s->begun == s->asked)
             break;
-        s->wanted = 0;
+        uint64_t mine = s->begun = s->asked;
         pthread_mutex_unlock(&s->lock);
-        if (spm_store_sync(s->store) != 0 || spm_journal_sync(s->journal) != 0)
+        if (spm_store_sync(s->store) != 0 || (s->journal && spm_journal_sync(s->journal) != 0))
             spm_log_error("%s", spm_error_detail());
         pthread_mutex_lock(&s->lock);
+        s->done = mine;
     }
     pthread_mutex_unlock(&s->lock);
     return NULL;
@@ -56,12 +59,21 @@ spm_syncer_t *spm_syncer_new(spm_store_t *store, spm_journal_t *journal)
     return s;
 }
 
-void spm_syncer_kick(spm_syncer_t *self)
+uint64_t spm_syncer_kick(spm_syncer_t *self)
 {
     pthread_mutex_lock(&self->lock);
-    self->wanted = 1;
+    uint64_t n = ++self->asked;
     pthread_cond_signal(&self->wake);
     pthread_mutex_unlock(&self->lock);
+    return n;
+}
+
+uint64_t spm_syncer_done(spm_syncer_t *self)
+{
+    pthread_mutex_lock(&self->lock);
+    uint64_t n = self->done;
+    pthread_mutex_unlock(&self->lock);
+    return n;
 }
 
 void spm_syncer_destroy(spm_syncer_t **self)
