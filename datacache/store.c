@@ -344,8 +344,16 @@ int spm_store_identity_read(MDB_txn *txn, MDB_dbi dbi, const char *dir,
         return spm_error(SPM_ENOTFOUND, "%s: no identity record", dir);
     if (rc)
         return spm_store_lmdb_error(rc, dir, "reading the identity record");
-    if (val.mv_size != IDENT_LEN || memcmp(val.mv_data, MAGIC, MAGIC_LEN) != 0)
-        return spm_error(SPM_EFORMAT, "%s: identity record of another layout", dir);
+    const char *v = val.mv_data;
+    if (val.mv_size >= MAGIC_LEN && memcmp(v, MAGIC, MAGIC_LEN - 1) == 0 &&
+        v[MAGIC_LEN - 1] != MAGIC[MAGIC_LEN - 1])
+        return spm_error(
+            SPM_EFORMAT, "%s: a store of layout %c, written by %s spm; this spm reads layout %c",
+            dir, v[MAGIC_LEN - 1], v[MAGIC_LEN - 1] < MAGIC[MAGIC_LEN - 1] ? "an older" : "a newer",
+            MAGIC[MAGIC_LEN - 1]);
+    if (val.mv_size != IDENT_LEN || memcmp(v, MAGIC, MAGIC_LEN) != 0)
+        return spm_error(SPM_EFORMAT, "%s: not a store of spm (its identity record is unknown)",
+                         dir);
     memcpy(id, (const uint8_t *)val.mv_data + MAGIC_LEN, SPM_STORE_ID_LEN);
     return 0;
 }
@@ -949,11 +957,16 @@ static int identity_load(spm_store_t *self)
                 return rc;
             continue; /* read back what is stored: another opener may have been first */
         }
-        if (rc == SPM_ENOTFOUND || rc == SPM_EFORMAT)
+        if (rc == SPM_ENOTFOUND)
             return spm_error(SPM_ESTORE,
-                             "%s: written by an older spm (different block layout); move it "
-                             "away to start a new store",
-                             self->dir);
+                             "%s: a store of layout 1, written by an older spm; this spm reads "
+                             "layout %c; move it away to start a new store",
+                             self->dir, MAGIC[MAGIC_LEN - 1]);
+        if (rc == SPM_EFORMAT) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", spm_error_detail());
+            return spm_error(SPM_ESTORE, "%s; move it away to start a new store", why);
+        }
         return rc;
     }
 }

@@ -58,9 +58,8 @@ static int check_identity(spm_store_view_t *self, const uint8_t id[16])
     else
         rc = spm_store_identity_read(txn, self->dbi, self->dir, found);
     mdb_txn_abort(txn);
-    if (rc == SPM_EFORMAT)
-        return spm_error(SPM_ENOTFOUND, "%s: not a store of this spm (identity of another layout)",
-                         self->dir);
+    if (rc == SPM_EFORMAT) /* the detail names the layout */
+        return SPM_ENOTFOUND;
     if (rc == 0 && memcmp(found, id, SPM_STORE_ID_LEN) != 0)
         return spm_error(SPM_ENOTFOUND, "%s: holds another store than the one asked for",
                          self->dir);

@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -1285,6 +1287,34 @@ static void center_free(center_t *c)
         zmq_ctx_term(c->ctx);
 }
 
+/*  One center per store: a second would mix its journal and commits with
+    the first's. Takes an exclusive lock on DIR/center.lock, held until
+    the process ends, and writes this process's id into it. Returns 0, or
+    SPM_EINVAL with the detail naming the other center, or SPM_EIO. */
+static int lock_store(const char *dir)
+{
+    char path[4096], pid[32] = "";
+    snprintf(path, sizeof path, "%s/center.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        ssize_t n = read(fd, pid, sizeof pid - 1);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        if (err == EWOULDBLOCK)
+            return spm_error(SPM_EINVAL, "%s: in use by another center (process %s)", dir,
+                             *pid ? pid : "?");
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(err));
+    }
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        spm_log_warn("%s: cannot write this process's id", path);
+    return 0; /* FD stays open: the lock lasts as long as the process */
+}
+
 /*  A center started on a store it ran on before: its jobs go on. */
 static int resume_jobs(center_t *c)
 {
@@ -1482,6 +1512,10 @@ static int center_main(int argc, char **argv)
         spm_cli_fail("center", SPM_ESTORE);
         goto done;
     }
+    if ((rc = lock_store(store)) != 0) {
+        spm_cli_fail("center", rc);
+        goto done;
+    }
     spm_store_identity(c.store, c.store_id);
     c.warmer = spm_warmer_start(store, (uint64_t)warm_mb << 20);
     c.store_dir = realpath(store, NULL); /* NULL: IEUs go through the center */
@@ -1508,7 +1542,7 @@ static int center_main(int argc, char **argv)
         .journal = journal, .no_sync = no_sync, .sync_us = (uint64_t)sync_ms * 1000u};
     if (!(c.durable = spm_durable_open(c.store, store, c.store_id, &dopts)) ||
         resume_jobs(&c) != 0) {
-        spm_log_error("%s", spm_error_detail());
+        spm_cli_fail("center", SPM_EIO);
         goto done;
     }
     memcpy(c.cache_id, c.store_id, sizeof c.cache_id);

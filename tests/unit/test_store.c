@@ -753,13 +753,22 @@ START_TEST(test_older_layout_refused)
     ck_assert_ptr_null(spm_store_open(dir));
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "older spm"));
 
-    /* an identity record of another layout is refused as well */
+    /* an identity record of another layout is refused as well, naming it */
     uint8_t other[24] = "spmstor1";
     raw_put(0, 0, other, sizeof other);
     ck_assert_ptr_null(spm_store_open(dir));
-    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "older spm"));
+    ck_assert_msg(strstr(spm_error_detail(), "layout 1, written by an older spm; this spm reads "
+                                             "layout 2") != NULL,
+                  "%s", spm_error_detail());
     ck_assert_ptr_null(spm_store_view_open(dir, id));
-    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "another layout"));
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "layout 1"));
+
+    /* and one of a newer spm */
+    uint8_t newer[24] = "spmstor3";
+    raw_put(0, 0, newer, sizeof newer);
+    ck_assert_ptr_null(spm_store_open(dir));
+    ck_assert_msg(strstr(spm_error_detail(), "layout 3, written by a newer spm") != NULL, "%s",
+                  spm_error_detail());
 }
 END_TEST
 
