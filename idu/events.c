@@ -69,7 +69,7 @@ static void put_raw(wbuf_t *b, const void *d, size_t n)
 {
     while (!b->full && b->cap < b->n + n)
         b->full = spm_grow(&b->p, b->cap, &b->cap, 1, 128) != 0;
-    if (b->full)
+    if (b->full || !n)
         return;
     memcpy(b->p + b->n, d, n);
     b->n += n;
@@ -149,6 +149,24 @@ void spm_idu_set_recorder(spm_idu_t *self, spm_idu_record_fn fn, void *arg)
     self->record_arg = arg;
 }
 
+/*  An empty record in the IDU's buffer, which records reuse. */
+static wbuf_t wbuf_of(spm_idu_t *self)
+{
+    return (wbuf_t){.p = self->ev_buf, .cap = self->ev_cap};
+}
+
+/*  Gives the buffer of record B back to the IDU, for the next one. */
+static void wbuf_done(spm_idu_t *self, wbuf_t *b)
+{
+    if (b->cap > (1u << 20)) { /* a big record (an ended job's blocks): not kept */
+        free(b->p);
+        b->p = NULL;
+        b->cap = 0;
+    }
+    self->ev_buf = b->p;
+    self->ev_cap = b->cap;
+}
+
 static void emit(spm_idu_t *self, uint64_t job, wbuf_t *b)
 {
     if (!b->full && self->record)
@@ -156,7 +174,7 @@ static void emit(spm_idu_t *self, uint64_t job, wbuf_t *b)
     else if (b->full)
         spm_log_error("job %llu: out of memory recording an event; a restart will not resume it",
                       (unsigned long long)job);
-    free(b->p);
+    wbuf_done(self, b);
 }
 
 /*  Whether JOB's events are to be recorded (a recorder is set and the job
@@ -172,7 +190,7 @@ void spm_ev_submit(spm_idu_t *self, const job_t *job, const void *args, size_t l
         return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    wbuf_t b = {0};
+    wbuf_t b = wbuf_of(self);
     uint8_t t = EV_SUBMIT;
     put_raw(&b, &t, 1);
     put_uv(&b, job->id);
@@ -195,7 +213,7 @@ void spm_ev_feed(spm_idu_t *self, const spm_sf_t *sf, const spm_ieu_t *who)
 {
     if (!recording(self, sf->job))
         return;
-    wbuf_t b = {0};
+    wbuf_t b = wbuf_of(self);
     uint8_t t = EV_FEED;
     put_raw(&b, &t, 1);
     put_uv(&b, sf->id);
@@ -207,7 +225,7 @@ void spm_ev_commit(spm_idu_t *self, const si_t *si, const spm_idu_commit_t *c, c
 {
     if (!recording(self, si->job))
         return;
-    wbuf_t b = {0};
+    wbuf_t b = wbuf_of(self);
     uint8_t t = EV_COMMIT;
     put_raw(&b, &t, 1);
     put_uv(&b, si->pub.id);
@@ -225,7 +243,7 @@ void spm_ev_fail(spm_idu_t *self, const job_t *job, int code, const char *msg)
 {
     if (!recording(self, job))
         return;
-    wbuf_t b = {0};
+    wbuf_t b = wbuf_of(self);
     uint8_t t = EV_FAIL;
     put_raw(&b, &t, 1);
     put_sv(&b, code);
@@ -237,7 +255,7 @@ void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone)
 {
     if (!self->record)
         return;
-    wbuf_t b = {0};
+    wbuf_t b = wbuf_of(self);
     uint8_t t = gone ? EV_GONE : EV_PUT;
     put_raw(&b, &t, 1);
     put_uv(&b, id);
@@ -248,7 +266,7 @@ void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone)
 
 size_t spm_idu_job_kept(spm_idu_t *self, uint64_t job)
 {
-    wbuf_t b = {0};
+    wbuf_t b = wbuf_of(self);
     uint8_t t = EV_KEPT;
     put_raw(&b, &t, 1);
     size_t n = 0, pos = 0;
@@ -267,13 +285,13 @@ size_t spm_idu_job_kept(spm_idu_t *self, uint64_t job)
     if (n && self->record)
         emit(self, job, &b);
     else
-        free(b.p);
+        wbuf_done(self, &b);
     return n;
 }
 
 size_t spm_idu_record_puts(spm_idu_t *self)
 {
-    wbuf_t b = {0};
+    wbuf_t b = wbuf_of(self);
     uint8_t t = EV_NEXT;
     put_raw(&b, &t, 1);
     put_uv(&b, self->next_sdb);
@@ -310,7 +328,7 @@ void spm_idu_record_turn(spm_idu_t *self)
         job_t *job = spm_hmap_get(self->jobs, self->ev_jobs[i]);
         if (!job || !job->nev_issued)
             continue;
-        wbuf_t b = {0};
+        wbuf_t b = wbuf_of(self);
         uint8_t t = EV_ISSUED;
         put_raw(&b, &t, 1);
         put_uv(&b, job->nev_issued);
@@ -323,7 +341,7 @@ void spm_idu_record_turn(spm_idu_t *self)
         if (self->record)
             emit(self, job->id, &b);
         else
-            free(b.p);
+            wbuf_done(self, &b);
     }
     self->nev_jobs = 0;
 }
@@ -337,7 +355,7 @@ size_t spm_ev_input(spm_idu_t *self, job_t *job, void *live, size_t len, size_t 
     struct replay *rp = job->replay;
     if (!rp) {
         if (self->record) {
-            wbuf_t b = {0};
+            wbuf_t b = wbuf_of(self);
             uint8_t t = EV_INPUT;
             put_raw(&b, &t, 1);
             put_bytes(&b, live, len);

@@ -102,11 +102,24 @@ void spm_idu_destroy(spm_idu_t **selfp)
     pos = 0;
     while (self->jobs && spm_hmap_next(self->jobs, &pos, &key, &value))
         job_free(value);
+    /* SIs still waiting for a version (a job cut short): each once, though
+       it may wait for several */
+    spm_hmap_t *waiting = spm_hmap_new();
+    pos = 0;
+    while (waiting && self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value))
+        for (pending_t *p = ((sdb_t *)value)->pending; p; p = p->next)
+            for (size_t i = 0; i < p->waiters.n; i++)
+                spm_hmap_put(waiting, (uint64_t)(uintptr_t)p->waiters.v[i], p->waiters.v[i]);
+    pos = 0;
+    while (waiting && spm_hmap_next(waiting, &pos, &key, &value))
+        spm_idu_si_free(value);
+    spm_hmap_destroy(&waiting);
     pos = 0;
     while (self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value))
         spm_sb_sdb_free(value);
     free(self->garbage);
     free(self->ev_jobs);
+    free(self->ev_buf);
     spm_hmap_destroy(&self->sdbs);
     spm_hmap_destroy(&self->issued);
     spm_hmap_destroy(&self->jobs);

@@ -171,6 +171,8 @@ struct spm_idu {
     int speculate;            /* copy stragglers to idle IEUs at the end of a stage */
     spm_idu_record_fn record; /* takes every event (events.c), or NULL */
     void *record_arg;
+    uint8_t *ev_buf; /* the buffer events are encoded in, reused */
+    size_t ev_cap;
     uint64_t *ev_jobs; /* jobs with SIs in ev_issued, recorded at spm_idu_record_turn */
     size_t nev_jobs, capev_jobs;
     spm_idu_op_t *garbage; /* versions to delete from the store */

@@ -54,6 +54,12 @@ static void on_record(void *arg, uint64_t job, const void *rec, size_t len)
     recs[nrecs++].len = len;
 }
 
+static void forget_records(void)
+{
+    while (nrecs)
+        free(recs[--nrecs].data);
+}
+
 static void on_emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
 {
     world_t *wd = arg;
@@ -275,9 +281,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    for (size_t i = 0; i < nrecs; i++)
-        free(recs[i].data);
-    nrecs = 0;
+    forget_records();
     for (int i = 0; i < 2; i++)
         spm_idu_destroy(&worlds[i].idu);
 }
@@ -321,7 +325,7 @@ static uint64_t uninterrupted(void)
     a fresh IDU, then to its end. */
 static void stop_and_resume(size_t cut, uint64_t want)
 {
-    nrecs = 0;
+    forget_records();
     world_t *a = &worlds[0], *b = &worlds[1];
     world_new(a, 1);
     uint64_t job;
