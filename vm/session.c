@@ -266,16 +266,29 @@ static int hello(spm_session_t *s)
 }
 
 /*  Sends ENV and waits for the answer WANT into *M, asking once more when
-    the center restarted in between (it forgot the first). Returns 1 with
-    *M set, or an SPM_E* code. */
-static int ask(spm_session_t *s, Spm__Envelope *env, int want, spm_msg_t *m)
+    the center restarted in between (it forgot the first). A request that
+    may be asked twice (AGAIN: status, cancel, discard) is asked again
+    after every second without an answer, until the timeout: a center that
+    died with it unanswered and came back answers the next one. Returns 1
+    with *M set, or an SPM_E* code. */
+static int ask(spm_session_t *s, Spm__Envelope *env, int want, int again, spm_msg_t *m)
 {
+    uint64_t deadline = spm_now_us() + (uint64_t)s->o.timeout_ms * 1000;
     int rc = SPM_ESTRANGER;
-    for (int k = 0; k < 2 && rc == SPM_ESTRANGER; k++) {
+    for (int strangers = 0; strangers < 2;) {
+        uint64_t now = spm_now_us();
+        long left = now < deadline ? (long)((deadline - now) / 1000) : 0;
         rc = send_env(s, env, NULL, 0);
         if (rc == 0)
-            rc = expect(s, want, s->o.timeout_ms, m);
+            rc = expect(s, want, again && left > 1000 ? 1000 : left, m);
+        if (rc == SPM_ESTRANGER)
+            strangers++;
+        else if (!(again && rc == SPM_EUNREACH && spm_now_us() < deadline))
+            break;
+        s->silent = 0; /* asked again */
     }
+    if (again && rc == SPM_EUNREACH)
+        spm_error(rc, "%s: the center did not answer within %ld ms", s->endpoint, s->o.timeout_ms);
     return rc;
 }
 
@@ -842,7 +855,7 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
     env.body_case = SPM__ENVELOPE__BODY_SUBMIT;
     env.submit = &sub;
     spm_msg_t m;
-    int rc = ask(s, &env, SPM__ENVELOPE__BODY_SUBMITTED, &m);
+    int rc = ask(s, &env, SPM__ENVELOPE__BODY_SUBMITTED, 0, &m);
     if (rc != 1)
         return rc;
     uint64_t job = m.env->submitted->job;
@@ -971,7 +984,7 @@ int spm_session_status(spm_session_t *s, char **json, char **text)
     env.body_case = SPM__ENVELOPE__BODY_STATUS;
     env.status = &q;
     spm_msg_t m;
-    int rc = ask(s, &env, SPM__ENVELOPE__BODY_STATUS_REPLY, &m);
+    int rc = ask(s, &env, SPM__ENVELOPE__BODY_STATUS_REPLY, 1, &m);
     if (rc != 1)
         return rc;
     *json = strdup(m.env->status_reply->json);
@@ -990,7 +1003,7 @@ int spm_session_status(spm_session_t *s, char **json, char **text)
 static int ask_ack(spm_session_t *s, Spm__Envelope *env, const char *what)
 {
     spm_msg_t m;
-    int rc = ask(s, env, SPM__ENVELOPE__BODY_ACK, &m);
+    int rc = ask(s, env, SPM__ENVELOPE__BODY_ACK, 1, &m);
     if (rc != 1)
         return rc;
     rc = m.env->ack->status;
