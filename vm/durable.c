@@ -287,12 +287,7 @@ void spm_durable_turn(spm_durable_t *self, uint64_t now, int store_dirty, spm_du
     compact_puts(self);
     spm_durable_flush(self);
     self->dirty |= store_dirty;
-    if (!self->journal || self->o.no_sync) { /* nothing to wait for */
-        release(self, UINT64_MAX, fn, arg);
-        self->dirty = 0;
-        return;
-    }
-    if (self->dirty && now - self->last_sync >= self->o.sync_us) {
+    if (!self->o.no_sync && self->dirty && now - self->last_sync >= self->o.sync_us) {
         if (self->syncer) {
             self->kicks = spm_syncer_kick(self->syncer);
         } else {
@@ -302,7 +297,11 @@ void spm_durable_turn(spm_durable_t *self, uint64_t now, int store_dirty, spm_du
         self->dirty = 0;
         self->last_sync = now;
     }
-    release(self, self->syncer ? spm_syncer_done(self->syncer) : self->kicks, fn, arg);
+    /* Without a journal, or a disk to wait for, garbage goes at once. */
+    uint64_t done = !self->journal || self->o.no_sync ? UINT64_MAX
+                    : self->syncer                    ? spm_syncer_done(self->syncer)
+                                                      : self->kicks;
+    release(self, done, fn, arg);
 }
 
 void spm_durable_reported(spm_durable_t *self, spm_idu_t *idu, uint64_t job)
