@@ -18,10 +18,29 @@
     first.
 
     The syncer thread only ever touches the list of descriptors to sync, the
-    directory flag and the descriptors retired while it syncs, all under
-    one lock that the loop takes once per flush (after its writes) and when
-    a descriptor is closed. A descriptor the running sync may still use is
-    closed by that sync when it ends, so a number is never reused under it.
+    directory flag, the failure of an early close (below) and the
+    descriptors retired while it syncs, all under one lock that the loop
+    takes once per flush (after its writes) and when a descriptor is closed.
+    A descriptor the running sync may still use is closed by that sync when
+    it ends, so a number is never reused under it.
+
+    At most max_open job files are open at once (a center keeps the files
+    of jobs nobody discarded for ever): before a file is opened, those of
+    the least recently written jobs are closed, first those with nothing
+    buffered. A job's size is known once its file was checked, so a file
+    opened again is written at that offset with no read. Policy for a file
+    closed early that was written since the last sync began: the loop
+    fdatasyncs it before closing it and takes it off the next sync's list,
+    so that promise holds exactly without the descriptor (a failure is
+    reported by the sync that is running and by the next one). That costs
+    the loop one fdatasync per such close, which only happens when more
+    than max_open jobs are written within one sync period (or, when no
+    sync ever runs, since open); handing the descriptor to the next sync
+    instead would keep it open for as long as no sync runs, which with the
+    center's --no-sync is for ever.
+    When the running sync is to sync it too, the descriptor is retired: it
+    closes when that sync ends, so up to max_open more files can be open
+    meanwhile.
     =========================================================================
 */
 #include "vm/journal.h"
@@ -49,18 +68,21 @@
 #define KEEP_BUF (64 << 10) /* a job's buffer larger than this is freed once written */
 #define NAME_MAX_LEN 48     /* room for "max_job.N", "JOB.log.new" and the like */
 
-typedef struct {
-    uint64_t id;     /* the job */
-    int fd;          /* JOB.log, read-write; -1 until first needed */
-    int on_disk;     /* JOB.log exists (found at open, or created since) */
-    int checked;     /* the file was read and cut to its intact prefix: size is right */
-    int rewrite;     /* reset: the next flush replaces the file */
-    int pending;     /* listed in self->pending: the next flush has work for it */
-    uint64_t size;   /* bytes of the file (header and whole records), once checked */
-    uint64_t gen;    /* self->gen when fd was listed dirty; 0: not since */
-    uint8_t *buf;    /* framed records not yet written */
-    size_t len, cap; /* bytes in buf, bytes allocated */
-} job_t;
+typedef struct job job_t;
+struct job {
+    uint64_t id;          /* the job */
+    int fd;               /* JOB.log, read-write; -1 while closed (until needed) */
+    int on_disk;          /* JOB.log exists (found at open, or created since) */
+    int checked;          /* the file was read and cut to its intact prefix: size is right */
+    int rewrite;          /* reset: the next flush replaces the file */
+    int pending;          /* listed in self->pending: the next flush has work for it */
+    int wrote;            /* fd was written and not listed dirty since */
+    uint64_t size;        /* bytes of the file (header and whole records), once checked */
+    uint64_t gen;         /* self->gen when fd was listed dirty; 0: not since it was opened */
+    job_t *newer, *older; /* neighbours among the jobs whose file is open, by last write */
+    uint8_t *buf;         /* framed records not yet written */
+    size_t len, cap;      /* bytes in buf, bytes allocated */
+};
 
 typedef struct {
     int fd;       /* to fdatasync */
@@ -79,6 +101,10 @@ struct spm_journal {
     size_t nfound, capfound;
     uint64_t max_job; /* spm_journal_max_job */
     uint64_t mark;    /* N of DIR/journal/max_job.N; 0: there is none */
+    job_t *newest;    /* the jobs whose file is open, from the last written ... */
+    job_t *oldest;    /* ... to the least recently written (closed first) */
+    size_t nopen;     /* jobs whose file is open */
+    size_t max_open;  /* spm_journal_set_max_open */
     /* Shared with a syncing thread, under lock. */
     pthread_mutex_t lock;
     pthread_mutex_t sync_lock; /* held by the running sync: one at a time */
@@ -88,9 +114,11 @@ struct spm_journal {
     size_t nsyncing, capsyncing;
     int *retired; /* descriptors to close when the running sync ends */
     size_t nretired, capretired;
-    int dir_dirty; /* files came, went or were renamed since the last sync began */
-    int in_sync;   /* a sync is running */
-    uint64_t gen;  /* syncs begun, plus 1 */
+    int dir_dirty;      /* files came, went or were renamed since the last sync began */
+    int in_sync;        /* a sync is running */
+    uint64_t gen;       /* syncs begun, plus 1 */
+    int close_errno;    /* fdatasync of a file closed early failed: its errno; 0: none */
+    uint64_t close_job; /* that file's job */
 };
 
 /* -------------------------------------------------------------- helpers */
@@ -214,17 +242,27 @@ static void note_dir(spm_journal_t *self)
     pthread_mutex_unlock(&self->lock);
 }
 
-/*  Closes FD (a job's file, dropped or replaced): at once, or when the
-    running sync ends if that sync may be using it. */
-static void retire_fd(spm_journal_t *self, int fd)
+/*  Closes FD, job JOB's file, which the loop is done with, and takes it off
+    the next sync's list: when SYNC_FIRST (it was written since the last
+    sync began) after fdatasyncing it, a failure being left for the syncs
+    to report; else the file was deleted or replaced. Closed at once, or
+    when the running sync ends if that sync is to sync it. */
+static void retire_fd(spm_journal_t *self, int fd, uint64_t job, int sync_first)
 {
+    int err = sync_first && fdatasync(fd) != 0 ? errno : 0;
     pthread_mutex_lock(&self->lock);
     for (size_t i = 0; i < self->ndirty; i++)
         if (self->dirty[i].fd == fd) {
             self->dirty[i] = self->dirty[--self->ndirty];
             break;
         }
-    int busy = self->in_sync;
+    if (err && !self->close_errno) {
+        self->close_errno = err;
+        self->close_job = job;
+    }
+    int busy = 0;
+    for (size_t i = 0; self->in_sync && !busy && i < self->nsyncing; i++)
+        busy = self->syncing[i].fd == fd;
     int later = busy && spm_grow(&self->retired, self->nretired, &self->capretired,
                                  sizeof *self->retired, 8) == 0;
     if (later)
@@ -239,6 +277,105 @@ static void retire_fd(spm_journal_t *self, int fd)
         return;
     }
     close(fd);
+}
+
+/* ------------------------------------------------------------ open files */
+
+/*  Puts J first among the open files: the last to close. */
+static void link_newest(spm_journal_t *self, job_t *j)
+{
+    j->newer = NULL;
+    j->older = self->newest;
+    if (self->newest)
+        self->newest->newer = j;
+    else
+        self->oldest = j;
+    self->newest = j;
+}
+
+static void unlink_open(spm_journal_t *self, job_t *j)
+{
+    if (j->newer)
+        j->newer->older = j->older;
+    else
+        self->newest = j->older;
+    if (j->older)
+        j->older->newer = j->newer;
+    else
+        self->oldest = j->newer;
+    j->newer = j->older = NULL;
+}
+
+/*  J's file is open as FD (J had none): J is the last written. */
+static void set_fd(spm_journal_t *self, job_t *j, int fd)
+{
+    assert(j->fd < 0);
+    j->fd = fd;
+    j->gen = 0;
+    j->wrote = 0;
+    link_newest(self, j);
+    self->nopen++;
+}
+
+/*  J's file was just written: it becomes the last to close. */
+static void touch(spm_journal_t *self, job_t *j)
+{
+    if (self->newest != j) {
+        unlink_open(self, j);
+        link_newest(self, j);
+    }
+}
+
+/*  Takes J's descriptor (open) away from J and returns it: the caller
+    closes it (retire_fd). */
+static int take_fd(spm_journal_t *self, job_t *j)
+{
+    int fd = j->fd;
+    unlink_open(self, j);
+    self->nopen--;
+    j->fd = -1;
+    j->gen = 0;
+    j->wrote = 0;
+    return fd;
+}
+
+/*  Closes J's file (open) until J is written again; J keeps its size, so
+    the file is then written at the same offset. A file written since the
+    last sync began is fdatasynced first (see the top of the file). */
+static void close_file(spm_journal_t *self, job_t *j)
+{
+    pthread_mutex_lock(&self->lock);
+    int listed = j->gen == self->gen; /* on the next sync's list */
+    pthread_mutex_unlock(&self->lock);
+    int unsynced = listed || j->wrote;
+    uint64_t id = j->id;
+    retire_fd(self, take_fd(self, j), id, unsynced);
+}
+
+/*  Closes the files of the least recently written jobs until at most KEEP
+    are open: first of jobs with nothing buffered, then, when that is not
+    enough, of the others (opened again when their records are written). */
+static void trim(spm_journal_t *self, size_t keep)
+{
+    for (int any = 0; any < 2 && self->nopen > keep; any++)
+        for (job_t *j = self->oldest, *newer; j && self->nopen > keep; j = newer) {
+            newer = j->newer;
+            if (any || !j->len)
+                close_file(self, j);
+        }
+}
+
+/*  Opens J's file NAME (J has none open) with FLAGS, and mode 0600 when it
+    is created, first closing others so that at most max_open are open.
+    Returns 0, or -1 with errno set. */
+static int open_file(spm_journal_t *self, job_t *j, const char *name, int flags)
+{
+    trim(self, self->max_open - 1);
+    int fd = openat(self->dirfd, name, flags | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    set_fd(self, j, fd);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ jobs */
@@ -344,7 +481,7 @@ static int read_job(spm_journal_t *self, job_t *j, spm_journal_fn fn, void *arg,
 {
     char name[NAME_MAX_LEN];
     job_name(name, j->id, "");
-    if (j->fd < 0 && (j->fd = openat(self->dirfd, name, O_RDWR | O_CLOEXEC)) < 0) {
+    if (j->fd < 0 && open_file(self, j, name, O_RDWR) != 0) {
         if (errno != ENOENT)
             return io_error(self, name);
         j->on_disk = 0; /* removed behind our back: nothing to read, made again when written */
@@ -391,14 +528,13 @@ static int write_job(spm_journal_t *self, job_t *j, int *dir_changed)
     int rc;
     if (j->fd < 0 && j->on_disk && !j->checked && (rc = read_job(self, j, NULL, NULL, NULL)) != 0)
         return rc;
-    if (j->fd < 0 && j->on_disk && (j->fd = openat(self->dirfd, name, O_RDWR | O_CLOEXEC)) < 0) {
+    if (j->fd < 0 && j->on_disk && open_file(self, j, name, O_RDWR) != 0) {
         if (errno != ENOENT)
             return io_error(self, name);
         j->on_disk = 0; /* removed behind our back: made again */
     }
     if (j->fd < 0) {
-        j->fd = openat(self->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (j->fd < 0)
+        if (open_file(self, j, name, O_RDWR | O_CREAT | O_TRUNC) != 0)
             return io_error(self, name);
         j->on_disk = j->checked = 1;
         j->size = 0;
@@ -417,6 +553,8 @@ static int write_job(spm_journal_t *self, job_t *j, int *dir_changed)
         return rc;
     }
     j->size = (at ? at : FILE_HEADER) + j->len;
+    j->wrote = 1;
+    touch(self, j);
     written(j);
     return 0;
 }
@@ -430,6 +568,7 @@ static int rewrite_job(spm_journal_t *self, job_t *j)
     char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN];
     job_name(name, j->id, "");
     job_name(tmp, j->id, ".new");
+    trim(self, self->max_open - 1); /* the new file takes J's place among the open ones */
     int fd = openat(self->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return io_error(self, tmp);
@@ -443,12 +582,11 @@ static int rewrite_job(spm_journal_t *self, job_t *j)
         return rc;
     }
     if (j->fd >= 0)
-        retire_fd(self, j->fd);
-    j->fd = fd;
+        retire_fd(self, take_fd(self, j), j->id, 0);
+    set_fd(self, j, fd); /* synced: not listed for the next sync, which syncs the directory */
     j->size = FILE_HEADER + j->len;
     j->on_disk = j->checked = 1;
     j->rewrite = 0;
-    j->gen = 0;
     written(j);
     return 0;
 }
@@ -635,6 +773,7 @@ spm_journal_t *spm_journal_open(const char *dir, const uint8_t store_id[16])
     }
     self->dirfd = -1;
     self->gen = 1;
+    self->max_open = SPM_JOURNAL_MAX_OPEN;
     pthread_mutex_init(&self->lock, NULL);
     pthread_mutex_init(&self->sync_lock, NULL);
     if (asprintf(&self->path, "%s/journal", dir) < 0)
@@ -766,14 +905,17 @@ int spm_journal_flush(spm_journal_t *self)
         job_t *j = self->pending[i];
         if (j->pending) {
             self->pending[kept++] = j;
-        } else if (j->fd >= 0 && j->gen != self->gen) {
-            if (spm_grow(&self->dirty, self->ndirty, &self->capdirty, sizeof *self->dirty, 16) ==
-                0) {
-                self->dirty[self->ndirty++] = (dirty_t){j->fd, j->id};
-                j->gen = self->gen;
-            } else if (rc == 0) {
-                rc = spm_error(SPM_ENOMEM, "out of memory");
+        } else if (j->fd >= 0 && j->wrote) {
+            if (j->gen != self->gen && spm_grow(&self->dirty, self->ndirty, &self->capdirty,
+                                                sizeof *self->dirty, 16) != 0) {
+                if (rc == 0)
+                    rc = spm_error(SPM_ENOMEM, "out of memory");
+                continue; /* still marked written: a close syncs it */
             }
+            if (j->gen != self->gen)
+                self->dirty[self->ndirty++] = (dirty_t){j->fd, j->id};
+            j->gen = self->gen;
+            j->wrote = 0;
         }
     }
     if (dir_changed)
@@ -800,9 +942,15 @@ int spm_journal_sync(spm_journal_t *self)
     int dir = self->dir_dirty;
     self->dir_dirty = 0;
     self->in_sync = 1;
+    int err = self->close_errno;
+    uint64_t err_job = self->close_job;
+    self->close_errno = 0;
     pthread_mutex_unlock(&self->lock);
 
     int rc = 0;
+    if (err)
+        rc = spm_error(SPM_EIO, "%s/%llu.log: %s", self->path, (unsigned long long)err_job,
+                       strerror(err));
     for (size_t i = 0; i < n; i++)
         if (fdatasync(list[i].fd) != 0 && rc == 0)
             rc = spm_error(SPM_EIO, "%s/%llu.log: %s", self->path, (unsigned long long)list[i].job,
@@ -811,6 +959,9 @@ int spm_journal_sync(spm_journal_t *self)
         rc = spm_error(SPM_EIO, "%s: %s", self->path, strerror(errno));
 
     pthread_mutex_lock(&self->lock);
+    if (self->close_errno && rc == 0) /* a file this sync was to sync too, closed meanwhile */
+        rc = spm_error(SPM_EIO, "%s/%llu.log: %s", self->path, (unsigned long long)self->close_job,
+                       strerror(self->close_errno));
     self->nsyncing = 0;
     self->in_sync = 0;
     for (size_t i = 0; i < self->nretired; i++)
@@ -838,7 +989,7 @@ int spm_journal_drop(spm_journal_t *self, uint64_t job)
         self->last = NULL;
     unpend(self, j);
     if (j->fd >= 0)
-        retire_fd(self, j->fd);
+        retire_fd(self, take_fd(self, j), job, 0);
     if (j->on_disk) {
         char name[NAME_MAX_LEN];
         job_name(name, job, "");
@@ -878,14 +1029,19 @@ int spm_journal_replay(spm_journal_t *self, spm_journal_fn fn, void *arg,
         int rc = read_job(self, j, fn, arg, report);
         if (rc != 0)
             return rc;
-        if (opened && j->fd >= 0 && !j->pending) { /* not written to yet: spare the descriptor */
-            close(j->fd);
-            j->fd = -1;
-        }
+        if (opened && j->fd >= 0 && !j->pending) /* not written to yet: spare the descriptor */
+            close_file(self, j);
     }
     if (report)
         report->max_job = self->max_job;
     return 0;
+}
+
+void spm_journal_set_max_open(spm_journal_t *self, size_t n)
+{
+    assert(self);
+    self->max_open = n ? n : 1;
+    trim(self, self->max_open);
 }
 
 uint64_t spm_journal_max_job(const spm_journal_t *self)

@@ -55,12 +55,17 @@
     another thread at the same time (one sync at a time). The lock they share
     guards the list of files to sync and is never held across a write.
 
-    Limits: every job written to since open keeps its file's descriptor
-    open until it is dropped, so the number of jobs journaled at once is
-    bounded by the process's limit on open files (a flush past it fails
-    with SPM_EIO "...: Too many open files"). A record is at most
-    SPM_JOURNAL_MAX_RECORD bytes. A job's whole file is mapped in memory
-    while it is replayed.
+    At most SPM_JOURNAL_MAX_OPEN job files are open at once (see
+    spm_journal_set_max_open): a flush that opens one more first closes
+    those of the least recently written jobs, and a job's file is opened
+    again when it is next written, at its known end. A file so closed that
+    was written since the last sync began is fdatasynced first, on the
+    caller's thread, so spm_journal_sync still covers it.
+
+    Limits: while a sync runs, the files it is to sync that were closed
+    meanwhile stay open until it ends, so up to twice the bound can be
+    open for that long. A record is at most SPM_JOURNAL_MAX_RECORD bytes.
+    A job's whole file is mapped in memory while it is replayed.
     @end
     =========================================================================
 */
@@ -72,6 +77,7 @@
 
 #define SPM_JOURNAL_FORMAT 1              /* the format version this spm reads and writes */
 #define SPM_JOURNAL_MAX_RECORD (1u << 30) /* bytes of payload in one record, at most */
+#define SPM_JOURNAL_MAX_OPEN 64           /* job files open at once, unless set otherwise */
 
 typedef struct spm_journal spm_journal_t;
 
@@ -117,23 +123,28 @@ void spm_journal_close(spm_journal_t **self);
 int spm_journal_append(spm_journal_t *self, uint64_t job, const void *rec, size_t len);
 
 /*  Writes each job's buffered records to its file JOB.log with one write
-    (created with its header on first use, kept open while the job's journal
-    lives; a file found at open and not replayed is first cut to its intact
-    prefix). From then the records survive a crash of this process;
-    spm_journal_sync makes them survive a crash of the operating system. The
-    first flush after spm_journal_reset writes the job's new file beside the
-    old one, fdatasyncs it, and renames it over the old one. A job whose
-    write fails keeps its records buffered (the next flush tries again) and
+    (created with its header on first use; a file found at open and not
+    replayed is first cut to its intact prefix). From then the records
+    survive a crash of this process; spm_journal_sync makes them survive a
+    crash of the operating system. The first flush after spm_journal_reset
+    writes the job's new file beside the old one, fdatasyncs it, and
+    renames it over the old one. A file stays open after it is written
+    until the bound of open files (spm_journal_set_max_open) closes it as
+    one of the least recently written; a flush that opens a file may close
+    others so (fdatasyncing those written since the last sync began). A
+    job whose write fails keeps its records buffered (the next flush tries again) and
     its file is cut back to its last whole record; the others are written.
     Returns 0, or the first failure: SPM_EFULL "PATH: No space left on
     device" (or the file size limit), SPM_EIO "PATH: REASON". */
 int spm_journal_flush(spm_journal_t *self);
 
 /*  fdatasyncs every file written since the last sync began, and the
-    directory when files were created, renamed or removed. May run on
-    another thread than the other methods (one sync at a time). Returns 0
-    or SPM_EIO "PATH: REASON" (the first failure; the others are still
-    synced). */
+    directory when files were created, renamed or removed. A file closed
+    meanwhile to keep within the bound was fdatasynced when it was closed;
+    a failure then is returned by this sync (and by the one that was
+    running then). May run on another thread than the other methods (one
+    sync at a time). Returns 0 or SPM_EIO "PATH: REASON" (the first
+    failure; the others are still synced). */
 int spm_journal_sync(spm_journal_t *self);
 
 /*  JOB's journal is no longer needed: its buffered records are dropped and
@@ -167,6 +178,13 @@ int spm_journal_reset(spm_journal_t *self, uint64_t job);
     after it are not read then). */
 int spm_journal_replay(spm_journal_t *self, spm_journal_fn fn, void *arg,
                        spm_journal_report_t *report);
+
+/*  Keeps at most N job files open at once (SPM_JOURNAL_MAX_OPEN until
+    set; an N of 0 counts as 1). When more are open, those of the least
+    recently written jobs are closed now, as a flush would (a file written
+    since the last sync began is fdatasynced first). A sync may be running
+    meanwhile. */
+void spm_journal_set_max_open(spm_journal_t *self, size_t n);
 
 /*  The largest job id of the files found at open, of the old text journal,
     of the jobs dropped since the journal was created (max_job.N), or of a

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -95,6 +96,32 @@ static int open_fds(void)
         n++;
     closedir(d);
     return n;
+}
+
+/* How many descriptors of this process are open on DIR/journal/NAME, or on any job file of
+   DIR/journal (a name ending in ".log", not deleted) when NAME is NULL. */
+static int journal_fds(const char *name)
+{
+    char want[PATH_MAX], target[PATH_MAX];
+    ck_assert_ptr_nonnull(realpath(jpath(""), want));
+    size_t n = strlen(want);
+    DIR *d = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(d);
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        ssize_t len = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        if (strncmp(target, want, n) != 0 || target[n] != '/')
+            continue;
+        const char *file = target + n + 1;
+        if (name ? strcmp(file, name) == 0 : len > 4 && strcmp(target + len - 4, ".log") == 0)
+            count++;
+    }
+    closedir(d);
+    return count;
 }
 
 static spm_journal_t *open_a(void)
@@ -722,6 +749,255 @@ START_TEST(test_sync_from_another_thread)
 }
 END_TEST
 
+/* ---------------------------------------------------- open files bounded */
+
+/* The length of record I of JOB in the bound tests. */
+static size_t small_len(uint64_t job, uint64_t i)
+{
+    return (size_t)(seed_of(job, i) % 97);
+}
+
+/* 200 jobs written in turns, a few per flush, with the bound at 4 and a sync running all the
+   time: the process never holds more than the bound (twice it while a sync that is to sync
+   closed files runs) and the journal's directory, and every record comes back in order. */
+START_TEST(test_open_files_bounded_while_syncing)
+{
+    make_dir();
+    enum { JOBS = 200, BOUND = 4, FLUSHES = 700 };
+    int before = open_fds();
+    spm_journal_t *jr = open_a();
+    spm_journal_set_max_open(jr, BOUND);
+    syncer_t s = {.jr = jr};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, sync_loop, &s), 0);
+    uint64_t first[JOBS] = {0}, next[JOBS] = {0}; /* job J's records: first[J] .. next[J] - 1 */
+    int most = 0, drops = 0, resets = 0;
+    for (uint64_t f = 0; f < FLUSHES; f++) {
+        /* a turn: 1 to 7 jobs get records; over 200 turns every job does */
+        for (uint64_t k = 0, n = 1 + f % 7; k < n; k++) {
+            uint64_t job = (f * 7 + k * 31) % JOBS;
+            for (uint64_t r = 0; r < 1 + (k == 0); r++) {
+                uint64_t i = next[job]++;
+                ck_assert_int_eq(append_filled(jr, job, small_len(job, i), seed_of(job, i)), 0);
+            }
+        }
+        if (f % 97 == 50) { /* a job ends */
+            uint64_t gone = (f * 3) % JOBS;
+            ck_assert_int_eq(spm_journal_drop(jr, gone), 0);
+            first[gone] = next[gone];
+            drops++;
+        }
+        if (f % 53 == 20) { /* a job's records rewritten, here as one new record */
+            uint64_t job = (f * 11) % JOBS;
+            ck_assert_int_eq(spm_journal_reset(jr, job), 0);
+            first[job] = next[job];
+            uint64_t i = next[job]++;
+            ck_assert_int_eq(append_filled(jr, job, small_len(job, i), seed_of(job, i)), 0);
+            resets++;
+        }
+        ck_assert_int_eq(spm_journal_flush(jr), 0);
+        int fds = open_fds() - before;
+        if (fds > most)
+            most = fds;
+        ck_assert_msg(fds <= 1 + 2 * BOUND, "after flush %d: %d descriptors open (bound %d)",
+                      (int)f, fds, BOUND);
+    }
+    s.stop = 1;
+    pthread_join(t, NULL);
+    ck_assert_int_eq(s.failures, 0);
+    ck_assert_int_gt(s.syncs, 1);
+    ck_assert_int_gt(drops, 1);
+    ck_assert_int_gt(resets, 1);
+    ck_assert_int_ge(most, 2);                  /* the directory and a file at least */
+    ck_assert_int_le(journal_fds(NULL), BOUND); /* no sync runs now */
+    ck_assert_int_eq(spm_journal_sync(jr), 0);
+    spm_journal_close(&jr);
+    ck_assert_int_eq(open_fds(), before);
+
+    jr = open_a();
+    got_list_t g;
+    spm_journal_report_t rep = replay(jr, &g);
+    ck_assert_uint_eq(rep.damaged_files, 0);
+    size_t k = 0;
+    for (uint64_t job = 0; job < JOBS; job++) {
+        ck_assert_uint_gt(next[job], 2); /* every job was written in several turns */
+        for (uint64_t i = first[job]; i < next[job]; i++)
+            expect_rec(&g, k++, job, small_len(job, i), seed_of(job, i));
+    }
+    ck_assert_uint_eq(k, g.n);
+    got_free(&g);
+    spm_journal_close(&jr);
+}
+END_TEST
+
+/* Files closed to keep within the bound right after they were written (in an earlier flush,
+   and in the same one) are still covered by the next sync; written again, they are opened
+   again, listed for the following sync, and closed again. */
+START_TEST(test_sync_covers_closed_files)
+{
+    make_dir();
+    spm_journal_t *jr = open_a();
+    spm_journal_set_max_open(jr, 2);
+    ck_assert_int_eq(append_filled(jr, 1, 30, seed_of(1, 0)), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0); /* 1.log listed for the next sync */
+    for (uint64_t job = 2; job <= 6; job++)     /* one flush: 1.log closed, then 2, 3 and 4 */
+        ck_assert_int_eq(append_filled(jr, job, 30, seed_of(job, 0)), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(journal_fds(NULL), 2);
+    ck_assert_int_eq(journal_fds("1.log"), 0);
+    ck_assert_int_eq(journal_fds("4.log"), 0);
+    ck_assert_int_eq(journal_fds("6.log"), 1);
+    ck_assert_int_eq(spm_journal_sync(jr), 0);
+    ck_assert_int_eq(append_filled(jr, 1, 40, seed_of(1, 1)), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(journal_fds("1.log"), 1);
+    ck_assert_int_eq(append_filled(jr, 7, 30, seed_of(7, 0)), 0);
+    ck_assert_int_eq(append_filled(jr, 8, 30, seed_of(8, 0)), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(journal_fds("1.log"), 0);
+    ck_assert_int_eq(spm_journal_sync(jr), 0);
+    ck_assert_int_eq(spm_journal_sync(jr), 0); /* nothing left to sync */
+    spm_journal_close(&jr);
+
+    jr = open_a();
+    got_list_t g;
+    spm_journal_report_t rep = replay(jr, &g);
+    ck_assert_uint_eq(rep.damaged_files, 0);
+    ck_assert_uint_eq(g.n, 9);
+    expect_rec(&g, 0, 1, 30, seed_of(1, 0));
+    expect_rec(&g, 1, 1, 40, seed_of(1, 1));
+    for (uint64_t job = 2; job <= 8; job++)
+        expect_rec(&g, (size_t)job, job, 30, seed_of(job, 0));
+    got_free(&g);
+    spm_journal_close(&jr);
+}
+END_TEST
+
+/* A closed job file is written again at the end the journal knows, not at the end the file
+   has, and is not read again: a record added behind the journal's back (a copy of the
+   file's own first record, intact) is written over. */
+START_TEST(test_closed_file_reopened_at_known_end)
+{
+    make_dir();
+    spm_journal_t *jr = open_a();
+    spm_journal_set_max_open(jr, 1);
+    ck_assert_int_eq(append_filled(jr, 3, 10, 1), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(append_filled(jr, 4, 10, 2), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(journal_fds("3.log"), 0);
+    size_t len;
+    uint8_t *bytes = read_all(jpath("3.log"), &len);
+    ck_assert_uint_eq(len, 16 + 12 + 10);
+    FILE *f = fopen(jpath("3.log"), "ab");
+    ck_assert_uint_eq(fwrite(bytes + 16, 1, 12 + 10, f), 12 + 10);
+    ck_assert_int_eq(fclose(f), 0);
+    free(bytes);
+    ck_assert_int_eq(append_filled(jr, 3, 20, 3), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(journal_fds("3.log"), 1);
+    ck_assert_int_eq(file_size("3.log"), 16 + 12 + 10 + 12 + 20);
+    spm_journal_close(&jr);
+
+    jr = open_a();
+    got_list_t g;
+    spm_journal_report_t rep = replay(jr, &g);
+    ck_assert_uint_eq(rep.damaged_files, 0);
+    ck_assert_uint_eq(g.n, 3);
+    expect_rec(&g, 0, 3, 10, 1);
+    expect_rec(&g, 1, 3, 20, 3);
+    expect_rec(&g, 2, 4, 10, 2);
+    got_free(&g);
+    spm_journal_close(&jr);
+}
+END_TEST
+
+/* The common case of the center: an ended job's file is rewritten once (reset, its list of
+   blocks, flush) and then sits there; its descriptor goes once others are written. */
+START_TEST(test_rewritten_file_closed_by_bound)
+{
+    make_dir();
+    enum { BOUND = 4 };
+    spm_journal_t *jr = open_a();
+    spm_journal_set_max_open(jr, BOUND);
+    ck_assert_int_eq(append_filled(jr, 5, 50, seed_of(5, 0)), 0);
+    ck_assert_int_eq(append_filled(jr, 5, 50, seed_of(5, 1)), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(spm_journal_reset(jr, 5), 0);
+    ck_assert_int_eq(append_filled(jr, 5, 8, seed_of(5, 2)), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(file_size("5.log"), 16 + 12 + 8);
+    ck_assert_int_eq(journal_fds("5.log"), 1);
+    for (uint64_t job = 10; job < 10 + BOUND; job++) { /* later turns write other jobs */
+        ck_assert_int_eq(append_filled(jr, job, 9, seed_of(job, 0)), 0);
+        ck_assert_int_eq(spm_journal_flush(jr), 0);
+    }
+    ck_assert_int_eq(journal_fds("5.log"), 0);
+    ck_assert_int_eq(journal_fds(NULL), BOUND);
+    ck_assert_int_eq(spm_journal_sync(jr), 0);
+    ck_assert_int_eq(append_filled(jr, 5, 7, seed_of(5, 3)), 0); /* after the rewritten one */
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    spm_journal_close(&jr);
+
+    jr = open_a();
+    got_list_t g;
+    spm_journal_report_t rep = replay(jr, &g);
+    ck_assert_uint_eq(rep.damaged_files, 0);
+    ck_assert_uint_eq(g.n, 2 + BOUND);
+    expect_rec(&g, 0, 5, 8, seed_of(5, 2));
+    expect_rec(&g, 1, 5, 7, seed_of(5, 3));
+    for (uint64_t job = 10; job < 10 + BOUND; job++)
+        expect_rec(&g, (size_t)(job - 8), job, 9, seed_of(job, 0));
+    got_free(&g);
+    spm_journal_close(&jr);
+}
+END_TEST
+
+/* Without a call, SPM_JOURNAL_MAX_OPEN files are open at most, the last written ones; a lower
+   bound set later closes the others at once. Replay opens one file at a time. */
+START_TEST(test_default_bound_and_set_lower)
+{
+    make_dir();
+    enum { JOBS = 3 * SPM_JOURNAL_MAX_OPEN };
+    int before = open_fds();
+    spm_journal_t *jr = open_a();
+    for (uint64_t job = 1; job <= JOBS; job++)
+        ck_assert_int_eq(append_filled(jr, job, 5, seed_of(job, 0)), 0);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    ck_assert_int_eq(journal_fds(NULL), SPM_JOURNAL_MAX_OPEN);
+    ck_assert_int_le(open_fds() - before, 1 + SPM_JOURNAL_MAX_OPEN);
+    ck_assert_int_eq(journal_fds("1.log"), 0);
+    spm_journal_set_max_open(jr, 3);
+    ck_assert_int_eq(journal_fds(NULL), 3);
+    char name[32];
+    snprintf(name, sizeof name, "%d.log", (int)JOBS);
+    ck_assert_int_eq(journal_fds(name), 1);
+    spm_journal_set_max_open(jr, 0); /* counts as 1 */
+    ck_assert_int_eq(journal_fds(NULL), 1);
+    ck_assert_int_eq(spm_journal_sync(jr), 0);
+    spm_journal_close(&jr);
+
+    jr = open_a();
+    spm_journal_set_max_open(jr, 2);
+    ck_assert_int_eq(append_filled(jr, 1, 6, seed_of(1, 1)), 0); /* buffered while replaying */
+    got_list_t g;
+    replay(jr, &g);
+    ck_assert_int_le(journal_fds(NULL), 2);
+    ck_assert_uint_eq(g.n, JOBS);
+    for (uint64_t job = 1; job <= JOBS; job++)
+        expect_rec(&g, (size_t)(job - 1), job, 5, seed_of(job, 0));
+    got_free(&g);
+    ck_assert_int_eq(spm_journal_flush(jr), 0);
+    spm_journal_close(&jr);
+    jr = open_a();
+    replay(jr, &g);
+    ck_assert_uint_eq(g.n, JOBS + 1);
+    expect_rec(&g, 1, 1, 6, seed_of(1, 1));
+    got_free(&g);
+    spm_journal_close(&jr);
+}
+END_TEST
+
 /* ------------------------------------------------------------ full disk */
 
 START_TEST(test_full_disk_cuts_back_and_retries)
@@ -784,6 +1060,11 @@ static Suite *journal_suite(void)
     tcase_add_test(tc, test_old_text_journal_taken);
     tcase_add_test(tc, test_sync_from_another_thread);
     tcase_add_test(tc, test_full_disk_cuts_back_and_retries);
+    tcase_add_test(tc, test_open_files_bounded_while_syncing);
+    tcase_add_test(tc, test_sync_covers_closed_files);
+    tcase_add_test(tc, test_closed_file_reopened_at_known_end);
+    tcase_add_test(tc, test_rewritten_file_closed_by_bound);
+    tcase_add_test(tc, test_default_bound_and_set_lower);
     suite_add_tcase(s, tc);
     return s;
 }
