@@ -323,6 +323,10 @@ static int start_embedded(spm_session_t *s)
     }
     if (s->o.no_speculate)
         center[n++] = "--no-speculate";
+    /* Nothing could resume an embedded center (it dies with its client):
+       no journal, unless SPM_JOURNAL asks for one (bench_journal does). */
+    if (!getenv("SPM_JOURNAL"))
+        center[n++] = "--no-journal";
     s->center = spm_proc_spawn(center);
     if (s->center < 0) {
         s->center = 0;
