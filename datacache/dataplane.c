@@ -430,6 +430,13 @@ void spm_dataplane_publish(spm_dataplane_t *self, uint32_t node, int from_agent,
 
 void spm_dataplane_held(spm_dataplane_t *self, uint32_t node, const Spm__BlockRef *ref, int wanted)
 {
+    /* A version this center saw committed has its checksum recorded: a
+       copy with other bytes is from before a crash that lost its commit
+       (the same ids were given again since), and goes. */
+    spm_dir_block_t known;
+    if (wanted && spm_directory_block(self->dir, ref->sdb, ref->version, &known) == 0 &&
+        known.checksum != ref->checksum)
+        wanted = 0;
     if (!wanted) {
         if (node < self->ndrops)
             refs_add(&self->drops[node], ref->sdb, ref->version, 0);

@@ -128,8 +128,10 @@ void spm_dataplane_drop(spm_dataplane_t *self, uint32_t node, Spm__BlockRef *con
 
 /*  NODE, rejoining a center that restarted on the same store, keeps block
     REF (its size, checksum and type in REF). WANTED: a version the jobs
-    know (the center rebuilds its directory from these reports); else the
-    node is told to delete it with the turn's drops. */
+    know (the center rebuilds its directory from these reports), unless
+    the directory knows that version with another checksum (a copy made
+    before a crash that lost its commit); else the node is told to delete
+    it with the turn's drops. */
 void spm_dataplane_held(spm_dataplane_t *self, uint32_t node, const Spm__BlockRef *ref, int wanted);
 
 /* ---------------------------------------------------------------- garbage */

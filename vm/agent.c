@@ -668,10 +668,13 @@ static int agent_main(int argc, char **argv)
                              same ? " on the same store" : " on another store", a.node);
                 if (!same && m.env->welcome->store_id.len == sizeof store_id)
                     memcpy(store_id, m.env->welcome->store_id.data, sizeof store_id);
-                restart_all(&a, cache, same);
-                spm_dataagent_forwarding(served, copier, a.node);
+                /* What the node keeps is told before its IEUs join again, so
+                   that the center drops what it no longer knows before they
+                   can read it. */
                 if (same)
                     report_held(cache, dealer);
+                restart_all(&a, cache, same);
+                spm_dataagent_forwarding(served, copier, a.node);
             }
             spm_msg_close(&m);
         }

@@ -261,6 +261,10 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
 static void pump(center_t *c)
 {
     spm_idu_pump(c->idu);
+    /* An SI leaves only once the events that made it (a feed call, often
+       made just now) are in the journal: a restart must not give its ids
+       to another SI while a node still holds what this one wrote. */
+    spm_durable_flush(c->durable);
     size_t pos = 0;
     uint64_t key;
     void *value;
@@ -897,6 +901,8 @@ static void on_put(center_t *c, spm_msg_t *m)
         if (r.status != 0)
             r.error = (char *)spm_error_detail();
     }
+    if (r.sdb) /* the client will name this id: a restart must not give it again */
+        spm_durable_flush(c->durable);
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_PUT_REPLY;
     env.put_reply = &r;
@@ -959,6 +965,7 @@ static void on_submit(center_t *c, spm_msg_t *m)
         free(u);
     if (job) {
         spm_log_info("job %llu (%s) submitted", (unsigned long long)job, s->program);
+        spm_durable_flush(c->durable); /* the client learns of it: a restart must too */
     }
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_SUBMITTED;
@@ -1289,9 +1296,10 @@ static void center_free(center_t *c)
 
 /*  One center per store: a second would mix its journal and commits with
     the first's. Takes an exclusive lock on DIR/center.lock, held until
-    the process ends, and writes this process's id into it. Returns 0, or
+    the process ends (its descriptor in *FD: the id of this process is
+    written into it once the store is accepted, write_pid). Returns 0, or
     SPM_EINVAL with the detail naming the other center, or SPM_EIO. */
-static int lock_store(const char *dir)
+static int lock_store(const char *dir, int *lock_fd)
 {
     char path[4096], pid[32] = "";
     snprintf(path, sizeof path, "%s/center.lock", dir);
@@ -1309,10 +1317,18 @@ static int lock_store(const char *dir)
                              *pid ? pid : "?");
         return spm_error(SPM_EIO, "%s: %s", path, strerror(err));
     }
+    *lock_fd = fd; /* it stays open: the lock lasts as long as the process */
+    return 0;
+}
+
+/*  Writes this process's id into the lock file FD, for the next center
+    that finds the store in use. */
+static void write_pid(int fd, const char *dir)
+{
+    char pid[32];
     int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-        spm_log_warn("%s: cannot write this process's id", path);
-    return 0; /* FD stays open: the lock lasts as long as the process */
+        spm_log_warn("%s/center.lock: cannot write this process's id", dir);
 }
 
 /*  A center started on a store it ran on before: its jobs go on. */
@@ -1322,9 +1338,10 @@ static int resume_jobs(center_t *c)
     if (spm_durable_resume(c->durable, c->idu, &r) != 0)
         return SPM_EIO;
     if (r.damaged_files)
-        spm_log_warn("journal: %llu job files ended in a torn or damaged record; %llu bytes after "
-                     "their intact part were skipped (those jobs redo what the bytes recorded)",
-                     (unsigned long long)r.damaged_files, (unsigned long long)r.bytes_skipped);
+        spm_log_warn("journal: %llu job file%s ended in a torn or damaged record; %llu bytes after "
+                     "the intact part were skipped (those jobs redo what the bytes recorded)",
+                     (unsigned long long)r.damaged_files, r.damaged_files == 1 ? "" : "s",
+                     (unsigned long long)r.bytes_skipped);
     if (r.jobs)
         spm_log_info("journal: %llu jobs read back in %.3f s (%llu events): %llu resumed, "
                      "%llu ended before the restart, %llu with blocks kept, %llu failed; "
@@ -1512,7 +1529,8 @@ static int center_main(int argc, char **argv)
         spm_cli_fail("center", SPM_ESTORE);
         goto done;
     }
-    if ((rc = lock_store(store)) != 0) {
+    int lock_fd = -1;
+    if ((rc = lock_store(store, &lock_fd)) != 0) {
         spm_cli_fail("center", rc);
         goto done;
     }
@@ -1545,6 +1563,7 @@ static int center_main(int argc, char **argv)
         spm_cli_fail("center", SPM_EIO);
         goto done;
     }
+    write_pid(lock_fd, store);
     memcpy(c.cache_id, c.store_id, sizeof c.cache_id);
     if (!journal) { /* nothing is resumed: kept blocks would be of forgotten jobs */
         uint64_t salt = spm_now_us() ^ (uint64_t)getpid() << 40;

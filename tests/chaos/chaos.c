@@ -3,19 +3,22 @@
     random IEU is killed with SIGKILL every 0.5 to 1.5 s and every tenth
     fault, from the third on (the second for mine), kills the agent (in odd
     rounds with its IEUs, as a crashed node; in even rounds alone, so its
-    IEUs drain) and starts a new one, at most twice per job. Every round
-    uses new inputs and another update method and scheduling policy for
-    matmul. Each job's output files must be byte-identical to an
+    IEUs drain) and starts a new one, at most twice per job; every second
+    fault (unless it kills the agent) kills the center instead and starts
+    it again on the same store, where it resumes the job from its journal.
+    Every round uses new inputs and another update method and scheduling
+    policy for matmul. Each job's output files must be byte-identical to an
     undisturbed run's. Prints one line per job and a closing line:
 
-        chaos: 3 rounds, 41 IEU kills, 3 agent kills, 187 SIs re-issued, outputs identical
+        chaos: 3 rounds, 31 IEU kills, 3 agent kills, 10 center kills, 187 SIs re-issued, ...
 
     and exits 0 only when every job succeeded with identical outputs.
 
     Environment: CHAOS_ROUNDS (default 3), CHAOS_SEED (default from the
     clock; printed first), CHAOS_IEUS (IEUs per agent, default 3),
     CHAOS_MM_N (matrix side, default 768), CHAOS_TRANSACTIONS (default
-    100000). SPM_BIN names the spm binary. */
+    100000), CHAOS_CENTER_EVERY (every how many faults kill the center
+    unless they kill the agent, default 2; 0: never). SPM_BIN names the spm binary. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,9 +53,11 @@ static int round_job(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_t *tally, i
 {
     chaos_tally_t t = {0, 0, 0};
     long long start = chaos_now_ms();
+    int centers = vm->center_kills;
     int ok = chaos_compare(vm, plan, &t, job->args, vm->dir, seed);
-    printf("round %d %-34s %3d IEU kills, %d agent kills, %4.0f SIs re-issued, %s, %.1f s\n", round,
-           label, t.ieu_kills, t.agent_kills, t.reissued,
+    printf("round %d %-34s %3d IEU kills, %d agent kills, %d center kills, %4.0f SIs re-issued, "
+           "%s, %.1f s\n",
+           round, label, t.ieu_kills, t.agent_kills, vm->center_kills - centers, t.reissued,
            ok > 0 ? "identical"
            : ok   ? "FAILED"
                   : "DIFFERENT",
@@ -69,6 +74,8 @@ int main(void)
     int rounds = (int)env_long("CHAOS_ROUNDS", 3), ieus = (int)env_long("CHAOS_IEUS", 3);
     int mm_n = (int)env_long("CHAOS_MM_N", 768);
     int transactions = (int)env_long("CHAOS_TRANSACTIONS", 100000);
+    const char *ce = getenv("CHAOS_CENTER_EVERY");
+    int center_every = ce && *ce ? atoi(ce) : 2;
     const char *s = getenv("CHAOS_SEED");
     uint64_t seed = s && strtoull(s, NULL, 10) ? strtoull(s, NULL, 10) : chaos_seed();
     printf("chaos: seed %llu (CHAOS_SEED repeats the choices), %d rounds, %d IEUs per agent\n",
@@ -83,7 +90,8 @@ int main(void)
                          .agent_first = 3,
                          .agent_every = 10,
                          .agent_max = 2,
-                         .timeout_s = 600};
+                         .timeout_s = 600,
+                         .center_every = center_every};
     chaos_tally_t tally = {0, 0, 0};
     int bad = 0;
     long long start = chaos_now_ms();
@@ -122,8 +130,9 @@ int main(void)
     int left = chaos_vm_stop(&vm);
     if (left)
         printf("chaos: %d processes of the VM outlived its center\n", left);
-    printf("chaos: %d rounds, %d IEU kills, %d agent kills, %.0f SIs re-issued, %s (%.0f s)\n",
-           rounds, tally.ieu_kills, tally.agent_kills, tally.reissued,
+    printf("chaos: %d rounds, %d IEU kills, %d agent kills, %d center kills, %.0f SIs re-issued, "
+           "%s (%.0f s)\n",
+           rounds, tally.ieu_kills, tally.agent_kills, vm.center_kills, tally.reissued,
            bad ? "outputs DIFFER or jobs failed" : "outputs identical",
            (chaos_now_ms() - start) / 1000.0);
     return bad || left ? 1 : 0;

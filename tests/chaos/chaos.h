@@ -11,6 +11,12 @@
     progress. The caller then compares the job's output file with an
     undisturbed run's (chaos_same_file).
 
+    The center itself can crash too: chaos_kill_center kills it with
+    SIGKILL and chaos_center_start starts it again on the same store, where
+    it resumes the jobs from their journal (tests/integration/test_restart.c);
+    with CENTER_EVERY, every CENTER_EVERY-th fault of chaos_job that does
+    not kill the agent does that.
+
     Every choice comes from the plan's seed, printed by the callers, so a
     failing run can be repeated. Every loop is bounded in count and time.
 
@@ -35,19 +41,23 @@ typedef struct {
     spm_test_proc_t agent;  /* the current agent (pid 0: none) */
     int ieus;               /* IEUs each agent starts */
     int agents;             /* agents started so far; names their cache dirs */
+    int dead_ms;            /* the center's --dead-ms */
+    const char *center_log; /* the center's --log-level (NULL: error) */
+    int center_kills;       /* centers killed (and started again) by chaos_job */
 } chaos_vm_t;
 
 typedef struct {
-    uint64_t rng;    /* xorshift64 state, seeded by the caller (never 0) */
-    int min_ms;      /* shortest pause between two faults */
-    int max_ms;      /* longest pause between two faults */
-    int agent_first; /* the first fault that kills the agent (1: the first; 0: none) */
-    int agent_every; /* and every AGENT_EVERY-th fault after it */
-    int agent_max;   /* at most this many agent kills per job */
-    int node_too;    /* an agent kill also kills the agent's IEUs */
-    int timeout_s;   /* the job fails the run if it takes longer */
-    int max_faults;  /* at most this many faults per job (0: no limit) */
-    int fit;         /* shorten the pauses to fit the job (see chaos_compare) */
+    uint64_t rng;     /* xorshift64 state, seeded by the caller (never 0) */
+    int min_ms;       /* shortest pause between two faults */
+    int max_ms;       /* longest pause between two faults */
+    int agent_first;  /* the first fault that kills the agent (1: the first; 0: none) */
+    int agent_every;  /* and every AGENT_EVERY-th fault after it */
+    int agent_max;    /* at most this many agent kills per job */
+    int node_too;     /* an agent kill also kills the agent's IEUs */
+    int timeout_s;    /* the job fails the run if it takes longer */
+    int max_faults;   /* at most this many faults per job (0: no limit) */
+    int fit;          /* shorten the pauses to fit the job (see chaos_compare) */
+    int center_every; /* every CENTER_EVERY-th fault kills the center, unless it kills the agent */
 } chaos_plan_t;
 
 typedef struct {
@@ -94,6 +104,21 @@ static inline void chaos_agent_start(chaos_vm_t *vm)
     vm->agent = spm_test_start(argv);
 }
 
+/*  Starts VM's center on the store in VM's directory (heartbeats every
+    200 ms, dead after VM->dead_ms of silence, --log-level VM->center_log,
+    default error): the first one, or again on the same store after
+    chaos_kill_center. Does not wait for it to answer. */
+static inline void chaos_center_start(chaos_vm_t *vm)
+{
+    char store[128], dead[16];
+    snprintf(store, sizeof store, "%s/store", vm->dir);
+    snprintf(dead, sizeof dead, "%d", vm->dead_ms);
+    const char *level = vm->center_log ? vm->center_log : "error";
+    const char *argv[] = {"center", "--listen",  vm->ep, "--store",     store, "--heartbeat-ms",
+                          "200",    "--dead-ms", dead,   "--log-level", level, NULL};
+    vm->center = spm_test_start(argv);
+}
+
 /*  Starts a center (heartbeats every 200 ms, dead after DEAD_MS of silence)
     and an agent of IEUS IEUs in a new scratch directory. */
 static inline void chaos_vm_start(chaos_vm_t *vm, int ieus, int dead_ms)
@@ -102,14 +127,30 @@ static inline void chaos_vm_start(chaos_vm_t *vm, int ieus, int dead_ms)
     snprintf(vm->dir, sizeof vm->dir, "%s", spm_test_tmpdir());
     snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
     vm->ieus = ieus;
-    char store[128], dead[16];
-    snprintf(store, sizeof store, "%s/store", vm->dir);
-    snprintf(dead, sizeof dead, "%d", dead_ms);
-    const char *argv[] = {"center", "--listen",  vm->ep, "--store",     store,   "--heartbeat-ms",
-                          "200",    "--dead-ms", dead,   "--log-level", "error", NULL};
-    vm->center = spm_test_start(argv);
+    vm->dead_ms = dead_ms;
+    chaos_center_start(vm);
     usleep(200000);
     chaos_agent_start(vm);
+}
+
+/*  Kills VM's center with SIGKILL, as a crash, and reaps it; VM has no
+    center until chaos_center_start. */
+static inline void chaos_kill_center(chaos_vm_t *vm)
+{
+    kill(vm->center.pid, SIGKILL);
+    spm_test_finish(&vm->center, 10, NULL, NULL);
+    vm->center.pid = 0;
+}
+
+/*  Stops VM's center with SIGTERM and waits up to 15 s for it. Returns its
+    exit status; *ERR (ERR may be NULL) gets its stderr (malloc'd). VM has
+    no center then; chaos_vm_stop stops the rest. */
+static inline int chaos_center_stop(chaos_vm_t *vm, char **err)
+{
+    kill(vm->center.pid, SIGTERM);
+    int rc = spm_test_finish(&vm->center, 15, NULL, err);
+    vm->center.pid = 0;
+    return rc;
 }
 
 /*  Reads /proc/PID/cmdline into CMD (NULs between arguments kept); returns
@@ -170,8 +211,10 @@ static inline int chaos_procs_of(const char *needle, pid_t *pids, int max)
     scratch directory. Returns how many processes had to be killed. */
 static inline int chaos_vm_stop(chaos_vm_t *vm)
 {
-    kill(vm->center.pid, SIGTERM);
-    spm_test_finish(&vm->center, 15, NULL, NULL);
+    if (vm->center.pid > 0) { /* none after chaos_kill_center or chaos_center_stop */
+        kill(vm->center.pid, SIGTERM);
+        spm_test_finish(&vm->center, 15, NULL, NULL);
+    }
     if (vm->agent.pid > 0) {
         kill(vm->agent.pid, SIGTERM); /* a center that died sends no SHUTDOWN */
         spm_test_finish(&vm->agent, 20, NULL, NULL);
@@ -186,6 +229,38 @@ static inline int chaos_vm_stop(chaos_vm_t *vm)
     snprintf(cmd, sizeof cmd, "rm -rf %s", vm->dir);
     SPM_TEST_ASSERT(system(cmd) == 0);
     return n;
+}
+
+/*  The center of VM's `spm status --json` (malloc'd), or NULL when it did
+    not answer within 5 s. */
+static inline char *chaos_status(const chaos_vm_t *vm)
+{
+    const char *argv[] = {"status", "--center", vm->ep, "--json", "--timeout", "5000", NULL};
+    char *out = NULL;
+    if (spm_test_run(argv, 30, &out, NULL) == 0)
+        return out;
+    free(out);
+    return NULL;
+}
+
+/*  Copies into BUF (SIZE bytes) the entry of the first job of program
+    PROGRAM in STATUS (chaos_status; may be NULL): a flat JSON object,
+    read with spm_test_json_num. Returns BUF, or NULL when no such job is
+    listed. */
+static inline const char *chaos_status_job(const char *status, const char *program, char *buf,
+                                           size_t size)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"program\": \"%s\"", program);
+    const char *jobs = status ? strstr(status, "\"jobs\": [") : NULL;
+    const char *p = jobs ? strstr(jobs, pat) : NULL;
+    const char *end = p ? strchr(p, '}') : NULL;
+    while (p && p > jobs && *p != '{')
+        p--;
+    if (!end || *p != '{')
+        return NULL;
+    snprintf(buf, size, "%.*s", (int)(end + 1 - p), p);
+    return buf;
 }
 
 /*  Whether the center of VM reports a job running (`spm status --json`). */
@@ -251,6 +326,10 @@ static inline int chaos_job(chaos_vm_t *vm, const char *const *argv, chaos_plan_
             chaos_kill_agent(vm, plan);
             agent_kills++;
             tally->agent_kills++;
+        } else if (plan->center_every && (faults + 1) % plan->center_every == 0) {
+            chaos_kill_center(vm); /* the new one resumes the job from its journal */
+            chaos_center_start(vm);
+            vm->center_kills++;
         } else if (chaos_kill_ieu(vm, plan)) {
             tally->ieu_kills++;
         } else {
