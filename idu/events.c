@@ -48,9 +48,11 @@ enum {
 struct replay {
     const spm_idu_record_t *recs; /* the job's records */
     size_t n, pos;                /* and the next to read */
-    spm_hmap_t *ready;            /* SI id -> SI ready, until the records run out */
-    spm_hmap_t *issued;           /* SI id -> 1: issued before the crash */
-    spm_idu_record_fn foreign;    /* records of the caller's own types */
+    si_t **ready;    /* SIs ready, by the job's count in their ids, until the records run out */
+    size_t nready;   /* entries of ready (the largest count seen + 1) */
+    uint8_t *issued; /* a bit per SI by that count: issued before the crash */
+    size_t nissued;  /* bytes of issued */
+    spm_idu_record_fn foreign; /* records of the caller's own types */
     void *arg;
     int bad;        /* the records do not fit the program: it cannot go on */
     char why[256];  /* ... and why */
@@ -468,7 +470,12 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
             f[i] = get_uv(&r);
         const void *reply;
         size_t rlen = get_bytes(&r, &reply);
-        si_t *si = r.bad ? NULL : spm_hmap_remove(rp->ready, id);
+        uint32_t low = (uint32_t)id;
+        si_t *si = NULL;
+        if (!r.bad && (id >> 32) == job->id && low < rp->nready) {
+            si = rp->ready[low];
+            rp->ready[low] = NULL;
+        }
         if (!si) {
             bad(rp, "the commit of SI %llu, which is not ready there", (unsigned long long)id);
             return;
@@ -496,8 +503,10 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
         int64_t low = 0;
         for (uint64_t k = 0; k < n && !r.bad; k++) {
             low += get_sv(&r);
-            if (spm_hmap_put(rp->issued, job->id << 32 | (uint32_t)low, rp->issued) != 0)
+            size_t byte = (size_t)(uint32_t)low / 8;
+            if (byte >= rp->nissued && spm_grow_zeroed(&rp->issued, &rp->nissued, byte + 1, 1) != 0)
                 break; /* out of memory: only the count in the report suffers */
+            rp->issued[byte] |= (uint8_t)(1u << ((uint32_t)low % 8));
         }
         return;
     }
@@ -521,38 +530,33 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
     }
 }
 
-static int by_id(const void *a, const void *b)
-{
-    uint64_t x = (*(si_t *const *)a)->pub.id, y = (*(si_t *const *)b)->pub.id;
-    return (x > y) - (x < y);
-}
-
 /*  Hands the SIs still ready at the end of the replay to the pool, in id
     (program) order: they were in flight, or not issued yet, at the crash.
     Returns how many were in flight (issued before the crash). */
 static size_t release_ready(spm_idu_t *self, struct replay *rp)
 {
-    size_t n = spm_hmap_size(rp->ready), k = 0, pos = 0;
-    si_t **v = calloc(n ? n : 1, sizeof *v);
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(rp->ready, &pos, &key, &value))
-        if (v)
-            v[k++] = value;
-    qsort(v, k, sizeof *v, by_id);
     size_t inflight = 0;
-    for (size_t i = 0; i < k; i++) {
-        inflight += spm_hmap_get(rp->issued, v[i]->pub.id) != NULL;
-        spm_idu_make_ready(self, v[i], 0);
+    for (size_t i = 0; i < rp->nready; i++) {
+        si_t *si = rp->ready[i];
+        if (!si)
+            continue;
+        rp->ready[i] = NULL;
+        inflight += i / 8 < rp->nissued && (rp->issued[i / 8] >> (i % 8) & 1);
+        spm_idu_make_ready(self, si, 0);
     }
-    free(v);
     return inflight;
 }
 
 void spm_ev_ready(job_t *job, si_t *si)
 {
-    if (spm_hmap_put(job->replay->ready, si->pub.id, si) != 0)
-        bad(job->replay, "out of memory");
+    struct replay *rp = job->replay;
+    uint32_t low = (uint32_t)si->pub.id;
+    if (low >= rp->nready &&
+        spm_grow_zeroed(&rp->ready, &rp->nready, (size_t)low + 1, sizeof *rp->ready) != 0) {
+        bad(rp, "out of memory");
+        return;
+    }
+    rp->ready[low] = si;
 }
 
 int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, size_t n,
@@ -578,13 +582,7 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
     char program[256];
     snprintf(program, sizeof program, "%.*s", (int)plen, (const char *)prog);
     struct replay rp = {.recs = recs, .n = n, .pos = 1, .foreign = foreign, .arg = arg};
-    rp.ready = spm_hmap_new();
-    rp.issued = spm_hmap_new();
-    if (!rp.ready || !rp.issued) {
-        spm_hmap_destroy(&rp.ready);
-        spm_hmap_destroy(&rp.issued);
-        return spm_error(SPM_ENOMEM, "out of memory");
-    }
+
     job_t *job = NULL;
     int rc = spm_idu_job_begin(self, id, program, priority, wall, seed, &rp, &job);
     if (rc == 0 && !spm_program_find(program))
@@ -610,8 +608,8 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
             spm_idu_fail_now(job, SPM_EFORMAT, -1, msg);
         }
     }
-    spm_hmap_destroy(&rp.ready);
-    spm_hmap_destroy(&rp.issued);
+    free(rp.ready);
+    free(rp.issued);
     spm_idu_notify(self);
     if (rp.bad)
         return spm_error(SPM_EFORMAT, "job %llu (%s) cannot be resumed: %s", (unsigned long long)id,

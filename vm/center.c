@@ -258,13 +258,12 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
 }
 
 /*  Runs the pool and sends each IEU's batch as one ISSUE. */
-static void pump(center_t *c)
+/*  Sends every IEU the SIs the IDU picked for it this turn (spm_idu_pump),
+    one ISSUE each. Called once the turn's events are written (an SI's feed
+    call is often made in the same turn): a restart must not give an SI's
+    ids to another while a node still holds what the first wrote. */
+static void send_issues(center_t *c)
 {
-    spm_idu_pump(c->idu);
-    /* An SI leaves only once the events that made it (a feed call, often
-       made just now) are in the journal: a restart must not give its ids
-       to another SI while a node still holds what this one wrote. */
-    spm_durable_flush(c->durable);
     size_t pos = 0;
     uint64_t key;
     void *value;
@@ -1611,11 +1610,13 @@ static int center_main(int argc, char **argv)
             last_tick = now;
         }
         flush_commits(&c);
+        spm_idu_pump(c.idu); /* SIs picked for the IEUs with credits */
+        /* one write of the turn's events, then its SIs and garbage may go */
         spm_durable_turn(c.durable, now, c.dirty, release_garbage, &c);
         retry_parked(&c, now);
         c.dirty = 0;
         spm_dataplane_turn(c.dp, now);
-        pump(&c);
+        send_issues(&c);
         if (c.warmer) /* off by default: then the loop reads nothing for it */
             spm_warmer_note(c.warmer, spm_store_data_end(c.store), spm_idu_running(c.idu) == 0);
     }
