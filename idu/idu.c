@@ -471,6 +471,7 @@ si_t *spm_idu_si_alloc(spm_sf_t *sf, const char *opcode, size_t nops, const void
     }
     if (params_len)
         memcpy(si->params, params, params_len);
+    sf->job->idu->made++;
     si->pub = (spm_idu_si_t){.id = sf->job->id << 32 | ++sf->job->next_si,
                              .opcode = spm_name_id(opcode),
                              .job = sf->job->id,
@@ -1426,6 +1427,11 @@ static uint64_t input_u64(job_t *job, uint64_t v)
     for (int i = 7; i >= 0; i--)
         v = v << 8 | b[i];
     return v;
+}
+
+uint64_t spm_idu_made(const spm_idu_t *self)
+{
+    return self->made;
 }
 
 uint64_t spm_sf_seed(const spm_sf_t *sf)

@@ -243,6 +243,11 @@ size_t spm_idu_job_kept(spm_idu_t *self, uint64_t job);
     once per turn of the center's loop, before the journal is written. */
 void spm_idu_record_turn(spm_idu_t *self);
 
+/*  How many SIs and SDBs the IDU has made so far: when this has not
+    changed since the journal was last written, nothing the IDU sends
+    (SIs, ids) depends on events not yet written. */
+uint64_t spm_idu_made(const spm_idu_t *self);
+
 /*  Records the clients' puts that are still there, and the puts' id
     counter, as job 0 records: the caller that starts job 0's journal
     afresh (to compact it) calls this to write what it must keep. Returns

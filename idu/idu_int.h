@@ -158,6 +158,7 @@ struct spm_idu {
     spm_hmap_t *issued; /* SI id -> si_t, issued SIs */
     spm_hmap_t *jobs;   /* job id -> job_t */
     spm_sdb_t next_sdb; /* client puts so far (their ids) */
+    uint64_t made;      /* SIs and SDBs made so far (spm_idu_made) */
     uint64_t next_job;
     level_t *levels; /* sorted by priority, highest first */
     size_t nlevels;

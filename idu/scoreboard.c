@@ -36,6 +36,7 @@ sdb_t *spm_sb_sdb_new(spm_idu_t *self, job_t *job, uint32_t type, int hidden)
     if (!s)
         return NULL;
     s->id = job ? job->id << 32 | ++job->next_sdb : ++self->next_sdb;
+    self->made++;
     s->job = job ? job->id : 0;
     s->type = type;
     s->hidden = hidden;

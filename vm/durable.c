@@ -23,11 +23,13 @@
 #include <string.h>
 
 #define J0_SLACK 65536 /* job 0 records beyond twice the live ones before a compaction */
+#define FLUSH_US 10000 /* write the journal at least this often while events come */
 
 typedef struct {
     spm_sdb_t id;
     uint64_t version;
-    uint64_t ticket; /* on disk once this sync has finished */
+    uint64_t flush; /* the events that made it garbage are written by this flush */
+    uint64_t kick;  /* ... and on disk once this sync has finished (0: not known yet) */
 } held_t;
 
 struct spm_durable {
@@ -38,7 +40,11 @@ struct spm_durable {
     spm_durable_opts_t o;
     uint64_t last_sync;    /* when a sync was done or asked for last */
     int dirty;             /* written since then (store or journal) */
-    uint64_t kicks;        /* syncs asked of the syncer */
+    uint64_t kicks;        /* syncs asked of the syncer, or done in the loop */
+    uint64_t flushes;      /* journal writes that succeeded */
+    uint64_t last_flush;   /* when the journal was written last */
+    uint64_t made;         /* spm_idu_made then */
+    int appended;          /* events recorded since */
     uint64_t j0_records;   /* job 0 records since its last compaction */
     uint64_t j0_compact;   /* compact when there are this many */
     int append_failed;     /* an append failed since the last flush */
@@ -192,7 +198,7 @@ static void record(void *arg, uint64_t job, const void *rec, size_t len)
                       (unsigned long long)job, spm_error_detail());
     }
     d->j0_records += job == 0;
-    d->dirty = 1;
+    d->appended = 1;
 }
 
 int spm_durable_resume(spm_durable_t *self, spm_idu_t *idu, spm_durable_resume_t *r)
@@ -226,9 +232,15 @@ void spm_durable_flush(spm_durable_t *self)
 {
     if (!self->journal)
         return;
-    if (self->idu)
+    if (self->idu) {
         spm_idu_record_turn(self->idu);
+        self->made = spm_idu_made(self->idu);
+    }
+    self->last_flush = spm_now_us();
     if (spm_journal_flush(self->journal) == 0) {
+        self->dirty |= self->appended; /* for the next sync */
+        self->appended = 0;
+        self->flushes++;
         self->append_failed = 0;
         self->flush_warned = 0;
         return;
@@ -248,19 +260,30 @@ void spm_durable_garbage(spm_durable_t *self, spm_sdb_t id, uint64_t version)
                      (unsigned long long)version);
         return;
     }
-    self->held[self->nheld++] = (held_t){id, version, self->kicks + 1};
-    self->dirty = 1; /* the next sync covers what made it garbage */
+    self->held[self->nheld++] = (held_t){id, version, self->flushes + 1, 0};
+    self->appended = 1; /* the next write and sync cover what made it garbage */
 }
 
-/*  Hands the held garbage whose sync is done to RELEASE. */
-static void release(spm_durable_t *self, uint64_t done, spm_durable_release_fn fn, void *arg)
+/*  The held garbage whose events are written waits for the next sync. */
+static void mark_written(spm_durable_t *self)
+{
+    for (size_t i = 0; i < self->nheld; i++)
+        if (self->held[i].flush <= self->flushes && !self->held[i].kick)
+            self->held[i].kick = self->kicks + 1; /* the first sync that begins from now */
+}
+
+/*  Hands RELEASE the held garbage whose events are written and, unless
+    nothing is synced (NOSYNC), on disk: the sync DONE has finished. */
+static void release(spm_durable_t *self, int nosync, uint64_t done, spm_durable_release_fn fn,
+                    void *arg)
 {
     size_t k = 0;
     for (size_t i = 0; i < self->nheld; i++) {
-        if (self->held[i].ticket <= done)
-            fn(arg, self->held[i].id, self->held[i].version);
+        held_t *h = &self->held[i];
+        if (h->flush <= self->flushes && (nosync || (h->kick && h->kick <= done)))
+            fn(arg, h->id, h->version);
         else
-            self->held[k++] = self->held[i];
+            self->held[k++] = *h;
     }
     self->nheld = k;
 }
@@ -285,7 +308,14 @@ void spm_durable_turn(spm_durable_t *self, uint64_t now, int store_dirty, spm_du
                       void *arg)
 {
     compact_puts(self);
-    spm_durable_flush(self);
+    /* The journal is written when the IDU made SIs or ids this turn (they
+       leave the center after this call), else at most every FLUSH_US: a
+       turn that only took commits can wait, what it recorded is done again
+       if it is lost. */
+    if (self->journal && ((self->idu && spm_idu_made(self->idu) != self->made) ||
+                          ((self->appended || self->nheld) && now - self->last_flush >= FLUSH_US)))
+        spm_durable_flush(self);
+    mark_written(self);
     self->dirty |= store_dirty;
     if (!self->o.no_sync && self->dirty && now - self->last_sync >= self->o.sync_us) {
         if (self->syncer) {
@@ -297,11 +327,13 @@ void spm_durable_turn(spm_durable_t *self, uint64_t now, int store_dirty, spm_du
         self->dirty = 0;
         self->last_sync = now;
     }
-    /* Without a journal, or a disk to wait for, garbage goes at once. */
-    uint64_t done = !self->journal || self->o.no_sync ? UINT64_MAX
-                    : self->syncer                    ? spm_syncer_done(self->syncer)
-                                                      : self->kicks;
-    release(self, done, fn, arg);
+    if (!self->journal) { /* no events to wait for */
+        self->flushes++;
+        release(self, 1, 0, fn, arg);
+        return;
+    }
+    release(self, self->o.no_sync, self->syncer ? spm_syncer_done(self->syncer) : self->kicks, fn,
+            arg);
 }
 
 void spm_durable_reported(spm_durable_t *self, spm_idu_t *idu, uint64_t job)

@@ -96,11 +96,15 @@ void spm_durable_flush(spm_durable_t *self);
     on disk. */
 void spm_durable_garbage(spm_durable_t *self, spm_sdb_t id, uint64_t version);
 
-/*  Once per turn of the loop, after the turn's commits: writes the journal;
-    when the store (STORE_DIRTY) or the journal changed and the policy says
-    so, syncs (or asks the syncer to); compacts job 0's records when they
-    pile up; hands the garbage that is safe now to RELEASE. NOW is
-    spm_now_us(). */
+/*  Once per turn of the loop, after the turn's commits and once the IDU
+    picked the SIs to send (spm_idu_pump), before they are sent: writes the
+    journal when the IDU made SIs or ids since it was last written (they
+    are about to leave), else at most every 10 ms (a turn that only took
+    commits can wait: what it recorded is done again if it is lost); when
+    the store (STORE_DIRTY) or the journal changed and the policy says so,
+    syncs (or asks the syncer to); compacts job 0's records when they pile
+    up; hands the garbage whose causes are written and synced to RELEASE.
+    NOW is spm_now_us(). */
 void spm_durable_turn(spm_durable_t *self, uint64_t now, int store_dirty,
                       spm_durable_release_fn release, void *arg);
 
