@@ -48,6 +48,8 @@
       BENCH_SCALE_NODES=1,2,4,8  agent hosts of the nodes part (each 1..16)
       BENCH_SCALE_MM_N=2048    side of the matmul part's matrices
       BENCH_SCALE_SKIP=        "nodes" and/or "matmul" to skip a part
+      BENCH_SCALE_CENTER=      more options for every center, split at blanks
+                               (as "--no-journal", "--sync-ms 1000")
     =========================================================================
 */
 #include "bench/bench.h"
@@ -408,8 +410,15 @@ static void cluster_up(cluster_t *c, int nagents, const char *name)
     char store[128], log[128];
     snprintf(store, sizeof store, "%s/%s-store", dir, name);
     snprintf(log, sizeof log, "%s/%s-center.log", dir, name);
-    const char *center[] = {"center", "--listen", CENTER_EP,     "--store", store,
-                            "--keys", keys,       "--log-level", "error",   NULL};
+    char extra[256];
+    snprintf(extra, sizeof extra, "%s", env_str("BENCH_SCALE_CENTER", ""));
+    const char *center[24] = {"center", "--listen", CENTER_EP,     "--store", store,
+                              "--keys", keys,       "--log-level", "error"};
+    size_t na = 9;
+    for (char *save = NULL, *w = strtok_r(extra, " ", &save); w && na + 1 < 24;
+         w = strtok_r(NULL, " ", &save))
+        center[na++] = w;
+    center[na] = NULL;
     c->center = start(1, center, NULL, log);
     for (int i = 0; i < nagents; i++) {
         char cache[128], ep[64];

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#define BATCH 256 /* FETCHes answered per call */
+#define BATCH 256      /* FETCHes answered per call */
+#define DROP_BATCH 256 /* garbage dropped per cache transaction */
 
 /*  A read transaction lent to the frames of one batch. */
 typedef struct lease {
@@ -283,13 +284,17 @@ void spm_dataagent_serve(spm_dataagent_t *self)
 
 size_t spm_dataagent_drop(spm_dataagent_t *self, Spm__BlockRef *const *refs, size_t n)
 {
+    /* A few hundred a transaction: one wait for the node's IEUs, not one a
+       block, and none held long (a discarded job drops thousands at once). */
+    spm_nodecache_ref_t batch[DROP_BATCH];
     size_t found = 0;
-    for (size_t i = 0; i < n; i++) {
-        int rc = refs[i]->version ? spm_nodecache_drop(self->cache, refs[i]->sdb, refs[i]->version)
-                                  : spm_nodecache_drop_all(self->cache, refs[i]->sdb);
-        found += rc == 0;
-        if (rc != 0 && rc != SPM_ENOTFOUND)
+    for (size_t at = 0; at < n; at += DROP_BATCH) {
+        size_t k = n - at < DROP_BATCH ? n - at : DROP_BATCH, got = 0;
+        for (size_t i = 0; i < k; i++)
+            batch[i] = (spm_nodecache_ref_t){refs[at + i]->sdb, refs[at + i]->version};
+        if (spm_nodecache_drop_each(self->cache, batch, k, &got) != 0)
             spm_log_warn("dropping garbage: %s", spm_error_detail());
+        found += got;
     }
     return found;
 }

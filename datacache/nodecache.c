@@ -571,7 +571,6 @@ typedef struct {
     const void *data;    /* its bytes (put, keep) */
     size_t len;          /* number of bytes (put, keep) */
     taken_t notes;       /* the process's use notes, written first */
-    int missing;         /* set by drop_body: the block was not there */
     int refused;         /* set by put_body: the copy does not fit beside the kept blocks */
     int replace;         /* keep: other bytes may replace a kept block's */
     uint64_t kept_bytes; /* the kept bytes that refused it */
@@ -725,35 +724,13 @@ int spm_nodecache_keep(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, ui
     return rc;
 }
 
-static int drop_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
-{
-    write_t *w = arg;
-    w->missing = 0;
-    int rc = apply_notes(self, txn, &w->notes);
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, w->id, w->version);
-    totals_t t;
-    if (!rc)
-        rc = totals_get(self, txn, &t);
-    if (!rc)
-        rc = drop_key(self, txn, key, &t);
-    if (rc == MDB_NOTFOUND) {
-        w->missing = 1; /* commit the notes all the same */
-        return 0;
-    }
-    return rc ? rc : totals_put(self, txn, &t);
-}
-
-int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
-{
-    assert(self);
-    write_t w = {.id = id, .version = version, .notes = take_notes(self)};
-    int rc = write_txn(self, drop_body, &w);
-    free(w.notes.notes);
-    if (rc == 0 && w.missing)
-        rc = not_found(self, id, version);
-    return rc;
-}
+/*  What spm_nodecache_drop_each's transaction works on. */
+typedef struct {
+    const spm_nodecache_ref_t *refs;
+    size_t n;
+    taken_t notes; /* the process's use notes, written first */
+    size_t found;  /* set: how many of REFS were there */
+} drop_t;
 
 /* Finds the first stored version of ID and writes its key into KEY. Returns 0, MDB_NOTFOUND
    when ID has none, or an LMDB code. */
@@ -774,30 +751,67 @@ static int first_version(spm_nodecache_t *self, MDB_txn *txn, spm_sdb_t id, uint
     return rc;
 }
 
-static int drop_all_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+/*  Removes REF's block (every version when its version is 0) under T.
+    Returns 0, MDB_NOTFOUND when there was none, or an LMDB code. */
+static int drop_ref(spm_nodecache_t *self, MDB_txn *txn, const spm_nodecache_ref_t *ref,
+                    totals_t *t)
 {
-    write_t *w = arg;
-    int rc = apply_notes(self, txn, &w->notes);
+    uint8_t key[SPM_STORE_KEY_LEN];
+    if (ref->version) {
+        spm_store_key(key, ref->id, ref->version);
+        return drop_key(self, txn, key, t);
+    }
+    int rc, any = 0;
+    /* found afresh each time: a cursor's position after a delete is subtle */
+    while ((rc = first_version(self, txn, ref->id, key)) == 0) {
+        if ((rc = drop_key(self, txn, key, t)) != 0)
+            return rc;
+        any = 1;
+    }
+    return rc == MDB_NOTFOUND && any ? 0 : rc;
+}
+
+static int drop_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
+{
+    drop_t *d = arg;
+    d->found = 0;
+    int rc = apply_notes(self, txn, &d->notes);
     totals_t t;
     if (!rc)
         rc = totals_get(self, txn, &t);
-    if (rc)
-        return rc;
-    uint8_t key[SPM_STORE_KEY_LEN];
-    /* found afresh each time: a cursor's position after a delete is subtle */
-    while ((rc = first_version(self, txn, w->id, key)) == 0)
-        if ((rc = drop_key(self, txn, key, &t)) != 0)
-            return rc;
-    return rc == MDB_NOTFOUND ? totals_put(self, txn, &t) : rc;
+    for (size_t i = 0; !rc && i < d->n; i++) {
+        rc = drop_ref(self, txn, &d->refs[i], &t);
+        d->found += rc == 0;
+        if (rc == MDB_NOTFOUND)
+            rc = 0; /* not there: the notes and the others are committed all the same */
+    }
+    return rc ? rc : totals_put(self, txn, &t);
+}
+
+int spm_nodecache_drop_each(spm_nodecache_t *self, const spm_nodecache_ref_t *refs, size_t n,
+                            size_t *found)
+{
+    assert(self);
+    drop_t d = {.refs = refs, .n = n, .notes = take_notes(self)};
+    int rc = write_txn(self, drop_body, &d);
+    free(d.notes.notes);
+    if (found)
+        *found = rc == 0 ? d.found : 0;
+    return rc;
+}
+
+int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
+{
+    spm_nodecache_ref_t ref = {id, version};
+    size_t found;
+    int rc = spm_nodecache_drop_each(self, &ref, 1, &found);
+    return rc == 0 && !found ? not_found(self, id, version) : rc;
 }
 
 int spm_nodecache_drop_all(spm_nodecache_t *self, spm_sdb_t id)
 {
-    assert(self);
-    write_t w = {.id = id, .notes = take_notes(self)};
-    int rc = write_txn(self, drop_all_body, &w);
-    free(w.notes.notes);
-    return rc;
+    spm_nodecache_ref_t ref = {id, 0};
+    return spm_nodecache_drop_each(self, &ref, 1, NULL);
 }
 
 static int clear_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)

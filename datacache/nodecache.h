@@ -205,6 +205,20 @@ int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version);
     SPM_EFULL, SPM_EIO or SPM_ESTORE. */
 int spm_nodecache_drop_all(spm_nodecache_t *self, spm_sdb_t id);
 
+/*  A block to drop: version 0 stands for every version of the SDB. */
+typedef struct {
+    spm_sdb_t id;
+    uint64_t version;
+} spm_nodecache_ref_t;
+
+/*  Removes the N blocks REFS, kept or not, without calling the evict
+    callback, in one write transaction (the IEUs of the node wait for it
+    once, not once a block). Blocks not there are passed over. Sets *FOUND
+    (when not NULL) to how many of REFS were there. Returns 0, SPM_EFULL,
+    SPM_EIO or SPM_ESTORE. */
+int spm_nodecache_drop_each(spm_nodecache_t *self, const spm_nodecache_ref_t *refs, size_t n,
+                            size_t *found);
+
 /*  Removes every block, kept or not (a node that joins a center that does
     not know its blocks), without calling the evict callback. Readers that
     began before keep their snapshot. Returns 0, SPM_EFULL, SPM_EIO or

@@ -661,6 +661,39 @@ START_TEST(test_keep_replaces)
 }
 END_TEST
 
+/*  A batch of drops in one transaction: kept blocks and copies, whole SDBs
+    (version 0) and single versions, and refs that are not there (passed
+    over, not counted), with the totals right after. */
+START_TEST(test_drop_each)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 100000, 1);
+    ck_assert_ptr_nonnull(nc);
+    for (uint64_t v = 1; v <= 3; v++)
+        ck_assert_int_eq(keep_block(nc, 4, v, 1000, 40 + v), 0);
+    ck_assert_int_eq(keep_block(nc, 5, 1, 1000, 51), 0);
+    ck_assert_int_eq(put_block(nc, 9, 2000), 0);
+    ck_assert_int_eq(put_block(nc, 10, 500), 0);
+    spm_nodecache_ref_t refs[] = {{4, 0}, {5, 2}, {9, UINT64_MAX}, {77, 0}, {10, 3}, {5, 1}};
+    size_t found = 99;
+    ck_assert_int_eq(spm_nodecache_drop_each(nc, refs, 6, &found), 0);
+    /* SDB 4 (all three), 5 v1: 5 v2, 77 and 10 v3 were never there */
+    ck_assert_uint_eq(found, 2);
+    for (uint64_t v = 1; v <= 3; v++)
+        ck_assert_int_eq(spm_nodecache_has(nc, 4, v), 0);
+    ck_assert_int_eq(spm_nodecache_has(nc, 5, 1), 0);
+    spm_nodecache_stats_t s;
+    spm_nodecache_stats(nc, &s);
+    ck_assert_uint_eq(s.kept_blocks, 0);
+    ck_assert_uint_eq(s.kept_bytes, 0);
+    ck_assert_uint_eq(s.blocks, 2); /* the two copies put_block made stay */
+    ck_assert_uint_eq(s.bytes, 2500);
+    ck_assert_int_eq(spm_nodecache_drop_each(nc, refs, 0, &found), 0); /* nothing: no error */
+    ck_assert_uint_eq(found, 0);
+    spm_nodecache_close(&nc);
+}
+END_TEST
+
 START_TEST(test_drop_all)
 {
     pick_dir();
@@ -927,6 +960,7 @@ static Suite *nodecache_suite(void)
     tcase_add_test(tc, test_put_refused_beside_kept);
     tcase_add_test(tc, test_keep_replaces);
     tcase_add_test(tc, test_drop_all);
+    tcase_add_test(tc, test_drop_each);
     tcase_add_test(tc, test_list_kept);
     tcase_add_test(tc, test_clear);
     tcase_add_test(tc, test_kept_two_processes);
