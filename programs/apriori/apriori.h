@@ -23,15 +23,34 @@
 
 #define SPM_APRIORI_PROGRAM "apriori"
 
+#define SPM_APRIORI_ITEMSETS_ONLY 1u /* frequent itemsets alone, no rules */
+
+/*  Most candidates one level may have (joining the frequent k-itemsets);
+    a job that would make more fails at once, saying how many. Counting
+    this many takes minutes on a few IEUs; beyond it the search cannot end
+    in reasonable time, and a higher support is the answer. */
+#define SPM_APRIORI_MAX_CANDIDATES 200000000ull
+
+/*  How the frequent itemsets are found: level by level (the dissertation's
+    13 SIs), depth first per prefix class, or the one that suits the data. */
+typedef enum {
+    SPM_APRIORI_AUTO = 0,
+    SPM_APRIORI_LEVELWISE = 1,
+    SPM_APRIORI_ECLAT = 2
+} spm_apriori_algorithm_t;
+
 typedef struct {
-    uint64_t ntrans;   /* transactions in the input */
-    uint32_t domain;   /* every item is below this */
-    uint64_t minsup;   /* minimum support, absolute (>= 1) */
-    double minconf;    /* minimum confidence, a fraction in [0, 1] */
-    uint32_t maxcons;  /* longest consequent (0: any) */
-    uint32_t block;    /* transactions per block */
-    uint32_t join_cap; /* most candidates per join block (<= SPM_MINING_MAX_FSETS) */
-    uint32_t nstaged;  /* staged BlockOfTransaction ids */
+    uint64_t ntrans;    /* transactions in the input */
+    uint32_t domain;    /* every item is below this */
+    uint64_t minsup;    /* minimum support, absolute (>= 1) */
+    double minconf;     /* minimum confidence, a fraction in [0, 1] */
+    uint32_t maxcons;   /* longest consequent (0: any) */
+    uint32_t maxlen;    /* longest itemset, and so rule (0: any) */
+    uint32_t flags;     /* SPM_APRIORI_ITEMSETS_ONLY */
+    uint32_t algorithm; /* spm_apriori_algorithm_t */
+    uint32_t block;     /* transactions per block */
+    uint32_t join_cap;  /* most candidates per join block (<= SPM_MINING_MAX_FSETS) */
+    uint32_t nstaged;   /* staged BlockOfTransaction ids */
     spm_sdb_t *staged;
 } spm_apriori_args_t;
 

@@ -17,6 +17,9 @@ int spm_apriori_args_encode(const spm_apriori_args_t *a, void **data, size_t *le
     spm_buf_put_u64(&b, a->minsup);
     spm_buf_put_f64(&b, a->minconf);
     spm_buf_put_u32(&b, a->maxcons);
+    spm_buf_put_u32(&b, a->maxlen);
+    spm_buf_put_u32(&b, a->flags);
+    spm_buf_put_u32(&b, a->algorithm);
     spm_buf_put_u32(&b, a->block);
     spm_buf_put_u32(&b, a->join_cap);
     spm_buf_put_u32(&b, a->nstaged);
@@ -41,10 +44,12 @@ int spm_apriori_args_decode(const void *data, size_t len, spm_apriori_args_t *a)
     memset(a, 0, sizeof *a);
     if (spm_get_u64(&c, &a->ntrans) || spm_get_u32(&c, &a->domain) || spm_get_u64(&c, &a->minsup) ||
         spm_get_f64(&c, &a->minconf) || spm_get_u32(&c, &a->maxcons) ||
-        spm_get_u32(&c, &a->block) || spm_get_u32(&c, &a->join_cap) ||
-        spm_get_u32(&c, &a->nstaged) || get_ids(&c, a->nstaged, &a->staged) ||
-        spm_cursor_left(&c) != 0 || a->minsup == 0 || a->block == 0 || a->join_cap == 0 ||
-        !(a->minconf >= 0 && a->minconf <= 1)) {
+        spm_get_u32(&c, &a->maxlen) || spm_get_u32(&c, &a->flags) ||
+        spm_get_u32(&c, &a->algorithm) || spm_get_u32(&c, &a->block) ||
+        spm_get_u32(&c, &a->join_cap) || spm_get_u32(&c, &a->nstaged) ||
+        get_ids(&c, a->nstaged, &a->staged) || spm_cursor_left(&c) != 0 || a->minsup == 0 ||
+        a->block == 0 || a->join_cap == 0 || (a->flags & ~SPM_APRIORI_ITEMSETS_ONLY) ||
+        a->algorithm > SPM_APRIORI_ECLAT || !(a->minconf >= 0 && a->minconf <= 1)) {
         spm_apriori_args_free(a);
         return spm_error(SPM_EINVAL, "%s: malformed arguments", SPM_APRIORI_PROGRAM);
     }

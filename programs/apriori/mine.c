@@ -40,6 +40,12 @@ static const char usage[] =
     "  --min-confidence C   minimum confidence, 80% or 0.8 (default 80%)\n"
     "  -o, --output FILE    rules file (default: stdout)\n"
     "  --itemsets FILE      also write the frequent itemsets to FILE\n"
+    "  --itemsets-only      find the frequent itemsets alone, no rules; they go to\n"
+    "                       --itemsets FILE, else stdout (-o is refused)\n"
+    "  --max-length N       longest itemset, and so rule, to find (default: any)\n"
+    "  --algorithm A        apriori (level by level), eclat (depth first per\n"
+    "                       prefix class) or auto (default: the one that suits\n"
+    "                       the data); the output is the same\n"
     "  --format F           text (default), csv or json\n"
     "  --block N            transactions per block (default 1000)\n"
     "  --max-consequent N   longest rule consequent (default: any length)\n"
@@ -62,8 +68,9 @@ typedef struct {
     uint64_t count; /* absolute support when support < 0 */
     double minconf; /* fraction */
     spm_mine_format_t format;
-    long block, maxcons;
-    int names;
+    long block, maxcons, maxlen;
+    int names, itemsets_only;
+    spm_apriori_algorithm_t algorithm;
 } opts_t;
 
 /*  Parses S as "P%" (percent), a fraction in (0, 1), or an integer count. */
@@ -209,6 +216,9 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
                                              {"block", required_argument, 0, 'b'},
                                              {"max-consequent", required_argument, 0, 'm'},
                                              {"names", no_argument, 0, 'n'},
+                                             {"itemsets-only", no_argument, 0, 'I'},
+                                             {"max-length", required_argument, 0, 'L'},
+                                             {"algorithm", required_argument, 0, 'A'},
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
@@ -249,6 +259,23 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
         case 'n':
             o->names = 1;
             break;
+        case 'I':
+            o->itemsets_only = 1;
+            break;
+        case 'L':
+            rc = spm_parse_long("--max-length", optarg, 1, SPM_MINING_MAX_K, &o->maxlen);
+            break;
+        case 'A':
+            if (strcmp(optarg, "auto") == 0)
+                o->algorithm = SPM_APRIORI_AUTO;
+            else if (strcmp(optarg, "apriori") == 0)
+                o->algorithm = SPM_APRIORI_LEVELWISE;
+            else if (strcmp(optarg, "eclat") == 0)
+                o->algorithm = SPM_APRIORI_ECLAT;
+            else
+                rc = spm_error(SPM_EINVAL, "--algorithm: '%s' is not apriori, eclat or auto",
+                               optarg);
+            break;
         case 'h':
             fputs(usage, stdout);
             fputs(spm_run_opts_help, stdout);
@@ -260,8 +287,8 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
         default:
             rc = spm_run_opts_set(ro, c, optarg);
         }
-        if (rc != 0) {
-            *exit_code = spm_cli_fail("mine", rc);
+        if (rc != 0) { /* a bad value is a usage error: exit 2, as a bad option */
+            *exit_code = spm_cli_usage("mine", "%s", spm_error_detail());
             return 1;
         }
     }
@@ -274,7 +301,18 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
         *exit_code = spm_cli_usage("mine", "--min-support is required");
         return 1;
     }
-    if (ro->json && (!o->output || strcmp(o->output, "-") == 0)) {
+    if (o->itemsets_only && o->output) {
+        *exit_code = spm_cli_usage(
+            "mine",
+            "--itemsets-only writes no rules: give the itemsets with --itemsets FILE, not -o");
+        return 1;
+    }
+    if (ro->json && o->itemsets_only && (!o->itemsets || strcmp(o->itemsets, "-") == 0)) {
+        *exit_code =
+            spm_cli_usage("mine", "--json prints the report on stdout: give --itemsets FILE");
+        return 1;
+    }
+    if (ro->json && !o->itemsets_only && (!o->output || strcmp(o->output, "-") == 0)) {
         *exit_code = spm_cli_usage("mine", "--json prints the report on stdout: give -o FILE");
         return 1;
     }
@@ -325,13 +363,18 @@ static int mine_main(int argc, char **argv)
     spm_session_t *s = NULL;
     spm_apriori_args_t a = {.minconf = o.minconf,
                             .maxcons = (uint32_t)o.maxcons,
+                            .maxlen = (uint32_t)o.maxlen,
+                            .flags = o.itemsets_only ? SPM_APRIORI_ITEMSETS_ONLY : 0,
+                            .algorithm = o.algorithm,
                             .block = (uint32_t)o.block,
                             .join_cap = 65536};
     spm_apriori_result_t res = {0};
     spm_mine_out_t out = {.minconf = o.minconf};
     void *bytes = NULL;
     size_t len;
-    if (!(rules = spm_outfile_open(o.output ? o.output : "-")) ||
+    if (o.itemsets_only && !o.itemsets)
+        o.itemsets = "-";
+    if ((!o.itemsets_only && !(rules = spm_outfile_open(o.output ? o.output : "-"))) ||
         (o.itemsets && !(sets = spm_outfile_open(o.itemsets)))) {
         rc = SPM_EIO;
         goto out;
@@ -356,14 +399,17 @@ static int mine_main(int argc, char **argv)
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
     spm_session_release(s); /* an embedded VM stops while the output is written */
-    if ((rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0 ||
+    if ((rules && (rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0) ||
         (o.itemsets &&
          (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))
         goto out;
     if ((o.itemsets && (rc = spm_outfile_commit(&sets)) != 0) ||
-        (rc = spm_outfile_commit(&rules)) != 0)
+        (rules && (rc = spm_outfile_commit(&rules)) != 0))
         goto out;
-    if (!ro.quiet && !ro.json)
+    if (!ro.quiet && !ro.json && o.itemsets_only)
+        fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets\n",
+                (unsigned long long)a.ntrans, (unsigned long long)spm_mine_nitemsets(&out));
+    else if (!ro.quiet && !ro.json)
         fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets, %u rules\n",
                 (unsigned long long)a.ntrans, (unsigned long long)spm_mine_nitemsets(&out),
                 out.rules.n);

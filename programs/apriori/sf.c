@@ -736,9 +736,46 @@ static int add_level(job_t *job)
     return 0;
 }
 
-/*  Starts gen_candidate(P_k) and gen_frequentSet(C_k+1) together. */
+/*  The (k+1)-candidates that joining P_k makes: C(f, 2) summed over its
+    families, a family running on across blocks when a block's first set
+    shares its first k-1 items with the last set of the block before. */
+static uint64_t join_size(const level_t *l, uint32_t k)
+{
+    uint64_t total = 0, f = 0;
+    for (uint32_t b = 0; b < l->n; b++) {
+        const spm_mining_fsets_reply_t *in = &l->info[b];
+        if (in->n == 0)
+            continue;
+        for (uint32_t i = 0; i < in->nfam; i++) {
+            int goes_on = i == 0 && f > 0 && b > 0 &&
+                          memcmp(l->info[b - 1].last, in->first, (size_t)(k - 1) * 4) == 0;
+            if (!goes_on) {
+                total += f * (f - 1) / 2;
+                f = 0;
+            }
+            f += in->fam[i];
+        }
+    }
+    return total + f * (f - 1) / 2;
+}
+
+/*  Starts gen_candidate(P_k) and gen_frequentSet(C_k+1) together, unless
+    the job wants no longer sets. A level of more than
+    SPM_APRIORI_MAX_CANDIDATES candidates fails the job at once: it would
+    run for hours and hold the center's thread while it is planned. */
 static void start_stage(spm_sf_t *sf, job_t *job, uint32_t k)
 {
+    if (job->a.maxlen && k >= job->a.maxlen)
+        return;
+    uint64_t c = join_size(&job->lv[k - 1], k);
+    if (c > SPM_APRIORI_MAX_CANDIDATES) {
+        spm_sf_fail(sf, SPM_ERANGE,
+                    "apriori: %llu frequent %u-itemsets make %llu candidates of length %u, over "
+                    "the limit of %llu; raise --min-support (or set --max-length %u)",
+                    (unsigned long long)job->lv[k - 1].sets, k, (unsigned long long)c, k + 1,
+                    (unsigned long long)SPM_APRIORI_MAX_CANDIDATES, k);
+        return;
+    }
     if (add_level(job) != 0) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
         return;
@@ -818,7 +855,7 @@ static void root_commit(spm_sf_t *sf, const spm_result_t *r)
     } else if (kind == TAG_FREQ) {
         job->stage = 0;
         const level_t *l = &job->lv[k - 1];
-        if (l->sets > 0)
+        if (l->sets > 0 && !(job->a.flags & SPM_APRIORI_ITEMSETS_ONLY))
             spawn(sf, job, &find_rules_class, k, TAG_RULES, -1);
         if (l->sets >= 2)
             start_stage(sf, job, k);
