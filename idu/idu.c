@@ -305,10 +305,27 @@ static ieu_job_stats_t *job_ieu_stats(job_t *job, uint32_t ieu)
     return &job->ieu_stats[ieu];
 }
 
+/*  A super-function's callbacks run in the center's thread: while one runs,
+    nobody is answered, and heartbeats lapse. One that took SPM_IDU_SLOW_US
+    or longer (since T0) is named in the log, once per SF. */
+static void timed(spm_sf_t *sf, const char *callback, uint64_t t0)
+{
+    uint64_t us = spm_now_us() - t0;
+    if (us < SPM_IDU_SLOW_US || sf->slow_logged)
+        return;
+    sf->slow_logged = 1;
+    spm_log_warn("job %llu: super-function %s spent %.0f ms in its %s call, the center's thread "
+                 "meanwhile answered nobody; a program should issue many SIs from its feed "
+                 "hook, as IEUs pull, or a bounded batch per call",
+                 (unsigned long long)sf->job->id, sf->cls->name, (double)us / 1000, callback);
+}
+
 void spm_idu_feed_call(spm_idu_t *self, spm_sf_t *sf, const spm_ieu_t *who)
 {
     spm_ev_feed(self, sf, who);
+    uint64_t t0 = spm_now_us();
     sf->cls->feed(sf, who);
+    timed(sf, "feed", t0);
     if (!sf->ready_head)
         sf_maybe_finish(self, sf); /* feed may have called done */
 }
@@ -592,7 +609,9 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
         sf->feeder = 1;
     }
     spm_error(0, "%s", "");
+    uint64_t t0 = spm_now_us();
     int rc = cls->start ? cls->start(sf, args, len) : 0;
+    timed(sf, "start", t0);
     if (rc != 0) {
         const char *d = spm_error_detail();
         job_fail(job, rc, "%s: %s", cls->name, *d ? d : spm_strerror(rc));
@@ -711,7 +730,9 @@ static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
         parent->children--;
         if (parent->cls->commit && job->state == 0) {
             spm_result_t r = {.kind = SPM_RESULT_CHILD, .tag = sf->tag};
+            uint64_t t0 = spm_now_us();
             parent->cls->commit(parent, &r);
+            timed(parent, "commit", t0);
         }
         sf = parent;
     }
@@ -953,7 +974,9 @@ void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
                           .reply = c->reply,
                           .reply_len = c->reply_len,
                           .ieu = who};
+        uint64_t t0 = spm_now_us();
         sf->cls->commit(sf, &r);
+        timed(sf, "commit", t0);
     }
     spm_idu_si_free(si);
     sf_maybe_finish(self, sf);

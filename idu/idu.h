@@ -33,6 +33,11 @@
 
 typedef struct spm_idu spm_idu_t;
 
+/*  A super-function callback (start, commit, feed) that runs this long or
+    longer is named in the log, once per SF: the center's thread answers
+    nobody while it runs. */
+#define SPM_IDU_SLOW_US 100000u
+
 /*  One operand of an issued SI, as it goes on the wire. */
 typedef struct {
     spm_sdb_t sdb;       /* SDB the IEU reads or writes (ACC: the partial) */

@@ -86,6 +86,7 @@ struct spm_sf {
     struct spm_sf *ring_prev, *ring_next; /* level ring while it has ready SIs */
     int in_ring;
     int feeder;              /* registered as a feeder of its level */
+    int slow_logged;         /* a callback of it ran over SPM_IDU_SLOW_US: said once */
     struct spm_sf *job_next; /* all SFs of the job */
 };
 

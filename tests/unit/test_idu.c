@@ -6,7 +6,10 @@
 #include "isa/core/registry.h"
 #include "tests/check_main.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_EMITTED 256
 
@@ -141,8 +144,31 @@ static int maker_start(spm_sf_t *sf, const void *args, size_t len)
 
 static const spm_sf_class_t maker_class = {.name = "maker", .start = maker_start};
 
+/* An SF whose commit callback takes 120 ms, twice. */
+static int slow_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    (void)args;
+    (void)len;
+    for (uint64_t i = 0; i < 2; i++)
+        if (spm_sf_issue(sf, "t.op", NULL, 0, NULL, 0, i) != 0)
+            return SPM_ENOMEM;
+    spm_sf_done(sf);
+    return 0;
+}
+
+static void slow_commit(spm_sf_t *sf, const spm_result_t *r)
+{
+    (void)sf;
+    (void)r;
+    usleep(120000);
+}
+
+static const spm_sf_class_t slow_class = {
+    .name = "slowpoke", .start = slow_start, .commit = slow_commit};
+
 SPM_CONSTRUCTOR(test_idu)
 {
+    spm_program_register(&(spm_program_t){.name = "slowpoke", .root = &slow_class});
     spm_opcode_register(&(spm_opcode_t){.name = "t.op", .exec = nop_exec});
     spm_sdb_type_register(
         &(spm_sdb_type_t){.name = "t.blob", .validate = blob_validate, .merge = blob_merge});
@@ -351,6 +377,36 @@ START_TEST(feed_hook_issues_for_the_requester)
     ck_assert_uint_eq(emitted[1].ieu, i0);
     for (size_t i = 0; i < nemitted; i++)
         commit_ok(emitted[i].ieu, &emitted[i].si);
+    ck_assert_uint_eq(njobs_done, 1);
+}
+END_TEST
+
+/*  The center's thread must not vanish into a program unnoticed: a
+    callback over SPM_IDU_SLOW_US is named in the log (stderr), once per SF. */
+START_TEST(slow_callback_is_named_once)
+{
+    char path[] = "/tmp/spm-test-idu-log-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    uint64_t job;
+    uint32_t ieu = start_job("slowpoke", &job);
+    ck_assert_uint_eq(nemitted, 2);
+    commit_ok(ieu, &emitted[0].si);
+    commit_ok(ieu, &emitted[1].si);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char buf[4096] = {0};
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    ck_assert_int_gt(n, 0);
+    const char *hit = strstr(buf, "super-function slowpoke spent");
+    ck_assert_msg(hit && strstr(hit, "in its commit call"), "log: %s", buf);
+    ck_assert_msg(!strstr(hit + 1, "super-function slowpoke spent"), "logged twice: %s", buf);
     ck_assert_uint_eq(njobs_done, 1);
 }
 END_TEST
@@ -618,6 +674,7 @@ static Suite *idu_suite(void)
     tcase_add_test(tc, higher_priority_job_goes_first);
     tcase_add_test(tc, equal_priority_jobs_share_round_robin);
     tcase_add_test(tc, feed_hook_issues_for_the_requester);
+    tcase_add_test(tc, slow_callback_is_named_once);
     tcase_add_test(tc, dead_ieu_work_is_reissued_and_stale_commit_discarded);
     tcase_add_test(tc, si_whose_holders_keep_dying_fails_the_job);
     tcase_add_test(tc, expired_lease_is_reissued);
