@@ -19,6 +19,8 @@
 #include "tests/ref/apriori_ref.h"
 #include "tests/spm_test.h"
 
+#include "bench/peakmem.h"
+
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -216,9 +218,101 @@ static void bench(const char *name, const char *file, const char *support, uint6
     fflush(stdout);
 }
 
+/* ------------------------------------------------- algorithms and memory */
+
+static const char *tmp; /* the bench's directory */
+
+typedef struct {
+    double wall, mib; /* whole command; peak Pss of all its processes */
+} measured_t;
+
+/*  Runs `spm mine FILE --min-support SUPPORT --ieus 2 ARGS...` (ARGS ends
+    with NULL), returning its wall time and peak memory. */
+static measured_t mine_measured(const char *file, const char *support, const char *const *args)
+{
+    const char *argv[32] = {"mine", file, "--min-support", support, "--ieus", "2", "--quiet"};
+    size_t n = 7;
+    while (*args && n < 31)
+        argv[n++] = *args++;
+    argv[n] = NULL;
+    double t0 = now();
+    spm_test_proc_t p = spm_test_start(argv);
+    peakmem_t m;
+    peakmem_start(&m, p.pid);
+    char *out, *err;
+    int rc = spm_test_finish(&p, 1200, &out, &err);
+    measured_t r = {.wall = now() - t0, .mib = peakmem_stop(&m)};
+    if (rc != 0)
+        SPM_TEST_FAIL("bench_mine: spm mine %s %s failed (%d): %s", file, support, rc, err);
+    free(out);
+    free(err);
+    return r;
+}
+
+/*  Medians of bench_reps() runs. */
+static measured_t measured(const char *file, const char *support, const char *const *args)
+{
+    double w[16], m[16];
+    int n = bench_reps() > 16 ? 16 : bench_reps();
+    for (int i = 0; i < n; i++) {
+        measured_t r = mine_measured(file, support, args);
+        w[i] = r.wall;
+        m[i] = r.mib;
+    }
+    return (measured_t){bench_median(w, n), bench_median(m, n)};
+}
+
+/*  Lines of PATH that are not headers. */
+static size_t count_lines(const char *path)
+{
+    char *line = NULL;
+    size_t lines = 0, cap = 0;
+    FILE *f = fopen(path, "r");
+    while (f && getline(&line, &cap, f) >= 0)
+        lines += line[0] != '#';
+    free(line);
+    if (f)
+        fclose(f);
+    return lines;
+}
+
+/*  One case of the algorithms table: itemsets only with each algorithm
+    (outputs compared byte for byte), then with rules (the default, auto)
+    when RULES. SCALE: Borgelt's figures for the same data from the issue,
+    or NULL. */
+static void algorithms(const char *name, const char *file, const char *support, int rules,
+                       const char *scale)
+{
+    char a[600], e[600], r[600], cmd[2000];
+    snprintf(a, sizeof a, "%s/apriori.sets", tmp);
+    snprintf(e, sizeof e, "%s/eclat.sets", tmp);
+    snprintf(r, sizeof r, "%s/rules.txt", tmp);
+    const char *ap[] = {"--itemsets-only", "--algorithm", "apriori", "--itemsets", a, NULL};
+    const char *ec[] = {"--itemsets-only", "--algorithm", "eclat", "--itemsets", e, NULL};
+    const char *au[] = {"--itemsets", e, "-o", r, NULL};
+    measured_t ma = measured(file, support, ap), me = measured(file, support, ec);
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, e);
+    if (system(cmd) != 0)
+        SPM_TEST_FAIL("bench_mine: %s: apriori and eclat wrote different itemsets\n", name);
+    size_t sets = count_lines(a);
+    printf("| %s | %zu | %.3f s, %.0f MiB | %.3f s, %.0f MiB | %.2f |", name, sets, ma.wall, ma.mib,
+           me.wall, me.mib, me.wall / ma.wall);
+    if (rules) {
+        measured_t mr = measured(file, support, au);
+        printf(" %.3f s, %.0f MiB, %zu rules |", mr.wall, mr.mib, count_lines(r));
+    } else {
+        printf(" - |");
+    }
+    printf(" %s |\n", scale ? scale : "-");
+    fflush(stdout);
+    remove(a);
+    remove(e);
+    remove(r);
+}
+
 int main(void)
 {
-    const char *dir = spm_test_tmpdir();
+    const char *dir = tmp = spm_test_tmpdir();
     long d = transactions();
     char t25[512], t10[512];
     snprintf(t25, sizeof t25, "%s/T25I10D%ldK.dat", dir, d / 1000);
@@ -238,6 +332,54 @@ int main(void)
     bench("T10I4 0.1%", t10, "0.1%", (uint64_t)(d + 999) / 1000);
     printf("for scale: the dissertation's T25I10D100K at 0.6%%: 1,234 s on one 2002 node;\n"
            "a leading single-threaded C Apriori here: about 0.28 s (0.6%%), 0.83 s (0.25%%)\n");
+
+    /* A dense set: few items, long transactions (as mushroom or chess). */
+    char dense[512];
+    snprintf(dense, sizeof dense, "%s/dense.dat", dir);
+    const char *dg[] = {"gen",
+                        "transactions",
+                        "--transactions",
+                        bench_quick() ? "2000" : "8000",
+                        "--avg-size",
+                        "23",
+                        "--avg-pattern",
+                        "12",
+                        "--items",
+                        "120",
+                        "--patterns",
+                        "20",
+                        "--corruption",
+                        "0.1",
+                        "--seed",
+                        "2",
+                        "-o",
+                        dense,
+                        NULL};
+    char *out, *err;
+    if (spm_test_run(dg, 600, &out, &err) != 0)
+        SPM_TEST_FAIL("bench_mine: spm gen failed: %s", err);
+    free(out);
+    free(err);
+    const char *chess = "../shared/data/fimi/chess.dat";
+    int have_chess = stat(chess, &st) == 0;
+    printf("\n## Algorithms: itemsets only, apriori and eclat (byte-identical output), then with "
+           "rules (auto, 80%%); 2 IEUs, whole command, medians of %d; memory = peak Pss of all "
+           "spm processes\n\n",
+           bench_reps());
+    printf("| data, support | itemsets | apriori | eclat | eclat / apriori | with rules | Borgelt "
+           "apriori / eclat / fpgrowth, itemsets only (the issue's figures) |\n"
+           "|---|---|---|---|---|---|---|\n");
+    algorithms("T25I10 0.6%", t25, "0.6%", 1, NULL);
+    algorithms("T25I10 0.25%", t25, "0.25%", 1, d == 100000 ? "0.74 / 0.73 / 2.87 s" : NULL);
+    algorithms("T10I4 0.1%", t10, "0.1%", 1, NULL);
+    algorithms("T10I4 0.05%", t10, "0.05%", 0, d == 100000 ? "0.39 / 0.20 / 0.29 s" : NULL);
+    if (have_chess) {
+        algorithms("chess 70%", chess, "70%", 0, NULL);
+        algorithms("chess 60%", chess, "60%", 0, "0.76 / 0.04 / 0.03 s");
+    } else {
+        printf("(chess: skipped, %s is not here)\n", chess);
+    }
+    algorithms("dense 10%", dense, "10%", 0, NULL);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     return system(cmd) == 0 ? 0 : 1;

@@ -198,7 +198,10 @@ typedef struct spm_result {
 typedef struct spm_sf spm_sf_t;
 
 /*  A super-function class. Its callbacks run in the center's single thread;
-    they must not block.
+    they must not block, and must not run long: while one runs the center
+    answers nobody (heartbeats lapse). A call that takes 100 ms or more is
+    named in the center's log. A program with very many SIs to issue issues
+    them as IEUs ask (the feed hook) or a bounded batch per call.
 
     They must also be deterministic: what an SF does may depend only on what
     reaches it through this API (its args, the feed calls and commits in
