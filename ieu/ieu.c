@@ -123,8 +123,11 @@ typedef struct {
     size_t n, cap;
 } refs_t;
 
-#define AHEAD_US 2000.0 /* short SIs: hold about this much work ahead */
-#define AHEAD_MAX 16    /* ... but never more than this many SIs */
+#define AHEAD_US 2000.0       /* short SIs: hold about this much work ahead */
+#define AHEAD_BATCH_US 16000.0 /* ... or this much while the center has more ready */
+#define AHEAD_MAX 16          /* ... but never more than this many SIs */
+#define HOLD_US 8000          /* a result waits at most this long for others to join it */
+#define COMMIT_BATCH 16        /* ... and no longer once this many are waiting */
 #define MAX_RELOCALIZE 3
 
 typedef struct {
@@ -135,6 +138,9 @@ typedef struct {
     uint32_t *nodes;       /* data agents up, from WELCOME and NODES */
     size_t nnodes;
     queue_t kept;            /* executed, outputs kept: the next COMMIT's, in order */
+    uint32_t nkept;          /* SIs in kept */
+    uint64_t kept_since;     /* when the first of them joined kept */
+    uint32_t backlog;        /* SIs the center had ready beyond the last ISSUE */
     uint32_t keeping;        /* SIs whose outputs are still being kept */
     spm_store_view_t *store; /* the center's store, when it is on this host; else NULL */
     int store_reads;         /* may read the store directly (an ipc:// center, not refused) */
@@ -346,7 +352,7 @@ static uint32_t ahead(const ieu_t *ieu)
 {
     if (ieu->prefetch == 0 || ieu->exec_ema_us <= 0)
         return ieu->prefetch;
-    double cover = AHEAD_US * ieu->slots / ieu->exec_ema_us;
+    double cover = (ieu->backlog ? AHEAD_BATCH_US : AHEAD_US) * ieu->slots / ieu->exec_ema_us;
     if (cover <= ieu->prefetch)
         return ieu->prefetch;
     return cover >= AHEAD_MAX ? AHEAD_MAX : (uint32_t)cover;
@@ -684,6 +690,7 @@ static void on_corrupt(void *arg, uint32_t node, const spm_blockref_t *ref)
 static void on_issue(ieu_t *ieu, Spm__Issue *is)
 {
     uint64_t now = spm_now_us();
+    ieu->backlog = is->backlog;
     for (size_t k = 0; k < is->n_sis; k++) {
         Spm__Si *s = is->sis[k];
         task_t *t = calloc(1, sizeof *t);
@@ -774,6 +781,8 @@ typedef struct {
 /*  T's outputs are all kept (or framed): it joins the next COMMIT. */
 static void kept_all(ieu_t *ieu, task_t *t)
 {
+    if (!ieu->nkept++)
+        ieu->kept_since = spm_now_us();
     push(&ieu->kept, t);
 }
 
@@ -956,12 +965,37 @@ static void fill_result(ieu_t *ieu, task_t *t, Spm__Result *r, int first)
     lives, plus the bytes of those that go to the center's store. On the
     center's host the outputs are written into its store first and the
     COMMIT carries nothing but results. */
+/*  Whether the kept results should go now (NOW: spm_now_us()). They wait,
+    to share one COMMIT (and the center's one wake-up, and the next ISSUE)
+    with the results that follow, only while nothing can be waiting for
+    them: the center had other SIs ready at its last ISSUE, this IEU still
+    has more SIs in hand than slots (it needs nothing yet), fewer than
+    COMMIT_BATCH wait, the oldest for less than HOLD_US, and no drain is
+    under way. A lone SI, or the last ones of a job, go at once. */
+static int commit_due(const ieu_t *ieu, uint64_t now)
+{
+    if (!ieu->nkept)
+        return 0;
+    return ieu->draining || !ieu->backlog || ieu->held - ieu->nkept <= ieu->slots ||
+           ieu->nkept >= COMMIT_BATCH || now - ieu->kept_since >= HOLD_US;
+}
+
+/*  Milliseconds until the kept results are due (for the poll), or -1. */
+static long commit_wait_ms(const ieu_t *ieu, uint64_t now)
+{
+    if (!ieu->nkept)
+        return -1;
+    uint64_t due = ieu->kept_since + HOLD_US;
+    return due <= now ? 0 : (long)((due - now + 999) / 1000);
+}
+
 static void send_commit(ieu_t *ieu)
 {
     task_t *list = ieu->kept.head;
-    if (!list)
+    if (!list || !commit_due(ieu, spm_now_us()))
         return;
     ieu->kept.head = ieu->kept.tail = NULL;
+    ieu->nkept = 0;
     size_t n = 0, nouts = 0;
     for (task_t *t = list; t; t = t->next) {
         n++;
@@ -1141,7 +1175,8 @@ static int run(ieu_t *ieu)
         items[1] = (zmq_pollitem_t){NULL, ieu->efd, ZMQ_POLLIN, 0};
         nitems += spm_blockclient_items(ieu->bc, items + 2, 256);
         int busy = spm_hmap_size(ieu->fetches) || spm_blockclient_pending(ieu->bc);
-        int n = zmq_poll(items, nitems, busy ? 100 : (long)ieu->heartbeat_ms);
+        long wait = busy ? 100 : (long)ieu->heartbeat_ms, due = commit_wait_ms(ieu, spm_now_us());
+        int n = zmq_poll(items, nitems, due >= 0 && due < wait ? due : wait);
         if (n < 0 && zmq_errno() != EINTR)
             return SPM_ESYS;
         if (items[1].revents & ZMQ_POLLIN)

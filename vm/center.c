@@ -56,6 +56,7 @@ typedef struct {
     int dead;
     Spm__Si **batch; /* SIs to send in the next ISSUE (IEUs) */
     size_t nbatch, capbatch;
+    int told_backlog; /* its last ISSUE said more SIs were ready: it may hold results */
 } peer_t;
 
 /*  What a job cost the center: the counters at its submit, then, once it
@@ -257,23 +258,31 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
     p->batch[p->nbatch++] = s;
 }
 
-/*  Runs the pool and sends each IEU's batch as one ISSUE. */
 /*  Sends every IEU the SIs the IDU picked for it this turn (spm_idu_pump),
     one ISSUE each. Called once the turn's events are written (an SI's feed
     call is often made in the same turn): a restart must not give an SI's
-    ids to another while a node still holds what the first wrote. */
+    ids to another while a node still holds what the first wrote.
+
+    Each ISSUE says how many SIs are still ready in the pool (backlog).
+    While some are, an IEU lets its results wait a few milliseconds to
+    share one COMMIT (ieu/ieu.c, commit_due): nothing is idle for want of
+    them. When the pool runs dry, every IEU that was told otherwise gets an
+    empty ISSUE saying so, and sends what it holds at once. */
 static void send_issues(center_t *c)
 {
+    uint64_t ready = spm_idu_ready(c->idu);
     size_t pos = 0;
     uint64_t key;
     void *value;
     while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
         peer_t *p = value;
-        if (!p->nbatch)
+        if (!p->nbatch && !(p->told_backlog && ready == 0))
             continue;
+        p->told_backlog = ready > 0;
         Spm__Issue issue = SPM__ISSUE__INIT;
         issue.n_sis = p->nbatch;
         issue.sis = p->batch;
+        issue.backlog = ready > UINT32_MAX ? UINT32_MAX : (uint32_t)ready;
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_ISSUE;
         env.issue = &issue;
