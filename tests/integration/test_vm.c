@@ -364,6 +364,50 @@ START_TEST(trace_has_every_si_and_plots)
 }
 END_TEST
 
+START_TEST(batching_never_delays_what_is_waited_for)
+{
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    spm_test_vm_agent(&vm, "2", NULL);
+    usleep(500000);
+    double best = 1e9;
+    for (int i = 0; i < 5; i++) {
+        const char *one[] = {"run", "synthetic", "--center", vm.ep,    "--sis",
+                             "1",   "--work",    "fixed:0",  "--json", NULL};
+        char *out, *err;
+        ck_assert_msg(spm_test_run(one, 30, &out, &err) == 0, "%s", err);
+        double wall = spm_test_json_num(out, "wall_s");
+        best = wall < best ? wall : best;
+        free(out);
+        free(err);
+    }
+    printf("batching: a lone SI's job, submit to its commit, took %.0f us (best of 5)\n",
+           best * 1e6);
+    ck_assert_msg(best < 0.001, "a lone SI's job took %.0f us from submit to commit", best * 1e6);
+
+    const char *chain[] = {"run",   "synthetic", "--center", vm.ep,       "--sis",  "200",
+                           "--sfs", "200",       "--work",   "fixed:1ms", "--json", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(chain, 60, &out, &err) == 0, "%s", err);
+    double wall = spm_test_json_num(out, "wall_s");
+    printf("batching: a chain of 200 SIs of 1 ms took %.3f s\n", wall);
+    ck_assert_msg(wall < 1.0, "a chain of 200 SIs of 1 ms took %.3f s", wall);
+    free(out);
+    free(err);
+
+    const char *stages[] = {"run",   "synthetic", "--center", vm.ep,       "--sis",  "2000",
+                            "--sfs", "20",        "--work",   "fixed:1ms", "--json", NULL};
+    ck_assert_msg(spm_test_run(stages, 60, &out, &err) == 0, "%s", err);
+    double idle = spm_test_json_num(out, "w_idle");
+    printf("batching: 20 stages of 100 SIs of 1 ms on 2 IEUs: w_idle %.3f, wall %.3f s\n", idle,
+           spm_test_json_num(out, "wall_s"));
+    ck_assert_msg(idle < 0.25, "IEUs idle %.3f of their busy time across 20 barriers", idle);
+    free(out);
+    free(err);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
 static Suite *vm_suite(void)
 {
     Suite *s = suite_create("vm");
@@ -379,6 +423,7 @@ static Suite *vm_suite(void)
     tcase_add_test(tc, second_center_on_a_used_port_is_refused);
     tcase_add_test(tc, unwritable_store_is_one_line);
     tcase_add_test(tc, trace_has_every_si_and_plots);
+    tcase_add_test(tc, batching_never_delays_what_is_waited_for);
     suite_add_tcase(s, tc);
     return s;
 }
