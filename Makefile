@@ -20,7 +20,7 @@ SANITIZE ?=
 FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
-PKGS     := libzmq libprotobuf-c lmdb openblas inih libxxhash
+PKGS     := libzmq libprotobuf-c lmdb openblas inih libxxhash libmicrohttpd
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I/usr/include/suitesparse
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
 CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -66,6 +66,9 @@ $(BUILD)/obj/gen/spm.pb-c.o: $(GEN_C)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
+
+# The dashboard's page is assembled into its object (.incbin).
+$(BUILD)/obj/vm/dashboard.o: vm/dashboard.html
 
 $(BUILD)/obj/%.o: %.c $(GEN_H)
 	@mkdir -p $(dir $@)

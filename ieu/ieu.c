@@ -1112,7 +1112,10 @@ static void open_store(ieu_t *ieu, const Spm__Welcome *w)
         spm_log_info("reading blocks through the center: %s", spm_error_detail());
 }
 
-static int hello(ieu_t *ieu, long timeout_ms)
+/*  Says HELLO and waits for the WELCOME. MONITOR (may be NULL) reports
+    the handshakes with CENTER: a refused key ends the wait at once.
+    Returns 0, SPM_EDENIED (detail set) or SPM_EUNREACH. */
+static int hello(ieu_t *ieu, long timeout_ms, void *monitor, const char *center)
 {
     Spm__Hello h = SPM__HELLO__INIT;
     h.role = SPM__HELLO__ROLE__IEU;
@@ -1124,11 +1127,13 @@ static int hello(ieu_t *ieu, long timeout_ms)
     env.hello = &h;
     if (send_env(ieu, &env, NULL, 0) != 0)
         return SPM_EUNREACH;
-    zmq_pollitem_t item = {ieu->dealer, 0, ZMQ_POLLIN, 0};
+    zmq_pollitem_t items[2] = {{ieu->dealer, 0, ZMQ_POLLIN, 0}, {monitor, 0, ZMQ_POLLIN, 0}};
     uint64_t deadline = spm_now_us() + (uint64_t)timeout_ms * 1000;
     while (!stop_flag && spm_now_us() < deadline) {
-        if (zmq_poll(&item, 1, 100) <= 0)
+        if (zmq_poll(items, monitor ? 2 : 1, 100) <= 0)
             continue;
+        if (monitor && spm_security_monitor_read(ieu->security, monitor, center) != 0)
+            return SPM_EDENIED;
         spm_msg_t m;
         if (spm_wire_recv(ieu->dealer, 0, 1, &m, &ieu->wire) != 1)
             continue;
@@ -1355,15 +1360,19 @@ static int ieu_main(int argc, char **argv)
         goto done;
     }
     ieu.dealer = spm_wire_socket(ieu.ctx, ZMQ_DEALER);
+    void *monitor = ieu.dealer ? spm_security_monitor(ieu.ctx, ieu.dealer, 0) : NULL;
     if (!ieu.dealer || (rc = spm_security_connect(ieu.security, ieu.dealer, center, NULL)) != 0) {
         spm_cli_fail("ieu", rc ? rc : SPM_ESYS);
         goto done;
     }
-    if (hello(&ieu, 10000) != 0) {
-        if (!stop_flag) {
+    rc = hello(&ieu, 10000, monitor, center);
+    if (monitor)
+        zmq_close(monitor);
+    if (rc != 0) {
+        if (!stop_flag && rc != SPM_EDENIED)
             spm_error(SPM_EUNREACH, "%s: the center did not answer", center);
-            spm_cli_fail("ieu", SPM_EUNREACH);
-        }
+        if (!stop_flag)
+            spm_cli_fail("ieu", rc);
         goto done;
     }
     prepare_heap(&ieu); /* the main thread's: the store's copies of outputs */

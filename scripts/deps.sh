@@ -1,9 +1,14 @@
 #!/bin/sh
 # Installs the Debian packages spm needs to build, run and test, when any is
 # missing. Quiet when everything is already there.
+# usage: sh scripts/deps.sh [tests]
 set -e
 PKGS="build-essential pkg-config clang-format libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
-liblmdb-dev check libopenblas-dev libsuitesparse-dev libinih-dev libxxhash-dev gnuplot-nox iproute2"
+liblmdb-dev check libopenblas-dev libsuitesparse-dev libinih-dev libxxhash-dev libmicrohttpd-dev
+gnuplot-nox iproute2"
+# With "tests": also what some tests use, and skip without (a browser for the
+# dashboard, promtool for the metrics).
+[ "$1" = tests ] && PKGS="$PKGS chromium prometheus"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -38,7 +38,7 @@ static void base_teardown(void)
 }
 
 /*  Fills BUF with LEN bytes derived from SEED. */
-static void fill(uint8_t *buf, size_t len, uint64_t seed)
+static inline void fill(uint8_t *buf, size_t len, uint64_t seed)
 {
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
     for (size_t i = 0; i < len; i++) {

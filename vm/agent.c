@@ -556,20 +556,15 @@ static int agent_main(int argc, char **argv)
     uint8_t store_id[16] = {0}; /* of the center's store: a restarted one knows our blocks */
     /* Told at once when the connection to the center is made again: a
        restarted center hears from this node within a round trip. */
-    char mon_ep[64];
-    snprintf(mon_ep, sizeof mon_ep, "inproc://agent-monitor-%d", (int)getpid());
-    if (zmq_socket_monitor(dealer, mon_ep, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED) ==
-            0 &&
-        (monitor = zmq_socket(ctx, ZMQ_PAIR)) && zmq_connect(monitor, mon_ep) != 0) {
-        zmq_close(monitor);
-        monitor = NULL;
-    }
+    monitor = spm_security_monitor(ctx, dealer, ZMQ_EVENT_CONNECTED);
     int welcomed = 0;
     uint64_t deadline = spm_now_us() + 10000000;
     while (!welcomed && !stop_flag && spm_now_us() < deadline) {
-        zmq_pollitem_t item = {dealer, 0, ZMQ_POLLIN, 0};
-        if (zmq_poll(&item, 1, 100) <= 0)
+        zmq_pollitem_t items[2] = {{dealer, 0, ZMQ_POLLIN, 0}, {monitor, 0, ZMQ_POLLIN, 0}};
+        if (zmq_poll(items, monitor ? 2 : 1, 100) <= 0)
             continue;
+        if (monitor && (rc = spm_security_monitor_read(a.security, monitor, a.center)) != 0)
+            break;
         spm_msg_t m;
         if (spm_wire_recv(dealer, 0, 1, &m, NULL) != 1)
             continue;
@@ -584,10 +579,10 @@ static int agent_main(int argc, char **argv)
         spm_msg_close(&m);
     }
     if (!welcomed) {
-        if (!stop_flag) {
+        if (!stop_flag && rc == 0)
             spm_error(SPM_EUNREACH, "%s: the center did not answer within 10 s", a.center);
-            spm_cli_fail("agent", SPM_EUNREACH);
-        }
+        if (!stop_flag)
+            spm_cli_fail("agent", rc ? rc : SPM_EUNREACH);
         goto done;
     }
     spm_dataagent_forwarding(served, copier, a.node);

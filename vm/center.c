@@ -17,6 +17,8 @@
 #include "vm/config.h"
 #include "vm/durable.h"
 #include "vm/grow.h"
+#include "vm/http.h"
+#include "vm/metrics.h"
 #include "vm/security.h"
 #include "vm/status.h"
 #include "vm/trace.h"
@@ -130,6 +132,8 @@ typedef struct {
     int located;          /* a node reported blocks since the parked GETs were tried */
     spm_warmer_t *warmer; /* prepares the store's file ahead of its data */
     spm_wire_stats_t wire;
+    spm_http_t *http;       /* --http: the dashboard and /metrics, or NULL */
+    spm_metrics_t *metrics; /* totals and the utilisation curve (with --http) */
     volatile sig_atomic_t *stop;
     int stopping;
 } center_t;
@@ -384,6 +388,9 @@ static void deliver_report(center_t *c, uint64_t job)
     send_report(c, w);
     zmq_msg_close(&w->id);
     free(w);
+    spm_idu_job_info_t info;
+    if (c->metrics && spm_idu_job_info(c->idu, job, &info) == 0)
+        spm_metrics_job_end(c->metrics, &info);
     spm_idu_job_forget(c->idu, job);
     spm_durable_reported(c->durable, c->idu, job);
 }
@@ -1007,7 +1014,8 @@ static void on_watch(center_t *c, spm_msg_t *m)
         send_progress(c, w);
 }
 
-static void on_status(center_t *c, spm_msg_t *m)
+/*  Brings the center's own counters in the status up to date. */
+static void update_status(center_t *c)
 {
     c->status.uptime_us = spm_now_us() - c->started_us;
     c->status.refused = spm_security_refused(c->security);
@@ -1017,10 +1025,15 @@ static void on_status(center_t *c, spm_msg_t *m)
     c->status.agents = c->next_node;
     if (spm_store_usage(c->store, &c->status.store_blocks, &c->status.store_bytes) != 0)
         spm_log_warn("%s", spm_error_detail());
-    char *json = NULL, *text = NULL;
-    Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
     c->status.center_in = c->wire.bytes_in;
     c->status.center_out = c->wire.bytes_out;
+}
+
+static void on_status(center_t *c, spm_msg_t *m)
+{
+    update_status(c);
+    char *json = NULL, *text = NULL;
+    Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
     int rc = spm_status_build(c->idu, c->dp, &c->status, &json, &text);
     r.json = rc == 0 ? json : "{}";
     r.text = rc == 0 ? text : "status unavailable: out of memory\n";
@@ -1191,6 +1204,22 @@ static void handle(center_t *c, spm_msg_t *m)
     }
 }
 
+/*  With --http, once a tick: what the HTTP thread serves, built here and
+    handed over without waiting (vm/http.h). */
+static void publish(center_t *c, uint64_t now)
+{
+    spm_metrics_sample(c->metrics, c->idu, now);
+    update_status(c);
+    spm_http_snapshot_t snap = {0};
+    char *text = NULL;
+    if (spm_status_build(c->idu, c->dp, &c->status, &snap.status, &text) != 0)
+        snap.status = NULL;
+    free(text);
+    spm_metrics_text(c->metrics, c->idu, c->dp, &c->status, cpu_us(), &snap.metrics);
+    spm_metrics_history(c->metrics, c->idu, &snap.history);
+    spm_http_publish(c->http, &snap);
+}
+
 /*  Once every tick: silent peers are dead, leases expire, watchers get
     progress. */
 static void tick(center_t *c)
@@ -1229,6 +1258,8 @@ static void tick(center_t *c)
             send_progress(c, w);
         }
     }
+    if (c->http)
+        publish(c, now);
 }
 
 static void shutdown_peers(center_t *c)
@@ -1291,6 +1322,8 @@ static void center_free(center_t *c)
         spm_trace_destroy(&t);
     }
     spm_hmap_destroy(&c->traces);
+    spm_http_stop(&c->http); /* before what its snapshot was built from */
+    spm_metrics_destroy(&c->metrics);
     spm_idu_destroy(&c->idu);
     spm_dataplane_destroy(&c->dp);
     spm_store_close(&c->store);
@@ -1418,6 +1451,11 @@ static const char center_help[] =
     "                      (copying is the default: an SI held by a slow or stuck IEU\n"
     "                      for over twice its kind's mean, and 10 ms, gets a copy;\n"
     "                      the first result wins)\n"
+    "  --http ADDR:PORT    serve a dashboard at /, the status as JSON at /api/status\n"
+    "                      and Prometheus metrics at /metrics (default center.http:\n"
+    "                      off). ADDR defaults to 127.0.0.1; anyone who reaches the\n"
+    "                      port sees the VM's state unless center.http_token is set\n"
+    "  --no-http           do not serve HTTP, whatever the configuration says\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
 static int center_main(int argc, char **argv)
@@ -1439,6 +1477,8 @@ static int center_main(int argc, char **argv)
                                          {"speculate", no_argument, 0, 'P'},
                                          {"no-speculate", no_argument, 0, 'Q'},
                                          {"replicas", required_argument, 0, 'R'},
+                                         {"http", required_argument, 0, 'T'},
+                                         {"no-http", no_argument, 0, 't'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
@@ -1457,6 +1497,7 @@ static int center_main(int argc, char **argv)
     long replicas = spm_config_long("center", "replicas");
     int no_sync = 0;
     int journal = spm_config_bool("center", "journal");
+    const char *http = spm_config_str("center", "http");
     spm_log_level_t level;
     spm_log_parse_level(spm_config_str("log", "level"), &level);
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1511,6 +1552,12 @@ static int center_main(int argc, char **argv)
             break;
         case 'R':
             rc = spm_parse_long("--replicas", optarg, 1, 8, &replicas);
+            break;
+        case 'T':
+            http = optarg;
+            break;
+        case 't':
+            http = "";
             break;
         case 'h':
             fputs(center_help, stdout);
@@ -1589,6 +1636,14 @@ static int center_main(int argc, char **argv)
         spm_cli_fail("center", rc);
         goto done;
     }
+    if (*http && (!(c.metrics = spm_metrics_new()) ||
+                  !(c.http = spm_http_start(http, spm_config_str("center", "http_token"), &rc)))) {
+        spm_cli_fail("center", c.metrics ? rc : SPM_ENOMEM);
+        goto done;
+    }
+    if (c.http)
+        spm_log_info("dashboard and metrics on http://%s/ (port %d)%s", http, spm_http_port(c.http),
+                     *spm_config_str("center", "http_token") ? ", token required" : "");
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { KIND_STR, KIND_LONG, KIND_BOOL, KIND_LEVEL } kind_t;
+typedef enum { KIND_STR, KIND_LONG, KIND_BOOL, KIND_LEVEL, KIND_SECRET } kind_t;
 
 typedef struct {
     const char *section, *key; /* INI place */
@@ -40,6 +40,8 @@ static const setting_t table[] = {
     {"center", "warm_mb", "SPM_WARM_MB", "0", KIND_LONG, 0, 1048576},
     {"center", "speculate", "SPM_SPECULATE", "true", KIND_BOOL, 0, 0},
     {"center", "replicas", "SPM_REPLICAS", "2", KIND_LONG, 1, 8},
+    {"center", "http", "SPM_CENTER_HTTP", "", KIND_STR, 0, 0},
+    {"center", "http_token", "SPM_CENTER_HTTP_TOKEN", "", KIND_SECRET, 0, 0},
     {"agent", "center", "SPM_CENTER", "tcp://localhost:7700", KIND_STR, 0, 0},
     {"agent", "ieus", "SPM_IEUS", "0", KIND_LONG, 0, 1024},
     {"agent", "slots", "SPM_SLOTS", "1", KIND_LONG, 1, 256},
@@ -219,6 +221,8 @@ void spm_config_print(FILE *out)
         const char *v = value_of(i, &source);
         char name[64];
         snprintf(name, sizeof name, "%s.%s", table[i].section, table[i].key);
+        if (table[i].kind == KIND_SECRET && *v)
+            v = "(set, not shown)";
         fprintf(out, "%-24s = %-28s (%s)\n", name, v, source);
     }
 }

@@ -31,6 +31,8 @@ struct spm_security {
     size_t nallowed;
     void *zap;        /* ZAP handler REP socket, or NULL */
     uint64_t refused; /* connections refused */
+    int handshakes;   /* handshakes that succeeded (monitor) */
+    int cut;          /* handshakes cut short since the last success */
 };
 
 spm_security_t *spm_security_new(const char *dir, const char *role, int insecure)
@@ -191,6 +193,81 @@ int spm_security_connect(spm_security_t *self, void *sock, const char *endpoint,
     if (zmq_connect(sock, endpoint) != 0)
         return spm_error(SPM_EUNREACH, "%s: %s", endpoint, zmq_strerror(zmq_errno()));
     return 0;
+}
+
+void *spm_security_monitor(void *ctx, void *sock, int events)
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://spm-monitor-%p", sock);
+    if (zmq_socket_monitor(sock, ep, events | SPM_SECURITY_EVENTS) != 0)
+        return NULL;
+    void *m = zmq_socket(ctx, ZMQ_PAIR);
+    if (m && zmq_connect(m, ep) != 0) {
+        zmq_close(m);
+        m = NULL;
+    }
+    return m;
+}
+
+/*  The one line for a handshake that EVENT (with VALUE) ended, or 0. */
+static int handshake_failed(spm_security_t *self, const char *endpoint, uint16_t event,
+                            uint32_t value)
+{
+    const char *d = self->dir, *r = self->role;
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        self->handshakes++;
+        self->cut = 0;
+        return 0;
+    }
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        return spm_error(SPM_EDENIED,
+                         "%s refused the key %s/%s.key (status %u): the center lets in only the "
+                         "keys in authorized/ of its key directory (security.keys on its host); "
+                         "copy %s/%s.pub there",
+                         endpoint, d, r, value, d, r);
+    int failed =
+        event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+        (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && !self->handshakes && ++self->cut >= 2);
+    if (!failed)
+        return 0;
+    if (self->insecure) /* the center closes a plain connection as it sees it */
+        return spm_error(SPM_EDENIED,
+                         "%s wants CurveZMQ keys and this %s connects without (--insecure): "
+                         "make a key pair with 'spm keygen --name %s' and have the center's "
+                         "authorized/ hold its .pub",
+                         endpoint, r, r);
+    if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+        return spm_error(SPM_EDENIED,
+                         "%s does not use CurveZMQ (its center runs with --insecure): connect "
+                         "with --insecure too, or give that center keys",
+                         endpoint);
+    return spm_error(SPM_EDENIED,
+                     "%s ended the CurveZMQ handshake: %s/center.pub (used with %s/%s.key) "
+                     "is not that center's key; copy center.pub from the center's host",
+                     endpoint, d, d, r);
+}
+
+int spm_security_monitor_read(spm_security_t *self, void *monitor, const char *endpoint)
+{
+    int rc = 0;
+    zmq_msg_t ev, addr;
+    zmq_msg_init(&ev);
+    zmq_msg_init(&addr);
+    while (zmq_msg_recv(&ev, monitor, ZMQ_DONTWAIT) >= 0) {
+        if (zmq_msg_more(&ev))
+            zmq_msg_recv(&addr, monitor, 0); /* the peer's address */
+        if (zmq_msg_size(&ev) < 6 || rc != 0)
+            continue;
+        const uint8_t *p = zmq_msg_data(&ev);
+        uint16_t event;
+        uint32_t value;
+        memcpy(&event, p, 2);
+        memcpy(&value, p + 2, 4);
+        rc = handshake_failed(self, endpoint, event, value);
+    }
+    zmq_msg_close(&ev);
+    zmq_msg_close(&addr);
+    return rc;
 }
 
 const char *spm_security_public(spm_security_t *self)

@@ -46,6 +46,23 @@ int spm_security_bind(spm_security_t *self, void *ctx, void *sock, const char *e
 int spm_security_connect(spm_security_t *self, void *sock, const char *endpoint,
                          const char *server_key);
 
+/*  Handshake events a monitor of a connecting socket reports. */
+#define SPM_SECURITY_EVENTS (0x0800 | 0x1000 | 0x2000 | 0x4000) /* ZMQ_EVENT_HANDSHAKE_* */
+
+/*  Starts a monitor of SOCK (in CTX) for EVENTS and the handshake events,
+    and returns the PAIR socket to poll for them (the caller closes it), or
+    NULL when the monitor cannot be made. */
+void *spm_security_monitor(void *ctx, void *sock, int events);
+
+/*  Reads every event waiting on MONITOR (from spm_security_monitor on a
+    socket connected to ENDPOINT). Returns 0 while nothing is wrong, else
+    SPM_EDENIED with a one-line detail naming the key file this process
+    used and what to do: the center refused the key (not in its
+    authorized/), it wants keys and this process has none (--insecure),
+    or the handshake failed twice with no success in between (center.pub
+    is not that center's key). */
+int spm_security_monitor_read(spm_security_t *self, void *monitor, const char *endpoint);
+
 /*  This process's public key (Z85), or "" when it has none (insecure or ipc). */
 const char *spm_security_public(spm_security_t *self);
 

@@ -59,6 +59,7 @@ typedef int (*got_fn)(void *arg, size_t index, const void *data, size_t len);
 struct spm_session {
     spm_run_opts_t o;
     void *ctx, *dealer;
+    void *monitor;            /* the dealer's handshakes: a refused key is told at once */
     char *rundir;             /* embedded VM: private runtime directory (0700), else NULL */
     char *endpoint;           /* the center's endpoint */
     pid_t center, agent;      /* embedded VM processes, else 0 */
@@ -215,9 +216,13 @@ static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
     while (!interrupted || s->closing) {
         if (vm_alive(s) != 0)
             return SPM_EDEAD;
-        zmq_pollitem_t item = {s->dealer, 0, ZMQ_POLLIN, 0};
-        zmq_poll(&item, 1, 100);
-        int r;
+        zmq_pollitem_t items[2] = {{s->dealer, 0, ZMQ_POLLIN, 0}, {s->monitor, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(items, s->monitor ? 2 : 1, 100);
+        int r = s->monitor ? spm_security_monitor_read(s->security, s->monitor, s->endpoint) : 0;
+        if (r != 0) {
+            s->silent = 1;
+            return r;
+        }
         while ((r = spm_wire_recv(s->dealer, 0, 1, m, NULL)) > 0) {
             if (r != 1)
                 continue;
@@ -373,6 +378,8 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
         rc = SPM_ESYS;
     if (rc == 0 && !s->security)
         rc = SPM_ENOMEM;
+    if (rc == 0)
+        s->monitor = spm_security_monitor(s->ctx, s->dealer, 0);
     if (rc == 0)
         rc = spm_security_connect(s->security, s->dealer, s->endpoint, NULL);
     if (rc == 0)
@@ -1092,6 +1099,8 @@ void spm_session_close(spm_session_t **sp)
     }
     abandon(s);
     spm_blockclient_destroy(&s->bc);
+    if (s->monitor)
+        zmq_close(s->monitor);
     if (s->dealer)
         zmq_close(s->dealer);
     spm_security_destroy(&s->security);

@@ -1,0 +1,406 @@
+/*  Integration tests of the center showing itself: `spm center --http`
+    (the dashboard in a real browser, /api/status, /metrics checked by
+    promtool and against a job's report, 404, the token, bad addresses,
+    slow clients that must not stall the center), and clients, agents and
+    IEUs told within a second that their key was refused. */
+#include "tests/check_main.h"
+#include "tests/scratch.h"
+#include "tests/spm_test.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+static double now_s(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/*  A loopback port nobody listens on now. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/*  METHOD PATH on the port with the extra header lines HEADERS; returns
+    the status code and sets *BODY (malloc'd; may be NULL). */
+static int http(int port, const char *method, const char *path, const char *headers, char **body)
+{
+    int fd = connect_to(port);
+    if (fd < 0)
+        return -1;
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char req[512];
+    snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: localhost\r\n%s\r\n", method, path,
+             headers ? headers : "");
+    ck_assert(write(fd, req, strlen(req)) == (ssize_t)strlen(req));
+    char *all = spm_test_slurp(fd);
+    close(fd);
+    int code = -1;
+    if (all)
+        sscanf(all, "HTTP/1.%*d %d", &code);
+    char *start = all ? strstr(all, "\r\n\r\n") : NULL;
+    if (body)
+        *body = strdup(start ? start + 4 : "");
+    free(all);
+    return code;
+}
+
+/*  The number after NAME and a space at the start of a line of TEXT. */
+static double metric(const char *text, const char *name)
+{
+    char pat[160];
+    snprintf(pat, sizeof pat, "\n%s ", name);
+    const char *p = strstr(text, pat);
+    return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+/*  A VM whose center serves HTTP on *PORT, with one agent of 2 IEUs. */
+static void start_vm(spm_test_vm_t *vm, int *port)
+{
+    static char addr[64];
+    *port = free_port();
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", *port);
+    const char *extra[] = {"--http", addr, NULL};
+    spm_test_vm_start(vm, extra);
+    spm_test_vm_agent(vm, "2", NULL);
+    usleep(300000);
+}
+
+static int have(const char *tool)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+    return system(cmd) == 0;
+}
+
+START_TEST(metrics_pass_promtool_and_match_the_run_report)
+{
+    spm_test_vm_t vm;
+    int port;
+    start_vm(&vm, &port);
+    const char *job[] = {"run", "synthetic", "--center",  vm.ep,    "--sis",
+                         "300", "--work",    "fixed:1ms", "--json", NULL};
+    char *out, *err, *body;
+    ck_assert_msg(spm_test_run(job, 60, &out, &err) == 0, "%s", err);
+    double committed = spm_test_json_num(out, "committed");
+    double reissued = spm_test_json_num(out, "reissued");
+    ck_assert_double_eq(committed, 300);
+    free(out);
+    free(err);
+    /* the snapshot is at most a tick old */
+    double seen = -1;
+    for (int i = 0; i < 50 && seen != committed; i++) {
+        usleep(100000);
+        ck_assert_int_eq(http(port, "GET", "/metrics", NULL, &body), 200);
+        seen = metric(body, "spm_sis_committed_total");
+        if (seen != committed)
+            free(body);
+    }
+    ck_assert_msg(seen == committed, "spm_sis_committed_total %g, the report %g", seen, committed);
+    ck_assert_double_eq(metric(body, "spm_sis_reissued_total"), reissued);
+    ck_assert_double_eq(metric(body, "spm_jobs{state=\"done\"}"), 1);
+    ck_assert_double_eq(metric(body, "spm_ieus{state=\"idle\"}"), 2);
+    ck_assert(metric(body, "spm_center_cpu_seconds_total") > 0);
+    ck_assert(metric(body, "spm_store_bytes") >= 0);
+    ck_assert(metric(body, "spm_refused_connections_total") == 0);
+    if (have("promtool")) {
+        char path[128], cmd[400];
+        snprintf(path, sizeof path, "%s/metrics.txt", base);
+        FILE *f = fopen(path, "w");
+        fputs(body, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "promtool check metrics < %s > %s.out 2>&1", path, path);
+        int rc = system(cmd);
+        snprintf(cmd, sizeof cmd, "%s.out", path);
+        int fd = open(cmd, O_RDONLY);
+        char *lint = spm_test_slurp(fd);
+        close(fd);
+        ck_assert_msg(rc == 0, "promtool check metrics: %s\n%s", lint, body);
+        free(lint);
+    } else {
+        fprintf(stderr, "skipped: promtool is not installed (Debian's prometheus package)\n");
+    }
+    free(body);
+    /* /api/status is what spm status --json prints */
+    ck_assert_int_eq(http(port, "GET", "/api/status", NULL, &body), 200);
+    const char *status[] = {"status", "--center", vm.ep, "--json", NULL};
+    ck_assert_int_eq(spm_test_run(status, 20, &out, &err), 0);
+    ck_assert_double_eq(spm_test_json_num(body, "nodes"), spm_test_json_num(out, "nodes"));
+    ck_assert_ptr_nonnull(strstr(body, "\"state\": \"idle\""));
+    free(out);
+    free(err);
+    free(body);
+    ck_assert_int_eq(http(port, "GET", "/nope", NULL, NULL), 404);
+    ck_assert_int_eq(http(port, "GET", "/metrics/x", NULL, NULL), 404);
+    ck_assert_int_eq(http(port, "DELETE", "/metrics", NULL, NULL), 405);
+    ck_assert_int_eq(http(port, "GET", "/api/history", NULL, &body), 200);
+    ck_assert_double_eq(spm_test_json_num(body, "committed"), committed);
+    free(body);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+START_TEST(dashboard_shows_the_running_job_in_a_browser)
+{
+    const char *browser = have("chromium")           ? "chromium"
+                          : have("chromium-browser") ? "chromium-browser"
+                                                     : NULL;
+    if (!browser) {
+        fprintf(stderr, "skipped: chromium is not installed (.ci/run installs it)\n");
+        return;
+    }
+    spm_test_vm_t vm;
+    int port;
+    start_vm(&vm, &port);
+    const char *submit[] = {"submit", "synthetic", "--center",  vm.ep, "--sis",
+                            "4000",   "--work",    "fixed:5ms", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(submit, 20, &out, &err) == 0, "%s", err);
+    long job = atol(out);
+    free(out);
+    free(err);
+    usleep(500000);
+    char cmd[512], path[128];
+    snprintf(path, sizeof path, "%s/dom.html", base);
+    snprintf(cmd, sizeof cmd,
+             "%s --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chr "
+             "--virtual-time-budget=3000 --dump-dom http://127.0.0.1:%d/ > %s 2>/dev/null",
+             browser, base, port, path);
+    ck_assert_int_eq(system(cmd), 0);
+    int fd = open(path, O_RDONLY);
+    char *dom = spm_test_slurp(fd);
+    close(fd);
+    char want[64];
+    snprintf(want, sizeof want, "id=\"job-%ld\"", job);
+    ck_assert_msg(strstr(dom, want) != NULL, "no row of job %ld:\n%s", job, dom);
+    ck_assert_msg(strstr(dom, "synthetic") != NULL, "%s", dom);
+    const char *ieus = strstr(dom, "id=\"ieu-count\">");
+    ck_assert_msg(ieus && atoi(ieus + 15) == 2, "IEU count not 2:\n%s", dom);
+    free(dom);
+    snprintf(want, sizeof want, "%ld", job);
+    const char *cancel[] = {"cancel", want, "--center", vm.ep, NULL};
+    ck_assert_int_eq(spm_test_run(cancel, 20, NULL, NULL), 0);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+/*  The center's one line and exit code for --http ADDR. */
+static void refused_at_start(const char *addr, const char *want)
+{
+    char store[128], ep[160];
+    snprintf(store, sizeof store, "%s/store-refused", base);
+    snprintf(ep, sizeof ep, "ipc://%s/center-refused", base);
+    const char *argv[] = {"center", "--listen", ep, "--store", store, "--http", addr, NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(argv, 20, &out, &err), 1);
+    ck_assert_msg(spm_test_lines(err) == 1 && strstr(err, want), "--http %s: %s", addr, err);
+    free(out);
+    free(err);
+}
+
+START_TEST(bad_http_addresses_are_refused_at_start)
+{
+    int port = free_port();
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(fd, 1), 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    refused_at_start(addr, "address already in use");
+    snprintf(addr, sizeof addr, "%d", port); /* a bare port is 127.0.0.1's */
+    refused_at_start(addr, "address already in use");
+    close(fd);
+    refused_at_start("127.0.0.1:99999", "expected ADDR:PORT");
+    refused_at_start("localhost:http", "expected ADDR:PORT");
+    refused_at_start("300.1.1.1:8080", "--http 300.1.1.1:8080");
+}
+END_TEST
+
+START_TEST(a_token_restricts_the_port)
+{
+    setenv("SPM_CENTER_HTTP_TOKEN", "s3cret", 1);
+    spm_test_vm_t vm;
+    int port;
+    start_vm(&vm, &port);
+    unsetenv("SPM_CENTER_HTTP_TOKEN");
+    ck_assert_int_eq(http(port, "GET", "/metrics", NULL, NULL), 401);
+    ck_assert_int_eq(http(port, "GET", "/", NULL, NULL), 401);
+    ck_assert_int_eq(http(port, "GET", "/metrics", "Authorization: Bearer wrong\r\n", NULL), 401);
+    ck_assert_int_eq(http(port, "GET", "/metrics", "Authorization: Bearer s3cret\r\n", NULL), 200);
+    ck_assert_int_eq(http(port, "GET", "/?token=s3cret", NULL, NULL), 200);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+/*  Wall time of a 400-SI job of 5 ms on 2 IEUs, from its report. */
+static double job_wall(const char *ep)
+{
+    const char *job[] = {"run", "synthetic", "--center",  ep,       "--sis",
+                         "400", "--work",    "fixed:5ms", "--json", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(job, 60, &out, &err) == 0, "%s", err);
+    double wall = spm_test_json_num(out, "wall_s");
+    ck_assert_msg(wall > 0, "%s", out);
+    free(out);
+    free(err);
+    return wall;
+}
+
+START_TEST(slow_http_clients_do_not_stall_the_center)
+{
+    spm_test_vm_t vm;
+    int port;
+    start_vm(&vm, &port);
+    double alone = job_wall(vm.ep);
+    /* 200 connections: half say nothing, half send half a request */
+    int fds[200], open_fds = 0;
+    for (int i = 0; i < 200; i++) {
+        fds[i] = connect_to(port);
+        if (fds[i] < 0)
+            continue;
+        open_fds++;
+        if (i % 2)
+            ck_assert(write(fds[i], "GET /metrics HTTP/1.1\r\nHo", 25) == 25);
+    }
+    ck_assert_int_ge(open_fds, 190);
+    double held = job_wall(vm.ep);
+    /* the port still answers beside them */
+    ck_assert_int_eq(http(port, "GET", "/api/status", NULL, NULL), 200);
+    for (int i = 0; i < 200; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    fprintf(stderr, "job wall time %.3f s alone, %.3f s with %d HTTP connections held open\n",
+            alone, held, open_fds);
+    ck_assert_msg(held < alone * 1.5 + 0.3, "%.3f s against %.3f s", held, alone);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+/* ----------------------------------------------------- refused clients */
+
+static void keygen(const char *keys, const char *name, int authorize)
+{
+    const char *argv[] = {
+        "keygen", "--keys", keys, "--name", name, authorize ? "--authorize" : NULL, NULL};
+    ck_assert_int_eq(spm_test_run(argv, 10, NULL, NULL), 0);
+}
+
+/*  Runs ARGV; it must fail within a second in one line holding WANT and
+    WANT2. */
+static void told_at_once(const char *const *argv, const char *want, const char *want2)
+{
+    char *out, *err;
+    double t0 = now_s();
+    int rc = spm_test_run(argv, 30, &out, &err);
+    double took = now_s() - t0;
+    ck_assert_msg(rc != 0, "%s %s succeeded", argv[0], argv[1]);
+    /* one line; --insecure's warning may come before it */
+    size_t warned = strstr(err, "plain TCP (--insecure)") != NULL;
+    ck_assert_msg(spm_test_lines(err) == 1 + warned, "not one line: %s", err);
+    ck_assert_msg(strstr(err, want) && strstr(err, want2), "%s", err);
+    ck_assert_msg(took < 1.0, "%s told after %.2f s: %s", argv[0], took, err);
+    fprintf(stderr, "%s: %.2f s: %s", argv[0], took, err);
+    free(out);
+    free(err);
+}
+
+START_TEST(refused_keys_are_told_within_a_second)
+{
+    char keys[128], bad[128], other[128], ep[64], store[128], path[256], cmd[1200];
+    snprintf(keys, sizeof keys, "%s/keys", base);
+    snprintf(bad, sizeof bad, "%s/intruder", base);
+    snprintf(other, sizeof other, "%s/otherpub", base);
+    keygen(keys, "center", 0);
+    keygen(keys, "client", 1);
+    keygen(keys, "agent", 1);
+    keygen(bad, "client", 0);
+    keygen(bad, "agent", 0);
+    keygen(other, "center", 0); /* a center.pub of another center */
+    snprintf(cmd, sizeof cmd,
+             "cp %s/center.pub %s/ && cp %s/client.key %s/client.pub %s/ && "
+             "cp %s/agent.key %s/agent.pub %s/",
+             keys, bad, keys, keys, other, keys, keys, other);
+    ck_assert_int_eq(system(cmd), 0);
+    int p = free_port();
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", p);
+    snprintf(store, sizeof store, "%s/store", base);
+    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--keys",
+                            keys,     "--log-level", "error", NULL};
+    spm_test_proc_t pc = spm_test_start(center);
+    usleep(300000);
+    /* a key the center never authorized */
+    const char *intruder[] = {"status", "--center", ep, "--keys", bad, NULL};
+    snprintf(path, sizeof path, "%s/client.key", bad);
+    told_at_once(intruder, path, "authorized/");
+    /* a client without keys */
+    const char *keyless[] = {"status", "--center", ep, "--insecure", NULL};
+    told_at_once(keyless, "without (--insecure)", "spm keygen");
+    /* the right keys, but center.pub of another center */
+    const char *wrong_pub[] = {"status", "--center", ep, "--keys", other, NULL};
+    snprintf(path, sizeof path, "%s/center.pub", other);
+    told_at_once(wrong_pub, path, "not that center's key");
+    /* an agent and an IEU with a refused key */
+    char cache[160];
+    snprintf(cache, sizeof cache, "%s/cache", base);
+    const char *agent[] = {"agent", "--center",    ep,    "--keys", bad, "--ieus",
+                           "1",     "--cache-dir", cache, NULL};
+    snprintf(path, sizeof path, "%s/agent.key", bad);
+    told_at_once(agent, path, "authorized/");
+    const char *ieu[] = {"ieu", "--center", ep, "--keys", bad, "--cache-dir", cache, NULL};
+    told_at_once(ieu, path, "authorized/");
+    /* the allowed client is let in */
+    const char *ok[] = {"status", "--center", ep, "--keys", keys, "--json", NULL};
+    char *out, *err;
+    ck_assert_int_eq(spm_test_run(ok, 20, &out, &err), 0);
+    ck_assert(spm_test_json_num(out, "refused") >= 3);
+    free(out);
+    free(err);
+    kill(pc.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&pc, 15, NULL, NULL), 0);
+}
+END_TEST
+
+static Suite *http_suite(void)
+{
+    Suite *s = suite_create("http");
+    TCase *tc = tcase_create("http");
+    tcase_add_checked_fixture(tc, base_setup, base_teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, metrics_pass_promtool_and_match_the_run_report);
+    tcase_add_test(tc, dashboard_shows_the_running_job_in_a_browser);
+    tcase_add_test(tc, bad_http_addresses_are_refused_at_start);
+    tcase_add_test(tc, a_token_restricts_the_port);
+    tcase_add_test(tc, slow_http_clients_do_not_stall_the_center);
+    tcase_add_test(tc, refused_keys_are_told_within_a_second);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SPM_TEST_MAIN(http_suite)

@@ -1,0 +1,23 @@
+/*  =========================================================================
+    dashboard - the page `spm center --http` serves at /
+
+    @discuss
+    One self-contained HTML page (vm/dashboard.html, its script inline,
+    nothing fetched from elsewhere) built into the binary. Its script asks
+    /api/status and /api/history every second and draws nodes and IEUs,
+    jobs with progress, rate and ETA, the utilisation of the last minutes,
+    cache hits per level, bytes moved, refused connections and recent
+    failures. A token given in the page's address (?token=...) is passed on
+    to those requests.
+    @end
+    =========================================================================
+*/
+#ifndef SPM_DASHBOARD_H_INCLUDED
+#define SPM_DASHBOARD_H_INCLUDED
+
+#include <stddef.h>
+
+/*  The page's bytes (static, not NUL-terminated); *LEN gets their number. */
+const char *spm_dashboard_page(size_t *len);
+
+#endif
