@@ -44,6 +44,28 @@
                              rules Z\X from post Z and X in pre (|X| < |Z|)
       StoreResult            rules[0..m) R, store W;  reply: u32 rules
                              the rules merged and sorted
+
+    Two more run the depth-first miner (Eclat, not in the dissertation):
+
+      MineClassBlock         trans[0..m) R, isets W;  params: u32 F1, u64 minsup,
+                             u32 maxlen (0: any), u32 lo, u32 hi, u32 slo, u32 shi,
+                             u32 cap (bytes, 0: SPM_MINING_CLASS_CAP), u32 soft
+                             (bytes, 0: cap / 16)
+                             every frequent itemset of length >= 2 (and <= maxlen)
+                             whose first item lies in [lo, hi) and whose second
+                             item lies in [slo, shi) (0, UINT32_MAX: any), found
+                             depth first over vertical bitsets, in the order of
+                             their 2-item prefixes;  reply: u32 status, u32 nlen,
+                             nlen x (u32 k, u32 sets), u32 ra, u32 rb.
+                             status 0: the whole class; 2: the block passed soft
+                             bytes, so the SI stopped after a complete 2-item
+                             prefix: the rest of the class is first item ra with
+                             second items >= rb (rb = 0: first items >= ra);
+                             1: a 2-item prefix alone passed cap: isets is empty
+      CutFrequentSetBlock    isets[0..m) R, fsets W;  params: u32 k, u32 skip, u32 take;
+                             the k-sets skip..skip+take of the operands in order
+                             (at most SPM_MINING_MAX_FSETS);  reply: see
+                             spm_mining_fsets_reply
     @end
     =========================================================================
 */
@@ -68,6 +90,14 @@
 #define SPM_MINING_FREQ_SETS "mining.GetFrequentSetBlock"
 #define SPM_MINING_CONFIDENCE "mining.CheckConfidenceInBlock"
 #define SPM_MINING_STORE "mining.StoreResult"
+#define SPM_MINING_MINE_CLASS "mining.MineClassBlock"
+#define SPM_MINING_CUT_SETS "mining.CutFrequentSetBlock"
+
+/*  Most bytes a MineClassBlock output may take, encoded (4k + 8 per set of
+    length k), unless its params say otherwise: the block is then empty and
+    the reply says "too big", and the super-function splits the class. The
+    SI stops early, at a 2-item prefix boundary, past a sixteenth of it. */
+#define SPM_MINING_CLASS_CAP (32u << 20)
 
 /*  The reply of GetFrequentSetBlock, which the super-functions plan the next
     stage with: the block's size, first and last sets, and the sizes of the

@@ -1,5 +1,5 @@
 /*  =========================================================================
-    sdb - the six super-data block types of association-rule mining
+    sdb - the super-data block types of association-rule mining
 
     Decoders copy into plain arrays rather than reading in place: the copy
     costs a fraction of what any SI then does with the block, and it lets
@@ -20,6 +20,7 @@
 #define MAGIC_CANDS 0x4d43414eu /* "MCAN" */
 #define MAGIC_FSETS 0x4d465354u /* "MFST" */
 #define MAGIC_RULES 0x4d52554cu /* "MRUL" */
+#define MAGIC_ISETS 0x4d495354u /* "MIST" */
 
 static const uint32_t set_magic[] = {MAGIC_JOIN, MAGIC_CANDS, MAGIC_FSETS};
 static const char *const set_name[] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
@@ -264,6 +265,25 @@ long spm_mining_sets_find(const spm_mining_sets_t *b, const uint32_t *s)
     return -1;
 }
 
+/*  Reads the B->n sets of B->k items (and, unless a join result, their
+    counts) after the header, checking each set increasing and the block
+    sorted without repeats; B->k >= 1 and B->n were read and bounded. */
+static int get_sets(spm_cursor_t *c, const char *t, spm_mining_sets_t *b)
+{
+    int rc;
+    if (spm_cursor_left(c) / 4 / b->k < b->n)
+        return spm_error(SPM_EFORMAT, "%s: truncated block", t);
+    if ((rc = get_u32s(c, t, (size_t)b->n * b->k, &b->items)) ||
+        (b->kind != SPM_MINING_KIND_JOIN && (rc = get_u64s(c, t, b->n, &b->counts))))
+        return rc;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const uint32_t *s = b->items + (size_t)i * b->k;
+        if (!increasing(s, b->k) || (i > 0 && spm_mining_set_cmp(s - b->k, s, b->k) >= 0))
+            return spm_error(SPM_EFORMAT, "%s: set %u unsorted or out of order", t, i);
+    }
+    return 0;
+}
+
 int spm_mining_sets_encode(const spm_mining_sets_t *b, void **data, size_t *len)
 {
     spm_buf_t buf = {0};
@@ -292,17 +312,8 @@ int spm_mining_sets_decode(spm_mining_kind_t kind, const void *data, size_t len,
         rc = spm_error(SPM_EFORMAT, "%s: empty sets (k = 0) or truncated block", t);
         goto err;
     }
-    if ((rc = get_u32s(&c, t, (size_t)b->n * b->k, &b->items)) ||
-        (kind != SPM_MINING_KIND_JOIN && (rc = get_u64s(&c, t, b->n, &b->counts))) ||
-        (rc = get_end(&c, t)))
+    if ((rc = get_sets(&c, t, b)) || (rc = get_end(&c, t)))
         goto err;
-    for (uint32_t i = 0; i < b->n; i++) {
-        const uint32_t *s = b->items + (size_t)i * b->k;
-        if (!increasing(s, b->k) || (i > 0 && spm_mining_set_cmp(s - b->k, s, b->k) >= 0)) {
-            rc = spm_error(SPM_EFORMAT, "%s: set %u unsorted or out of order", t, i);
-            goto err;
-        }
-    }
     return 0;
 err:
     spm_mining_sets_free(b);
@@ -316,6 +327,114 @@ void spm_mining_sets_free(spm_mining_sets_t *b)
     b->items = NULL;
     b->counts = NULL;
     b->n = 0;
+}
+
+/* -------------------------------------------------------- BlockOfItemsets */
+
+int spm_mining_itemsets_encode(const spm_mining_itemsets_t *b, void **data, size_t *len)
+{
+    spm_buf_t buf = {0};
+    spm_buf_put_u32(&buf, MAGIC_ISETS);
+    spm_buf_put_u32(&buf, b->nlen);
+    for (uint32_t g = 0; g < b->nlen; g++) {
+        const spm_mining_sets_t *s = &b->lv[g];
+        spm_buf_put_u32(&buf, s->k);
+        spm_buf_put_u32(&buf, s->n);
+        put_u32s(&buf, s->items, (size_t)s->n * s->k);
+        put_u64s(&buf, s->counts, s->n);
+    }
+    return spm_buf_take(&buf, data, len);
+}
+
+/*  Decodes the groups of an itemsets block: every group of length WANT, or
+    every group when WANT is 0; the others are checked for their framing
+    (lengths increasing, non-empty, within the bytes) and skipped. */
+static int decode_itemsets(const void *data, size_t len, uint32_t want, spm_mining_itemsets_t *b)
+{
+    const char *t = SPM_MINING_ITEMSETS;
+    spm_cursor_t c = spm_cursor(data, len);
+    uint64_t total = 0;
+    memset(b, 0, sizeof *b);
+    uint32_t nlen, prev = 0;
+    int rc;
+    if ((rc = get_head(&c, MAGIC_ISETS, t)) ||
+        (rc = get_count(&c, t, "lengths", SPM_MINING_MAX_K, &nlen)))
+        goto err;
+    /* Each group takes at least 8 bytes of header. */
+    if (spm_cursor_left(&c) / 8 < nlen) {
+        rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
+        goto err;
+    }
+    if (!(b->lv = calloc((size_t)nlen + 1, sizeof *b->lv))) {
+        rc = spm_error(SPM_ENOMEM, "%s: out of memory", t);
+        goto err;
+    }
+    for (uint32_t g = 0; g < nlen; g++) {
+        spm_mining_sets_t *s = &b->lv[b->nlen];
+        *s = (spm_mining_sets_t){.kind = SPM_MINING_KIND_FSETS};
+        if ((rc = get_count(&c, t, "items per set", SPM_MINING_MAX_K, &s->k)) ||
+            (rc = get_count(&c, t, "sets", SPM_MINING_MAX_ENTRIES, &s->n)))
+            goto err;
+        if (s->k <= prev || s->n == 0 || (total += s->n) > SPM_MINING_MAX_ENTRIES) {
+            rc = spm_error(SPM_EFORMAT, "%s: group %u: empty, out of order or too many sets", t, g);
+            goto err;
+        }
+        prev = s->k;
+        if (want && s->k != want) {
+            size_t bytes = (size_t)s->n * s->k * 4 + (size_t)s->n * 8;
+            if (spm_cursor_left(&c) < bytes) {
+                rc = spm_error(SPM_EFORMAT, "%s: truncated block", t);
+                goto err;
+            }
+            c.p += bytes;
+            continue;
+        }
+        b->nlen++;
+        if ((rc = get_sets(&c, t, s)) != 0)
+            goto err;
+        for (uint32_t i = 0; i < s->n; i++)
+            if (s->counts[i] == 0) {
+                rc = spm_error(SPM_EFORMAT, "%s: group %u: set %u has support 0", t, g, i);
+                goto err;
+            }
+    }
+    if ((rc = get_end(&c, t)) != 0)
+        goto err;
+    return 0;
+err:
+    spm_mining_itemsets_free(b);
+    return rc;
+}
+
+int spm_mining_itemsets_decode(const void *data, size_t len, spm_mining_itemsets_t *b)
+{
+    return decode_itemsets(data, len, 0, b);
+}
+
+int spm_mining_itemsets_decode_length(const void *data, size_t len, uint32_t k,
+                                      spm_mining_sets_t *b)
+{
+    spm_mining_itemsets_t all;
+    memset(b, 0, sizeof *b);
+    b->kind = SPM_MINING_KIND_FSETS;
+    b->k = k;
+    if (k == 0)
+        return spm_error(SPM_EFORMAT, "%s: sets of no items", SPM_MINING_ITEMSETS);
+    int rc = decode_itemsets(data, len, k, &all);
+    if (rc == 0 && all.nlen == 1) {
+        *b = all.lv[0];
+        all.nlen = 0;
+    }
+    spm_mining_itemsets_free(&all);
+    return rc;
+}
+
+void spm_mining_itemsets_free(spm_mining_itemsets_t *b)
+{
+    for (uint32_t g = 0; g < b->nlen; g++)
+        spm_mining_sets_free(&b->lv[g]);
+    free(b->lv);
+    memset(b, 0, sizeof *b);
 }
 
 /* ------------------------------------------------------------ BlockOfRules */
@@ -497,6 +616,14 @@ static int validate_fsets(const void *data, size_t len)
     return validate_sets(SPM_MINING_KIND_FSETS, data, len);
 }
 
+static int validate_itemsets(const void *data, size_t len)
+{
+    spm_mining_itemsets_t b;
+    int rc = spm_mining_itemsets_decode(data, len, &b);
+    spm_mining_itemsets_free(&b);
+    return rc;
+}
+
 static int validate_rules(const void *data, size_t len)
 {
     spm_mining_rules_t b;
@@ -612,6 +739,7 @@ SUMMARY(summary_join, SPM_MINING_JOIN)
 SUMMARY(summary_cands, SPM_MINING_CANDS)
 SUMMARY(summary_fsets, SPM_MINING_FSETS)
 SUMMARY(summary_rules, SPM_MINING_RULES)
+SUMMARY(summary_itemsets, SPM_MINING_ITEMSETS)
 
 SPM_CONSTRUCTOR(mining_sdb)
 {
@@ -622,6 +750,7 @@ SPM_CONSTRUCTOR(mining_sdb)
         {SPM_MINING_CANDS, validate_cands, merge_cands, summary_cands},
         {SPM_MINING_FSETS, validate_fsets, NULL, summary_fsets},
         {SPM_MINING_RULES, validate_rules, NULL, summary_rules},
+        {SPM_MINING_ITEMSETS, validate_itemsets, NULL, summary_itemsets},
     };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         spm_sdb_type_register(&types[i]);

@@ -1,5 +1,5 @@
 /*  =========================================================================
-    sdb - the six super-data block types of association-rule mining
+    sdb - the super-data block types of association-rule mining
 
     @header
     The dissertation's Table 4.1 as portable blocks:
@@ -10,6 +10,10 @@
         BlockOfCandidates   mining.candidates    screened k-itemsets with support counts
         BlockOfFrequentSet  mining.frequent      frequent k-itemsets with support counts
         BlockOfRules        mining.rules         rules X => Y with the supports of X u Y and X
+
+    and one type of the depth-first miner (not in the dissertation):
+
+        BlockOfItemsets     mining.itemsets      frequent itemsets of several lengths
     @discuss
     Every block starts with a 32-bit magic naming its type, then fixed-width
     little-endian fields (u32, and u64 for support counts). A decoder copies
@@ -43,6 +47,7 @@
 #define SPM_MINING_CANDS "mining.candidates"
 #define SPM_MINING_FSETS "mining.frequent"
 #define SPM_MINING_RULES "mining.rules"
+#define SPM_MINING_ITEMSETS "mining.itemsets"
 
 /*  Most entries (sets, transactions, rules, items) one block may hold, and
     the longest itemset or transaction. */
@@ -107,6 +112,31 @@ int spm_mining_set_cmp(const uint32_t *a, const uint32_t *b, uint32_t k);
 
 /*  Index of K-itemset S in the sorted block B, or -1. O(k log n). */
 long spm_mining_sets_find(const spm_mining_sets_t *b, const uint32_t *s);
+
+/* -------------------------------------------------------- BlockOfItemsets */
+
+/*  Frequent itemsets of several lengths: one BlockOfFrequentSet-like group
+    per length present, lengths strictly increasing, each group non-empty,
+    sorted and without repeats, every support > 0, at most
+    SPM_MINING_MAX_ENTRIES sets in all. A block with no group is valid (the
+    output of a MineClassBlock that found nothing, or too much). */
+typedef struct {
+    uint32_t nlen;         /* lengths present */
+    spm_mining_sets_t *lv; /* nlen groups of kind SPM_MINING_KIND_FSETS */
+} spm_mining_itemsets_t;
+
+/*  Encodes B into *DATA (malloc'd, caller frees) and *LEN. Returns 0 or SPM_ENOMEM. */
+int spm_mining_itemsets_encode(const spm_mining_itemsets_t *b, void **data, size_t *len);
+/*  Decodes LEN bytes into *B (arrays malloc'd; free with
+    spm_mining_itemsets_free). Returns 0, SPM_EFORMAT (detail set) or SPM_ENOMEM. */
+int spm_mining_itemsets_decode(const void *data, size_t len, spm_mining_itemsets_t *b);
+/*  Decodes only the group of length K into *B (kind FSETS; no sets when the
+    block has none of that length), checking the rest of the block's framing.
+    Returns 0, SPM_EFORMAT or SPM_ENOMEM; free *B with spm_mining_sets_free. */
+int spm_mining_itemsets_decode_length(const void *data, size_t len, uint32_t k,
+                                      spm_mining_sets_t *b);
+/*  Frees the groups of B and the group array; B may be half decoded. */
+void spm_mining_itemsets_free(spm_mining_itemsets_t *b);
 
 /* ------------------------------------------------------------ BlockOfRules */
 

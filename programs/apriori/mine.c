@@ -396,6 +396,8 @@ static int mine_main(int argc, char **argv)
     out.ntrans = a.ntrans;
     out.minsup = a.minsup;
     out.names = o.names ? r : NULL;
+    const char *budget = getenv("SPM_MINE_SORT_BUDGET"); /* bytes per sort (docs/MINING.md) */
+    out.budget = budget ? (size_t)strtoull(budget, NULL, 10) : 0;
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
     spm_session_release(s); /* an embedded VM stops while the output is written */
@@ -410,9 +412,9 @@ static int mine_main(int argc, char **argv)
         fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets\n",
                 (unsigned long long)a.ntrans, (unsigned long long)spm_mine_nitemsets(&out));
     else if (!ro.quiet && !ro.json)
-        fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets, %u rules\n",
+        fprintf(stderr, "spm mine: %llu transactions, %llu frequent itemsets, %llu rules\n",
                 (unsigned long long)a.ntrans, (unsigned long long)spm_mine_nitemsets(&out),
-                out.rules.n);
+                (unsigned long long)spm_mine_nrules(&out));
     code = 0;
 out:
     if (rc != 0)

@@ -15,76 +15,53 @@
 #define fputs fputs_unlocked
 #define fwrite fwrite_unlocked
 
-/*  Appends the frequent-set blocks IDS[0..N) into one sorted set list. */
-static int fetch_level(spm_mine_get_fn *get, void *s, const spm_sdb_t *ids, uint32_t n, uint32_t k,
-                       spm_mining_sets_t *out)
+/*  A sort record of an itemset: the head, then k items. */
+typedef struct {
+    uint32_t k, pad;
+    uint64_t count;
+} set_head_t;
+
+/*  A sort record of a rule: the head, then X and Y. */
+typedef struct {
+    uint32_t xlen, ylen;
+    uint64_t supz, supx, supy;
+} rule_head_t;
+
+#define SET_ITEMS(h) ((const uint32_t *)((const set_head_t *)(h) + 1))
+#define RULE_ITEMS(h) ((const uint32_t *)((const rule_head_t *)(h) + 1))
+
+/*  Orders two lists: shorter first, then by items. */
+static int list_cmp(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
 {
-    memset(out, 0, sizeof *out);
-    out->kind = SPM_MINING_KIND_FSETS;
-    out->k = k;
-    size_t cap = 0;
-    for (uint32_t b = 0; b < n; b++) {
-        void *data;
-        size_t len;
-        spm_mining_sets_t blk;
-        int rc = get(s, ids[b], &data, &len);
-        if (rc != 0)
-            return rc;
-        rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, &blk);
-        free(data);
-        if (rc != 0)
-            return rc;
-        if (blk.n > 0 && blk.k != k) {
-            spm_mining_sets_free(&blk);
-            return spm_error(SPM_EPROTO, "frequent %u-sets block holds %u-sets", k, blk.k);
-        }
-        if ((size_t)out->n + blk.n > cap) {
-            cap = ((size_t)out->n + blk.n) * 2;
-            uint32_t *it = realloc(out->items, cap * k * 4);
-            uint64_t *c = realloc(out->counts, cap * 8);
-            out->items = it ? it : out->items;
-            out->counts = c ? c : out->counts;
-            if (!it || !c) {
-                spm_mining_sets_free(&blk);
-                return spm_error(SPM_ENOMEM, "out of memory");
-            }
-        }
-        memcpy(out->items + (size_t)out->n * k, blk.items, (size_t)blk.n * k * 4);
-        memcpy(out->counts + out->n, blk.counts, (size_t)blk.n * 8);
-        out->n += blk.n;
-        spm_mining_sets_free(&blk);
-    }
-    return 0;
+    if (na != nb)
+        return na < nb ? -1 : 1;
+    return spm_mining_set_cmp(a, b, na);
 }
 
-/*  Gathers the rules of all store blocks, sorted. */
-static int fetch_rules(spm_mine_get_fn *get, void *s, const spm_apriori_result_t *r,
-                       spm_mining_rules_t *out)
+/*  Itemsets by length, then items. */
+static int cmp_set(const void *a, const void *b, void *arg)
 {
-    spm_mining_rules_builder_t all = {0};
-    int rc = 0;
-    memset(out, 0, sizeof *out);
-    for (uint32_t b = 0; b < r->nstore && rc == 0; b++) {
-        void *data;
-        size_t len;
-        spm_mining_rules_t blk;
-        if ((rc = get(s, r->store[b], &data, &len)) != 0)
-            break;
-        rc = spm_mining_rules_decode(data, len, &blk);
-        free(data);
-        for (uint32_t i = 0; rc == 0 && i < blk.n; i++) {
-            const uint32_t *x = blk.items + blk.off[i];
-            spm_mining_rules_add(&all, x, blk.xlen[i], x + blk.xlen[i], blk.ylen[i], blk.supz[i],
-                                 blk.supx[i]);
-        }
-        spm_mining_rules_free(&blk);
-    }
-    if (rc == 0 && all.failed)
-        rc = spm_error(SPM_ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = spm_mining_rules_sort(&all.r, out);
-    spm_mining_rules_free(&all.r);
-    return rc;
+    (void)arg;
+    const set_head_t *x = a, *y = b;
+    return list_cmp(SET_ITEMS(x), x->k, SET_ITEMS(y), y->k);
+}
+
+/*  Rules in the output order: antecedent, then consequent. */
+static int cmp_rule(const void *a, const void *b, void *arg)
+{
+    (void)arg;
+    const rule_head_t *r = a, *q = b;
+    const uint32_t *x = RULE_ITEMS(r), *w = RULE_ITEMS(q);
+    return spm_mining_rule_cmp(x, r->xlen, x + r->xlen, r->ylen, w, q->xlen, w + q->xlen, q->ylen);
+}
+
+/*  Rules by consequent (the itemsets' order), then antecedent: for the join. */
+static int cmp_rule_y(const void *a, const void *b, void *arg)
+{
+    (void)arg;
+    const rule_head_t *r = a, *q = b;
+    const uint32_t *x = RULE_ITEMS(r), *w = RULE_ITEMS(q);
+    return spm_mining_rule_cmp(x + r->xlen, r->ylen, x, r->xlen, w + q->xlen, q->ylen, w, q->xlen);
 }
 
 /*  Sorts the N items at A in place (itemsets are short: insertion sort). */
@@ -98,125 +75,234 @@ static void sort_items(uint32_t *a, uint32_t n)
         }
 }
 
-static int cmp_set(const void *a, const void *b, void *arg)
-{
-    const spm_mining_sets_t *l = arg;
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    return spm_mining_set_cmp(l->items + (size_t)i * l->k, l->items + (size_t)j * l->k, l->k);
-}
+/*  What fetching needs besides the output. */
+typedef struct {
+    spm_mine_get_fn *get; /* how blocks are fetched */
+    void *vm;             /* from where */
+    uint32_t *item;       /* item[rank] (NULL: no frequent items) */
+    uint32_t nitems;      /* ranks */
+    uint64_t *rec;        /* one record being built: head and items */
+} fetch_t;
 
-/*  Maps the ranks of level L to items (ITEM[rank]) and sorts it again. */
-static int level_to_items(spm_mining_sets_t *l, const uint32_t *item)
+/*  Maps the N ranks at A to items, in place, and sorts them. */
+static int to_items(const fetch_t *f, uint32_t *a, uint32_t n)
 {
-    size_t n = l->n, k = l->k;
-    uint32_t *idx = malloc((n + 1) * 4), *items = malloc((n * k + 1) * 4);
-    uint64_t *counts = malloc((n + 1) * 8);
-    if (!idx || !items || !counts) {
-        free(idx);
-        free(items);
-        free(counts);
-        return spm_error(SPM_ENOMEM, "out of memory");
+    for (uint32_t j = 0; j < n; j++) {
+        if (a[j] >= f->nitems)
+            return spm_error(SPM_EPROTO, "a result names rank %u of %u frequent items", a[j],
+                             f->nitems);
+        a[j] = f->item[a[j]];
     }
-    for (size_t i = 0; i < n * k; i++)
-        l->items[i] = item[l->items[i]];
-    for (size_t i = 0; i < n; i++) {
-        sort_items(l->items + i * k, (uint32_t)k);
-        idx[i] = (uint32_t)i;
-    }
-    qsort_r(idx, n, 4, cmp_set, l);
-    for (size_t i = 0; i < n; i++) {
-        memcpy(items + i * k, l->items + (size_t)idx[i] * k, k * 4);
-        counts[i] = l->counts[idx[i]];
-    }
-    free(idx);
-    free(l->items);
-    free(l->counts);
-    l->items = items;
-    l->counts = counts;
+    sort_items(a, n);
     return 0;
 }
 
-/*  Maps the ranks of rules R to items and sorts them again. */
-static int rules_to_items(spm_mining_rules_t *r, const uint32_t *item)
+/*  Fetches the frequent-set blocks IDS[0..N) of length K into O's sort. */
+static int fetch_level(fetch_t *f, const spm_sdb_t *ids, uint32_t n, uint32_t k, spm_mine_out_t *o)
 {
-    for (uint32_t i = 0; i < r->n; i++) {
-        uint32_t *x = r->items + r->off[i];
-        for (uint32_t j = 0; j < r->xlen[i] + r->ylen[i]; j++)
-            x[j] = item[x[j]];
-        sort_items(x, r->xlen[i]);
-        sort_items(x + r->xlen[i], r->ylen[i]);
-    }
-    spm_mining_rules_t sorted;
-    int rc = spm_mining_rules_sort(r, &sorted);
-    if (rc == 0) {
-        spm_mining_rules_free(r);
-        *r = sorted;
+    set_head_t *h = (set_head_t *)f->rec;
+    uint32_t *items = (uint32_t *)(h + 1);
+    int rc = 0;
+    for (uint32_t b = 0; b < n && rc == 0; b++) {
+        void *data;
+        size_t len;
+        spm_mining_sets_t blk;
+        if ((rc = f->get(f->vm, ids[b], &data, &len)) != 0)
+            return rc;
+        rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, &blk);
+        free(data);
+        if (rc != 0)
+            return rc;
+        if (blk.n > 0 && blk.k != k)
+            rc = spm_error(SPM_EPROTO, "frequent %u-sets block holds %u-sets", k, blk.k);
+        for (uint32_t i = 0; i < blk.n && rc == 0; i++) {
+            *h = (set_head_t){.k = k, .count = blk.counts[i]};
+            memcpy(items, blk.items + (size_t)i * k, (size_t)k * 4);
+            if ((rc = to_items(f, items, k)) == 0)
+                rc = spm_extsort_add(o->sets, h, sizeof *h + (size_t)k * 4);
+        }
+        spm_mining_sets_free(&blk);
     }
     return rc;
 }
 
-int spm_mine_fetch(spm_mine_get_fn *get, void *s, const spm_apriori_result_t *r, spm_mine_out_t *o)
+/*  s(Y) of rule record H from the itemsets held in memory, or 0. */
+static uint64_t support_of_y(const spm_mine_out_t *o, const rule_head_t *h, uint64_t *key)
 {
-    int rc;
-    uint32_t *item = NULL, *order = NULL;
-    o->nlv = r->nlevels;
-    if (!(o->lv = calloc((size_t)o->nlv + 1, sizeof *o->lv)))
-        return spm_error(SPM_ENOMEM, "out of memory");
-    if (r->fitems) {
+    set_head_t *k = (set_head_t *)key;
+    *k = (set_head_t){.k = h->ylen};
+    memcpy(k + 1, RULE_ITEMS(h) + h->xlen, (size_t)h->ylen * 4);
+    const set_head_t *s = spm_extsort_find(o->sets, k);
+    return s ? s->count : 0;
+}
+
+/*  Fetches the rules of all store blocks into SORT, with s(Y) when the
+    itemsets are in memory (then KEY is scratch for the look-up). */
+static int fetch_rules(fetch_t *f, const spm_apriori_result_t *r, spm_mine_out_t *o,
+                       spm_extsort_t *sort, uint64_t *key)
+{
+    rule_head_t *h = (rule_head_t *)f->rec;
+    uint32_t *items = (uint32_t *)(h + 1);
+    int rc = 0;
+    for (uint32_t b = 0; b < r->nstore && rc == 0; b++) {
         void *data;
         size_t len;
-        spm_mining_items_t f;
-        if ((rc = get(s, r->fitems, &data, &len)) != 0)
+        spm_mining_rules_t blk;
+        if ((rc = f->get(f->vm, r->store[b], &data, &len)) != 0)
             return rc;
-        rc = spm_mining_items_decode(data, len, &f);
+        rc = spm_mining_rules_decode(data, len, &blk);
         free(data);
         if (rc != 0)
             return rc;
-        if ((rc = spm_mining_rank_order(&f, &order)) != 0 ||
-            !(item = malloc(((size_t)f.n + 1) * 4))) {
-            spm_mining_items_free(&f);
-            free(order);
-            return rc ? rc : spm_error(SPM_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < blk.n && rc == 0; i++) {
+            uint32_t xl = blk.xlen[i], yl = blk.ylen[i];
+            *h = (rule_head_t){.xlen = xl, .ylen = yl, .supz = blk.supz[i], .supx = blk.supx[i]};
+            memcpy(items, blk.items + blk.off[i], (size_t)(xl + yl) * 4);
+            if ((rc = to_items(f, items, xl)) != 0 || (rc = to_items(f, items + xl, yl)) != 0)
+                break;
+            if (key)
+                h->supy = support_of_y(o, h, key);
+            rc = spm_extsort_add(sort, h, sizeof *h + (size_t)(xl + yl) * 4);
         }
-        for (uint32_t i = 0; i < f.n; i++)
-            item[i] = f.items[order[i]];
-        spm_mining_items_free(&f);
-        free(order);
+        spm_mining_rules_free(&blk);
     }
-    rc = 0;
-    for (uint32_t k = 0; k < o->nlv && rc == 0; k++)
-        if ((rc = fetch_level(get, s, r->levels[k], r->nblocks[k], k + 1, &o->lv[k])) == 0)
-            rc = level_to_items(&o->lv[k], item);
-    if (rc == 0 && (rc = fetch_rules(get, s, r, &o->rules)) == 0)
-        rc = rules_to_items(&o->rules, item);
-    free(item);
+    return rc;
+}
+
+/*  Attaches s(Y) to the rules of BY_Y (sorted by consequent) from the
+    itemsets' stream, in the same order, and adds them to O's rule sort
+    (BUF: room for one rule record). */
+static int join_supports(spm_mine_out_t *o, spm_extsort_t *by_y, uint64_t *buf)
+{
+    const void *rec, *next;
+    const set_head_t *set = NULL;
+    size_t len, slen;
+    int rc, ended = 0;
+    if ((rc = spm_extsort_rewind(o->sets)) != 0)
+        return rc;
+    while ((rc = spm_extsort_next(by_y, &rec, &len)) == 1) {
+        rule_head_t *h = memcpy(buf, rec, len);
+        const uint32_t *y = RULE_ITEMS(h) + h->xlen;
+        while (!ended && (!set || list_cmp(SET_ITEMS(set), set->k, y, h->ylen) < 0)) {
+            if ((rc = spm_extsort_next(o->sets, &next, &slen)) < 0)
+                return rc;
+            ended = rc == 0;
+            set = ended ? NULL : next;
+        }
+        h->supy = set && list_cmp(SET_ITEMS(set), set->k, y, h->ylen) == 0 ? set->count : 0;
+        if ((rc = spm_extsort_add(o->rules, h, len)) != 0)
+            return rc;
+    }
+    return rc < 0 ? rc : spm_extsort_rewind(o->sets);
+}
+
+/*  The frequent items in rank order into F. */
+static int fetch_items(fetch_t *f, spm_sdb_t id)
+{
+    void *data;
+    size_t len;
+    spm_mining_items_t it;
+    uint32_t *order = NULL;
+    int rc = f->get(f->vm, id, &data, &len);
+    if (rc != 0)
+        return rc;
+    rc = spm_mining_items_decode(data, len, &it);
+    free(data);
+    if (rc != 0)
+        return rc;
+    if ((rc = spm_mining_rank_order(&it, &order)) == 0 &&
+        !(f->item = malloc(((size_t)it.n + 1) * 4)))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+    for (uint32_t i = 0; rc == 0 && i < it.n; i++)
+        f->item[i] = it.items[order[i]];
+    f->nitems = rc == 0 ? it.n : 0;
+    spm_mining_items_free(&it);
+    free(order);
+    return rc;
+}
+
+int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r, spm_mine_out_t *o)
+{
+    fetch_t f = {.get = get, .vm = vm};
+    spm_extsort_t *by_y = NULL;
+    uint64_t *key = NULL;
+    size_t budget = o->budget ? o->budget : SPM_MINE_SORT_BUDGET;
+    size_t reclen = sizeof(rule_head_t) + (size_t)SPM_MINING_MAX_K * 2 * 4;
+    int rc = 0;
+    if (!(f.rec = malloc(reclen)) || !(key = malloc(reclen)) ||
+        !(o->sets = spm_extsort_new(budget, o->tmpdir, cmp_set, NULL)) ||
+        !(o->rules = spm_extsort_new(budget, o->tmpdir, cmp_rule, NULL)))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+    if (rc == 0 && r->fitems)
+        rc = fetch_items(&f, r->fitems);
+    for (uint32_t k = 0; k < r->nlevels && rc == 0; k++)
+        rc = fetch_level(&f, r->levels[k], r->nblocks[k], k + 1, o);
+    if (rc == 0)
+        rc = spm_extsort_sort(o->sets);
+    if (rc == 0 && spm_extsort_runs(o->sets) == 0) {
+        rc = fetch_rules(&f, r, o, o->rules, key); /* s(Y) by binary search */
+    } else if (rc == 0) {
+        if (!(by_y = spm_extsort_new(budget, o->tmpdir, cmp_rule_y, NULL)))
+            rc = spm_error(SPM_ENOMEM, "out of memory");
+        if (rc == 0 && (rc = fetch_rules(&f, r, o, by_y, NULL)) == 0 &&
+            (rc = spm_extsort_sort(by_y)) == 0)
+            rc = join_supports(o, by_y, key);
+        spm_extsort_destroy(&by_y);
+    }
+    if (rc == 0)
+        rc = spm_extsort_sort(o->rules);
+    free(f.item);
+    free(f.rec);
+    free(key);
+    return rc;
+}
+
+int spm_mine_next_itemset(spm_mine_out_t *o, uint32_t *k, const uint32_t **items, uint64_t *count)
+{
+    const void *rec;
+    size_t len;
+    int rc = spm_extsort_next(o->sets, &rec, &len);
+    if (rc == 1) {
+        const set_head_t *h = rec;
+        *k = h->k;
+        *items = SET_ITEMS(h);
+        *count = h->count;
+    }
+    return rc;
+}
+
+int spm_mine_next_rule(spm_mine_out_t *o, spm_mine_rule_t *r)
+{
+    const void *rec;
+    size_t len;
+    int rc = spm_extsort_next(o->rules, &rec, &len);
+    if (rc == 1) {
+        const rule_head_t *h = rec;
+        *r = (spm_mine_rule_t){.xlen = h->xlen,
+                               .ylen = h->ylen,
+                               .x = RULE_ITEMS(h),
+                               .y = RULE_ITEMS(h) + h->xlen,
+                               .supz = h->supz,
+                               .supx = h->supx,
+                               .supy = h->supy};
+    }
     return rc;
 }
 
 uint64_t spm_mine_nitemsets(const spm_mine_out_t *o)
 {
-    uint64_t n = 0;
-    for (uint32_t k = 0; k < o->nlv; k++)
-        n += o->lv[k].n;
-    return n;
+    return o->sets ? spm_extsort_count(o->sets) : 0;
+}
+
+uint64_t spm_mine_nrules(const spm_mine_out_t *o)
+{
+    return o->rules ? spm_extsort_count(o->rules) : 0;
 }
 
 void spm_mine_out_free(spm_mine_out_t *o)
 {
-    for (uint32_t k = 0; o->lv && k < o->nlv; k++)
-        spm_mining_sets_free(&o->lv[k]);
-    free(o->lv);
-    spm_mining_rules_free(&o->rules);
-    o->lv = NULL;
-}
-
-/*  Support of the sorted rank list S of length K, or 0. */
-static uint64_t support(const spm_mine_out_t *o, const uint32_t *s, uint32_t k)
-{
-    if (k == 0 || k > o->nlv)
-        return 0;
-    long i = spm_mining_sets_find(&o->lv[k - 1], s);
-    return i < 0 ? 0 : o->lv[k - 1].counts[i];
+    spm_extsort_destroy(&o->sets);
+    spm_extsort_destroy(&o->rules);
 }
 
 /*  Writes V in decimal. printf is most of the cost of writing a million
@@ -293,9 +379,13 @@ static int finish(FILE *f)
     return ferror(f) ? spm_error(SPM_EIO, "write failed") : 0;
 }
 
-int spm_mine_write_itemsets(FILE *f, const spm_mine_out_t *o, spm_mine_format_t format)
+int spm_mine_write_itemsets(FILE *f, spm_mine_out_t *o, spm_mine_format_t format)
 {
     uint64_t total = spm_mine_nitemsets(o), at = 0;
+    const uint32_t *s;
+    uint32_t k;
+    uint64_t count;
+    int rc = 0;
     if (format == SPM_MINE_TEXT)
         fprintf(f,
                 "# %llu frequent itemsets, minimum support %llu of %llu transactions\n"
@@ -307,34 +397,38 @@ int spm_mine_write_itemsets(FILE *f, const spm_mine_out_t *o, spm_mine_format_t 
     else
         fprintf(f, "{\"transactions\": %llu, \"min_support\": %llu, \"itemsets\": [",
                 (unsigned long long)o->ntrans, (unsigned long long)o->minsup);
-    for (uint32_t k = 0; k < o->nlv; k++)
-        for (uint32_t i = 0; i < o->lv[k].n; i++, at++) {
-            const uint32_t *s = o->lv[k].items + (size_t)i * (k + 1);
-            unsigned long long c = (unsigned long long)o->lv[k].counts[i];
-            if (format == SPM_MINE_JSON) {
-                fputs(at ? ",\n  {\"items\": " : "\n  {\"items\": ", f);
-                items(f, o, s, k + 1, format);
-                fprintf(f, ", \"support\": %llu}", c);
-                continue;
-            }
-            items(f, o, s, k + 1, format);
-            fputs(format == SPM_MINE_CSV ? "," : " (", f);
-            put_u64(f, c);
-            fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
+    if (o->sets && (rc = spm_extsort_rewind(o->sets)) != 0)
+        return rc;
+    while (o->sets && (rc = spm_mine_next_itemset(o, &k, &s, &count)) == 1) {
+        if (format == SPM_MINE_JSON) {
+            fputs(at++ ? ",\n  {\"items\": " : "\n  {\"items\": ", f);
+            items(f, o, s, k, format);
+            fprintf(f, ", \"support\": %llu}", (unsigned long long)count);
+            continue;
         }
+        items(f, o, s, k, format);
+        fputs(format == SPM_MINE_CSV ? "," : " (", f);
+        put_u64(f, count);
+        fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
+    }
+    if (o->sets && rc < 0)
+        return rc;
     if (format == SPM_MINE_JSON)
         fputs(total ? "\n]}\n" : "]}\n", f);
     return finish(f);
 }
 
-int spm_mine_write_rules(FILE *f, const spm_mine_out_t *o, spm_mine_format_t format)
+int spm_mine_write_rules(FILE *f, spm_mine_out_t *o, spm_mine_format_t format)
 {
-    const spm_mining_rules_t *r = &o->rules;
+    uint64_t total = spm_mine_nrules(o), at = 0;
+    spm_mine_rule_t r;
+    int rc = 0;
     if (format == SPM_MINE_TEXT)
         fprintf(f,
-                "# %u rules, minimum support %llu of %llu transactions, minimum confidence "
+                "# %llu rules, minimum support %llu of %llu transactions, minimum confidence "
                 "%g\n# antecedent => consequent (support, confidence, lift)\n",
-                r->n, (unsigned long long)o->minsup, (unsigned long long)o->ntrans, o->minconf);
+                (unsigned long long)total, (unsigned long long)o->minsup,
+                (unsigned long long)o->ntrans, o->minconf);
     else if (format == SPM_MINE_CSV)
         fputs("antecedent,consequent,support,confidence,lift\n", f);
     else
@@ -342,34 +436,35 @@ int spm_mine_write_rules(FILE *f, const spm_mine_out_t *o, spm_mine_format_t for
                 "{\"transactions\": %llu, \"min_support\": %llu, \"min_confidence\": %.17g, "
                 "\"rules\": [",
                 (unsigned long long)o->ntrans, (unsigned long long)o->minsup, o->minconf);
-    for (uint32_t i = 0; i < r->n; i++) {
-        const uint32_t *x = r->items + r->off[i], *y = x + r->xlen[i];
-        uint64_t sy = support(o, y, r->ylen[i]);
-        double conf = (double)r->supz[i] / (double)r->supx[i];
-        double lift = sy ? conf * (double)o->ntrans / (double)sy : 0;
-        unsigned long long sz = (unsigned long long)r->supz[i];
+    if (o->rules && (rc = spm_extsort_rewind(o->rules)) != 0)
+        return rc;
+    while (o->rules && (rc = spm_mine_next_rule(o, &r)) == 1) {
+        double conf = (double)r.supz / (double)r.supx;
+        double lift = r.supy ? conf * (double)o->ntrans / (double)r.supy : 0;
         if (format == SPM_MINE_JSON) {
-            fputs(i ? ",\n  {\"antecedent\": " : "\n  {\"antecedent\": ", f);
-            items(f, o, x, r->xlen[i], format);
+            fputs(at++ ? ",\n  {\"antecedent\": " : "\n  {\"antecedent\": ", f);
+            items(f, o, r.x, r.xlen, format);
             fputs(", \"consequent\": ", f);
-            items(f, o, y, r->ylen[i], format);
-            fprintf(f, ", \"support\": %llu, \"confidence\": %.6f, \"lift\": %.6f}", sz, conf,
-                    lift);
+            items(f, o, r.y, r.ylen, format);
+            fprintf(f, ", \"support\": %llu, \"confidence\": %.6f, \"lift\": %.6f}",
+                    (unsigned long long)r.supz, conf, lift);
             continue;
         }
-        items(f, o, x, r->xlen[i], format);
+        items(f, o, r.x, r.xlen, format);
         fputs(format == SPM_MINE_CSV ? "," : " => ", f);
-        items(f, o, y, r->ylen[i], format);
+        items(f, o, r.y, r.ylen, format);
         const char *sep = format == SPM_MINE_CSV ? "," : ", ";
         fputs(format == SPM_MINE_CSV ? "," : " (", f);
-        put_u64(f, sz);
+        put_u64(f, r.supz);
         fputs(sep, f);
         put_fixed6(f, conf);
         fputs(sep, f);
         put_fixed6(f, lift);
         fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
     }
+    if (o->rules && rc < 0)
+        return rc;
     if (format == SPM_MINE_JSON)
-        fputs(r->n ? "\n]}\n" : "]}\n", f);
+        fputs(total ? "\n]}\n" : "]}\n", f);
     return finish(f);
 }

@@ -3,10 +3,23 @@
 
     @header
     After the job, the client fetches the frequent-set blocks of every
-    length and the sorted rule blocks (spm_session_get), maps ranks back to
-    item numbers (and sorts again, as ranks go by support), or to names, computes each rule's lift
-   from the supports it now holds, and writes text, CSV or JSON, all sorted the same way: itemsets
-   by length, then items; rules by antecedent (length, items), then consequent.
+    length and the sorted rule blocks (spm_session_get) one at a time, maps
+    ranks back to item numbers (or to names' first-appearance numbers),
+    computes each rule's lift, and writes text, CSV or JSON, all sorted the
+    same way: itemsets by length, then items; rules by antecedent (length,
+    items), then consequent. Ranks go by support, so the order must be made
+    again: itemsets and rules each go through an external merge sort
+    (isa/core/extsort.h) of SPM_MINE_SORT_BUDGET bytes, so the client's
+    memory is bounded by the budgets and one block, not by the output.
+    @discuss
+    Lift needs s(Y) for each rule's consequent Y. When the itemsets fit in
+    their budget they stay sorted in memory and s(Y) is a binary search.
+    Otherwise the rules are first sorted by consequent and merge-joined
+    against the itemsets' sorted stream (both in (length, items) order),
+    which attaches s(Y), and then sorted into the output order: two external
+    sorts, each bounded. Everything is fetched by spm_mine_fetch, so the VM
+    can be released before writing; what does not fit waits in unlinked
+    temporary files in $TMPDIR (else /tmp) until spm_mine_out_free.
     @end
     =========================================================================
 */
@@ -15,9 +28,15 @@
 
 #include <stdio.h>
 
+#include "isa/core/extsort.h"
 #include "isa/mining/sdb.h"
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/reader.h"
+
+/*  Bytes each of the two sorts (itemsets, rules) holds in memory before it
+    spills a sorted run to a temporary file. The client's results take at
+    most about twice this, plus one block and the merge buffers. */
+#define SPM_MINE_SORT_BUDGET ((size_t)64 << 20)
 
 typedef enum { SPM_MINE_TEXT = 0, SPM_MINE_CSV, SPM_MINE_JSON } spm_mine_format_t;
 
@@ -25,29 +44,53 @@ typedef struct {
     uint64_t ntrans;           /* transactions mined */
     uint64_t minsup;           /* absolute minimum support */
     double minconf;            /* minimum confidence */
-    uint32_t nlv;              /* lengths with frequent sets */
-    spm_mining_sets_t *lv;     /* lv[k - 1]: all frequent k-sets, items, sorted */
-    spm_mining_rules_t rules;  /* all rules, items, sorted */
     const spm_reader_t *names; /* named format: item number -> name (else NULL) */
+    size_t budget;             /* bytes per sort (0: SPM_MINE_SORT_BUDGET) */
+    const char *tmpdir;        /* temporary files (NULL: $TMPDIR, else /tmp) */
+    spm_extsort_t *sets;       /* the itemsets, sorted (owned; set by fetch) */
+    spm_extsort_t *rules;      /* the rules with s(Y), sorted (owned; set by fetch) */
 } spm_mine_out_t;
+
+/*  One rule as spm_mine_next_rule gives it (items owned by the output). */
+typedef struct {
+    uint32_t xlen, ylen;       /* antecedent and consequent lengths */
+    const uint32_t *x, *y;     /* their items, increasing */
+    uint64_t supz, supx, supy; /* supports of X u Y, X and Y (0: Y not found) */
+} spm_mine_rule_t;
 
 /*  How results are fetched: spm_session_get, or spm_inproc_get in tests.
     Copies the newest version of ID into *DATA (malloc'd) and *LEN. */
 typedef int(spm_mine_get_fn)(void *vm, spm_sdb_t id, void **data, size_t *len);
 
-/*  Fetches everything result R names, through GET on VM, into O (arrays
-    malloc'd). Returns 0 or the SPM_E* of a failed get or a malformed block. */
+/*  Fetches everything result R names, through GET on VM, a block at a time,
+    into the sorts of O (ntrans, minsup, minconf, names, budget and tmpdir
+    set by the caller), so that the VM is no longer needed afterwards.
+    Returns 0, the SPM_E* of a failed get or a malformed block (SPM_EFORMAT,
+    SPM_EPROTO), SPM_ENOMEM, or SPM_EIO (a temporary file could not be
+    made, written or read; the detail says which directory). */
 int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r,
                    spm_mine_out_t *o);
 
-/*  Writes the frequent itemsets / the rules of O to F in FORMAT. Return 0,
-    or SPM_EIO when a write failed. */
-int spm_mine_write_itemsets(FILE *f, const spm_mine_out_t *o, spm_mine_format_t format);
-int spm_mine_write_rules(FILE *f, const spm_mine_out_t *o, spm_mine_format_t format);
+/*  Writes the frequent itemsets / the rules of O to F in FORMAT, from the
+    first. Return 0, or SPM_EIO when a write to F or a read of a temporary
+    file failed. */
+int spm_mine_write_itemsets(FILE *f, spm_mine_out_t *o, spm_mine_format_t format);
+int spm_mine_write_rules(FILE *f, spm_mine_out_t *o, spm_mine_format_t format);
 
-/*  Number of itemsets in O. */
+/*  The next itemset of O in output order: *K items at *ITEMS (owned by O,
+    valid until the next call) with support *COUNT. The writers and fetch
+    leave the cursor at the first. Returns 1, 0 after the last, or SPM_EIO. */
+int spm_mine_next_itemset(spm_mine_out_t *o, uint32_t *k, const uint32_t **items, uint64_t *count);
+
+/*  The next rule of O in output order into *R (items valid until the next
+    call). Returns 1, 0 after the last, or SPM_EIO. */
+int spm_mine_next_rule(spm_mine_out_t *o, spm_mine_rule_t *r);
+
+/*  Numbers of itemsets and rules in O. */
 uint64_t spm_mine_nitemsets(const spm_mine_out_t *o);
+uint64_t spm_mine_nrules(const spm_mine_out_t *o);
 
+/*  Frees the sorts of O and their temporary files. */
 void spm_mine_out_free(spm_mine_out_t *o);
 
 #endif

@@ -19,12 +19,12 @@
     spawned then at a lower priority, so its SIs fill IEUs that would idle
     through the tail of stage k + 1 and never delay the critical path.
 
-    All SFs of a job share one job_t, owned by the root; a child gets a
+    All SFs of a job share one spm_apriori_job_t, owned by the root; a child gets a
     pointer to it in its (copied) arguments. SFs run in the center's single
     thread, so the sharing needs no lock.
     =========================================================================
 */
-#include "programs/apriori/apriori.h"
+#include "programs/apriori/sf.h"
 #include "vm/grow.h"
 #include "isa/core/codec.h"
 #include "isa/mining/isa.h"
@@ -32,60 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_OPS 256 /* SPM_MAX_OPERANDS */
-
-enum {
-    TAG_INITIAL = 1,
-    TAG_CAND,
-    TAG_FREQ,
-    TAG_RULES,
-    TAG_SHRINK,
-    TAG_FITEMS,
-    TAG_FSET,
-    TAG_PRUNE
-};
-#define TAG(kind, n) ((uint64_t)(kind) << 32 | (uint32_t)(n))
-#define TAG_KIND(t) ((uint32_t)((t) >> 32))
-#define TAG_N(t) ((uint32_t)(t))
-
-typedef struct {
-    spm_sdb_t *id;                  /* BlockOfFrequentSet blocks, in order */
-    spm_mining_fsets_reply_t *info; /* what each block's reply said */
-    uint32_t n;                     /* blocks */
-    size_t cap;                     /* entries of id and info */
-    uint64_t sets;                  /* frequent sets of this length */
-} level_t;
-
-typedef struct {
-    spm_apriori_args_t a;
-    uint32_t np, width; /* item partitions and their width */
-    spm_sdb_t fitems;   /* the frequent items */
-    uint32_t f1;        /* how many */
-    spm_sdb_t *trans;   /* shrunk transaction blocks (per staged block) */
-    uint32_t *trans_n;  /* their transactions, from replies */
-    uint32_t shrunk;    /* shrink replies so far */
-    spm_sdb_t *tlist;   /* non-empty transaction blocks after merging */
-    uint32_t ntlist;
-    level_t *lv; /* lv[k - 1]: frequent k-itemsets */
-    uint32_t nlv;
-    spm_sdb_t *cands; /* join blocks of the stage being generated */
-    uint32_t ncands, capcands;
-    spm_sdb_t *rules; /* every CheckConfidenceInBlock output */
-    uint32_t nrules, caprules;
-    int stage;     /* initial or a gen_frequentSet is running */
-    uint32_t live; /* children of the root not yet finished */
-} job_t;
-
-typedef struct {
-    job_t *job;
-    uint32_t k;
-} child_t;
-
 static const spm_sf_class_t initial_class, gen_candidate_class, gen_freq_class, find_rules_class;
 
 /*  Issues OPCODE on N operands built from IDS and MODES; fails the job on error. */
-static int issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
-                 const spm_buf_t *params, uint64_t tag)
+int spm_apriori_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
+                      const spm_buf_t *params, uint64_t tag)
 {
     int rc = spm_sf_issue(sf, opcode, ops, n, params ? params->data : NULL,
                           params ? params->len : 0, tag);
@@ -94,9 +45,9 @@ static int issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, siz
     return rc;
 }
 
-static job_t *child_job(spm_sf_t *sf, const void *args, size_t len, uint32_t *k)
+spm_apriori_job_t *spm_apriori_child_job(spm_sf_t *sf, const void *args, size_t len, uint32_t *k)
 {
-    child_t c;
+    spm_apriori_child_t c;
     if (len != sizeof c)
         return NULL;
     memcpy(&c, args, sizeof c);
@@ -106,10 +57,10 @@ static job_t *child_job(spm_sf_t *sf, const void *args, size_t len, uint32_t *k)
     return c.job;
 }
 
-static int spawn(spm_sf_t *sf, job_t *job, const spm_sf_class_t *cls, uint32_t k, int kind,
-                 int prio)
+static int spawn(spm_sf_t *sf, spm_apriori_job_t *job, const spm_sf_class_t *cls, uint32_t k,
+                 int kind, int prio)
 {
-    child_t c = {job, k};
+    spm_apriori_child_t c = {job, k};
     int rc = spm_sf_spawn(sf, cls, &c, sizeof c, spm_sf_priority(sf) + prio, TAG(kind, k));
     if (rc == 0)
         job->live++;
@@ -118,7 +69,7 @@ static int spawn(spm_sf_t *sf, job_t *job, const spm_sf_class_t *cls, uint32_t k
     return rc;
 }
 
-static int check_status(spm_sf_t *sf, const spm_result_t *r)
+int spm_apriori_check(spm_sf_t *sf, const spm_result_t *r)
 {
     if (r->status != 0)
         spm_sf_fail(sf, r->status, "apriori: an SI failed: %s", spm_strerror(r->status));
@@ -129,7 +80,7 @@ static int check_status(spm_sf_t *sf, const spm_result_t *r)
 
 static int initial_start(spm_sf_t *sf, const void *args, size_t len)
 {
-    job_t *job = child_job(sf, args, len, NULL);
+    spm_apriori_job_t *job = spm_apriori_child_job(sf, args, len, NULL);
     if (!job)
         return SPM_EINVAL;
     uint32_t n = job->a.nstaged, np = job->np;
@@ -146,7 +97,7 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
         raw[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
         ops[0] = (spm_operand_t){job->a.staged[i], SPM_R, SPM_NOCACHE}; /* read once */
         ops[1] = (spm_operand_t){raw[i], SPM_W, 0};
-        rc = issue(sf, SPM_MINING_LOAD, ops, 2, &p, 0);
+        rc = spm_apriori_issue(sf, SPM_MINING_LOAD, ops, 2, &p, 0);
     }
     spm_buf_free(&p);
     spm_buf_put_u32(&p, np);
@@ -164,13 +115,13 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
             ops[m++] = (spm_operand_t){raw[i], SPM_R, 0};
         for (uint32_t q = 0; q < np; q++)
             ops[m++] = (spm_operand_t){items[q], SPM_ACC, 0};
-        rc = issue(sf, SPM_MINING_COUNT_ITEMS, ops, m, &p, 0);
+        rc = spm_apriori_issue(sf, SPM_MINING_COUNT_ITEMS, ops, m, &p, 0);
     }
     spm_buf_free(&p);
     spm_buf_put_u64(&p, job->a.minsup);
     for (uint32_t q = 0; q < np && rc == 0; q++) {
         ops[0] = (spm_operand_t){items[q], SPM_RW, 0};
-        rc = issue(sf, SPM_MINING_SHRINK_ITEMS, ops, 1, &p, 0);
+        rc = spm_apriori_issue(sf, SPM_MINING_SHRINK_ITEMS, ops, 1, &p, 0);
     }
     spm_buf_free(&p);
     job->fitems = spm_sdb_new(sf, SPM_MINING_ITEMS);
@@ -180,13 +131,13 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
     ops[np] = (spm_operand_t){job->fitems, SPM_W, 0};
     ops[np + 1] = (spm_operand_t){job->lv[0].id[0], SPM_W, 0};
     if (rc == 0)
-        rc = issue(sf, SPM_MINING_FREQ_ITEMS, ops, np + 2, NULL, TAG(TAG_FITEMS, 0));
+        rc = spm_apriori_issue(sf, SPM_MINING_FREQ_ITEMS, ops, np + 2, NULL, TAG(TAG_FITEMS, 0));
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         job->trans[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
         ops[0] = (spm_operand_t){raw[i], SPM_R, 0};
         ops[1] = (spm_operand_t){job->fitems, SPM_R, 0};
         ops[2] = (spm_operand_t){job->trans[i], SPM_W, 0};
-        rc = issue(sf, SPM_MINING_SHRINK_TRANS, ops, 3, NULL, TAG(TAG_SHRINK, i));
+        rc = spm_apriori_issue(sf, SPM_MINING_SHRINK_TRANS, ops, 3, NULL, TAG(TAG_SHRINK, i));
     }
     free(raw);
     return rc;
@@ -195,7 +146,7 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
 /*  Merges runs of consecutive small transaction blocks (MergeTransactionBlock)
     so that counting SIs see blocks of about the block size, and lists the
     non-empty blocks. */
-static void merge_small(spm_sf_t *sf, job_t *job)
+static void merge_small(spm_sf_t *sf, spm_apriori_job_t *job)
 {
     spm_operand_t ops[MAX_OPS];
     uint32_t i = 0, n = job->a.nstaged;
@@ -215,7 +166,7 @@ static void merge_small(spm_sf_t *sf, job_t *job)
             total += job->trans_n[j];
             ops[m++] = (spm_operand_t){job->trans[j], SPM_R, 0};
         }
-        if (m > 1 && issue(sf, SPM_MINING_MERGE_TRANS, ops, m, NULL, 0) != 0)
+        if (m > 1 && spm_apriori_issue(sf, SPM_MINING_MERGE_TRANS, ops, m, NULL, 0) != 0)
             return;
         job->tlist[job->ntlist++] = job->trans[i];
         i = j;
@@ -224,8 +175,8 @@ static void merge_small(spm_sf_t *sf, job_t *job)
 
 static void initial_commit(spm_sf_t *sf, const spm_result_t *r)
 {
-    job_t *job = spm_sf_state(sf);
-    if (check_status(sf, r) != 0 || r->kind != SPM_RESULT_SI)
+    spm_apriori_job_t *job = spm_sf_state(sf);
+    if (spm_apriori_check(sf, r) != 0 || r->kind != SPM_RESULT_SI)
         return;
     spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
     uint32_t v;
@@ -233,6 +184,9 @@ static void initial_commit(spm_sf_t *sf, const spm_result_t *r)
         job->f1 = v;
     } else if (TAG_KIND(r->tag) == TAG_SHRINK && spm_get_u32(&c, &v) == 0) {
         job->trans_n[TAG_N(r->tag)] = v;
+        job->ntrans_shrunk += v;
+        if (spm_get_u32(&c, &v) == 0)
+            job->nitems_shrunk += v;
         if (++job->shrunk == job->a.nstaged) {
             merge_small(sf, job);
             spm_sf_done(sf);
@@ -245,10 +199,18 @@ static const spm_sf_class_t initial_class = {
 
 /* ----------------------------------------------------------- gen_candidate */
 
+void spm_apriori_fail_span(spm_sf_t *sf, uint32_t k)
+{
+    spm_sf_fail(sf, SPM_ERANGE,
+                "apriori: frequent %u-itemsets span over %d blocks of %u (a higher "
+                "--min-support is needed)",
+                k, MAX_OPS - 1, SPM_MINING_MAX_FSETS);
+}
+
 typedef struct {
     spm_sf_t *sf;
-    job_t *job;
-    const level_t *l;
+    spm_apriori_job_t *job;
+    const spm_apriori_level_t *l;
     uint32_t k;
     uint64_t *base; /* global index of each block's first set */
     int failed;
@@ -260,14 +222,11 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
                  uint32_t pfrom, uint32_t pto, uint32_t eb)
 {
     spm_operand_t ops[MAX_OPS];
-    const level_t *l = pl->l;
+    const spm_apriori_level_t *l = pl->l;
     if (pl->failed)
         return;
     if (eb - b + 2 > MAX_OPS || l->n + 1 > MAX_OPS) {
-        spm_sf_fail(pl->sf, SPM_ERANGE,
-                    "apriori: frequent %u-itemsets span over %d blocks of %u (a higher "
-                    "--min-support is needed)",
-                    pl->k, MAX_OPS - 1, SPM_MINING_MAX_FSETS);
+        spm_apriori_fail_span(pl->sf, pl->k);
         pl->failed = 1;
         return;
     }
@@ -281,11 +240,11 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
     spm_buf_put_u32(&p, to);
     spm_buf_put_u32(&p, pfrom);
     spm_buf_put_u32(&p, pto);
-    pl->failed = issue(pl->sf, opcode, ops, m, &p, 0) != 0;
+    pl->failed = spm_apriori_issue(pl->sf, opcode, ops, m, &p, 0) != 0;
     spm_buf_free(&p);
     if (pl->failed)
         return;
-    job_t *job = pl->job;
+    spm_apriori_job_t *job = pl->job;
     if (job->ncands == job->capcands) {
         uint32_t cap = job->capcands ? job->capcands * 2 : 64;
         spm_sdb_t *v = realloc(job->cands, cap * sizeof *v);
@@ -311,7 +270,7 @@ static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, u
         for (uint32_t j = 0; j < pl->k; j++)
             spm_buf_put_u32(&p, 0);
     }
-    pl->failed = issue(pl->sf, SPM_MINING_FILTER, ops, m, &p, 0) != 0;
+    pl->failed = spm_apriori_issue(pl->sf, SPM_MINING_FILTER, ops, m, &p, 0) != 0;
     spm_buf_free(&p);
 }
 
@@ -340,7 +299,7 @@ static void flush(planner_t *pl, run_t *r)
     partner ranges. */
 static void plan_joins(planner_t *pl)
 {
-    const level_t *l = pl->l;
+    const spm_apriori_level_t *l = pl->l;
     uint32_t cap = pl->job->a.join_cap, k = pl->k;
     uint64_t g = 0;
     for (uint32_t b = 0; b < l->n; b++) {
@@ -407,10 +366,10 @@ static void plan_joins(planner_t *pl)
 static int gen_candidate_start(spm_sf_t *sf, const void *args, size_t len)
 {
     uint32_t k;
-    job_t *job = child_job(sf, args, len, &k);
+    spm_apriori_job_t *job = spm_apriori_child_job(sf, args, len, &k);
     if (!job)
         return SPM_EINVAL;
-    const level_t *l = &job->lv[k - 1];
+    const spm_apriori_level_t *l = &job->lv[k - 1];
     planner_t pl = {.sf = sf, .job = job, .l = l, .k = k};
     job->ncands = 0;
     pl.base = malloc(((size_t)l->n + 1) * sizeof *pl.base);
@@ -426,7 +385,7 @@ static int gen_candidate_start(spm_sf_t *sf, const void *args, size_t len)
 
 static void child_commit(spm_sf_t *sf, const spm_result_t *r)
 {
-    check_status(sf, r);
+    spm_apriori_check(sf, r);
 }
 
 static const spm_sf_class_t gen_candidate_class = {
@@ -436,7 +395,7 @@ static const spm_sf_class_t gen_candidate_class = {
 
 /*  gen_frequentSet's own state: the pruned blocks waiting to be gathered. */
 typedef struct {
-    job_t *job;
+    spm_apriori_job_t *job;
     uint32_t k;
     spm_sdb_t *pruned; /* per candidate block: its pruned counts */
     int64_t *left;     /* per candidate block: sets left after pruning, -1 until known */
@@ -448,10 +407,10 @@ typedef struct {
 static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
 {
     uint32_t k;
-    job_t *job = child_job(sf, args, len, &k);
+    spm_apriori_job_t *job = spm_apriori_child_job(sf, args, len, &k);
     if (!job)
         return SPM_EINVAL;
-    level_t *l = &job->lv[k - 1];
+    spm_apriori_level_t *l = &job->lv[k - 1];
     uint32_t nc = job->ncands, nt = job->ntlist;
     freq_t *fs = calloc(1, sizeof *fs);
     if (!fs)
@@ -491,11 +450,11 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
             for (uint32_t t = a; t < e; t++)
                 ops[n++] = (spm_operand_t){job->tlist[t], SPM_R, 0};
             ops[n++] = (spm_operand_t){counts, SPM_ACC, 0};
-            rc = issue(sf, SPM_MINING_COUNT_CANDS, ops, n, &dom, 0);
+            rc = spm_apriori_issue(sf, SPM_MINING_COUNT_CANDS, ops, n, &dom, 0);
         }
         ops[0] = (spm_operand_t){counts, SPM_RW, 0};
         if (rc == 0)
-            rc = issue(sf, SPM_MINING_PRUNE, ops, 1, &sup, TAG(TAG_PRUNE, m));
+            rc = spm_apriori_issue(sf, SPM_MINING_PRUNE, ops, 1, &sup, TAG(TAG_PRUNE, m));
     }
     spm_buf_free(&dom);
     spm_buf_free(&sup);
@@ -510,7 +469,7 @@ static int gen_freq_start(spm_sf_t *sf, const void *args, size_t len)
     many candidate blocks it came from, and no block is ever too large. */
 static void gather(spm_sf_t *sf, freq_t *fs)
 {
-    level_t *l = &fs->job->lv[fs->k - 1];
+    spm_apriori_level_t *l = &fs->job->lv[fs->k - 1];
     spm_operand_t ops[MAX_OPS];
     spm_buf_t p = {0};
     for (;;) {
@@ -550,7 +509,7 @@ static void gather(spm_sf_t *sf, freq_t *fs)
         ops[n++] = (spm_operand_t){l->id[b], SPM_W, 0};
         spm_buf_put_u32(&p, (uint32_t)fs->skip);
         spm_buf_put_u32(&p, (uint32_t)take);
-        int rc = issue(sf, SPM_MINING_FREQ_SETS, ops, n, &p, TAG(TAG_FSET, b));
+        int rc = spm_apriori_issue(sf, SPM_MINING_FREQ_SETS, ops, n, &p, TAG(TAG_FSET, b));
         spm_buf_free(&p);
         if (rc != 0)
             return;
@@ -569,9 +528,9 @@ static void gather(spm_sf_t *sf, freq_t *fs)
 static void gen_freq_commit(spm_sf_t *sf, const spm_result_t *r)
 {
     freq_t *fs = spm_sf_state(sf);
-    if (check_status(sf, r) != 0)
+    if (spm_apriori_check(sf, r) != 0)
         return;
-    level_t *l = &fs->job->lv[fs->k - 1];
+    spm_apriori_level_t *l = &fs->job->lv[fs->k - 1];
     spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
     uint32_t v;
     if (TAG_KIND(r->tag) == TAG_PRUNE && spm_get_u32(&c, &v) == 0) {
@@ -608,10 +567,10 @@ static const spm_sf_class_t gen_freq_class = {.name = "apriori.gen_frequentSet",
 static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
 {
     uint32_t k;
-    job_t *job = child_job(sf, args, len, &k);
+    spm_apriori_job_t *job = spm_apriori_child_job(sf, args, len, &k);
     if (!job)
         return SPM_EINVAL;
-    const level_t *post = &job->lv[k - 1];
+    const spm_apriori_level_t *post = &job->lv[k - 1];
     uint32_t jmin = job->a.maxcons && job->a.maxcons < k ? k - job->a.maxcons : 1;
     spm_buf_t p = {0};
     spm_buf_put_f64(&p, job->a.minconf);
@@ -620,7 +579,7 @@ static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
     for (uint32_t b = 0; b < post->n && rc == 0; b++) {
         const spm_mining_fsets_reply_t *z = &post->info[b];
         for (uint32_t j = jmin; j < k && z->n > 0 && rc == 0; j++) {
-            const level_t *pre = &job->lv[j - 1];
+            const spm_apriori_level_t *pre = &job->lv[j - 1];
             for (uint32_t m = 0; m < pre->n && rc == 0; m++) {
                 const spm_mining_fsets_reply_t *x = &pre->info[m];
                 /* Every subset X of a set Z starts at or after Z's first item. */
@@ -639,7 +598,7 @@ static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
                 spm_sdb_t out = spm_sdb_new(sf, SPM_MINING_RULES);
                 spm_operand_t ops[3] = {
                     {pre->id[m], SPM_R, 0}, {post->id[b], SPM_R, 0}, {out, SPM_W, 0}};
-                rc = issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, 0);
+                rc = spm_apriori_issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, 0);
                 job->rules[job->nrules++] = out;
             }
         }
@@ -654,7 +613,7 @@ static const spm_sf_class_t find_rules_class = {
 
 /* -------------------------------------------------------------------- root */
 
-static void job_free(job_t *job)
+static void job_free(spm_apriori_job_t *job)
 {
     for (uint32_t k = 0; k < job->nlv; k++) {
         for (uint32_t b = 0; b < job->lv[k].n && job->lv[k].info; b++)
@@ -675,7 +634,7 @@ static void job_free(job_t *job)
 /*  Issues StoreResult over the rule blocks, sets the result, declares done.
     The rule blocks are gathered in about four groups per IEU, so the last
     SIs of the job run in parallel too. */
-static void finish_job(spm_sf_t *sf, job_t *job)
+static void finish_job(spm_sf_t *sf, spm_apriori_job_t *job)
 {
     uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
     uint32_t group = (job->nrules + 4 * ieus - 1) / (4 * ieus);
@@ -693,7 +652,7 @@ static void finish_job(spm_sf_t *sf, job_t *job)
             ops[n++] = (spm_operand_t){job->rules[i], SPM_R, SPM_NOCACHE}; /* read once */
         store[s] = spm_sdb_new(sf, SPM_MINING_RULES);
         ops[n++] = (spm_operand_t){store[s], SPM_W, SPM_NOCACHE}; /* only the client reads it */
-        if (issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0) {
+        if (spm_apriori_issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0) {
             free(store);
             return;
         }
@@ -726,9 +685,9 @@ static void finish_job(spm_sf_t *sf, job_t *job)
 }
 
 /*  Adds level K (empty) to the job. */
-static int add_level(job_t *job)
+int spm_apriori_add_level(spm_apriori_job_t *job)
 {
-    level_t *v = realloc(job->lv, (job->nlv + 1) * sizeof *v);
+    spm_apriori_level_t *v = realloc(job->lv, (job->nlv + 1) * sizeof *v);
     if (!v)
         return SPM_ENOMEM;
     job->lv = v;
@@ -739,7 +698,7 @@ static int add_level(job_t *job)
 /*  The (k+1)-candidates that joining P_k makes: C(f, 2) summed over its
     families, a family running on across blocks when a block's first set
     shares its first k-1 items with the last set of the block before. */
-static uint64_t join_size(const level_t *l, uint32_t k)
+static uint64_t join_size(const spm_apriori_level_t *l, uint32_t k)
 {
     uint64_t total = 0, f = 0;
     for (uint32_t b = 0; b < l->n; b++) {
@@ -763,7 +722,7 @@ static uint64_t join_size(const level_t *l, uint32_t k)
     the job wants no longer sets. A level of more than
     SPM_APRIORI_MAX_CANDIDATES candidates fails the job at once: it would
     run for hours and hold the center's thread while it is planned. */
-static void start_stage(spm_sf_t *sf, job_t *job, uint32_t k)
+static void start_stage(spm_sf_t *sf, spm_apriori_job_t *job, uint32_t k)
 {
     if (job->a.maxlen && k >= job->a.maxlen)
         return;
@@ -776,7 +735,7 @@ static void start_stage(spm_sf_t *sf, job_t *job, uint32_t k)
                     (unsigned long long)SPM_APRIORI_MAX_CANDIDATES, k);
         return;
     }
-    if (add_level(job) != 0) {
+    if (spm_apriori_add_level(job) != 0) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
         return;
     }
@@ -787,7 +746,7 @@ static void start_stage(spm_sf_t *sf, job_t *job, uint32_t k)
 
 static int root_start(spm_sf_t *sf, const void *args, size_t len)
 {
-    job_t *job = calloc(1, sizeof *job);
+    spm_apriori_job_t *job = calloc(1, sizeof *job);
     if (!job)
         return SPM_ENOMEM;
     int rc = spm_apriori_args_decode(args, len, &job->a);
@@ -802,7 +761,7 @@ static int root_start(spm_sf_t *sf, const void *args, size_t len)
     job->trans = calloc((size_t)n + 1, sizeof *job->trans);
     job->trans_n = calloc((size_t)n + 1, sizeof *job->trans_n);
     job->tlist = calloc((size_t)n + 1, sizeof *job->tlist);
-    if (!job->trans || !job->trans_n || !job->tlist || add_level(job) != 0 ||
+    if (!job->trans || !job->trans_n || !job->tlist || spm_apriori_add_level(job) != 0 ||
         !(job->lv[0].id = calloc(1, sizeof *job->lv[0].id)))
         return SPM_ENOMEM;
     if (n == 0) {
@@ -814,9 +773,9 @@ static int root_start(spm_sf_t *sf, const void *args, size_t len)
 }
 
 /*  Describes P1 (one block of ranks 0 .. F1-1, one family) for the planner. */
-static int describe_p1(job_t *job)
+static int describe_p1(spm_apriori_job_t *job)
 {
-    level_t *l = &job->lv[0];
+    spm_apriori_level_t *l = &job->lv[0];
     spm_mining_fsets_reply_t *in = calloc(1, sizeof *in);
     if (!in)
         return SPM_ENOMEM;
@@ -839,8 +798,8 @@ static int describe_p1(job_t *job)
 
 static void root_commit(spm_sf_t *sf, const spm_result_t *r)
 {
-    job_t *job = spm_sf_state(sf);
-    if (check_status(sf, r) != 0 || r->kind != SPM_RESULT_CHILD)
+    spm_apriori_job_t *job = spm_sf_state(sf);
+    if (spm_apriori_check(sf, r) != 0 || r->kind != SPM_RESULT_CHILD)
         return;
     uint32_t kind = TAG_KIND(r->tag), k = TAG_N(r->tag);
     job->live--;
@@ -850,11 +809,24 @@ static void root_commit(spm_sf_t *sf, const spm_result_t *r)
             spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
             return;
         }
-        if (job->f1 >= 2 && job->ntlist > 0)
-            start_stage(sf, job, 1);
+        if (job->f1 >= 2 && job->ntlist > 0 && job->a.maxlen != 1) {
+            if (job->a.algorithm == SPM_APRIORI_ECLAT ||
+                (job->a.algorithm == SPM_APRIORI_AUTO && spm_apriori_auto_eclat(job))) {
+                job->stage = 1;
+                spawn(sf, job, &spm_apriori_eclat_class, 2, TAG_ECLAT, 0);
+            } else {
+                start_stage(sf, job, 1);
+            }
+        }
+    } else if (kind == TAG_ECLAT) {
+        /* Every level is complete: the rules of each, as level-wise. */
+        job->stage = 0;
+        for (uint32_t j = 2; j <= job->nlv; j++)
+            if (job->lv[j - 1].sets > 0 && !(job->a.flags & SPM_APRIORI_ITEMSETS_ONLY))
+                spawn(sf, job, &find_rules_class, j, TAG_RULES, -1);
     } else if (kind == TAG_FREQ) {
         job->stage = 0;
-        const level_t *l = &job->lv[k - 1];
+        const spm_apriori_level_t *l = &job->lv[k - 1];
         if (l->sets > 0 && !(job->a.flags & SPM_APRIORI_ITEMSETS_ONLY))
             spawn(sf, job, &find_rules_class, k, TAG_RULES, -1);
         if (l->sets >= 2)
@@ -866,7 +838,7 @@ static void root_commit(spm_sf_t *sf, const spm_result_t *r)
 
 static void root_finish(spm_sf_t *sf)
 {
-    job_t *job = spm_sf_state(sf);
+    spm_apriori_job_t *job = spm_sf_state(sf);
     if (job)
         job_free(job);
     spm_sf_set_state(sf, NULL);

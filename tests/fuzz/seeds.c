@@ -246,6 +246,20 @@ static void mining_seeds(void)
     if (spm_mining_rules_encode(&ru, &data, &len) != 0)
         exit(1);
     sdb_seed("mining.rules", SPM_MINING_RULES, data, len);
+    spm_mining_sets_t gs[2] = {{.kind = SPM_MINING_KIND_FSETS,
+                                .k = 2,
+                                .n = 2,
+                                .items = (uint32_t[]){1, 2, 1, 3},
+                                .counts = counts},
+                               {.kind = SPM_MINING_KIND_FSETS,
+                                .k = 3,
+                                .n = 1,
+                                .items = (uint32_t[]){1, 2, 3},
+                                .counts = counts + 2}};
+    spm_mining_itemsets_t is = {.nlen = 2, .lv = gs};
+    if (spm_mining_itemsets_encode(&is, &data, &len) != 0)
+        exit(1);
+    sdb_seed("mining.itemsets", SPM_MINING_ITEMSETS, data, len);
 }
 
 /*  Text inputs: Matrix Market files and transaction files (the fimi

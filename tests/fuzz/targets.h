@@ -216,6 +216,11 @@ static inline void fuzz_mining(const char *type, const void *data, size_t len)
         if ((rc = spm_mining_trans_decode(data, len, &b)) == 0)
             rc = spm_mining_trans_encode(&b, &out, &outlen);
         spm_mining_trans_free(&b);
+    } else if (strcmp(type, SPM_MINING_ITEMSETS) == 0) {
+        spm_mining_itemsets_t b;
+        if ((rc = spm_mining_itemsets_decode(data, len, &b)) == 0)
+            rc = spm_mining_itemsets_encode(&b, &out, &outlen);
+        spm_mining_itemsets_free(&b);
     } else if (strcmp(type, SPM_MINING_RULES) == 0) {
         spm_mining_rules_t b;
         if ((rc = spm_mining_rules_decode(data, len, &b)) == 0)

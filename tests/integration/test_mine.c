@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[256]; /* scratch directory of this run */
@@ -490,19 +491,28 @@ END_TEST
 
 /* ------------------------------------------------------------ remote center */
 
-START_TEST(remote_center_same_answer)
+/*  Starts a center on ipc://DIR/center (written into EP) and an agent of 2
+    IEUs, as on a cluster. */
+static void start_center(char *ep, size_t size, spm_test_proc_t *pc, spm_test_proc_t *pa)
 {
-    /* A running center and agent, as on a cluster: the client streams the
-       file into the VM's store; nothing is read from a shared disk. */
-    char ep[600], store[600], cache[600];
-    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    char store[600], cache[600];
+    snprintf(ep, size, "ipc://%s/center", dir);
     snprintf(store, sizeof store, "%s/store", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
     const char *center[] = {"center", "--listen",    ep,     "--store",
                             store,    "--log-level", "warn", NULL};
-    spm_test_proc_t pc = spm_test_start(center);
+    *pc = spm_test_start(center);
     const char *agent[] = {"agent", "--center", ep, "--ieus", "2", "--cache-dir", cache, NULL};
-    spm_test_proc_t pa = spm_test_start(agent);
+    *pa = spm_test_start(agent);
+}
+
+START_TEST(remote_center_same_answer)
+{
+    /* A running center and agent, as on a cluster: the client streams the
+       file into the VM's store; nothing is read from a shared disk. */
+    char ep[600];
+    spm_test_proc_t pc, pa;
+    start_center(ep, sizeof ep, &pc, &pa);
     gen("rc.dat", "--transactions 2000 --avg-size 10 --avg-pattern 4 --items 200 --patterns 100 "
                   "--seed 8");
     int rc = run("%s mine %s --min-support 1%% --center %s --quiet --itemsets %s -o %s", bin(),
@@ -565,6 +575,254 @@ START_TEST(fimi_chess)
 }
 END_TEST
 
+/* ------------------------------------------------------ the depth-first miner */
+
+/*  Mines FILE with ARGS by --algorithm apriori and eclat and asserts that
+    both write the same bytes, itemsets and rules. */
+static void eclat_same_as_apriori(const char *file, const char *args)
+{
+    const char *alg[2] = {"apriori", "eclat"};
+    int rules = strstr(args, "--itemsets-only") == NULL;
+    for (int a = 0; a < 2; a++) {
+        char sets[16], out[64] = "";
+        snprintf(sets, sizeof sets, "sets.%s", alg[a]);
+        if (rules)
+            snprintf(out, sizeof out, "rules.%s", alg[a]);
+        int rc = run("%s mine %s %s --algorithm %s --quiet --itemsets %s %s %s", bin(), file, args,
+                     alg[a], path(sets), rules ? "-o" : "", rules ? path(out) : "");
+        ck_assert_msg(rc == 0, "spm mine --algorithm %s failed: %s", alg[a], slurp(path("stderr")));
+    }
+    ck_assert_msg(run("cmp %s %s", path("sets.apriori"), path("sets.eclat")) == 0,
+                  "itemsets of eclat and apriori differ (%s %s)", file, args);
+    ck_assert_msg(!rules || run("cmp %s %s", path("rules.apriori"), path("rules.eclat")) == 0,
+                  "rules of eclat and apriori differ (%s %s)", file, args);
+}
+
+START_TEST(eclat_generated)
+{
+    /* Dense: few items, long transactions, small blocks. */
+    gen("c.dat", "--transactions 400 --avg-size 9 --avg-pattern 5 --items 24 --patterns 10 "
+                 "--seed 11");
+    check_against_ref(path("c.dat"), 40, 0.5, 0, "--block 37 --algorithm eclat");
+    eclat_same_as_apriori(path("c.dat"), "--min-support 40 --min-confidence 50% --block 37");
+    eclat_same_as_apriori(path("c.dat"), "--min-support 10% --max-length 3 --format csv");
+    eclat_same_as_apriori(path("c.dat"), "--min-support 10% --max-consequent 1 --format json");
+    /* Sparse. */
+    gen("a.dat", "--transactions 3000 --avg-size 10 --avg-pattern 4 --items 300 --patterns 150 "
+                 "--seed 7");
+    check_against_ref(path("a.dat"), 45, 0.8, 0, "--algorithm eclat");
+    eclat_same_as_apriori(path("a.dat"), "--min-support 30 --min-confidence 60%");
+    eclat_same_as_apriori(path("a.dat"), "--min-support 30 --itemsets-only");
+    /* Long patterns. */
+    gen("b.dat", "--transactions 1500 --avg-size 14 --avg-pattern 7 --items 200 --patterns 60 "
+                 "--seed 3");
+    check_against_ref(path("b.dat"), 90, 0.8, 0, "--block 100 --algorithm eclat");
+}
+END_TEST
+
+START_TEST(eclat_chess)
+{
+    const char *f = fimi("chess.dat");
+    if (!f)
+        return;
+    check_against_ref(f, 2877, 0.95, 0, "--algorithm eclat"); /* 90% of 3196 */
+    eclat_same_as_apriori(f, "--min-support 80% --min-confidence 90%");
+    /* 254,944 itemsets, up to 13 items: the case depth first is for. */
+    eclat_same_as_apriori(f, "--min-support 60% --itemsets-only");
+}
+END_TEST
+
+/* ------------------------------------------------- output in bounded memory */
+
+/*  Mines FILE with ARGS twice, with SPM_MINE_SORT_BUDGET at 16 KiB (the
+    itemsets spill a few runs, so the rules get s(Y) from the join with
+    their stream; the rules spill about a hundred, merged in two passes)
+    and with everything in memory, and asserts the same bytes. The runs go
+    to TMPDIR, left empty. */
+static void tiny_budget_same_bytes(const char *file, const char *args)
+{
+    const char *budget[2] = {"16384", "4000000000"}, *name[2] = {"tiny", "all"};
+    ck_assert_int_eq(mkdir(path("tmp"), 0700), 0);
+    for (int b = 0; b < 2; b++) {
+        int rc = run("SPM_MINE_SORT_BUDGET=%s TMPDIR=%s %s mine %s %s --quiet --itemsets %s.s "
+                     "-o %s.r",
+                     budget[b], path("tmp"), bin(), file, args, path(name[b]), path(name[b]));
+        ck_assert_msg(rc == 0, "spm mine %s failed: %s", args, slurp(path("stderr")));
+    }
+    ck_assert_msg(run("cmp %s %s", path("tiny.s"), path("all.s")) == 0, "itemsets differ (%s)",
+                  args);
+    ck_assert_msg(run("cmp %s %s", path("tiny.r"), path("all.r")) == 0, "rules differ (%s)", args);
+    ck_assert_int_eq(rmdir(path("tmp")), 0); /* no run file left */
+}
+
+START_TEST(small_sort_budget_same_bytes)
+{
+    gen("d.dat", "--transactions 1500 --avg-size 12 --avg-pattern 6 --items 60 --patterns 20 "
+                 "--seed 5");
+    ck_assert_int_eq(run("sed 's/[0-9][0-9]*/w&/g' %s > %s", path("d.dat"), path("w.dat")), 0);
+    const char *fmt[3] = {"text", "csv", "json"};
+    for (int f = 0; f < 3; f++) { /* 2,142 itemsets, 27,001 rules */
+        char args[128];
+        snprintf(args, sizeof args, "--min-support 12%% --min-confidence 60%% --format %s", fmt[f]);
+        tiny_budget_same_bytes(path("d.dat"), args);
+        snprintf(args, sizeof args, "--names --min-support 12%% --min-confidence 60%% --format %s",
+                 fmt[f]);
+        tiny_budget_same_bytes(path("w.dat"), args);
+    }
+    ck_assert_ptr_nonnull(strstr(slurp(path("all.r")), "\"min_support\": 180,"));
+    /* A run directory that cannot be made: one line naming it, no output left. */
+    int rc = run("SPM_MINE_SORT_BUDGET=4096 TMPDIR=%s %s mine %s --min-support 12%% --quiet "
+                 "--itemsets %s -o %s",
+                 path("no/such/dir"), bin(), path("d.dat"), path("f.s"), path("f.r"));
+    ck_assert_int_ne(rc, 0);
+    ck_assert_ptr_nonnull(strstr(slurp(path("stderr")), "no/such/dir"));
+    ck_assert(!exists(path("f.s")) && !exists(path("f.r")));
+}
+END_TEST
+
+START_TEST(big_output_in_bounded_memory)
+{
+    const char *f = fimi("chess.dat");
+    if (!f)
+        return;
+    /* 20,993 itemsets and 1,088,117 rules (56 MB of text). With 300 MB of
+       data segment per process (ulimit -d; the embedded VM's processes
+       inherit it and need about 230 MB here) the client that held every
+       rule (peak RSS 231 MB) ran out of memory; sorting in the 64 MiB
+       budget it peaks at about 140 MB. ulimit -v cannot be used: the
+       VM's LMDB maps alone exceed any useful limit. */
+    const char *args = "--min-support 75% --min-confidence 90% --quiet";
+    int rc = run("ulimit -d 300000 && TMPDIR=%s %s mine %s %s --itemsets %s -o %s", dir, bin(), f,
+                 args, path("lim.s"), path("lim.r"));
+    ck_assert_msg(rc == 0, "spm mine under ulimit -d failed: %s", slurp(path("stderr")));
+    rc = run("SPM_MINE_SORT_BUDGET=4000000000 %s mine %s %s --itemsets %s -o %s", bin(), f, args,
+             path("all.s"), path("all.r"));
+    ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
+    ck_assert_msg(run("cmp %s %s", path("lim.s"), path("all.s")) == 0, "itemsets differ");
+    ck_assert_msg(run("cmp %s %s", path("lim.r"), path("all.r")) == 0, "rules differ");
+    ck_assert_ptr_nonnull(strstr(slurp(path("all.r")), "# 1088117 rules,"));
+}
+END_TEST
+
+/* ------------------------------------------------ itemsets only, max length */
+
+/*  --itemsets-only writes the frequent itemsets and nothing else (to stdout
+    without --itemsets), --max-length N stops at sets of N items (rules of N
+    items at most), both against the reference; both algorithms. */
+START_TEST(itemsets_only_and_max_length)
+{
+    gen("m.dat", "--transactions 1500 --avg-size 12 --avg-pattern 6 --items 80 --patterns 30 "
+                 "--seed 4");
+    const uint64_t minsup = 60;
+    const uint32_t maxlen = 3;
+    ref_db_t db;
+    ck_assert_int_eq(ref_db_load(path("m.dat"), &db), 0);
+    ref_result_t ref;
+    ref_mine(&db, minsup, 0.8, 0, &ref);
+    size_t want = 0, longest = 0;
+    for (size_t i = 0; i < ref.nsets; i++) {
+        want += ref.sets[i].k <= maxlen;
+        longest = ref.sets[i].k > longest ? ref.sets[i].k : longest;
+    }
+    ck_assert_uint_gt(longest, maxlen); /* the limit cuts something */
+    const char *alg[2] = {"apriori", "eclat"};
+    for (int a = 0; a < 2; a++) {
+        ck_assert_int_eq(run("cd %s && %s mine m.dat --min-support %llu --itemsets-only "
+                             "--max-length %u --algorithm %s --quiet > only.txt",
+                             dir, bin(), (unsigned long long)minsup, maxlen, alg[a]),
+                         0);
+        size_t n;
+        set_t *sets = read_sets(path("only.txt"), &n);
+        ck_assert_uint_eq(n, want);
+        for (size_t i = 0, j = 0; i < ref.nsets; i++) {
+            if (ref.sets[i].k > maxlen)
+                continue;
+            ck_assert_msg(sets[j].k == ref.sets[i].k && sets[j].sup == ref.sets[i].sup &&
+                              memcmp(sets[j].items, ref.sets[i].items, sets[j].k * 4) == 0,
+                          "%s: itemset %zu differs from the reference", alg[a], j);
+            j++;
+        }
+        free(sets);
+        ck_assert_ptr_null(strstr(slurp(path("only.txt")), "=>")); /* no rules */
+    }
+    /* rules under --max-length: those of the full run whose X u Y is short enough */
+    ck_assert_int_eq(run("%s mine %s --min-support %llu --max-length %u --quiet -o %s", bin(),
+                         path("m.dat"), (unsigned long long)minsup, maxlen, path("short.txt")),
+                     0);
+    size_t nr;
+    rule_t *rules = read_rules(path("short.txt"), &nr);
+    size_t expect = 0;
+    for (size_t i = 0; i < ref.nrules; i++)
+        expect += ref.rules[i].xlen + ref.rules[i].ylen <= maxlen;
+    ck_assert_uint_gt(expect, 0);
+    ck_assert_uint_eq(nr, expect);
+    for (size_t i = 0; i < nr; i++)
+        ck_assert_uint_le(rules[i].xl + rules[i].yl, maxlen);
+    free(rules);
+    ref_result_free(&ref);
+    ref_db_free(&db);
+}
+END_TEST
+
+/*  Options that make no sense end in one line and exit status 2, before
+    anything is read or written. */
+START_TEST(bad_options_exit_2)
+{
+    write_file(path("ok.dat"), "1 2\n");
+    const char *args[] = {"--max-length 0", "--algorithm foo", "--itemsets-only -o x.txt",
+                          "--max-length 5000", "--format yaml"};
+    const char *want[] = {"--max-length", "--algorithm: 'foo'", "--itemsets-only", "--max-length",
+                          "--format"};
+    for (int i = 0; i < 5; i++) {
+        int rc = run("cd %s && %s mine ok.dat --min-support 1 %s", dir, bin(), args[i]);
+        const char *err = slurp(path("stderr"));
+        ck_assert_msg(rc == 2, "%s: exit %d, not 2: %s", args[i], rc, err);
+        ck_assert_msg(strstr(err, want[i]) != NULL, "%s: stderr '%s'", args[i], err);
+        ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "not one line: '%s'", err);
+    }
+    ck_assert(!exists(path("x.txt")));
+}
+END_TEST
+
+/*  A search that cannot end: one transaction of 200,000 items among 100
+    at 1% support makes every item frequent, and 2 x 10^10 pairs. On a
+    running center the job fails at once, in one line that says how many
+    and suggests a higher support, and the center goes on answering. */
+START_TEST(hopeless_search_stops_at_once)
+{
+    FILE *f = fopen(path("wide.dat"), "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 200000; i++)
+        fprintf(f, i ? " %d" : "%d", i);
+    fprintf(f, "\n");
+    for (int t = 0; t < 99; t++)
+        fprintf(f, "%d %d %d\n", t, t + 1, t + 2);
+    fclose(f);
+    char ep[600];
+    spm_test_proc_t pc, pa;
+    start_center(ep, sizeof ep, &pc, &pa);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = run("%s mine %s --min-support 1%% --center %s --quiet -o %s", bin(), path("wide.dat"),
+                 ep, path("w.txt"));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    const char *err = slurp(path("stderr"));
+    ck_assert_int_ne(rc, 0);
+    ck_assert_msg(strstr(err, "19999900000 candidates") && strstr(err, "raise --min-support"),
+                  "stderr: %s", err);
+    ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "not one line: '%s'", err);
+    ck_assert_msg(s < 10, "the hopeless job took %.1f s to end", s);
+    ck_assert(!exists(path("w.txt")));
+    ck_assert_int_eq(run("%s status --center %s --json > %s", bin(), ep, path("st.json")), 0);
+    /* the center answers, and lists the failure among its recent ones */
+    ck_assert_ptr_nonnull(strstr(slurp(path("st.json")), "candidates of length 2"));
+    kill(pc.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&pc, 10, NULL, NULL), 0);
+    ck_assert_int_eq(spm_test_finish(&pa, 15, NULL, NULL), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mine");
@@ -593,7 +851,22 @@ static Suite *suite(void)
     tcase_add_test(t, remote_center_same_answer);
     tcase_add_test(t, fimi_t10i4d100k);
     tcase_add_test(t, fimi_chess);
+    tcase_add_test(t, itemsets_only_and_max_length);
+    tcase_add_test(t, bad_options_exit_2);
+    tcase_add_test(t, hopeless_search_stops_at_once);
     suite_add_tcase(s, t);
+    TCase *e = tcase_create("eclat");
+    tcase_add_checked_fixture(e, setup, teardown);
+    tcase_set_timeout(e, 120);
+    tcase_add_test(e, eclat_generated);
+    tcase_add_test(e, eclat_chess);
+    suite_add_tcase(s, e);
+    TCase *m = tcase_create("memory");
+    tcase_add_checked_fixture(m, setup, teardown);
+    tcase_set_timeout(m, 120);
+    tcase_add_test(m, small_sort_budget_same_bytes);
+    tcase_add_test(m, big_output_in_bounded_memory);
+    suite_add_tcase(s, m);
     return s;
 }
 

@@ -1,5 +1,5 @@
 /*  =========================================================================
-    test_mining_sdb - the six mining block types: encodings, validation, merges
+    test_mining_sdb - the mining block types: encodings, validation, merges
     =========================================================================
 */
 #include "isa/mining/isa.h"
@@ -205,6 +205,83 @@ START_TEST(forged_counts_refused_before_allocating)
 }
 END_TEST
 
+/*  An itemsets block of two lengths; WHAT forges one field of it. */
+static void itemsets_block(int what, void **data, size_t *len)
+{
+    uint32_t i2[] = {0, 1, 0, 2, 1, 2}, i3[] = {0, 1, 2};
+    uint64_t c2[] = {5, 4, 3}, c3[] = {2};
+    spm_mining_sets_t g[2] = {
+        {.kind = SPM_MINING_KIND_FSETS, .k = 2, .n = 3, .items = i2, .counts = c2},
+        {.kind = SPM_MINING_KIND_FSETS, .k = 3, .n = 1, .items = i3, .counts = c3}};
+    spm_mining_itemsets_t b = {.nlen = 2, .lv = g};
+    if (what == 1)
+        i2[3] = 1; /* a repeated item */
+    if (what == 2)
+        i2[2] = 1; /* sets out of order */
+    if (what == 3)
+        c3[0] = 0; /* a zero support */
+    if (what == 4)
+        g[1].k = 2; /* lengths not increasing (sets of 2 after sets of 2) */
+    if (what == 5)
+        g[0].n = 0; /* an empty group */
+    ck_assert_int_eq(spm_mining_itemsets_encode(&b, data, len), 0);
+}
+
+START_TEST(itemsets)
+{
+    void *data;
+    size_t len;
+    spm_mining_itemsets_t d;
+    itemsets_block(0, &data, &len);
+    ck_assert_int_eq(spm_mining_itemsets_decode(data, len, &d), 0);
+    ck_assert_uint_eq(d.nlen, 2);
+    ck_assert_uint_eq(d.lv[0].k, 2);
+    ck_assert_uint_eq(d.lv[0].n, 3);
+    ck_assert_uint_eq(d.lv[0].items[5], 2);
+    ck_assert_uint_eq(d.lv[0].counts[2], 3);
+    ck_assert_uint_eq(d.lv[1].k, 3);
+    ck_assert_uint_eq(d.lv[1].counts[0], 2);
+    spm_mining_itemsets_free(&d);
+    /* One length alone, or none of a length absent. */
+    spm_mining_sets_t g;
+    ck_assert_int_eq(spm_mining_itemsets_decode_length(data, len, 3, &g), 0);
+    ck_assert_uint_eq(g.n, 1);
+    ck_assert_uint_eq(g.items[2], 2);
+    spm_mining_sets_free(&g);
+    ck_assert_int_eq(spm_mining_itemsets_decode_length(data, len, 4, &g), 0);
+    ck_assert_uint_eq(g.n, 0);
+    spm_mining_sets_free(&g);
+    refuse_truncated_and_forged(SPM_MINING_ITEMSETS, data, len);
+    for (size_t l = 0; l < len; l++)
+        ck_assert_int_eq(spm_mining_itemsets_decode_length(data, l, 3, &g), SPM_EFORMAT);
+    free(data);
+    for (int what = 1; what <= 5; what++) {
+        itemsets_block(what, &data, &len);
+        ck_assert_msg(spm_mining_itemsets_decode(data, len, &d) == SPM_EFORMAT,
+                      "forgery %d accepted", what);
+        free(data);
+    }
+    /* An empty block is valid. */
+    spm_mining_itemsets_t none = {0};
+    ck_assert_int_eq(spm_mining_itemsets_encode(&none, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_itemsets_decode(data, len, &d), 0);
+    ck_assert_uint_eq(d.nlen, 0);
+    spm_mining_itemsets_free(&d);
+    free(data);
+    /* Forged counts: 2^24 lengths, or a group of 2^24 sets, in a few bytes. */
+    unsigned char forged[20];
+    spm_put_le32(forged, 0x4d495354u);
+    spm_put_le32(forged + 4, SPM_MINING_MAX_K);
+    spm_put_le32(forged + 8, 2);
+    spm_put_le32(forged + 12, SPM_MINING_MAX_ENTRIES);
+    spm_put_le32(forged + 16, 0);
+    ck_assert_int_eq(spm_mining_itemsets_decode(forged, sizeof forged, &d), SPM_EFORMAT);
+    spm_put_le32(forged + 4, 1);
+    ck_assert_int_eq(spm_mining_itemsets_decode(forged, sizeof forged, &d), SPM_EFORMAT);
+    ck_assert_int_eq(spm_mining_itemsets_decode_length(forged, sizeof forged, 3, &g), SPM_EFORMAT);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_sdb");
@@ -215,6 +292,7 @@ static Suite *suite(void)
     tcase_add_test(t, candidate_merge_sums_counts);
     tcase_add_test(t, rules);
     tcase_add_test(t, forged_counts_refused_before_allocating);
+    tcase_add_test(t, itemsets);
     suite_add_tcase(s, t);
     return s;
 }

@@ -1,0 +1,415 @@
+/*  =========================================================================
+    extsort - sorting more records than fit in memory, in a fixed budget
+
+    Why it exists: `spm mine` must put millions of itemsets and rules into
+    item order after the job, and holding them all made the client's memory
+    grow with the output. This keeps a fixed budget and lets the disk take
+    the rest. Records live in one arena, 8-byte aligned, and an index of
+    (offset << 24 | length) words is what qsort_r moves. A run file is the
+    sorted records, each as a 32-bit length and its bytes.
+    =========================================================================
+*/
+#include "isa/core/extsort.h"
+#include "vm/spm.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*  A sorted run in a temporary file, being written or merged. */
+typedef struct {
+    FILE *f;       /* the unlinked file */
+    char *iobuf;   /* its stdio buffer (SPM_EXTSORT_IOBUF bytes) */
+    uint64_t *rec; /* the current record, while merging */
+    size_t len;    /* its length */
+    size_t cap;    /* bytes allocated at rec */
+    uint64_t seq;  /* creation order: breaks ties, so merges are stable */
+} run_t;
+
+struct spm_extsort {
+    size_t budget;           /* bytes of records and index held at most */
+    char *dir;               /* where temporary files go */
+    spm_extsort_cmp_fn *cmp; /* the order */
+    void *arg;               /* its argument */
+    unsigned char *arena;    /* records in memory, each 8-byte aligned */
+    size_t used, acap;       /* arena bytes used and allocated */
+    uint64_t *idx;           /* n entries: offset << 24 | length */
+    size_t n, icap;          /* entries used and allocated */
+    size_t cursor;           /* next entry to return (in memory) */
+    uint64_t count;          /* records added */
+    uint64_t spilled;        /* runs ever written */
+    run_t **runs;            /* the live runs */
+    size_t nruns, rcap;      /* live runs, slots allocated */
+    run_t **heap;            /* merge heap over the runs with a record */
+    size_t nheap;            /* runs in the heap */
+    run_t *pending;          /* run whose record was returned last: advance first */
+    int sorted;              /* spm_extsort_sort was called */
+};
+
+#define LEN_MASK ((uint64_t)SPM_EXTSORT_MAX_RECORD)
+#define PAD8(n) (((n) + 7) & ~(size_t)7)
+
+spm_extsort_t *spm_extsort_new(size_t budget, const char *dir, spm_extsort_cmp_fn *cmp, void *arg)
+{
+    spm_extsort_t *self = calloc(1, sizeof *self);
+    if (!dir)
+        dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if (!self || !(self->dir = strdup(dir))) {
+        free(self);
+        return NULL;
+    }
+    self->budget = budget < 64 ? 64 : budget;
+    self->cmp = cmp;
+    self->arg = arg;
+    return self;
+}
+
+static void run_free(run_t *r)
+{
+    if (!r)
+        return;
+    if (r->f)
+        fclose(r->f);
+    free(r->iobuf);
+    free(r->rec);
+    free(r);
+}
+
+/*  A new empty run file, unlinked at once, into *OUT. Returns 0, SPM_ENOMEM
+    or SPM_EIO. */
+static int run_new(spm_extsort_t *self, run_t **out)
+{
+    size_t plen = strlen(self->dir) + sizeof "/spm-sort-XXXXXX";
+    char *path = malloc(plen);
+    run_t *r = calloc(1, sizeof *r);
+    if (!path || !r || !(r->iobuf = malloc(SPM_EXTSORT_IOBUF))) {
+        free(path);
+        run_free(r);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    snprintf(path, plen, "%s/spm-sort-XXXXXX", self->dir);
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    free(path);
+    if (fd < 0 || !(r->f = fdopen(fd, "w+"))) {
+        int rc = spm_error(SPM_EIO, "cannot make a temporary file in %s: %s", self->dir,
+                           strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        run_free(r);
+        return rc;
+    }
+    setvbuf(r->f, r->iobuf, _IOFBF, SPM_EXTSORT_IOBUF);
+    r->seq = self->spilled++;
+    *out = r;
+    return 0;
+}
+
+static int write_error(const spm_extsort_t *self)
+{
+    return spm_error(SPM_EIO, "cannot write a temporary file in %s: %s", self->dir,
+                     strerror(errno));
+}
+
+static int run_put(run_t *r, const void *rec, size_t len)
+{
+    uint32_t l = (uint32_t)len;
+    return fwrite_unlocked(&l, 4, 1, r->f) == 1 && fwrite_unlocked(rec, 1, len, r->f) == len ? 0
+                                                                                             : -1;
+}
+
+/*  Reads the run's next record into r->rec. Returns 1, 0 at its end, or
+    SPM_EIO. */
+static int run_get(run_t *r)
+{
+    uint32_t l;
+    if (fread_unlocked(&l, 4, 1, r->f) != 1)
+        return ferror(r->f)
+                   ? spm_error(SPM_EIO, "cannot read a temporary file back: %s", strerror(errno))
+                   : 0;
+    if (l > r->cap) {
+        size_t cap = PAD8((size_t)l) * 2;
+        uint64_t *v = realloc(r->rec, cap);
+        if (!v)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        r->rec = v;
+        r->cap = cap;
+    }
+    if (fread_unlocked(r->rec, 1, l, r->f) != l)
+        return spm_error(SPM_EIO, "a temporary file was cut short");
+    r->len = l;
+    return 1;
+}
+
+static int append_run(spm_extsort_t *self, run_t *r)
+{
+    if (self->nruns == self->rcap) {
+        size_t cap = self->rcap ? self->rcap * 2 : 16;
+        run_t **v = realloc(self->runs, cap * sizeof *v);
+        if (!v)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        self->runs = v;
+        self->rcap = cap;
+    }
+    self->runs[self->nruns++] = r;
+    return 0;
+}
+
+static int cmp_idx(const void *a, const void *b, void *arg)
+{
+    const spm_extsort_t *self = arg;
+    uint64_t i = *(const uint64_t *)a, j = *(const uint64_t *)b;
+    return self->cmp(self->arena + (i >> 24), self->arena + (j >> 24), self->arg);
+}
+
+/*  Sorts the buffer and writes it as a new run; the buffer is then empty. */
+static int spill(spm_extsort_t *self)
+{
+    qsort_r(self->idx, self->n, sizeof *self->idx, cmp_idx, self);
+    run_t *r;
+    int rc = run_new(self, &r);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < self->n; i++)
+        if (run_put(r, self->arena + (self->idx[i] >> 24), self->idx[i] & LEN_MASK) != 0)
+            break;
+    rc = fflush(r->f) != 0 || ferror(r->f) ? write_error(self) : append_run(self, r);
+    if (rc != 0)
+        run_free(r);
+    self->n = 0;
+    self->used = 0;
+    return rc;
+}
+
+/*  Makes room for a record of LEN bytes in memory. */
+static int reserve(spm_extsort_t *self, size_t len)
+{
+    size_t need = self->used + PAD8(len);
+    if (need > self->acap) {
+        size_t cap = self->acap ? self->acap * 2 : 4096;
+        cap = cap > self->budget ? self->budget : cap;
+        cap = cap < need ? need : cap;
+        unsigned char *v = realloc(self->arena, cap);
+        if (!v)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        self->arena = v;
+        self->acap = cap;
+    }
+    if (self->n == self->icap) {
+        size_t cap = self->icap ? self->icap * 2 : 256;
+        uint64_t *v = realloc(self->idx, cap * sizeof *v);
+        if (!v)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        self->idx = v;
+        self->icap = cap;
+    }
+    return 0;
+}
+
+int spm_extsort_add(spm_extsort_t *self, const void *rec, size_t len)
+{
+    assert(self && !self->sorted);
+    if (len == 0 || len > SPM_EXTSORT_MAX_RECORD)
+        return spm_error(SPM_ERANGE, "a record of %zu bytes cannot be sorted", len);
+    int rc;
+    if (self->n > 0 && self->used + PAD8(len) + (self->n + 1) * 8 > self->budget &&
+        (rc = spill(self)) != 0)
+        return rc;
+    if ((rc = reserve(self, len)) != 0)
+        return rc;
+    memcpy(self->arena + self->used, rec, len);
+    self->idx[self->n++] = (uint64_t)self->used << 24 | len;
+    self->used += PAD8(len);
+    self->count++;
+    return 0;
+}
+
+/*  Heap order: by record, then by run creation (earlier first). */
+static int before(const spm_extsort_t *self, const run_t *a, const run_t *b)
+{
+    int c = self->cmp(a->rec, b->rec, self->arg);
+    return c < 0 || (c == 0 && a->seq < b->seq);
+}
+
+static void sift_down(spm_extsort_t *self, size_t i)
+{
+    run_t **h = self->heap;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < self->nheap && before(self, h[l], h[m]))
+            m = l;
+        if (l + 1 < self->nheap && before(self, h[l + 1], h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        run_t *t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/*  Starts a merge of runs[0..m): each read from its start. */
+static int merge_start(spm_extsort_t *self, size_t m)
+{
+    free(self->heap);
+    self->nheap = 0;
+    self->pending = NULL;
+    if (!(self->heap = malloc((m + 1) * sizeof *self->heap)))
+        return spm_error(SPM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m; i++) {
+        run_t *r = self->runs[i];
+        if (fseek(r->f, 0, SEEK_SET) != 0)
+            return spm_error(SPM_EIO, "cannot read a temporary file back: %s", strerror(errno));
+        int rc = run_get(r);
+        if (rc < 0)
+            return rc;
+        if (rc == 1)
+            self->heap[self->nheap++] = r;
+    }
+    for (size_t i = self->nheap / 2; i-- > 0;)
+        sift_down(self, i);
+    return 0;
+}
+
+/*  The merge's next record. Returns 1, 0 or SPM_EIO. */
+static int merge_next(spm_extsort_t *self, const void **rec, size_t *len)
+{
+    if (self->pending) {
+        int rc = run_get(self->pending);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            self->heap[0] = self->heap[--self->nheap];
+        sift_down(self, 0);
+        self->pending = NULL;
+    }
+    if (self->nheap == 0)
+        return 0;
+    self->pending = self->heap[0];
+    *rec = self->pending->rec;
+    *len = self->pending->len;
+    return 1;
+}
+
+/*  Merges the first SPM_EXTSORT_FANIN runs into one new run at the end. */
+static int merge_pass(spm_extsort_t *self)
+{
+    run_t *out;
+    int rc = run_new(self, &out);
+    if (rc != 0)
+        return rc;
+    rc = merge_start(self, SPM_EXTSORT_FANIN);
+    const void *rec;
+    size_t len;
+    while (rc == 0 && (rc = merge_next(self, &rec, &len)) == 1)
+        rc = run_put(out, rec, len) != 0 ? write_error(self) : 0;
+    if (rc == 0 && (fflush(out->f) != 0 || ferror(out->f)))
+        rc = write_error(self);
+    if (rc == 0)
+        rc = append_run(self, out);
+    if (rc != 0) {
+        run_free(out);
+        return rc;
+    }
+    for (size_t i = 0; i < SPM_EXTSORT_FANIN; i++)
+        run_free(self->runs[i]);
+    self->nruns -= SPM_EXTSORT_FANIN;
+    memmove(self->runs, self->runs + SPM_EXTSORT_FANIN, self->nruns * sizeof *self->runs);
+    self->nheap = 0;
+    self->pending = NULL;
+    return 0;
+}
+
+int spm_extsort_sort(spm_extsort_t *self)
+{
+    assert(self && !self->sorted);
+    self->sorted = 1;
+    if (self->spilled == 0) {
+        if (self->n > 0) /* no index is allocated before the first record */
+            qsort_r(self->idx, self->n, sizeof *self->idx, cmp_idx, self);
+        self->cursor = 0;
+        return 0;
+    }
+    int rc = self->n > 0 ? spill(self) : 0;
+    free(self->arena);
+    free(self->idx);
+    self->arena = NULL;
+    self->idx = NULL;
+    self->acap = self->icap = 0;
+    while (rc == 0 && self->nruns > SPM_EXTSORT_FANIN)
+        rc = merge_pass(self);
+    return rc ? rc : merge_start(self, self->nruns);
+}
+
+int spm_extsort_next(spm_extsort_t *self, const void **rec, size_t *len)
+{
+    assert(self && self->sorted);
+    if (self->spilled)
+        return merge_next(self, rec, len);
+    if (self->cursor == self->n)
+        return 0;
+    uint64_t e = self->idx[self->cursor++];
+    *rec = self->arena + (e >> 24);
+    *len = e & LEN_MASK;
+    return 1;
+}
+
+int spm_extsort_rewind(spm_extsort_t *self)
+{
+    assert(self && self->sorted);
+    self->cursor = 0;
+    return self->spilled ? merge_start(self, self->nruns) : 0;
+}
+
+const void *spm_extsort_find(const spm_extsort_t *self, const void *key)
+{
+    assert(self && self->sorted && !self->spilled);
+    size_t lo = 0, hi = self->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const void *rec = self->arena + (self->idx[mid] >> 24);
+        int c = self->cmp(rec, key, self->arg);
+        if (c == 0)
+            return rec;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+uint64_t spm_extsort_count(const spm_extsort_t *self)
+{
+    assert(self);
+    return self->count;
+}
+
+uint64_t spm_extsort_runs(const spm_extsort_t *self)
+{
+    assert(self);
+    return self->spilled;
+}
+
+void spm_extsort_destroy(spm_extsort_t **self_p)
+{
+    spm_extsort_t *self = self_p ? *self_p : NULL;
+    if (!self)
+        return;
+    for (size_t i = 0; i < self->nruns; i++)
+        run_free(self->runs[i]);
+    free(self->runs);
+    free(self->heap);
+    free(self->arena);
+    free(self->idx);
+    free(self->dir);
+    free(self);
+    *self_p = NULL;
+}

@@ -1,0 +1,523 @@
+/*  =========================================================================
+    si_eclat - the depth-first miner's SIs: MineClassBlock, CutFrequentSetBlock
+
+    Level-wise Apriori counts every candidate of a level before it can
+    generate the next one; on dense data (chess at 60%) the levels are wide
+    and a candidate's subsets are all frequent, so most of its time goes to
+    candidates that the tidsets of their prefix would have settled at once.
+    Eclat (Zaki, 2000) walks the itemsets depth first instead: an itemset's
+    transactions (its tidset) are the AND of its prefix's tidset with the
+    last item's, and each prefix class is independent of every other, so a
+    class of first items is one SI.
+
+    A tidset here is the list of the non-zero 64-bit words of a bitset over
+    every transaction of the SI's operands, with their word indices: near
+    the minimum support a prefix is rare and its list short (sparse data),
+    while on dense data it is the plain bitset. Extending a prefix by item j
+    ANDs its words with j's full bitset at those indices only. Transactions
+    carry weights (identical ones merged): a support is the popcount plus
+    weight - 1 for each of the few heavy transactions present.
+
+    Output order: the sets of each length are emitted at the nodes one
+    shorter, which the walk visits in lexicographic order, so every length's
+    group comes out sorted with no sort.
+    =========================================================================
+*/
+#include "isa/mining/isa.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*  Largest vertical database one SI builds (bitsets of the items of its
+    class over every transaction). */
+#define MAX_BITS_BYTES (1ull << 30)
+#define MAX_PAIRS_BYTES (64ull << 20)
+
+/*  A tidset: a bitset over the transactions, dense (every word) or as its
+    non-zero words with their indices (where the set is rare). */
+typedef struct {
+    uint64_t *w;   /* n words (one allocation with idx) */
+    uint32_t *idx; /* n word indices, increasing; NULL when dense (n = nwords) */
+    uint32_t n;
+    uint64_t sup; /* its support */
+} tids_t;
+
+/*  A frequent extension of a prefix: its last item and its tidset. */
+typedef struct {
+    uint32_t item;
+    tids_t t;
+} ext_t;
+
+typedef struct {
+    uint32_t f1, maxlen;   /* the rank domain; longest set (0: any) */
+    uint32_t lo, hi;       /* first items of the class */
+    uint32_t slo, shi;     /* second items of the class */
+    uint64_t minsup;       /* minimum support */
+    size_t cap, bytes;     /* output bound, and encoded bytes found so far */
+    size_t soft;           /* past this, stop at the next 2-prefix boundary */
+    int too_big;           /* the class went over cap */
+    int partial;           /* stopped early: the rest starts at (ra, rb) */
+    uint32_t ra, rb;       /* first item, and second item (0: any) to resume at */
+    uint32_t n2;           /* 2-sets found before the current first item's */
+    int rc;                /* first error (0: none) */
+    uint32_t nwords;       /* words per bitset */
+    uint64_t *bits;        /* bitsets of items lo .. f1-1, nwords each */
+    uint64_t *heavy;       /* nwords: the transactions of weight > 1 */
+    uint32_t *hw, nhw;     /* the words with a heavy transaction */
+    uint32_t *weight;      /* every transaction's weight */
+    uint64_t *pairs;       /* supports of {a, b}, a in [lo, hi), row a - lo; or NULL */
+    uint32_t *sidx;        /* scratch tidset: nwords indices */
+    uint64_t *sw;          /* and words */
+    uint32_t *prefix;      /* the current prefix (SPM_MINING_MAX_K items) */
+    spm_mining_sets_t *lv; /* lv[k - 2]: the k-sets found */
+    size_t *lvcap;         /* sets allocated per length */
+    uint32_t nlv;          /* lengths allocated */
+} miner_t;
+
+/*  The weight above 1 of the heavy transactions in word V at index I. */
+static uint64_t extra(const miner_t *m, uint32_t i, uint64_t v)
+{
+    uint64_t s = 0;
+    for (uint64_t h = v & m->heavy[i]; h; h &= h - 1)
+        s += m->weight[(size_t)i * 64 + (size_t)__builtin_ctzll(h)] - 1;
+    return s;
+}
+
+/*  T AND the bitset of ITEM into the scratch tidset (dense when T is);
+    returns its support and, in *NZ, its non-zero words. Gives up, returning
+    0, as soon as T has lost more transactions than its support exceeds the
+    minimum by (weights are >= 1, so lost bits bound lost support): near the
+    minimum support most extensions fail within a few words. Built with and
+    without the POPCNT instruction; the loader picks the one the CPU runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static uint64_t
+intersect(miner_t *m, const tids_t *t, uint32_t item, uint32_t *nz)
+{
+    const uint64_t *b = m->bits + (size_t)(item - m->lo) * m->nwords;
+    uint64_t sup = 0, lost = 0, slack = t->sup - m->minsup;
+    uint32_t k = 0;
+    if (!t->idx) {
+        for (uint32_t i = 0; i < m->nwords; i++) {
+            uint64_t v = t->w[i] & b[i];
+            m->sw[i] = v;
+            sup += (uint64_t)__builtin_popcountll(v);
+            lost += (uint64_t)__builtin_popcountll(t->w[i] & ~b[i]);
+            k += v != 0;
+            if (lost > slack)
+                return 0;
+        }
+        for (uint32_t h = 0; h < m->nhw; h++)
+            sup += extra(m, m->hw[h], m->sw[m->hw[h]]);
+    } else {
+        for (uint32_t e = 0; e < t->n; e++) {
+            uint64_t v = t->w[e] & b[t->idx[e]];
+            m->sidx[k] = t->idx[e];
+            m->sw[k] = v;
+            sup += (uint64_t)__builtin_popcountll(v);
+            lost += (uint64_t)__builtin_popcountll(t->w[e] & ~v);
+            k += v != 0;
+            if (lost > slack)
+                return 0;
+        }
+        for (uint32_t e = 0; m->nhw && e < k; e++)
+            sup += extra(m, m->sidx[e], m->sw[e]);
+    }
+    *nz = k;
+    return sup;
+}
+
+/*  Keeps the scratch tidset (NZ non-zero words; every word when FULL) as
+ *T: dense while at least a quarter of the words are non-zero. */
+static int keep_scratch(miner_t *m, int full, uint32_t nz, tids_t *t)
+{
+    int dense = full && (uint64_t)nz * 4 >= m->nwords;
+    t->n = dense ? m->nwords : nz;
+    t->w = malloc((size_t)t->n * (dense ? 8 : 12) + 8);
+    if (!t->w)
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    t->idx = dense ? NULL : (uint32_t *)(t->w + t->n);
+    if (dense) {
+        memcpy(t->w, m->sw, (size_t)t->n * 8);
+    } else if (!full) {
+        memcpy(t->w, m->sw, (size_t)nz * 8);
+        memcpy(t->idx, m->sidx, (size_t)nz * 4);
+    } else {
+        for (uint32_t i = 0, k = 0; i < m->nwords; i++)
+            if (m->sw[i]) {
+                t->w[k] = m->sw[i];
+                t->idx[k++] = i;
+            }
+    }
+    return 0;
+}
+
+static void free_exts(ext_t *e, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(e[i].t.w);
+    free(e);
+}
+
+/*  Appends the K-set (the prefix's first K-1 items and ITEM) with support
+    SUP to its length's group; sets too_big past the cap. */
+static void emit(miner_t *m, uint32_t k, uint32_t item, uint64_t sup)
+{
+    m->bytes += 4 * (size_t)k + 8;
+    if (m->bytes > m->cap) {
+        m->too_big = 1;
+        return;
+    }
+    if (k - 2 >= m->nlv) {
+        spm_mining_sets_t *lv = realloc(m->lv, (size_t)(k - 1) * sizeof *lv);
+        size_t *c = lv ? realloc(m->lvcap, (size_t)(k - 1) * sizeof *c) : NULL;
+        m->lv = lv ? lv : m->lv;
+        m->lvcap = c ? c : m->lvcap;
+        if (!c) {
+            m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+            return;
+        }
+        for (; m->nlv < k - 1; m->nlv++) {
+            m->lv[m->nlv] = (spm_mining_sets_t){.kind = SPM_MINING_KIND_FSETS, .k = m->nlv + 2};
+            m->lvcap[m->nlv] = 0;
+        }
+    }
+    spm_mining_sets_t *s = &m->lv[k - 2];
+    if (s->n == m->lvcap[k - 2]) {
+        size_t c = s->n ? 2 * (size_t)s->n : 64;
+        uint32_t *it = realloc(s->items, c * k * sizeof *it);
+        uint64_t *ct = it ? realloc(s->counts, c * sizeof *ct) : NULL;
+        s->items = it ? it : s->items;
+        s->counts = ct ? ct : s->counts;
+        if (!ct) {
+            m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+            return;
+        }
+        m->lvcap[k - 2] = c;
+    }
+    uint32_t *dst = s->items + (size_t)s->n * k;
+    memcpy(dst, m->prefix, (size_t)(k - 1) * sizeof *dst);
+    dst[k - 1] = item;
+    s->counts[s->n++] = sup;
+}
+
+/*  The frequent extensions of the prefix (D items) and E[I] among E[I+1..N),
+    each emitted as a (D + 2)-set, into *OUT (malloc'd) and *NOUT. */
+static void extend(miner_t *m, uint32_t d, const ext_t *e, uint32_t i, uint32_t n, ext_t **out,
+                   uint32_t *nout)
+{
+    *nout = 0;
+    if (!(*out = malloc(((size_t)(n - i)) * sizeof **out))) {
+        m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+        return;
+    }
+    for (uint32_t j = i + 1; j < n && !m->rc && !m->too_big; j++) {
+        uint32_t nw;
+        uint64_t sup = intersect(m, &e[i].t, e[j].item, &nw);
+        if (sup < m->minsup)
+            continue;
+        emit(m, d + 2, e[j].item, sup);
+        if (!m->rc && !m->too_big) {
+            (*out)[*nout].item = e[j].item;
+            if ((m->rc = keep_scratch(m, !e[i].t.idx, nw, &(*out)[*nout].t)) == 0)
+                (*out)[(*nout)++].t.sup = sup;
+        }
+    }
+}
+
+/*  Walks the prefix of D items whose frequent extensions are E[0..N) (each
+    already emitted), descending into the first STOP of them. */
+static void walk(miner_t *m, uint32_t d, const ext_t *e, uint32_t n, uint32_t stop)
+{
+    if ((m->maxlen && d + 2 > m->maxlen) || d + 2 > SPM_MINING_MAX_K)
+        return;
+    for (uint32_t i = 0; i < stop && !m->rc && !m->too_big; i++) {
+        ext_t *kids;
+        uint32_t nk;
+        m->prefix[d] = e[i].item;
+        extend(m, d, e, i, n, &kids, &nk);
+        if (nk > 0)
+            walk(m, d + 1, kids, nk, nk);
+        if (kids)
+            free_exts(kids, nk);
+        /* A 2-prefix is complete: stop here if the block is big enough,
+           dropping the 2-sets of the prefixes not walked. */
+        if (d == 1 && i + 1 < stop && m->bytes >= m->soft && !m->rc && !m->too_big) {
+            m->partial = 1;
+            m->ra = m->prefix[0];
+            m->rb = e[i + 1].item;
+            m->lv[0].n = m->n2 + i + 1;
+            break;
+        }
+    }
+}
+
+/*  Mines the class of first item A: its 2-sets with a second item in
+    [slo, shi), and everything below them. */
+static void mine_first(miner_t *m, uint32_t a)
+{
+    /* A's tidset: its bitset, as the non-zero words where it is rare. */
+    const uint64_t *bits = m->bits + (size_t)(a - m->lo) * m->nwords;
+    tids_t dense = {.w = (uint64_t *)bits, .n = m->nwords}, sparse = {0};
+    ext_t root = {.item = a, .t = dense};
+    uint32_t nw = 0;
+    uint64_t own = 0;
+    for (uint32_t i = 0; i < m->nwords; i++)
+        if (bits[i]) {
+            m->sw[nw] = bits[i];
+            m->sidx[nw++] = i;
+            own += (uint64_t)__builtin_popcountll(bits[i]) + extra(m, i, bits[i]);
+        }
+    if (own < m->minsup)
+        return; /* not a frequent item: no class */
+    if ((uint64_t)nw * 4 < m->nwords) {
+        if ((m->rc = keep_scratch(m, 0, nw, &root.t)) != 0)
+            return;
+        sparse = root.t;
+    }
+    root.t.sup = own;
+    const uint64_t *pairs = m->pairs ? m->pairs + (size_t)(a - m->lo) * m->f1 : NULL;
+    uint32_t from = m->slo > a + 1 ? m->slo : a + 1, n = 0, stop = 0;
+    ext_t *e = from < m->f1 ? malloc((size_t)(m->f1 - from) * sizeof *e) : NULL;
+    if (from < m->f1 && !e)
+        m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    m->prefix[0] = a;
+    m->n2 = m->nlv ? m->lv[0].n : 0;
+    /* Partners past shi are not in the class, but extend those before it. */
+    for (uint32_t j = from; j < m->f1 && !m->rc && !m->too_big; j++) {
+        if (pairs && pairs[j] < m->minsup)
+            continue;
+        uint64_t sup = intersect(m, &root.t, j, &nw);
+        if (sup < m->minsup)
+            continue;
+        if (j < m->shi) {
+            emit(m, 2, j, sup);
+            stop++;
+        }
+        e[n].item = j;
+        if (!m->rc && !m->too_big && (m->rc = keep_scratch(m, !root.t.idx, nw, &e[n].t)) == 0)
+            e[n++].t.sup = sup;
+    }
+    if (stop > n)
+        stop = n;
+    walk(m, 1, e, n, stop);
+    free_exts(e, n);
+    free(sparse.w);
+}
+
+/*  Counts the supports of the pairs {a, b} with a in [lo, hi) over the
+    transactions T[0..NT), horizontally: on sparse data a transaction holds
+    few pairs while a vertical AND costs the first item's support for every
+    partner. Skipped (m->pairs NULL) when the rows would take over
+    MAX_PAIRS_BYTES; the walk then tries every partner. */
+static void count_pairs(miner_t *m, const spm_mining_trans_t *t, size_t nt)
+{
+    uint64_t cells = (uint64_t)(m->hi - m->lo) * m->f1;
+    if (cells == 0 || cells * 8 > MAX_PAIRS_BYTES || !(m->pairs = calloc(cells, 8)))
+        return;
+    for (size_t q = 0; q < nt; q++)
+        for (uint32_t i = 0; i < t[q].n; i++) {
+            const uint32_t *it = t[q].items + t[q].off[i], n = t[q].off[i + 1] - t[q].off[i];
+            uint64_t w = t[q].weight[i];
+            for (uint32_t x = 0; x < n && it[x] < m->hi; x++) {
+                if (it[x] < m->lo)
+                    continue;
+                uint64_t *row = m->pairs + (size_t)(it[x] - m->lo) * m->f1;
+                for (uint32_t y = x + 1; y < n; y++)
+                    row[it[y]] += w;
+            }
+        }
+}
+
+/*  Builds the bitsets of items lo .. f1-1 over the transactions of operands
+    [0, NT), and the weights. */
+static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
+{
+    spm_mining_trans_t *t = calloc(nt + 1, sizeof *t);
+    uint64_t total = 0;
+    int rc = t ? 0 : spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    for (size_t q = 0; q < nt && rc == 0; q++)
+        if ((rc = spm_mining_in_trans(ctx, q, &t[q])) == 0 && !t[q].normalized)
+            rc = spm_error(SPM_EFORMAT, "%s: operand %zu: transactions not normalized",
+                           SPM_MINING_MINE_CLASS, q);
+        else if (rc == 0)
+            total += t[q].n;
+    m->nwords = (uint32_t)((total + 63) / 64);
+    uint64_t items = m->f1 - m->lo, bytes = items * m->nwords * 8;
+    if (rc == 0 && (total > UINT32_MAX - 64 || bytes > MAX_BITS_BYTES))
+        rc = spm_error(SPM_ERANGE,
+                       "%s: %llu transactions x %llu items make bitsets over %llu bytes (use "
+                       "--algorithm apriori)",
+                       SPM_MINING_MINE_CLASS, (unsigned long long)total, (unsigned long long)items,
+                       MAX_BITS_BYTES);
+    if (rc == 0) {
+        m->bits = calloc(items * m->nwords + 1, 8);
+        m->heavy = calloc((size_t)m->nwords + 1, 8);
+        m->hw = malloc(((size_t)m->nwords + 1) * 4);
+        m->weight = calloc((size_t)m->nwords * 64 + 1, 4);
+        m->sidx = malloc(((size_t)m->nwords + 1) * 4);
+        m->sw = malloc(((size_t)m->nwords + 1) * 8);
+        m->prefix = malloc(SPM_MINING_MAX_K * 4);
+        if (!m->bits || !m->heavy || !m->hw || !m->weight || !m->sidx || !m->sw || !m->prefix)
+            rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    }
+    uint64_t tid = 0;
+    for (size_t q = 0; q < nt && rc == 0; q++)
+        for (uint32_t i = 0; i < t[q].n && rc == 0; i++, tid++) {
+            m->weight[tid] = t[q].weight[i];
+            if (t[q].weight[i] > 1)
+                m->heavy[tid / 64] |= 1ull << (tid % 64);
+            for (uint32_t j = t[q].off[i]; j < t[q].off[i + 1]; j++) {
+                uint32_t r = t[q].items[j];
+                if (r >= m->f1)
+                    rc = spm_error(SPM_EFORMAT, "%s: operand %zu: item %u is not a rank below %u",
+                                   SPM_MINING_MINE_CLASS, q, r, m->f1);
+                else if (r >= m->lo)
+                    m->bits[(size_t)(r - m->lo) * m->nwords + tid / 64] |= 1ull << (tid % 64);
+            }
+        }
+    if (rc == 0)
+        count_pairs(m, t, nt);
+    for (uint32_t i = 0; rc == 0 && i < m->nwords; i++)
+        if (m->heavy[i])
+            m->hw[m->nhw++] = i;
+    for (size_t q = 0; t && q < nt; q++)
+        spm_mining_trans_free(&t[q]);
+    free(t);
+    return rc;
+}
+
+static void miner_free(miner_t *m)
+{
+    for (uint32_t g = 0; g < m->nlv; g++)
+        spm_mining_sets_free(&m->lv[g]);
+    free(m->lv);
+    free(m->lvcap);
+    free(m->bits);
+    free(m->heavy);
+    free(m->hw);
+    free(m->pairs);
+    free(m->weight);
+    free(m->sidx);
+    free(m->sw);
+    free(m->prefix);
+}
+
+/*  Writes the groups found (none when too big) and the reply. */
+static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
+{
+    spm_mining_sets_t g[m->nlv + 1];
+    spm_mining_itemsets_t b = {.lv = g};
+    uint32_t reply[4 + 2 * (size_t)m->nlv];
+    for (uint32_t i = 0; i < m->nlv && !m->too_big; i++)
+        if (m->lv[i].n > 0) {
+            reply[2 + 2 * b.nlen] = m->lv[i].k;
+            reply[3 + 2 * b.nlen] = m->lv[i].n;
+            g[b.nlen++] = m->lv[i];
+        }
+    reply[0] = m->too_big ? 1 : m->partial ? 2 : 0;
+    reply[1] = b.nlen;
+    reply[2 + 2 * b.nlen] = m->ra;
+    reply[3 + 2 * b.nlen] = m->rb;
+    void *d = NULL;
+    size_t l = 0;
+    int rc = spm_mining_itemsets_encode(&b, &d, &l);
+    if (rc != 0)
+        return spm_error(rc, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    if ((rc = spm_si_output(ctx, out, d, l)) != 0)
+        return spm_error(rc, "operand %zu is not writable", out);
+    return spm_mining_reply_u32(ctx, reply, 4 + 2 * (size_t)b.nlen);
+}
+
+/*  MineClassBlock (trans[0..m) R, isets W; see isa.h). */
+static int mine_class(spm_si_ctx_t *ctx)
+{
+    spm_cursor_t p = spm_mining_params(ctx);
+    miner_t m = {0};
+    uint32_t cap, soft;
+    size_t n = spm_si_noperands(ctx);
+    if (spm_get_u32(&p, &m.f1) || spm_get_u64(&p, &m.minsup) || spm_get_u32(&p, &m.maxlen) ||
+        spm_get_u32(&p, &m.lo) || spm_get_u32(&p, &m.hi) || spm_get_u32(&p, &m.slo) ||
+        spm_get_u32(&p, &m.shi) || spm_get_u32(&p, &cap) || spm_get_u32(&p, &soft) || n < 1 ||
+        m.minsup == 0 || m.f1 > SPM_MINING_MAX_ENTRIES || m.lo > m.hi || m.hi > m.f1 ||
+        m.slo > m.shi)
+        return spm_error(SPM_EINVAL, "%s: bad parameters or operands", SPM_MINING_MINE_CLASS);
+    m.cap = cap ? cap : SPM_MINING_CLASS_CAP;
+    m.soft = soft ? soft : m.cap / 16;
+    int rc = build(ctx, &m, n - 1);
+    for (uint32_t a = m.lo;
+         a < m.hi && rc == 0 && !m.rc && !m.too_big && !m.partial && m.maxlen != 1; a++) {
+        mine_first(&m, a);
+        if (!m.partial && m.bytes >= m.soft && a + 1 < m.hi) {
+            m.partial = 1;
+            m.ra = a + 1;
+            m.rb = 0;
+        }
+    }
+    if (rc == 0)
+        rc = m.rc;
+    if (rc == 0)
+        rc = finish_class(ctx, &m, n - 1);
+    miner_free(&m);
+    return rc;
+}
+
+/*  CutFrequentSetBlock (isets[0..m) R, fsets W; u32 k, skip, take): the
+    k-sets skip .. skip + take of the operands' concatenation. */
+static int cut_sets(spm_si_ctx_t *ctx)
+{
+    spm_cursor_t p = spm_mining_params(ctx);
+    uint32_t k, skip, take;
+    size_t m = spm_si_noperands(ctx);
+    if (spm_get_u32(&p, &k) || spm_get_u32(&p, &skip) || spm_get_u32(&p, &take) || m < 2 ||
+        k == 0 || k > SPM_MINING_MAX_K)
+        return spm_error(SPM_EINVAL, "%s: bad parameters or operands", SPM_MINING_CUT_SETS);
+    if (take > SPM_MINING_MAX_FSETS)
+        return spm_error(SPM_ERANGE, "%s: %u sets, over the bound of %u", SPM_MINING_CUT_SETS, take,
+                         SPM_MINING_MAX_FSETS);
+    spm_mining_sets_t o = {.kind = SPM_MINING_KIND_FSETS, .k = k};
+    o.items = malloc(((size_t)take * k + 1) * 4);
+    o.counts = malloc(((size_t)take + 1) * 8);
+    int rc = o.items && o.counts ? 0 : spm_error(SPM_ENOMEM, "out of memory");
+    uint64_t seen = 0;
+    for (size_t q = 0; q + 1 < m && rc == 0 && o.n < take; q++) {
+        spm_mining_sets_t g;
+        const void *d;
+        size_t l;
+        if ((rc = spm_si_input(ctx, q, &d, &l)) != 0) {
+            rc = spm_error(rc, "operand %zu is not readable", q);
+            break;
+        }
+        if ((rc = spm_mining_itemsets_decode_length(d, l, k, &g)) != 0)
+            break;
+        for (uint32_t i = 0; i < g.n && o.n < take && rc == 0; i++, seen++) {
+            const uint32_t *s = g.items + (size_t)i * k;
+            if (seen < skip)
+                continue;
+            if (o.n > 0 && spm_mining_set_cmp(o.items + ((size_t)o.n - 1) * k, s, k) >= 0)
+                rc = spm_error(SPM_EFORMAT, "%s: operand %zu: blocks out of order",
+                               SPM_MINING_CUT_SETS, q);
+            memcpy(o.items + (size_t)o.n * k, s, (size_t)k * 4);
+            o.counts[o.n++] = g.counts[i];
+        }
+        spm_mining_sets_free(&g);
+    }
+    if (rc == 0 && o.n < take)
+        rc = spm_error(SPM_ERANGE, "%s: sets %u..%u of %llu", SPM_MINING_CUT_SETS, skip,
+                       skip + take, (unsigned long long)seen);
+    void *reply = NULL;
+    size_t len = 0;
+    if (rc == 0 && (rc = spm_mining_out_sets(ctx, m - 1, &o)) == 0 &&
+        (rc = spm_mining_fsets_reply_encode(&o, &reply, &len)) == 0)
+        rc = spm_si_reply(ctx, reply, len);
+    free(reply);
+    spm_mining_sets_free(&o);
+    return rc;
+}
+
+SPM_CONSTRUCTOR(mining_si_eclat)
+{
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_MINE_CLASS, .exec = mine_class});
+    spm_opcode_register(&(spm_opcode_t){.name = SPM_MINING_CUT_SETS, .exec = cut_sets});
+}

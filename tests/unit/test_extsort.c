@@ -1,0 +1,274 @@
+/*  extsort: random variable-length records come back in the order qsort
+    gives them, with budgets so small that hundreds of runs spill and are
+    merged in several passes, and with one large enough to sort in memory;
+    empty input, one record, all records equal; no temporary file is ever
+    left in the run directory and every descriptor is closed after destroy,
+    also when the directory does not exist or a write fails (a file size
+    limit). */
+#include "isa/core/extsort.h"
+#include "isa/core/rng.h"
+#include "tests/check_main.h"
+#include "vm/spm.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/*  A record: N words, then N values. Ordered by values, then shorter first. */
+static int cmp_rec(const void *a, const void *b, void *arg)
+{
+    (void)arg;
+    const uint32_t *x = a, *y = b;
+    for (uint32_t i = 0; i < x[0] && i < y[0]; i++)
+        if (x[1 + i] != y[1 + i])
+            return x[1 + i] < y[1 + i] ? -1 : 1;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    return cmp_rec(*(uint32_t *const *)a, *(uint32_t *const *)b, NULL);
+}
+
+/*  Entries in DIR other than . and .. */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/*  Open descriptors of this process. */
+static int open_fds(void)
+{
+    return dir_entries("/proc/self/fd") - 1; /* the one opendir holds */
+}
+
+static char dir[] = "/tmp/spm-extsort-test-XXXXXX";
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/spm-extsort-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    rmdir(dir);
+}
+
+/*  Sorts N random records (values below RANGE, so some repeat) with
+    BUDGET, checks them against qsort twice (once after a rewind), and
+    returns the runs written. */
+static uint64_t sort_random(size_t n, uint32_t range, size_t budget)
+{
+    spm_rng_t rng;
+    spm_rng_seed(&rng, 7 + n + budget);
+    uint32_t **recs = malloc((n + 1) * sizeof *recs);
+    int fds = open_fds();
+    spm_extsort_t *s = spm_extsort_new(budget, dir, cmp_rec, NULL);
+    ck_assert_ptr_nonnull(s);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len = 1 + (uint32_t)spm_rng_below(&rng, 12);
+        recs[i] = malloc((len + 1) * 4);
+        recs[i][0] = len;
+        for (uint32_t j = 0; j < len; j++)
+            recs[i][1 + j] = (uint32_t)spm_rng_below(&rng, range);
+        ck_assert_int_eq(spm_extsort_add(s, recs[i], (len + 1) * 4), 0);
+    }
+    ck_assert_int_eq(spm_extsort_sort(s), 0);
+    ck_assert_uint_eq(spm_extsort_count(s), n);
+    ck_assert_int_eq(dir_entries(dir), 0);
+    qsort(recs, n, sizeof *recs, cmp_ptr);
+    for (int pass = 0; pass < 2; pass++) {
+        const void *rec;
+        size_t len, at = 0;
+        int rc, same = 1;
+        while ((rc = spm_extsort_next(s, &rec, &len)) == 1) {
+            ck_assert_uint_lt(at, n);
+            ck_assert_uint_eq((uintptr_t)rec % 8, 0);
+            same &= len == (recs[at][0] + 1) * 4 && memcmp(rec, recs[at], len) == 0;
+            at++;
+        }
+        ck_assert_int_eq(rc, 0);
+        ck_assert_msg(same, "records differ from qsort's order");
+        ck_assert_uint_eq(at, n);
+        ck_assert_int_eq(spm_extsort_next(s, &rec, &len), 0);
+        ck_assert_int_eq(spm_extsort_rewind(s), 0);
+    }
+    uint64_t runs = spm_extsort_runs(s);
+    spm_extsort_destroy(&s);
+    ck_assert_ptr_null(s);
+    ck_assert_int_eq(open_fds(), fds);
+    ck_assert_int_eq(dir_entries(dir), 0);
+    for (size_t i = 0; i < n; i++)
+        free(recs[i]);
+    free(recs);
+    return runs;
+}
+
+START_TEST(random_many_runs)
+{
+    /* about 20 records a run: over a thousand runs, merged in passes of 64 */
+    ck_assert_uint_gt(sort_random(30000, 1000, 1024), 2 * SPM_EXTSORT_FANIN);
+    /* a few runs, one merge */
+    uint64_t runs = sort_random(30000, 50, 256 << 10);
+    ck_assert_uint_gt(runs, 1);
+    ck_assert_uint_le(runs, SPM_EXTSORT_FANIN);
+}
+END_TEST
+
+START_TEST(random_in_memory)
+{
+    ck_assert_uint_eq(sort_random(30000, 1000, 64 << 20), 0);
+}
+END_TEST
+
+START_TEST(find_in_memory)
+{
+    spm_extsort_t *s = spm_extsort_new(1 << 20, dir, cmp_rec, NULL);
+    for (uint32_t v = 0; v < 1000; v += 2) {
+        uint32_t r[3] = {2, 1000 - v, v};
+        ck_assert_int_eq(spm_extsort_add(s, r, sizeof r), 0);
+    }
+    ck_assert_int_eq(spm_extsort_sort(s), 0);
+    uint32_t key[3] = {2, 500, 500}, miss[3] = {2, 499, 501};
+    const uint32_t *got = spm_extsort_find(s, key);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_eq(got[2], 500);
+    ck_assert_ptr_null(spm_extsort_find(s, miss));
+    spm_extsort_destroy(&s);
+}
+END_TEST
+
+START_TEST(empty_input)
+{
+    for (size_t budget = 64; budget <= (1 << 20); budget <<= 14) {
+        spm_extsort_t *s = spm_extsort_new(budget, dir, cmp_rec, NULL);
+        const void *rec;
+        size_t len;
+        ck_assert_int_eq(spm_extsort_sort(s), 0);
+        ck_assert_int_eq(spm_extsort_next(s, &rec, &len), 0);
+        ck_assert_int_eq(spm_extsort_rewind(s), 0);
+        ck_assert_int_eq(spm_extsort_next(s, &rec, &len), 0);
+        ck_assert_uint_eq(spm_extsort_count(s), 0);
+        ck_assert_uint_eq(spm_extsort_runs(s), 0);
+        spm_extsort_destroy(&s);
+    }
+    spm_extsort_destroy(NULL);
+}
+END_TEST
+
+START_TEST(one_record)
+{
+    spm_extsort_t *s = spm_extsort_new(64, dir, cmp_rec, NULL);
+    uint32_t r[2] = {1, 42};
+    const uint32_t *rec;
+    size_t len;
+    ck_assert_int_eq(spm_extsort_add(s, r, 0), SPM_ERANGE);
+    ck_assert_int_eq(spm_extsort_add(s, r, sizeof r), 0);
+    ck_assert_int_eq(spm_extsort_sort(s), 0);
+    ck_assert_int_eq(spm_extsort_next(s, (const void **)&rec, &len), 1);
+    ck_assert_uint_eq(len, sizeof r);
+    ck_assert_uint_eq(rec[1], 42);
+    ck_assert_int_eq(spm_extsort_next(s, (const void **)&rec, &len), 0);
+    spm_extsort_destroy(&s);
+}
+END_TEST
+
+START_TEST(equal_records)
+{
+    /* a budget of 64 bytes: two records a run, so every merge sees ties */
+    spm_extsort_t *s = spm_extsort_new(64, dir, cmp_rec, NULL);
+    uint32_t r[3] = {2, 7, 7};
+    for (int i = 0; i < 500; i++)
+        ck_assert_int_eq(spm_extsort_add(s, r, sizeof r), 0);
+    ck_assert_int_eq(spm_extsort_sort(s), 0);
+    ck_assert_uint_gt(spm_extsort_runs(s), 200);
+    const void *rec;
+    size_t len;
+    int n = 0, rc;
+    while ((rc = spm_extsort_next(s, &rec, &len)) == 1)
+        n += len == sizeof r && memcmp(rec, r, sizeof r) == 0;
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(n, 500);
+    spm_extsort_destroy(&s);
+    ck_assert_int_eq(dir_entries(dir), 0);
+}
+END_TEST
+
+START_TEST(missing_directory)
+{
+    char missing[sizeof dir + 16];
+    snprintf(missing, sizeof missing, "%s/not-there", dir);
+    int fds = open_fds();
+    spm_extsort_t *s = spm_extsort_new(64, missing, cmp_rec, NULL);
+    uint32_t r[4] = {3, 1, 2, 3};
+    int rc = 0;
+    for (int i = 0; i < 10 && rc == 0; i++)
+        rc = spm_extsort_add(s, r, sizeof r);
+    ck_assert_int_eq(rc, SPM_EIO);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "not-there"));
+    spm_extsort_destroy(&s);
+    ck_assert_int_eq(open_fds(), fds);
+    ck_assert_int_eq(dir_entries(dir), 0);
+}
+END_TEST
+
+START_TEST(write_error)
+{
+    /* files over 16 KiB cannot be written (the soft limit alone, restored
+       at the end, in case the test does not run in a process of its own) */
+    struct rlimit was, lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    lim = (struct rlimit){16 << 10, was.rlim_max};
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    int fds = open_fds();
+    spm_extsort_t *s = spm_extsort_new(256 << 10, dir, cmp_rec, NULL);
+    uint32_t r[9] = {8};
+    int rc = 0;
+    for (uint32_t i = 0; i < 100000 && rc == 0; i++) {
+        r[1] = i * 2654435761u;
+        rc = spm_extsort_add(s, r, sizeof r);
+    }
+    if (rc == 0)
+        rc = spm_extsort_sort(s);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
+    signal(SIGXFSZ, handler);
+    ck_assert_int_eq(rc, SPM_EIO);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "cannot write a temporary file"));
+    ck_assert_int_eq(dir_entries(dir), 0);
+    spm_extsort_destroy(&s);
+    ck_assert_int_eq(open_fds(), fds);
+    ck_assert_int_eq(dir_entries(dir), 0);
+}
+END_TEST
+
+static Suite *extsort_suite(void)
+{
+    Suite *s = suite_create("extsort");
+    TCase *tc = tcase_create("extsort");
+    tcase_set_timeout(tc, 30);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, random_many_runs);
+    tcase_add_test(tc, random_in_memory);
+    tcase_add_test(tc, find_in_memory);
+    tcase_add_test(tc, empty_input);
+    tcase_add_test(tc, one_record);
+    tcase_add_test(tc, equal_records);
+    tcase_add_test(tc, missing_directory);
+    tcase_add_test(tc, write_error);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SPM_TEST_MAIN(extsort_suite)
