@@ -1,7 +1,7 @@
 /*  Benchmarks of the VM core, each against its baseline in the same run:
     - dispatch rate of null SIs through the center with 1, 2 and 4 IEUs,
       against an in-process loop running the same SI body;
-    - management overhead w_man at 1 ms SIs;
+    - management overhead w_man at SIs of 0.25, 0.5, 1 and 5 ms;
     - imbalance overhead of uniform:0:20ms work against the dissertation's
       model, equation 6.4: delta = (n_p - 1) / (n_i / c + n_p - 1).
     Medians of SPM_BENCH_REPS runs (default 3). SPM_BENCH_QUICK=1 shrinks
@@ -62,20 +62,32 @@ static void bench_dispatch(void)
     }
 }
 
+/*  w_man (the center's CPU over the IEUs' busy time, the dissertation's
+    management overhead) at SIs of 0.25, 0.5, 1 and 5 ms, 2 IEUs, prefetch
+    1: the same work at every grain, 2 s of it (1 s on the 2 IEUs). */
 static void bench_wman(void)
 {
-    const char *sis = bench_quick() ? "1000" : "4000";
-    double w[16], e[16];
-    for (int r = 0; r < bench_reps(); r++) {
-        char *j = run_json(sis, "fixed:1ms", "2", "1", "1");
-        w[r] = spm_test_json_num(j, "w_man");
-        e[r] = spm_test_json_num(j, "efficiency");
-        free(j);
+    const char *work[] = {"fixed:250us", "fixed:500us", "fixed:1ms", "fixed:5ms"};
+    const char *sis[] = {"8000", "4000", "2000", "400"};
+    const char *quick[] = {"2000", "1000", "500", "100"};
+    const char *target[] = {"<= 0.02", "-", "<= 0.005", "-"};
+    printf("\n## Management overhead w_man by SI grain (2 IEUs, prefetch 1)\n\n");
+    printf("| SI | SIs | w_man (median) | center us per SI | efficiency | target w_man |\n"
+           "|---|---|---|---|---|---|\n");
+    for (int g = 0; g < 4; g++) {
+        const char *n = bench_quick() ? quick[g] : sis[g];
+        double w[16], e[16], us[16];
+        for (int r = 0; r < bench_reps(); r++) {
+            char *j = run_json(n, work[g], "2", "1", "1");
+            w[r] = spm_test_json_num(j, "w_man");
+            e[r] = spm_test_json_num(j, "efficiency");
+            us[r] = spm_test_json_num(j, "center_cpu_s") * 1e6 / atof(n);
+            free(j);
+        }
+        double wm = bench_median(w, bench_reps());
+        printf("| %s | %s | %.4f (%.2f%%) | %.1f | %.3f | %s |\n", work[g] + 6, n, wm, 100 * wm,
+               bench_median(us, bench_reps()), bench_median(e, bench_reps()), target[g]);
     }
-    printf("\n## Management overhead at 1 ms SIs (%s SIs, 2 IEUs, prefetch 1)\n\n", sis);
-    printf("| w_man (median) | efficiency (median) | target w_man |\n|---|---|---|\n");
-    printf("| %.4f (%.2f%%) | %.3f | <= 0.005 |\n", bench_median(w, bench_reps()),
-           100 * bench_median(w, bench_reps()), bench_median(e, bench_reps()));
 }
 
 static void bench_imbalance(void)
