@@ -2,6 +2,7 @@
     - dispatch rate of null SIs through the center with 1, 2 and 4 IEUs,
       against an in-process loop running the same SI body;
     - management overhead w_man at SIs of 0.25, 0.5, 1 and 5 ms;
+    - one center feeding 1,024 slots of SIs that sleep 20 ms;
     - imbalance overhead of uniform:0:20ms work against the dissertation's
       model, equation 6.4: delta = (n_p - 1) / (n_i / c + n_p - 1).
     Medians of SPM_BENCH_REPS runs (default 3). SPM_BENCH_QUICK=1 shrinks
@@ -64,11 +65,11 @@ static void bench_dispatch(void)
 
 /*  w_man (the center's CPU over the IEUs' busy time, the dissertation's
     management overhead) at SIs of 0.25, 0.5, 1 and 5 ms, 2 IEUs, prefetch
-    1: the same work at every grain, 2 s of it (1 s on the 2 IEUs). */
+    1: the same work at every grain, 4 s of it (2 s on the 2 IEUs). */
 static void bench_wman(void)
 {
     const char *work[] = {"fixed:250us", "fixed:500us", "fixed:1ms", "fixed:5ms"};
-    const char *sis[] = {"8000", "4000", "2000", "400"};
+    const char *sis[] = {"16000", "8000", "4000", "800"};
     const char *quick[] = {"2000", "1000", "500", "100"};
     const char *target[] = {"<= 0.02", "-", "<= 0.005", "-"};
     printf("\n## Management overhead w_man by SI grain (2 IEUs, prefetch 1)\n\n");
@@ -156,11 +157,64 @@ static void bench_trace(void)
     printf("| %.3f s | %.3f s | %+.2f%% |\n", a, b, 100 * (b - a) / a);
 }
 
+/*  Slots of live IEUs in `spm status --json` of the VM at EP. */
+static int live_slots(const char *ep)
+{
+    const char *argv[] = {"status", "--center", ep, "--json", NULL};
+    char *out, *err;
+    int slots = 0;
+    if (spm_test_run(argv, 30, &out, &err) == 0)
+        for (const char *p = out; (p = strstr(p, "\"slots\": ")) != NULL; p++)
+            slots += strncmp(strstr(p, "\"state\": ") + 10, "\"dead\"", 6) != 0 ? atoi(p + 9) : 0;
+    free(out);
+    free(err);
+    return slots;
+}
+
+/*  One center feeding 1,024 slots: 8 agents of 4 IEUs of 32 slots on this
+    machine (center, agents and IEUs share its cores), 100,000 SIs that
+    sleep 20 ms; efficiency = (SIs x 20 ms / 1,024) / wall. */
+static void bench_slots(void)
+{
+    const int agents = bench_quick() ? 2 : 8, slots = agents * 4 * 32;
+    const char *sis = bench_quick() ? "10000" : "100000";
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    const char *extra[] = {"--slots", "32", NULL};
+    for (int a = 0; a < agents; a++)
+        spm_test_vm_agent(&vm, "4", extra);
+    for (int t = 0; t < 300 && live_slots(vm.ep) < slots; t++)
+        usleep(200000);
+    double eff[16], rate[16], us[16], ideal = atof(sis) * 0.020 / slots;
+    for (int r = 0; r < bench_reps(); r++) {
+        const char *argv[] = {"run",    "synthetic",  "--center", vm.ep,    "--sis", sis,
+                              "--work", "fixed:20ms", "--sleep",  "--json", NULL};
+        char *out, *err;
+        if (spm_test_run(argv, 600, &out, &err) != 0)
+            SPM_TEST_FAIL("bench_vm: the %d-slot run failed: %s\n", slots, err);
+        double wall = spm_test_json_num(out, "wall_s");
+        eff[r] = ideal / wall;
+        rate[r] = atof(sis) / wall;
+        us[r] = spm_test_json_num(out, "center_cpu_s") * 1e6 / atof(sis);
+        free(out);
+        free(err);
+    }
+    spm_test_vm_stop(&vm);
+    printf("\n## One center, %d slots (%d agents x 4 IEUs x 32 slots, all on this machine): %s "
+           "SIs sleeping 20 ms\n\n",
+           slots, agents, sis);
+    printf("| efficiency (median) | SIs/s | center us per SI | target efficiency |\n"
+           "|---|---|---|---|\n");
+    printf("| %.3f | %.0f | %.1f | >= 0.85 |\n", bench_median(eff, bench_reps()),
+           bench_median(rate, bench_reps()), bench_median(us, bench_reps()));
+}
+
 int main(void)
 {
     printf("# spm VM core benchmarks (%d repetitions; medians)\n", bench_reps());
     bench_dispatch();
     bench_wman();
+    bench_slots();
     bench_imbalance();
     bench_trace();
     return 0;
