@@ -97,6 +97,9 @@ const char spm_run_opts_help[] =
     "  --cache-mb N        embedded VM: node cache budget in MiB (default 0: no limit)\n"
     "  --no-speculate      embedded VM: do not copy stragglers to idle IEUs at the end\n"
     "                      of a stage (copying is the default; the first result wins)\n"
+    "  --no-store-reads    embedded VM: IEUs read operands through their node cache\n"
+    "                      (--cache-mb) and the center, not straight from its store, as\n"
+    "                      on a node of their own\n"
     "  --priority N        job priority; larger runs first (default 0)\n"
     "  --json              print the run report as JSON on stdout\n"
     "  --quiet             no progress bar or meters, no text report\n"
@@ -176,6 +179,9 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         break;
     case SPM_OPT_NO_SPECULATE:
         o->no_speculate = 1;
+        break;
+    case SPM_OPT_NO_STORE_READS:
+        o->no_store_reads = 1;
         break;
     default:
         return spm_error(SPM_EINVAL, "not a run option");
@@ -337,10 +343,12 @@ static int start_embedded(spm_session_t *s)
         s->center = 0;
         return SPM_ESYS;
     }
-    char *agent[17] = {"spm",         "agent",   "--center",   s->endpoint,  "--ieus",
+    char *agent[18] = {"spm",         "agent",   "--center",   s->endpoint,  "--ieus",
                        ieus,          "--slots", slots,        "--prefetch", pre,
                        "--cache-dir", cache,     "--cache-mb", cache_mb};
     n = 14;
+    if (s->o.no_store_reads)
+        agent[n++] = "--no-store-reads";
     if (s->o.heap_mb > 0) {
         agent[n++] = "--heap-mb";
         agent[n++] = heap_mb;

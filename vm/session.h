@@ -42,6 +42,7 @@ typedef struct {
     int detach;         /* submit, print the job id and return without waiting */
     long cache_mb;      /* embedded VM: node cache budget in MiB (0: none) */
     int no_speculate;   /* embedded VM: the center copies no stragglers */
+    int no_store_reads; /* embedded VM: IEUs read through their node cache, not the store */
     long warm_mb;       /* embedded VM: MiB its store prepares ahead (0: the center's
                            default); a program that knows how much it will write sets it */
     long heap_mb;       /* embedded VM: MiB each IEU thread touches at start (0: the
@@ -64,6 +65,7 @@ enum {
     SPM_OPT_CACHE_MB,
     SPM_OPT_SPECULATE,
     SPM_OPT_NO_SPECULATE,
+    SPM_OPT_NO_STORE_READS,
 };
 
 /*  getopt_long entries for the options every job-running command takes. */
@@ -83,7 +85,8 @@ enum {
     {"detach", no_argument, 0, SPM_OPT_DETACH},                                                    \
     {"cache-mb", required_argument, 0, SPM_OPT_CACHE_MB},                                          \
     {"speculate", no_argument, 0, SPM_OPT_SPECULATE},                                              \
-    {"no-speculate", no_argument, 0, SPM_OPT_NO_SPECULATE}
+    {"no-speculate", no_argument, 0, SPM_OPT_NO_SPECULATE},                                        \
+    {"no-store-reads", no_argument, 0, SPM_OPT_NO_STORE_READS}
 /* clang-format on */
 
 /*  Help text for those options, to append to a command's usage. */
