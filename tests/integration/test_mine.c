@@ -680,6 +680,18 @@ START_TEST(small_sort_budget_same_bytes)
 }
 END_TEST
 
+/*  1 (after saying so) when this is a sanitizer build: AddressSanitizer
+    reserves terabytes of shadow memory and cannot start under ulimit -d. */
+static int no_memory_limits(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    printf("test_mine: memory limits skipped in an AddressSanitizer build\n");
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 /*  Millions of itemsets in bounded memory, on data every machine can make:
     a dense generated set (8,000 transactions of about 23 of 120 items) at
     5% has 2,238,741 frequent itemsets. Under ulimit -d 250000 (250 MB of
@@ -688,6 +700,8 @@ END_TEST
     and writes the same bytes as one without the limit. */
 START_TEST(millions_of_itemsets_under_a_limit)
 {
+    if (no_memory_limits())
+        return;
     gen("mush.dat", "--transactions 8000 --avg-size 23 --avg-pattern 10 --items 120 "
                     "--patterns 50 --seed 2");
     const char *args = "--min-support 5% --itemsets-only --algorithm eclat --quiet";
@@ -704,7 +718,7 @@ END_TEST
 START_TEST(big_output_in_bounded_memory)
 {
     const char *f = fimi("chess.dat");
-    if (!f)
+    if (!f || no_memory_limits())
         return;
     /* 20,993 itemsets and 1,088,117 rules (56 MB of text). With 300 MB of
        data segment per process (ulimit -d; the embedded VM's processes
