@@ -40,8 +40,10 @@
                              the sets skip..skip+take of the operands in order
                              (at most SPM_MINING_MAX_FSETS);  reply: see spm_mining_fsets_reply
       CheckConfidenceInBlock pre R, post R, rules W;  params: f64 minconf,
-                             u32 max consequent (0: any);  reply: u32 rules
-                             rules Z\X from post Z and X in pre (|X| < |Z|)
+                             u32 max consequent (0: any), and optionally
+                             u32 zlo, u32 zhi;  reply: u32 rules
+                             rules Z\X from post Z and X in pre (|X| < |Z|),
+                             Z among post's sets zlo..zhi-1 (default: all)
       StoreResult            rules[0..m) R, store W;  reply: u32 rules
                              the rules merged and sorted
 

@@ -20,13 +20,15 @@ int spm_mining_confident(uint64_t supz, uint64_t supx, double minconf)
     return supx > 0 && (double)supz / (double)supx + 1e-12 >= minconf;
 }
 
-/*  CheckConfidenceInBlock (pre R, post R, rules W; f64 minconf, u32 maxcons). */
+/*  CheckConfidenceInBlock (pre R, post R, rules W; f64 minconf, u32 maxcons,
+    and optionally u32 zlo, u32 zhi: only the sets zlo..zhi-1 of post). */
 static int confidence(spm_si_ctx_t *ctx)
 {
     spm_cursor_t p = spm_mining_params(ctx);
     double minconf;
-    uint32_t maxcons;
-    if (spm_get_f64(&p, &minconf) || spm_get_u32(&p, &maxcons))
+    uint32_t maxcons, zlo = 0, zhi = UINT32_MAX;
+    if (spm_get_f64(&p, &minconf) || spm_get_u32(&p, &maxcons) ||
+        (spm_cursor_left(&p) > 0 && (spm_get_u32(&p, &zlo) || spm_get_u32(&p, &zhi))) || zlo > zhi)
         return spm_error(SPM_EINVAL, "%s: bad parameters", SPM_MINING_CONFIDENCE);
     spm_mining_sets_t pre, post;
     spm_mining_rules_builder_t out = {0};
@@ -40,7 +42,7 @@ static int confidence(spm_si_ctx_t *ctx)
         goto store;
     uint32_t pos[SPM_MINING_MAX_K], x[SPM_MINING_MAX_K], y[SPM_MINING_MAX_K];
     const uint32_t *lo = pre.items, *hi = pre.items + ((size_t)pre.n - 1) * j;
-    for (uint32_t i = 0; i < post.n; i++) {
+    for (uint32_t i = zlo; i < post.n && i < zhi; i++) {
         const uint32_t *z = post.items + (size_t)i * k;
         for (uint32_t a = 0; a < j; a++)
             pos[a] = a;

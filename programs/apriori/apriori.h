@@ -31,6 +31,17 @@
     in reasonable time, and a higher support is the answer. */
 #define SPM_APRIORI_MAX_CANDIDATES 200000000ull
 
+/*  Bytes of rules one BlockOfRules holds, about: the memory of the rule
+    SIs (and of the client fetching their blocks) follows the block, so
+    however many rules a job finds, they come in blocks of this size.
+    CheckConfidenceInBlock is issued over ranges of its sets Z small enough
+    that every rule they could make fits (|Z| = k makes at most C(k, j)
+    rules with |X| = j, each 24 + 4k bytes encoded), and StoreResult
+    gathers rule blocks up to this many bytes (their counts come back in
+    the replies). Jobs whose join_cap is below 65,536 (a test hook) use
+    join_cap x 64 bytes instead, so that small tests split too. */
+#define SPM_APRIORI_RULE_BYTES ((uint64_t)4 << 20)
+
 /*  How the frequent itemsets are found: level by level (the dissertation's
     13 SIs), depth first per prefix class, or the one that suits the data. */
 typedef enum {

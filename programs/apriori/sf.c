@@ -564,6 +564,45 @@ static const spm_sf_class_t gen_freq_class = {.name = "apriori.gen_frequentSet",
 
 /* -------------------------------------------------------------- find_rules */
 
+/*  Bytes of rules one block should hold at most (SPM_APRIORI_RULE_BYTES). */
+static uint64_t rule_bytes(const spm_apriori_job_t *job)
+{
+    return job->a.join_cap < 65536 ? (uint64_t)job->a.join_cap * 64 : SPM_APRIORI_RULE_BYTES;
+}
+
+/*  Encoded bytes of N rules made from k-sets: 24 + 4k each. */
+static uint64_t rules_size(uint64_t n, uint32_t k)
+{
+    return n * (24 + 4 * (uint64_t)k);
+}
+
+/*  Makes room for one more rule block in JOB. Returns 0 or SPM_ENOMEM. */
+static int rules_room(spm_apriori_job_t *job)
+{
+    if (job->nrules < job->caprules)
+        return 0;
+    uint32_t cap = job->caprules ? job->caprules * 2 : 64;
+    spm_sdb_t *v = realloc(job->rules, cap * sizeof *v);
+    if (v)
+        job->rules = v;
+    uint32_t *n = realloc(job->rule_n, cap * sizeof *n);
+    if (n)
+        job->rule_n = n;
+    uint32_t *k = realloc(job->rule_k, cap * sizeof *k);
+    if (k)
+        job->rule_k = k;
+    if (!v || !n || !k)
+        return SPM_ENOMEM;
+    job->caprules = cap;
+    return 0;
+}
+
+/*  Every rule Z\X => X of level k. One CheckConfidenceInBlock per block of
+    Z, length j of X and block of X, over a range of Z's sets so that every
+    rule the range could make fits in rule_bytes: a k-set has C(k, j)
+    subsets of length j, so the bound is C(k, j) (24 + 4k) bytes per set
+    (loose, since the subsets spread over the X blocks and not every rule
+    is confident, but it never lets a block grow past it). */
 static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
 {
     uint32_t k;
@@ -572,44 +611,64 @@ static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
         return SPM_EINVAL;
     const spm_apriori_level_t *post = &job->lv[k - 1];
     uint32_t jmin = job->a.maxcons && job->a.maxcons < k ? k - job->a.maxcons : 1;
-    spm_buf_t p = {0};
-    spm_buf_put_f64(&p, job->a.minconf);
-    spm_buf_put_u32(&p, job->a.maxcons);
     int rc = 0;
     for (uint32_t b = 0; b < post->n && rc == 0; b++) {
         const spm_mining_fsets_reply_t *z = &post->info[b];
+        double choose = 1; /* C(k, j), as j grows */
+        for (uint32_t j = 1; j < jmin; j++)
+            choose = choose * (k - j + 1) / j;
         for (uint32_t j = jmin; j < k && z->n > 0 && rc == 0; j++) {
+            choose = choose * (k - j + 1) / j;
+            double per_set = choose * (double)rules_size(1, k);
+            double parts = per_set * z->n / (double)rule_bytes(job);
+            uint32_t nparts = parts >= z->n ? z->n : parts <= 1 ? 1 : (uint32_t)parts + 1;
             const spm_apriori_level_t *pre = &job->lv[j - 1];
             for (uint32_t m = 0; m < pre->n && rc == 0; m++) {
                 const spm_mining_fsets_reply_t *x = &pre->info[m];
                 /* Every subset X of a set Z starts at or after Z's first item. */
                 if (x->n == 0 || x->last[0] < z->first[0])
                     continue;
-                if (job->nrules == job->caprules) {
-                    uint32_t cap = job->caprules ? job->caprules * 2 : 64;
-                    spm_sdb_t *v = realloc(job->rules, cap * sizeof *v);
-                    if (!v) {
-                        rc = SPM_ENOMEM;
+                for (uint32_t part = 0; part < nparts && rc == 0; part++) {
+                    uint32_t lo = (uint32_t)((uint64_t)z->n * part / nparts);
+                    uint32_t hi = (uint32_t)((uint64_t)z->n * (part + 1) / nparts);
+                    if ((rc = rules_room(job)) != 0)
                         break;
+                    spm_buf_t p = {0};
+                    spm_buf_put_f64(&p, job->a.minconf);
+                    spm_buf_put_u32(&p, job->a.maxcons);
+                    if (nparts > 1) {
+                        spm_buf_put_u32(&p, lo);
+                        spm_buf_put_u32(&p, hi);
                     }
-                    job->rules = v;
-                    job->caprules = cap;
+                    spm_sdb_t out = spm_sdb_new(sf, SPM_MINING_RULES);
+                    spm_operand_t ops[3] = {
+                        {pre->id[m], SPM_R, 0}, {post->id[b], SPM_R, 0}, {out, SPM_W, 0}};
+                    rc = spm_apriori_issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, job->nrules);
+                    spm_buf_free(&p);
+                    job->rule_n[job->nrules] = UINT32_MAX;
+                    job->rule_k[job->nrules] = k;
+                    job->rules[job->nrules++] = out;
                 }
-                spm_sdb_t out = spm_sdb_new(sf, SPM_MINING_RULES);
-                spm_operand_t ops[3] = {
-                    {pre->id[m], SPM_R, 0}, {post->id[b], SPM_R, 0}, {out, SPM_W, 0}};
-                rc = spm_apriori_issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, 0);
-                job->rules[job->nrules++] = out;
             }
         }
     }
-    spm_buf_free(&p);
     spm_sf_done(sf);
     return rc;
 }
 
+/*  Keeps the number of rules each CheckConfidenceInBlock replies. */
+static void find_rules_commit(spm_sf_t *sf, const spm_result_t *r)
+{
+    spm_apriori_job_t *job = spm_sf_state(sf);
+    spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
+    uint32_t n;
+    if (spm_apriori_check(sf, r) == 0 && r->kind == SPM_RESULT_SI && r->tag < job->nrules &&
+        spm_get_u32(&c, &n) == 0)
+        job->rule_n[r->tag] = n;
+}
+
 static const spm_sf_class_t find_rules_class = {
-    .name = "apriori.find_rules", .start = find_rules_start, .commit = child_commit};
+    .name = "apriori.find_rules", .start = find_rules_start, .commit = find_rules_commit};
 
 /* -------------------------------------------------------------------- root */
 
@@ -627,31 +686,47 @@ static void job_free(spm_apriori_job_t *job)
     free(job->tlist);
     free(job->cands);
     free(job->rules);
+    free(job->rule_n);
+    free(job->rule_k);
     spm_apriori_args_free(&job->a);
     free(job);
 }
 
 /*  Issues StoreResult over the rule blocks, sets the result, declares done.
     The rule blocks are gathered in about four groups per IEU, so the last
-    SIs of the job run in parallel too. */
+    SIs of the job run in parallel too, and a group holds at most
+    rule_bytes of rules (or one block), so that a store block stays as
+    small as the blocks it gathers. Blocks without rules are left out. */
 static void finish_job(spm_sf_t *sf, spm_apriori_job_t *job)
 {
     uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
     uint32_t group = (job->nrules + 4 * ieus - 1) / (4 * ieus);
     group = group < 1 ? 1 : group > MAX_OPS - 1 ? MAX_OPS - 1 : group;
-    uint32_t nstore = (job->nrules + group - 1) / group;
-    spm_sdb_t *store = calloc((size_t)nstore + 1, sizeof *store);
+    uint64_t cap = rule_bytes(job);
+    spm_sdb_t *store = calloc((size_t)job->nrules + 1, sizeof *store);
     spm_operand_t ops[MAX_OPS];
+    uint32_t nstore = 0;
     if (!store) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
         return;
     }
-    for (uint32_t s = 0; s < nstore; s++) {
+    for (uint32_t i = 0; i < job->nrules;) {
         uint32_t n = 0;
-        for (uint32_t i = s * group; i < job->nrules && n < group; i++)
+        uint64_t bytes = 0;
+        for (; i < job->nrules && n < group; i++) {
+            uint32_t rules = job->rule_n[i];
+            uint64_t size = rules == UINT32_MAX ? cap : rules_size(rules, job->rule_k[i]);
+            if (rules == 0)
+                continue;
+            if (n > 0 && bytes + size > cap)
+                break;
+            bytes += size;
             ops[n++] = (spm_operand_t){job->rules[i], SPM_R, SPM_NOCACHE}; /* read once */
-        store[s] = spm_sdb_new(sf, SPM_MINING_RULES);
-        ops[n++] = (spm_operand_t){store[s], SPM_W, SPM_NOCACHE}; /* only the client reads it */
+        }
+        if (n == 0)
+            continue;
+        store[nstore] = spm_sdb_new(sf, SPM_MINING_RULES);
+        ops[n++] = (spm_operand_t){store[nstore++], SPM_W, SPM_NOCACHE}; /* only the client */
         if (spm_apriori_issue(sf, SPM_MINING_STORE, ops, n, NULL, 0) != 0) {
             free(store);
             return;

@@ -59,6 +59,8 @@ typedef struct {
     spm_sdb_t *cands; /* join blocks of the stage being generated */
     uint32_t ncands, capcands;
     spm_sdb_t *rules; /* every CheckConfidenceInBlock output */
+    uint32_t *rule_n; /* its rules, from its reply (UINT32_MAX: not heard) */
+    uint32_t *rule_k; /* the length of its sets X u Y */
     uint32_t nrules, caprules;
     int stage;     /* initial or a gen_frequentSet is running */
     uint32_t live; /* children of the root not yet finished */

@@ -404,6 +404,33 @@ START_TEST(confidence_and_store)
     }
     spm_mining_rules_free(&r);
     done(&s);
+
+    /* A range of post's sets: only {1 2} (sets 1..1), so only 2 => 1. */
+    in(&s, SPM_R, sets(SPM_MINING_KIND_FSETS, 1, "0:10|1:8|2:4"));
+    in(&s, SPM_R, sets(SPM_MINING_KIND_FSETS, 2, "0 1:8|1 2:4"));
+    out(&s, SPM_W);
+    spm_buf_put_f64(&s.params, 0.8);
+    spm_buf_put_u32(&s.params, 0);
+    spm_buf_put_u32(&s.params, 1);
+    spm_buf_put_u32(&s.params, 2);
+    ck_assert_int_eq(exec(&s, SPM_MINING_CONFIDENCE), 0);
+    ck_assert_int_eq(spm_mining_rules_decode(s.ops[2].out, s.ops[2].out_len, &r), 0);
+    ck_assert_uint_eq(r.n, 1);
+    ck_assert_uint_eq(r.items[0], 2);
+    ck_assert_uint_eq(r.items[1], 1);
+    spm_mining_rules_free(&r);
+    done(&s);
+
+    /* A range that ends before it starts is refused. */
+    in(&s, SPM_R, sets(SPM_MINING_KIND_FSETS, 1, "0:10|1:8|2:4"));
+    in(&s, SPM_R, sets(SPM_MINING_KIND_FSETS, 2, "0 1:8|1 2:4"));
+    out(&s, SPM_W);
+    spm_buf_put_f64(&s.params, 0.8);
+    spm_buf_put_u32(&s.params, 0);
+    spm_buf_put_u32(&s.params, 2);
+    spm_buf_put_u32(&s.params, 1);
+    ck_assert_int_eq(exec(&s, SPM_MINING_CONFIDENCE), SPM_EINVAL);
+    done(&s);
 }
 END_TEST
 
