@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -56,6 +57,7 @@ struct spm_store {
     MDB_dbi dbi;                  /* its main database: key -> type + bytes */
     char *dir;                    /* the directory, for error details */
     size_t mapsize;               /* current map size in bytes */
+    spm_store_map_t map;          /* where the map lies (spm_store_unmap) */
     MDB_txn *rtxn;                /* read txn reused (reset) by gets outside batches, or NULL */
     int in_batch;                 /* 1 between begin and commit or abort */
     MDB_txn *wtxn;                /* the batch's write txn, opened at its first operation */
@@ -814,6 +816,63 @@ static int locate(spm_store_t *self, MDB_txn *txn, spm_sdb_t id, uint64_t versio
     return 0;
 }
 
+#define UNMAP_ALIGN ((uintptr_t)2 << 20) /* the largest folio a file is mapped in */
+
+void spm_store_map_find(MDB_env *env, MDB_dbi dbi, spm_store_map_t *m)
+{
+    memset(m, 0, sizeof *m);
+    MDB_envinfo info;
+    MDB_txn *txn;
+    if (mdb_env_info(env, &info) != 0 || mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) != 0)
+        return;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, 0, 0); /* the identity record */
+    MDB_val key = {sizeof k, k}, val;
+    uintptr_t p = mdb_get(txn, dbi, &key, &val) == 0 ? (uintptr_t)val.mv_data : 0;
+    mdb_txn_abort(txn);
+    FILE *f = p ? fopen("/proc/self/maps", "r") : NULL;
+    char line[512];
+    unsigned long lo, hi;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && p >= lo && p < hi) {
+            if (hi - lo == info.me_mapsize) /* the whole map is this one mapping */
+                *m = (spm_store_map_t){.size = info.me_mapsize, .lo = lo, .hi = hi};
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
+void spm_store_unmap(MDB_env *env, const spm_store_map_t *m, const void *data, size_t len)
+{
+    MDB_envinfo info;
+    if (!m->size || mdb_env_info(env, &info) != 0 || info.me_mapsize != m->size)
+        return; /* remapped since: the addresses may be another mapping's now */
+    uintptr_t lo = (uintptr_t)data & ~(UNMAP_ALIGN - 1);
+    uintptr_t hi = ((uintptr_t)data + len + UNMAP_ALIGN - 1) & ~(UNMAP_ALIGN - 1);
+    lo = lo < m->lo ? m->lo : lo; /* never past the map: what lies beside it is not ours */
+    hi = hi > m->hi ? m->hi : hi;
+    if (hi > lo) /* a shared file map: only this process's page table entries go */
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/*  SELF's map, found again after a remap. */
+static const spm_store_map_t *store_map(spm_store_t *self)
+{
+    MDB_envinfo info;
+    if (mdb_env_info(self->env, &info) == 0 && info.me_mapsize != self->map.size)
+        spm_store_map_find(self->env, self->dbi, &self->map);
+    return &self->map;
+}
+
+void spm_store_unmap_all(spm_store_t *self)
+{
+    assert(self);
+    const spm_store_map_t *m = store_map(self);
+    if (m->size)
+        spm_store_unmap(self->env, m, (const void *)m->lo, m->hi - m->lo);
+}
+
 int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *found_version,
                   uint32_t *type, void **data, size_t *len)
 {
@@ -829,6 +888,7 @@ int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *f
         rc = spm_error(SPM_ENOMEM, "out of memory for a block of %zu bytes", n);
     } else if (rc == 0) {
         memcpy(*data, bytes, n);
+        spm_store_unmap(self->env, store_map(self), bytes, n); /* read once: the caller copied it */
         *len = n;
         self->stats.gets++;
         self->stats.bytes_get += n;

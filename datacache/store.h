@@ -125,6 +125,33 @@ void spm_store_abort(spm_store_t *self);
 int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
                   const void *data, size_t len);
 
+/*  Where an LMDB environment's map lies in this process: LMDB does not
+    say (mdb_env_info's address is set only for MDB_FIXEDMAP), so it is
+    found in /proc/self/maps from a value read. */
+typedef struct {
+    size_t size;      /* the environment's map size when found (0: unknown) */
+    uintptr_t lo, hi; /* the map's addresses */
+} spm_store_map_t;
+
+/*  Finds ENV's map (DBI: its main database, which holds the identity
+    record) into *M; on any failure *M says unknown. */
+void spm_store_map_find(MDB_env *env, MDB_dbi dbi, spm_store_map_t *m);
+
+/*  Gives back this process's mapping of the pages around [DATA, DATA +
+    LEN), a block read from ENV's map M: the 2 MiB-aligned stretch that
+    holds it (the page cache maps a file in folios of up to 2 MiB, so one
+    byte read can map that much), clipped to the map. The pages stay in the
+    page cache, and reading them again maps them again (a minor fault), so
+    this is safe while other threads read there; without it a process that
+    reads every block it is handed keeps all of them mapped, and they count
+    in its memory (Pss). Does nothing when M is unknown or ENV was remapped
+    since M was found. Never fails. */
+void spm_store_unmap(MDB_env *env, const spm_store_map_t *m, const void *data, size_t len);
+
+/*  The same for every page of SELF's map: what the center read since the
+    last call (b-tree pages, the headers its checks read). */
+void spm_store_unmap_all(spm_store_t *self);
+
 /*  Reads block (ID, VERSION); VERSION 0 means the newest stored version of
     ID, whose version is reported in *FOUND_VERSION (may be NULL; TYPE may be
     NULL too). *DATA is malloc'd (never NULL on success, even for 0 bytes)

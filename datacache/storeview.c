@@ -21,9 +21,10 @@
 #define MAX_MAP ((size_t)1 << 40)
 
 struct spm_store_view {
-    MDB_env *env; /* handle on the center's environment (never synced here) */
-    MDB_dbi dbi;  /* its main database: key -> header + bytes */
-    char *dir;    /* the directory, for error details */
+    MDB_env *env;        /* handle on the center's environment (never synced here) */
+    MDB_dbi dbi;         /* its main database: key -> header + bytes */
+    spm_store_map_t map; /* where its map lies (never remapped) */
+    char *dir;           /* the directory, for error details */
 };
 
 struct spm_store_snap {
@@ -82,6 +83,7 @@ spm_store_view_t *spm_store_view_open(const char *dir, const uint8_t id[16])
     mdb_reader_check(self->env, &dead); /* free the slots of readers that died */
     if (check_identity(self, id) != 0)
         goto err;
+    spm_store_map_find(self->env, self->dbi, &self->map);
     return self;
 err:
     spm_store_view_close(&self);
@@ -144,6 +146,12 @@ int spm_store_snap_get(spm_store_snap_t *s, spm_sdb_t id, uint64_t version, uint
         return spm_error(SPM_ESTORE, "%s: SDB %llu version %llu: stored value has no header",
                          self->dir, (unsigned long long)id, (unsigned long long)version);
     return 0;
+}
+
+void spm_store_snap_unmap(spm_store_snap_t *s, const void *data, size_t len)
+{
+    assert(s);
+    spm_store_unmap(s->view->env, &s->view->map, data, len);
 }
 
 void spm_store_snap_end(spm_store_snap_t **s)

@@ -228,6 +228,7 @@ static void execute(ieu_t *ieu, task_t *t)
 {
     spm_nodecache_reader_t *rd = NULL;
     spm_store_snap_t *snap = NULL;
+    unsigned char mapped[SPM_MAX_OPERANDS] = {0}; /* operand i is read from the store's map */
     t->cops = calloc(t->nops ? t->nops : 1, sizeof *t->cops);
     if (!t->cops) {
         t->status = SPM_ENOMEM;
@@ -251,6 +252,7 @@ static void execute(ieu_t *ieu, task_t *t)
                 t->missing_operand = 1; /* ask the center instead */
                 break;
             }
+            mapped[i < sizeof mapped ? i : 0] |= i < sizeof mapped;
             continue;
         }
         if (!rd && !(rd = spm_nodecache_reader(ieu->cache))) {
@@ -285,6 +287,12 @@ static void execute(ieu_t *ieu, task_t *t)
         t->reply = ctx.reply;
         t->reply_len = ctx.reply_len;
     }
+    /* The operands' pages go back to the page cache: an IEU maps every block
+       it reads from the store, and over a job they would add up to all of
+       them. The next SI that reads one maps it again (minor faults). */
+    for (size_t i = 0; i < t->nops && i < sizeof mapped; i++)
+        if (mapped[i])
+            spm_store_snap_unmap(snap, t->cops[i].in, t->cops[i].in_len);
     spm_nodecache_reader_end(&rd);
     spm_store_snap_end(&snap);
 }

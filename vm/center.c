@@ -1241,6 +1241,10 @@ static void tick(center_t *c)
     }
     if (c->lease_us)
         spm_idu_expire(c->idu, now, c->lease_us);
+    /* The pages of the store this loop read (b-tree pages, the headers that
+       commits are checked against) would stay mapped, and count in its
+       memory, until it exits. */
+    spm_store_unmap_all(c->store);
     pos = 0;
     while (spm_hmap_next(c->traces, &pos, &key, &value)) {
         spm_idu_job_info_t info;
