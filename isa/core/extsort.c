@@ -398,6 +398,15 @@ uint64_t spm_extsort_runs(const spm_extsort_t *self)
     return self->spilled;
 }
 
+size_t spm_extsort_memory(const spm_extsort_t *self)
+{
+    assert(self);
+    size_t bytes = self->acap + self->icap * sizeof *self->idx;
+    for (size_t i = 0; i < self->nruns; i++)
+        bytes += SPM_EXTSORT_IOBUF + self->runs[i]->cap;
+    return bytes;
+}
+
 void spm_extsort_destroy(spm_extsort_t **self_p)
 {
     spm_extsort_t *self = self_p ? *self_p : NULL;

@@ -86,6 +86,10 @@ uint64_t spm_extsort_count(const spm_extsort_t *self);
 /*  Runs written to temporary files so far (0: all in memory). */
 uint64_t spm_extsort_runs(const spm_extsort_t *self);
 
+/*  Bytes SELF holds in memory now: its buffer and index as allocated, and
+    the read buffers and records of the runs. */
+size_t spm_extsort_memory(const spm_extsort_t *self);
+
 /*  Frees SELF and its temporary files, and sets *SELF_P to NULL. */
 void spm_extsort_destroy(spm_extsort_t **self_p);
 

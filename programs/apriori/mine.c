@@ -396,7 +396,7 @@ static int mine_main(int argc, char **argv)
     out.ntrans = a.ntrans;
     out.minsup = a.minsup;
     out.names = o.names ? r : NULL;
-    const char *budget = getenv("SPM_MINE_SORT_BUDGET"); /* bytes per sort (docs/MINING.md) */
+    const char *budget = getenv("SPM_MINE_SORT_BUDGET"); /* bytes, all sorts (docs/MINING.md) */
     out.budget = budget ? (size_t)strtoull(budget, NULL, 10) : 0;
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;

@@ -5,6 +5,7 @@
 #include "programs/apriori/output.h"
 #include "isa/mining/isa.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,12 +227,13 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
     fetch_t f = {.get = get, .vm = vm};
     spm_extsort_t *by_y = NULL;
     uint64_t *key = NULL;
-    size_t budget = o->budget ? o->budget : SPM_MINE_SORT_BUDGET;
+    size_t budget = o->budget ? o->budget : SPM_MINE_SORT_BUDGET, left;
     size_t reclen = sizeof(rule_head_t) + (size_t)SPM_MINING_MAX_K * 2 * 4;
     int rc = 0;
+    /* One budget for all the sorts alive at once: the itemsets take up to
+       half of it when there are rules, the rules what the itemsets left. */
     if (!(f.rec = malloc(reclen)) || !(key = malloc(reclen)) ||
-        !(o->sets = spm_extsort_new(budget, o->tmpdir, cmp_set, NULL)) ||
-        !(o->rules = spm_extsort_new(budget, o->tmpdir, cmp_rule, NULL)))
+        !(o->sets = spm_extsort_new(r->nstore ? budget / 2 : budget, o->tmpdir, cmp_set, NULL)))
         rc = spm_error(SPM_ENOMEM, "out of memory");
     if (rc == 0 && r->fitems)
         rc = fetch_items(&f, r->fitems);
@@ -239,16 +241,32 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
         rc = fetch_level(&f, r->levels[k], r->nblocks[k], k + 1, o);
     if (rc == 0)
         rc = spm_extsort_sort(o->sets);
+    left = spm_extsort_memory(o->sets); /* what the itemsets hold: the rules get the rest */
+    left = left < budget / 4 * 3 ? budget - left : budget / 4;
     if (rc == 0 && spm_extsort_runs(o->sets) == 0) {
-        rc = fetch_rules(&f, r, o, o->rules, key); /* s(Y) by binary search */
+        if (!(o->rules = spm_extsort_new(left, o->tmpdir, cmp_rule, NULL)))
+            rc = spm_error(SPM_ENOMEM, "out of memory");
+        if (rc == 0)
+            rc = fetch_rules(&f, r, o, o->rules, key); /* s(Y) by binary search */
     } else if (rc == 0) {
-        if (!(by_y = spm_extsort_new(budget, o->tmpdir, cmp_rule_y, NULL)))
+        /* The rules are sorted twice; the first sort's buffer is gone once
+           it spilled, else it still holds its half. */
+        if (!(by_y = spm_extsort_new(left / 2, o->tmpdir, cmp_rule_y, NULL)))
             rc = spm_error(SPM_ENOMEM, "out of memory");
         if (rc == 0 && (rc = fetch_rules(&f, r, o, by_y, NULL)) == 0 &&
-            (rc = spm_extsort_sort(by_y)) == 0)
-            rc = join_supports(o, by_y, key);
+            (rc = spm_extsort_sort(by_y)) == 0) {
+            size_t held = spm_extsort_memory(by_y);
+            malloc_trim(0); /* the buffer it spilled from goes back before the next fills */
+            if (!(o->rules = spm_extsort_new(held < left / 4 * 3 ? left - held : left / 4,
+                                             o->tmpdir, cmp_rule, NULL)))
+                rc = spm_error(SPM_ENOMEM, "out of memory");
+            if (rc == 0)
+                rc = join_supports(o, by_y, key);
+        }
         spm_extsort_destroy(&by_y);
     }
+    if (rc == 0 && !o->rules && !(o->rules = spm_extsort_new(left, o->tmpdir, cmp_rule, NULL)))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
     if (rc == 0)
         rc = spm_extsort_sort(o->rules);
     free(f.item);

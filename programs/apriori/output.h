@@ -9,8 +9,9 @@
     same way: itemsets by length, then items; rules by antecedent (length,
     items), then consequent. Ranks go by support, so the order must be made
     again: itemsets and rules each go through an external merge sort
-    (isa/core/extsort.h) of SPM_MINE_SORT_BUDGET bytes, so the client's
-    memory is bounded by the budgets and one block, not by the output.
+    (isa/core/extsort.h), all within SPM_MINE_SORT_BUDGET bytes, so the
+    client's memory is bounded by the budget and one block, not by the
+    output.
     @discuss
     Lift needs s(Y) for each rule's consequent Y. When the itemsets fit in
     their budget they stay sorted in memory and s(Y) is a binary search.
@@ -33,10 +34,13 @@
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/reader.h"
 
-/*  Bytes each of the two sorts (itemsets, rules) holds in memory before it
-    spills a sorted run to a temporary file. The client's results take at
-    most about twice this, plus one block and the merge buffers. */
-#define SPM_MINE_SORT_BUDGET ((size_t)64 << 20)
+/*  Bytes the sorts (itemsets, rules) hold in memory together before they
+    spill sorted runs to temporary files: the itemsets up to half of it
+    when there are rules, the rules what the itemsets leave (when they are
+    sorted twice, for lift, each sort half of that while both are alive).
+    The client's results take about this, plus one block (at most about
+    SPM_APRIORI_RULE_BYTES) and the merge buffers. */
+#define SPM_MINE_SORT_BUDGET ((size_t)32 << 20)
 
 typedef enum { SPM_MINE_TEXT = 0, SPM_MINE_CSV, SPM_MINE_JSON } spm_mine_format_t;
 
@@ -45,7 +49,7 @@ typedef struct {
     uint64_t minsup;           /* absolute minimum support */
     double minconf;            /* minimum confidence */
     const spm_reader_t *names; /* named format: item number -> name (else NULL) */
-    size_t budget;             /* bytes per sort (0: SPM_MINE_SORT_BUDGET) */
+    size_t budget;             /* bytes for all sorts (0: SPM_MINE_SORT_BUDGET) */
     const char *tmpdir;        /* temporary files (NULL: $TMPDIR, else /tmp) */
     spm_extsort_t *sets;       /* the itemsets, sorted (owned; set by fetch) */
     spm_extsort_t *rules;      /* the rules with s(Y), sorted (owned; set by fetch) */
