@@ -90,9 +90,13 @@ FORCE:
 # so the whole archive is linked in.
 WHOLE = -Wl,--whole-archive $(BUILD)/libspm.a -Wl,--no-whole-archive
 
+# Plugins (docs/PROGRAMMING.md) are shared objects whose spm_* references
+# are resolved against the binary: those symbols are exported.
+EXPORT = -Wl,--export-dynamic-symbol='spm_*'
+
 $(BIN): $(MAIN_OBJ) $(BUILD)/libspm.a
 	@echo "  LINK    $@"
-	@$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
+	@$(CC) $(LDFLAGS) $(EXPORT) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)

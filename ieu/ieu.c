@@ -31,6 +31,7 @@
 #include "datacache/directory.h"
 #include "datacache/nodecache.h"
 #include "datacache/storeview.h"
+#include "isa/core/plugin.h"
 #include "isa/core/registry.h"
 #include "isa/core/si.h"
 #include "vm/cli.h"
@@ -78,7 +79,9 @@ typedef struct {
 typedef struct task {
     uint64_t id;
     uint32_t attempt;
-    const spm_opcode_t *op;
+    const spm_opcode_t *op; /* NULL until its plugin is loaded */
+    uint32_t opcode;        /* the opcode's wire id */
+    int plugin_op;          /* its last operand is its plugin's bytes, to load first */
     op_t *ops;
     size_t nops;
     void *params;
@@ -149,6 +152,7 @@ typedef struct {
     uint32_t held;            /* SIs received and not yet committed */
     uint32_t requested;       /* credits asked for and not yet used */
     spm_hmap_t *fetches;      /* GET req -> fetch_t */
+    spm_hmap_t *plugins;      /* SDBs of the plugins loaded, -> 1 */
     spm_security_t *security; /* CurveZMQ keys of this node */
     refs_t publish, drop;     /* directory updates not yet sent */
     uint32_t evictions;       /* node-cache evictions since the last commit */
@@ -327,8 +331,62 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static void fail_task(ieu_t *ieu, task_t *t, int code, const char *msg);
+
+/*  T's plugin (its last operand) is local: loads it, unless another SI's
+    did, and takes the operand away. Returns 0, or fails T and returns the
+    SPM_E* code. */
+static int load_plugin(ieu_t *ieu, task_t *t)
+{
+    size_t i = t->nops - 1;
+    op_t *o = &t->ops[i];
+    const void *data = NULL;
+    size_t len = 0;
+    spm_nodecache_reader_t *rd = NULL;
+    spm_store_snap_t *snap = NULL;
+    int rc = 0;
+    if (!spm_hmap_get(ieu->plugins, o->sdb)) {
+        uint32_t type;
+        if (t->own && t->own[i]) {
+            data = t->own[i];
+            len = t->own_len[i];
+        } else if (o->in_store) {
+            if (!(snap = spm_store_view_snap(ieu->store)) ||
+                spm_store_snap_get(snap, o->sdb, 1, NULL, &data, &len) != 0)
+                rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) is not in the store",
+                               (unsigned long long)o->sdb);
+        } else if (!(rd = spm_nodecache_reader(ieu->cache)) ||
+                   spm_nodecache_get(rd, o->sdb, 1, &type, &data, &len) != 0) {
+            rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) left the node cache",
+                           (unsigned long long)o->sdb);
+        }
+        char scope[SPM_SCOPE_LEN];
+        if (rc == 0 && (rc = spm_plugin_load(data, len, scope)) == 0)
+            spm_hmap_put(ieu->plugins, o->sdb, (void *)1);
+        spm_nodecache_reader_end(&rd);
+        spm_store_snap_end(&snap);
+    }
+    free(o->holders);
+    if (t->own) {
+        free(t->own[i]);
+        t->own[i] = NULL;
+    }
+    t->nops--;
+    t->plugin_op = 0;
+    if (rc == 0 && !(t->op = spm_opcode_by_id(t->opcode)))
+        rc = spm_error(SPM_ENOTFOUND, "its plugin has no such opcode");
+    if (rc != 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "loading its plugin: %s", spm_error_detail());
+        fail_task(ieu, t, rc, msg);
+    }
+    return rc;
+}
+
 static void make_local(ieu_t *ieu, task_t *t)
 {
+    if (t->plugin_op && load_plugin(ieu, t) != 0)
+        return;
     t->local_us = spm_now_us();
     pthread_mutex_lock(&ieu->lock);
     push(&ieu->ready, t);
@@ -702,8 +760,11 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         t->id = s->id;
         t->attempt = s->attempt;
         t->recv_us = now;
-        t->nops = s->n_ops;
-        t->ops = calloc(s->n_ops ? s->n_ops : 1, sizeof *t->ops);
+        t->opcode = s->opcode;
+        t->op = spm_opcode_by_id(s->opcode);
+        t->plugin_op = s->plugin && !spm_hmap_get(ieu->plugins, s->plugin->sdb);
+        t->nops = s->n_ops + (size_t)t->plugin_op;
+        t->ops = calloc(t->nops ? t->nops : 1, sizeof *t->ops);
         t->params = malloc(s->params.len ? s->params.len : 1);
         t->params_len = s->params.len;
         if (!t->ops || !t->params) {
@@ -712,14 +773,15 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         }
         if (s->params.len)
             memcpy(t->params, s->params.data, s->params.len);
-        t->op = spm_opcode_by_id(s->opcode);
-        if (!t->op) {
-            fail_task(ieu, t, SPM_ENOTFOUND, "unknown opcode (IEU binary differs from center's)");
+        if (!t->op && !t->plugin_op) {
+            fail_task(ieu, t, SPM_ENOTFOUND,
+                      s->plugin ? "unknown opcode (not in its plugin)"
+                                : "unknown opcode (IEU binary differs from center's)");
             continue;
         }
         int bad = 0;
-        for (size_t i = 0; i < s->n_ops; i++) {
-            Spm__Operand *o = s->ops[i];
+        for (size_t i = 0; i < t->nops; i++) {
+            Spm__Operand *o = i < s->n_ops ? s->ops[i] : s->plugin;
             t->ops[i] = (op_t){.sdb = o->sdb,
                                .version = o->version,
                                .in_version = o->in_version,
@@ -1348,14 +1410,15 @@ static int ieu_main(int argc, char **argv)
     if (ieu.cache)
         spm_nodecache_on_evict(ieu.cache, on_evict, &ieu);
     ieu.fetches = spm_hmap_new();
+    ieu.plugins = spm_hmap_new();
     ieu.security = spm_security_new(keys, "agent", insecure);
     ieu.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ieu.ctx = zmq_ctx_new();
     ieu.workers = calloc((size_t)slots, sizeof *ieu.workers);
     if (ieu.ctx && ieu.security && (ieu.bc = spm_blockclient_new(ieu.ctx, ieu.security)))
         spm_blockclient_on_corrupt(ieu.bc, on_corrupt, &ieu);
-    if (!ieu.cache || !ieu.fetches || !ieu.bc || !ieu.security || ieu.efd < 0 || !ieu.ctx ||
-        !ieu.workers) {
+    if (!ieu.cache || !ieu.fetches || !ieu.plugins || !ieu.bc || !ieu.security || ieu.efd < 0 ||
+        !ieu.ctx || !ieu.workers) {
         spm_cli_fail("ieu", SPM_ESYS);
         goto done;
     }
@@ -1401,6 +1464,7 @@ done:
             free(value); /* their tasks are freed with the queues or leak at exit */
         spm_hmap_destroy(&ieu.fetches);
     }
+    spm_hmap_destroy(&ieu.plugins);
     spm_blockclient_destroy(&ieu.bc); /* tasks still being kept leak at exit */
     free(ieu.nodes);
     free(ieu.publish.v);

@@ -85,6 +85,31 @@ static int read_key(const char *path, const char *name, char *out)
     return rc;
 }
 
+/*  Appends the public keys of the NAME.pub files in directory PATH to
+ *KEYS (*N of them). A missing directory adds none. */
+static void read_keys(const char *path, char (**keys)[Z85_KEY + 1], size_t *n)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".pub") != 0)
+            continue;
+        char file[1200];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        char key[Z85_KEY + 1];
+        if (read_key(file, "public-key", key) != 0)
+            continue;
+        void *v = realloc(*keys, (*n + 1) * sizeof **keys);
+        if (!v)
+            break;
+        *keys = v;
+        memcpy((*keys)[(*n)++], key, Z85_KEY + 1);
+    }
+    if (d)
+        closedir(d);
+}
+
 static void load(spm_security_t *self)
 {
     if (self->loaded)
@@ -97,25 +122,21 @@ static void load(spm_security_t *self)
     snprintf(path, sizeof path, "%s/center.pub", self->dir);
     read_key(path, "public-key", self->server);
     snprintf(path, sizeof path, "%s/authorized", self->dir);
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 4, ".pub") != 0)
-            continue;
-        char file[1200];
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        char key[Z85_KEY + 1];
-        if (read_key(file, "public-key", key) != 0)
-            continue;
-        void *v = realloc(self->allowed, (self->nallowed + 1) * sizeof *self->allowed);
-        if (!v)
-            break;
-        self->allowed = v;
-        memcpy(self->allowed[self->nallowed++], key, Z85_KEY + 1);
-    }
-    if (d)
-        closedir(d);
+    read_keys(path, &self->allowed, &self->nallowed);
+}
+
+int spm_security_listed(spm_security_t *self, const char *sub, const char *key)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/authorized/%s", self->dir, sub);
+    char(*keys)[Z85_KEY + 1] = NULL;
+    size_t n = 0;
+    read_keys(path, &keys, &n);
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++)
+        found = key && *key && strcmp(keys[i], key) == 0;
+    free(keys);
+    return found;
 }
 
 static int is_tcp(const char *endpoint)
