@@ -911,7 +911,7 @@ static void on_put(center_t *c, spm_msg_t *m)
     } else if (plugin && spm_plugins_allowed(c->plugins, c->security, m->user) != 0) {
         r.status = SPM_EDENIED;
         r.error = (char *)spm_error_detail();
-        spm_log_warn("a plugin was refused: %s", r.error);
+        spm_log_info("a plugin was refused: %s", r.error);
     } else if (plugin && m->nframes == 1 &&
                spm_plugin_check(zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0])) != 0) {
         r.status = SPM_EFORMAT;
@@ -1014,7 +1014,7 @@ static void on_submit(center_t *c, spm_msg_t *m)
     if (!job || !u || spm_hmap_put(c->usage, job, u) != 0)
         free(u);
     if (r.status != 0 && s->plugin)
-        spm_log_warn("a plugin's job was refused: %s", spm_error_detail());
+        spm_log_info("a plugin's job was refused: %s", spm_error_detail());
     if (job) {
         spm_log_info("job %llu (%s%s) submitted", (unsigned long long)job, s->program,
                      s->plugin ? ", a plugin" : "");

@@ -383,13 +383,12 @@ static int write_file(const char *path, const char *text, mode_t mode)
 
 static int keygen_main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"keys", required_argument, 0, 'k'},
-                                         {"name", required_argument, 0, 'n'},
-                                         {"authorize", no_argument, 0, 'a'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"keys", required_argument, 0, 'k'}, {"name", required_argument, 0, 'n'},
+        {"authorize", no_argument, 0, 'a'},  {"plugins", no_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     const char *dir = NULL, *name = NULL;
-    int authorize = 0, ch;
+    int authorize = 0, plugins = 0, ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
         case 'k':
@@ -401,11 +400,17 @@ static int keygen_main(int argc, char **argv)
         case 'a':
             authorize = 1;
             break;
+        case 'p':
+            authorize = plugins = 1;
+            break;
         case 'h':
-            printf("usage: spm keygen --name center|agent|client [--keys DIR] [--authorize]\n\n"
+            printf("usage: spm keygen --name center|agent|client [--keys DIR] [--authorize]\n"
+                   "                  [--plugins]\n\n"
                    "Writes a CurveZMQ key pair: DIR/NAME.key (secret, mode 0600) and\n"
                    "DIR/NAME.pub. --authorize also copies NAME.pub into DIR/authorized/, the\n"
-                   "keys the center and the data agents let in. DIR defaults to the\n"
+                   "keys the center and the data agents let in. --plugins authorizes it and\n"
+                   "copies it into DIR/authorized/plugins/ too: the clients that may send\n"
+                   "plugins where center.allow_plugins = keys. DIR defaults to the\n"
                    "configured security.keys (%s).\n\n"
                    "A cluster: on the center's machine make center and authorize the\n"
                    "agents' and clients' .pub files there; give every node center.pub.\n",
@@ -446,7 +451,17 @@ static int keygen_main(int argc, char **argv)
         if ((rc = write_file(path, text, 0644)) != 0)
             return spm_cli_fail("keygen", rc);
     }
-    printf("%s/%s.key and %s.pub written%s\n", dir, name, name, authorize ? " (authorized)" : "");
+    if (plugins) {
+        snprintf(path, sizeof path, "%s/authorized/plugins", dir);
+        mkdir(path, 0700);
+        snprintf(path, sizeof path, "%s/authorized/plugins/%s.pub", dir, name);
+        if ((rc = write_file(path, text, 0644)) != 0)
+            return spm_cli_fail("keygen", rc);
+    }
+    printf("%s/%s.key and %s.pub written%s\n", dir, name, name,
+           plugins     ? " (authorized, plugins too)"
+           : authorize ? " (authorized)"
+                       : "");
     return 0;
 }
 

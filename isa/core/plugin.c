@@ -35,6 +35,8 @@
 typedef struct {
     char scope[SPM_SCOPE_LEN];
     void *handle;
+    int fd; /* its memory file, kept open: the loader knows an object by its path
+               (/proc/self/fd/N), so a later plugin must never get the same N */
 } loaded_t;
 
 static loaded_t loaded[SPM_PLUGIN_MAX];
@@ -155,8 +157,8 @@ int spm_plugin_load(const void *data, size_t len, char scope[SPM_SCOPE_LEN])
     const char *prev = spm_registry_scope(l->scope);
     l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     spm_registry_scope(prev);
-    close(fd);
     if (!l->handle) {
+        close(fd);
         const char *why = dlerror();
         const char *at = why ? strstr(why, ": ") : NULL;
         return spm_error(SPM_EFORMAT, "cannot be loaded: %s",
@@ -164,6 +166,7 @@ int spm_plugin_load(const void *data, size_t len, char scope[SPM_SCOPE_LEN])
                          : why ? why
                                : "dlopen failed");
     }
+    l->fd = fd;
     nloaded++;
     return 0;
 }
