@@ -102,7 +102,7 @@ $(BIN): $(MAIN_OBJ) $(BUILD)/libspm.a
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) $(EXPORT) -o $@ $< \
 	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a bench/bench.h $(wildcard bench/paper/*.h) tests/spm_test.h
