@@ -1136,7 +1136,8 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .bytes_pushed = job->bytes_pushed,
                                  .corrupt = job->corrupt,
                                  .result = job->result,
-                                 .result_len = job->result_len};
+                                 .result_len = job->result_len,
+                                 .plugin = job->plugin};
     return 0;
 }
 

@@ -93,6 +93,7 @@ typedef struct {
     uint32_t restarts; /* center restarts it was resumed from */
     const void *result;
     size_t result_len;
+    spm_sdb_t plugin; /* a plugin's job: the block of its bytes (its result is text) */
 } spm_idu_job_info_t;
 
 /*  Returns a new IDU, or NULL when out of memory. EMIT and DONE are called

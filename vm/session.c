@@ -81,6 +81,7 @@ struct spm_session {
     uint64_t last_ping;  /* when it was last asked whether it is there */
     int released;        /* embedded VM: told to stop (spm_session_release) */
     int silent;          /* the center did not answer in time: nothing more is asked */
+    int text_result;     /* the last job followed to its end set a text result (a plugin's) */
     int closing;         /* interrupted, and closing: the last requests still wait for answers */
     /* A remote VM's blocks this session put and jobs it ran, discarded at close. */
     spm_sdb_t *mine;
@@ -910,6 +911,11 @@ int spm_session_run_plugin(spm_session_t *s, spm_sdb_t plugin, const char *progr
     return spm_session_wait(s, job, result, result_len);
 }
 
+int spm_session_text_result(const spm_session_t *s)
+{
+    return s->text_result;
+}
+
 int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *result_len)
 {
     if (result)
@@ -977,6 +983,7 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
                 }
                 if (rc != 0)
                     spm_error(rc, "job %llu failed: %s", (unsigned long long)job, rep->error);
+                s->text_result = rep->text_result;
                 if (rc == 0 && result && rep->result.len) {
                     *result = malloc(rep->result.len);
                     if (*result) {

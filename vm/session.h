@@ -164,6 +164,10 @@ int spm_session_run_plugin(spm_session_t *s, spm_sdb_t plugin, const char *progr
     spm_session_run does after submitting. */
 int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *result_len);
 
+/*  Whether the result of the last job followed to its end is text for the
+    user (a plugin's job: `spm wait` prints it). */
+int spm_session_text_result(const spm_session_t *s);
+
 /*  Fetches the center's status as JSON and text (malloc'd, caller frees). */
 int spm_session_status(spm_session_t *s, char **json, char **text);
 

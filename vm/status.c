@@ -311,7 +311,14 @@ static int wait_main(int argc, char **argv)
     spm_session_t *s;
     if ((rc = open_remote(&o, "wait", &s)) != 0)
         return rc;
-    rc = spm_session_wait(s, job, NULL, NULL);
+    void *result = NULL;
+    size_t len = 0;
+    rc = spm_session_wait(s, job, &result, &len);
+    if (rc == 0 && result && spm_session_text_result(s) && !o.json) {
+        fwrite(result, 1, len, stdout); /* a plugin's result */
+        fflush(stdout);
+    }
+    free(result);
     spm_session_close(&s);
     return rc ? spm_cli_fail("wait", rc) : 0;
 }
