@@ -521,6 +521,7 @@ si_t *spm_idu_si_alloc(spm_sf_t *sf, const char *opcode, size_t nops, const void
                              .opcode = spm_opcode_id_in(sf->job->scope, opcode),
                              .job = sf->job->id,
                              .plugin = sf->job->plugin,
+                             .plugin_sum = sf->job->plugin_sum,
                              .ops = si->ops,
                              .nops = nops,
                              .params = si->params,
@@ -750,6 +751,7 @@ void spm_idu_job_plugin(job_t *job, const char *scope, spm_sdb_t plugin)
 {
     snprintf(job->scope, sizeof job->scope, "%s", scope ? scope : "");
     job->plugin = plugin;
+    job->plugin_sum = strtoull(job->scope, NULL, 16);
 }
 
 /*  Closes JOB's open ACC groups with merge SIs owned by SF. Returns how many

@@ -59,8 +59,9 @@ typedef struct {
     size_t nops;
     const void *params;
     size_t params_len;
-    const char *sf;   /* class name of the SF that issued it (traces) */
-    spm_sdb_t plugin; /* its job's plugin (the block of its bytes), or 0 */
+    const char *sf;      /* class name of the SF that issued it (traces) */
+    spm_sdb_t plugin;    /* its job's plugin (the block of its bytes), or 0 */
+    uint64_t plugin_sum; /* ... and the checksum of those bytes (its scope) */
 } spm_idu_si_t;
 
 /*  Called by spm_idu_pump for every SI assigned to IEU. */

@@ -138,6 +138,7 @@ struct job {
     uint64_t seed;         /* spm_sf_seed: drawn at submit, journaled */
     char scope[17];        /* its plugin's registry scope ("": a built-in program) */
     spm_sdb_t plugin;      /* the SDB of its plugin's bytes (0: none) */
+    uint64_t plugin_sum;   /* their checksum, which the scope spells */
     uint32_t *ev_issued;   /* SIs issued for the first time since the last record of them */
     size_t nev_issued, capev_issued;
 };

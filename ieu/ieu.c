@@ -82,6 +82,7 @@ typedef struct task {
     const spm_opcode_t *op; /* NULL until its plugin is loaded */
     uint32_t opcode;        /* the opcode's wire id */
     int plugin_op;          /* its last operand is its plugin's bytes, to load first */
+    spm_sdb_t plugin;       /* its plugin (0: a built-in program's) */
     op_t *ops;
     size_t nops;
     void *params;
@@ -332,40 +333,79 @@ static void *worker(void *arg)
 }
 
 static void fail_task(ieu_t *ieu, task_t *t, int code, const char *msg);
+static void localize(ieu_t *ieu, task_t *t);
 
-/*  T's plugin (its last operand) is local: loads it, unless another SI's
-    did, and takes the operand away. Returns 0, or fails T and returns the
-    SPM_E* code. */
+/*  A plugin this IEU was issued SIs of: one of them fetches its bytes
+    (plugin_op) while the others wait here, so that the bytes come once. */
+typedef struct {
+    int loaded;
+    int fetching;    /* an SI of it is fetching its bytes */
+    queue_t waiting; /* SIs of it that wait for that */
+} plugin_t;
+
+/*  The state of plugin SDB, made on first sight (NULL: out of memory). */
+static plugin_t *plugin_of(ieu_t *ieu, spm_sdb_t sdb)
+{
+    plugin_t *pl = spm_hmap_get(ieu->plugins, sdb);
+    if (!pl && (pl = calloc(1, sizeof *pl)) && spm_hmap_put(ieu->plugins, sdb, pl) != 0) {
+        free(pl);
+        pl = NULL;
+    }
+    return pl;
+}
+
+/*  The fetch or load of plugin SDB ended with RC (MSG when it failed): the
+    SIs that waited for it go on, or fail with it. */
+static void plugin_settled(ieu_t *ieu, spm_sdb_t sdb, int rc, const char *msg)
+{
+    plugin_t *pl = spm_hmap_get(ieu->plugins, sdb);
+    if (!pl)
+        return;
+    pl->fetching = 0;
+    pl->loaded |= rc == 0;
+    task_t *t;
+    while ((t = pop(&pl->waiting))) {
+        if (rc != 0)
+            fail_task(ieu, t, rc, msg);
+        else if (!(t->op = spm_opcode_by_id(t->opcode)))
+            fail_task(ieu, t, SPM_ENOTFOUND, "unknown opcode (not in its plugin)");
+        else
+            localize(ieu, t);
+    }
+}
+
+/*  T's plugin (its last operand) is local: loads it and takes the
+    operand away. Returns 0, or fails T (and the SIs that waited for the
+    plugin) and returns the SPM_E* code. */
 static int load_plugin(ieu_t *ieu, task_t *t)
 {
     size_t i = t->nops - 1;
     op_t *o = &t->ops[i];
+    spm_sdb_t sdb = t->plugin;
     const void *data = NULL;
     size_t len = 0;
     spm_nodecache_reader_t *rd = NULL;
     spm_store_snap_t *snap = NULL;
     int rc = 0;
-    if (!spm_hmap_get(ieu->plugins, o->sdb)) {
-        uint32_t type;
-        if (t->own && t->own[i]) {
-            data = t->own[i];
-            len = t->own_len[i];
-        } else if (o->in_store) {
-            if (!(snap = spm_store_view_snap(ieu->store)) ||
-                spm_store_snap_get(snap, o->sdb, 1, NULL, &data, &len) != 0)
-                rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) is not in the store",
-                               (unsigned long long)o->sdb);
-        } else if (!(rd = spm_nodecache_reader(ieu->cache)) ||
-                   spm_nodecache_get(rd, o->sdb, 1, &type, &data, &len) != 0) {
-            rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) left the node cache",
-                           (unsigned long long)o->sdb);
-        }
-        char scope[SPM_SCOPE_LEN];
-        if (rc == 0 && (rc = spm_plugin_load(data, len, scope)) == 0)
-            spm_hmap_put(ieu->plugins, o->sdb, (void *)1);
-        spm_nodecache_reader_end(&rd);
-        spm_store_snap_end(&snap);
+    uint32_t type;
+    if (t->own && t->own[i]) {
+        data = t->own[i];
+        len = t->own_len[i];
+    } else if (o->in_store) {
+        if (!(snap = spm_store_view_snap(ieu->store)) ||
+            spm_store_snap_get(snap, sdb, 1, NULL, &data, &len) != 0)
+            rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) is not in the store",
+                           (unsigned long long)sdb);
+    } else if (!(rd = spm_nodecache_reader(ieu->cache)) ||
+               spm_nodecache_get(rd, sdb, 1, &type, &data, &len) != 0) {
+        rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) left the node cache",
+                       (unsigned long long)sdb);
     }
+    char scope[SPM_SCOPE_LEN];
+    if (rc == 0)
+        rc = spm_plugin_load(data, len, scope);
+    spm_nodecache_reader_end(&rd);
+    spm_store_snap_end(&snap);
     free(o->holders);
     if (t->own) {
         free(t->own[i]);
@@ -373,13 +413,16 @@ static int load_plugin(ieu_t *ieu, task_t *t)
     }
     t->nops--;
     t->plugin_op = 0;
-    if (rc == 0 && !(t->op = spm_opcode_by_id(t->opcode)))
-        rc = spm_error(SPM_ENOTFOUND, "its plugin has no such opcode");
-    if (rc != 0) {
-        char msg[600];
+    char msg[600] = "";
+    if (rc != 0)
         snprintf(msg, sizeof msg, "loading its plugin: %s", spm_error_detail());
-        fail_task(ieu, t, rc, msg);
+    plugin_settled(ieu, sdb, rc, msg);
+    if (rc == 0 && !(t->op = spm_opcode_by_id(t->opcode))) {
+        rc = SPM_ENOTFOUND;
+        snprintf(msg, sizeof msg, "unknown opcode (not in its plugin)");
     }
+    if (rc != 0)
+        fail_task(ieu, t, rc, msg);
     return rc;
 }
 
@@ -441,6 +484,10 @@ static void pull(ieu_t *ieu)
     error so the center decides. */
 static void fail_task(ieu_t *ieu, task_t *t, int code, const char *msg)
 {
+    if (t->plugin_op) { /* it was fetching its plugin: the SIs waiting for it fail too */
+        t->plugin_op = 0;
+        plugin_settled(ieu, t->plugin, code, msg);
+    }
     t->status = code;
     t->error = strdup(msg);
     t->cops = calloc(t->nops ? t->nops : 1, sizeof *t->cops);
@@ -762,7 +809,22 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         t->recv_us = now;
         t->opcode = s->opcode;
         t->op = spm_opcode_by_id(s->opcode);
-        t->plugin_op = s->plugin && !spm_hmap_get(ieu->plugins, s->plugin->sdb);
+        plugin_t *pl = s->plugin ? plugin_of(ieu, s->plugin->sdb) : NULL;
+        if (s->plugin && !pl) {
+            fail_task(ieu, t, SPM_ENOMEM, "out of memory");
+            continue;
+        }
+        t->plugin = s->plugin ? s->plugin->sdb : 0;
+        if (pl && !pl->loaded && s->plugin->checksum) {
+            /* The same bytes under another SDB (put again by a later run) */
+            char scope[SPM_SCOPE_LEN];
+            spm_plugin_scope(s->plugin->checksum, scope);
+            pl->loaded = spm_plugin_loaded(scope);
+        }
+        t->plugin_op = pl && !pl->loaded && !pl->fetching;
+        int wait = pl && !pl->loaded && !t->plugin_op; /* another SI fetches it */
+        if (t->plugin_op)
+            pl->fetching = 1;
         t->nops = s->n_ops + (size_t)t->plugin_op;
         t->ops = calloc(t->nops ? t->nops : 1, sizeof *t->ops);
         t->params = malloc(s->params.len ? s->params.len : 1);
@@ -773,7 +835,7 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         }
         if (s->params.len)
             memcpy(t->params, s->params.data, s->params.len);
-        if (!t->op && !t->plugin_op) {
+        if (!t->op && (!pl || pl->loaded)) {
             fail_task(ieu, t, SPM_ENOTFOUND,
                       s->plugin ? "unknown opcode (not in its plugin)"
                                 : "unknown opcode (IEU binary differs from center's)");
@@ -800,7 +862,10 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
             fail_task(ieu, t, SPM_EPROTO, "invalid operand mode");
             continue;
         }
-        localize(ieu, t);
+        if (wait)
+            push(&pl->waiting, t); /* localized once the plugin is loaded */
+        else
+            localize(ieu, t);
     }
 }
 
@@ -1464,7 +1529,14 @@ done:
             free(value); /* their tasks are freed with the queues or leak at exit */
         spm_hmap_destroy(&ieu.fetches);
     }
-    spm_hmap_destroy(&ieu.plugins);
+    if (ieu.plugins) {
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (spm_hmap_next(ieu.plugins, &pos, &key, &value))
+            free(value); /* SIs still waiting leak at exit, as those being fetched */
+        spm_hmap_destroy(&ieu.plugins);
+    }
     spm_blockclient_destroy(&ieu.bc); /* tasks still being kept leak at exit */
     free(ieu.nodes);
     free(ieu.publish.v);

@@ -269,6 +269,7 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
         s->plugin->mode = SPM_R;
         s->plugin->type = c->plugin_type;
         locate(c, s->plugin, p->node);
+        s->plugin->checksum = si->plugin_sum; /* IEUs that loaded these bytes fetch nothing */
     }
     if (spm_grow(&p->batch, p->nbatch, &p->capbatch, sizeof *p->batch, 16) != 0) {
         free_si_msg(s);

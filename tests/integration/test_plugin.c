@@ -56,13 +56,16 @@ END_TEST
 /* ------------------------------------------------------- side by side */
 
 /*  Two builds of one program (the same program, opcode and type names)
-    submitted to one center at once: each job runs its own code only. */
+    submitted to one center at once: each job runs its own code only. The
+    IEUs read through their node cache (--no-store-reads), so each plugin
+    comes to them as a block from the center, once per node. */
 START_TEST(two_versions_run_side_by_side)
 {
     setenv("SPM_ALLOW_PLUGINS", "yes", 1);
     spm_test_vm_t vm;
     spm_test_vm_start(&vm, NULL);
-    spm_test_vm_agent(&vm, "2", NULL);
+    const char *cached[] = {"--no-store-reads", NULL};
+    spm_test_vm_agent(&vm, "2", cached);
     const char *v1[] = {
         "run", "--plugin", plugin("version"), "--center", vm.ep, "--quiet", "version", "200", NULL};
     const char *v2[] = {"run",      "--plugin", plugin("version2"),
