@@ -6,7 +6,6 @@
     kills its IEUs and a super-function that kills the center each end in
     one line. The plugins are built by `make tests` into $SPM_PLUGINS. */
 #include "tests/check_main.h"
-#include "tests/ref/examples_ref.h"
 #include "tests/spm_test.h"
 
 #include <sys/time.h>
