@@ -4,7 +4,8 @@
 #   make run        install missing packages, build, run a synthetic job on an embedded VM
 #   make check      install missing packages, build, run every test (T=name runs one suite)
 #   make bench      run the benchmarks in bench/ (they print ratios against baselines)
-#   make install    install binary, headers and pkg-config file under PREFIX
+#   make install    install binary, headers and pkg-config files under PREFIX
+#   make examples   build examples/ against the installed spm (they are plugins)
 #   make format     clang-format every source file
 #   make fuzz       build the libFuzzer targets in tests/fuzz with clang and run each
 #                   for FUZZ_SECONDS (default 60; T=name runs one)
@@ -49,7 +50,7 @@ PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
 PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps run check check-san chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps run check check-san examples chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
 all: deps-quiet $(BIN)
 
 deps:
@@ -90,14 +91,18 @@ FORCE:
 # so the whole archive is linked in.
 WHOLE = -Wl,--whole-archive $(BUILD)/libspm.a -Wl,--no-whole-archive
 
+# Plugins (docs/PROGRAMMING.md) are shared objects whose spm_* references
+# are resolved against the binary: those symbols are exported.
+EXPORT = -Wl,--export-dynamic-symbol='spm_*'
+
 $(BIN): $(MAIN_OBJ) $(BUILD)/libspm.a
 	@echo "  LINK    $@"
-	@$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
+	@$(CC) $(LDFLAGS) $(EXPORT) -o $@ $(MAIN_OBJ) $(WHOLE) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) $(EXPORT) -o $@ $< \
 	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a bench/bench.h $(wildcard bench/paper/*.h) tests/spm_test.h
@@ -106,14 +111,47 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a bench/bench.h $(wildcard bench/pap
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
 	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
 
-tests: $(TEST_BINS)
+# Plugins the tests run: tests/plugins/NAME.c and the examples, built
+# against the tree's spm.h as `make examples` builds them against the
+# installed one; version.c twice (two versions of one program).
+PLUGIN_FLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared -Ivm
+TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(BUILD)/plugins/lib%.so,$(wildcard tests/plugins/*.c))
+EXAMPLE_NAMES := $(notdir $(patsubst %/,%,$(dir $(wildcard examples/*/*.c))))
+PLUGINS  := $(TEST_PLUGINS) $(BUILD)/plugins/libversion2.so \
+            $(EXAMPLE_NAMES:%=$(BUILD)/plugins/lib%.so)
+
+$(BUILD)/plugins/lib%.so: tests/plugins/%.c vm/spm.h
+	@mkdir -p $(dir $@)
+	@echo "  PLUGIN  $@"
+	@$(CC) $(PLUGIN_FLAGS) -o $@ $<
+
+$(BUILD)/plugins/libversion2.so: tests/plugins/version.c vm/spm.h
+	@mkdir -p $(dir $@)
+	@echo "  PLUGIN  $@"
+	@$(CC) $(PLUGIN_FLAGS) -DPLUGIN_VERSION=2 -o $@ $<
+
+define example_rule
+$(BUILD)/plugins/lib$(1).so: examples/$(1)/$(1).c vm/spm.h
+	@mkdir -p $$(dir $$@)
+	@echo "  PLUGIN  $$@"
+	@$$(CC) $$(PLUGIN_FLAGS) -o $$@ $$< -lm
+endef
+$(foreach e,$(EXAMPLE_NAMES),$(eval $(call example_rule,$(e))))
+
+tests: $(TEST_BINS) $(PLUGINS)
+
+# The examples, built out of tree as a programmer builds them: against the
+# installed spm (make install; PKG_CONFIG_PATH if not under /usr/local).
+examples:
+	@$(MAKE) --no-print-directory -C examples
 
 run: all
 	$(BIN) run synthetic --sis 2000 --work uniform:0:4ms
 
 # T=name runs only the suite whose file is named test_<name>.c.
 check: all tests
-	@SPM_BIN=$(abspath $(BIN)) SPM_SOURCE_DIR=$(CURDIR) sh scripts/check.sh $(BUILD)/tests "$(T)"
+	@SPM_BIN=$(abspath $(BIN)) SPM_SOURCE_DIR=$(CURDIR) SPM_PLUGINS=$(abspath $(BUILD)/plugins) \
+	    sh scripts/check.sh $(BUILD)/tests "$(T)"
 
 check-san:
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined check
@@ -169,6 +207,7 @@ install: all
 	install -m 755 conf/spm.slurm $(DESTDIR)$(PREFIX)/share/spm/
 	install -m 644 $(BUILD)/libspm.a $(DESTDIR)$(PREFIX)/lib/libspm.a
 	sed -e 's|@PREFIX@|$(PREFIX)|' conf/spm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/spm.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' conf/spm-static.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/spm-static.pc
 
 format:
 	clang-format -i $(FORMAT_SRCS)

@@ -21,6 +21,7 @@
     =========================================================================
 */
 #include "idu/idu_int.h"
+#include "isa/core/plugin.h"
 #include "isa/core/registry.h"
 #include "vm/grow.h"
 #include "vm/log.h"
@@ -41,8 +42,9 @@ enum {
     EV_GONE = 7,   /* job 0: a put discarded (id) */
     EV_KEPT = 8, /* an ended job whose report was delivered: its SDBs (id, type, version, floor) */
     EV_NEXT = 9, /* job 0: the puts' counter (ids below it are never given again) */
-    EV_RESUMED = 10, /* the job was resumed after a restart of the center */
-    EV_ISSUED = 11,  /* SIs issued for the first time in a turn (count, then id deltas) */
+    EV_RESUMED = 10,    /* the job was resumed after a restart of the center */
+    EV_ISSUED = 11,     /* SIs issued for the first time in a turn (count, then id deltas) */
+    EV_QUARANTINE = 12, /* the job crashed the center: failed, its code never run again */
 };
 
 struct replay {
@@ -201,6 +203,8 @@ void spm_ev_submit(spm_idu_t *self, const job_t *job, const void *args, size_t l
     put_uv(&b, job->seed);
     put_bytes(&b, job->program, strlen(job->program));
     put_bytes(&b, args, len);
+    put_uv(&b, job->plugin);
+    put_bytes(&b, job->scope, strlen(job->scope));
     emit(self, job->id, &b);
 }
 
@@ -495,6 +499,8 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
         spm_idu_commit_apply(self, si, &c, &who);
         return;
     }
+    case EV_QUARANTINE:
+        return;
     case EV_RESUMED:
         job->restarts++;
         return;
@@ -559,6 +565,39 @@ void spm_ev_ready(job_t *job, si_t *si)
     rp->ready[low] = si;
 }
 
+void spm_ev_quarantine(spm_idu_t *self, const job_t *job, const char *why)
+{
+    if (!recording(self, job))
+        return;
+    wbuf_t b = wbuf_of(self);
+    uint8_t t = EV_QUARANTINE;
+    put_raw(&b, &t, 1);
+    put_bytes(&b, why, strlen(why));
+    emit(self, job->id, &b);
+}
+
+/*  Why job ID is not to be run again, or NULL: the center named it as one
+    that crashed it (spm_idu_quarantine), or its journal says so. */
+static const char *quarantined_why(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs,
+                                   size_t n)
+{
+    for (size_t i = 0; i < self->nquarantine; i++)
+        if (self->quarantine[i].job == id)
+            return self->quarantine[i].why;
+    static char why[512];
+    for (size_t i = 1; i < n; i++) {
+        const uint8_t *p = recs[i].data;
+        if (!recs[i].len || p[0] != EV_QUARANTINE)
+            continue;
+        rbuf_t r = {p, recs[i].len, 1, 0};
+        const void *msg;
+        size_t len = get_bytes(&r, &msg);
+        snprintf(why, sizeof why, "%.*s", r.bad ? 0 : (int)len, r.bad ? "" : (const char *)msg);
+        return why[0] ? why : "it crashed the center";
+    }
+    return NULL;
+}
+
 int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, size_t n,
                    spm_idu_record_fn foreign, void *arg)
 {
@@ -581,14 +620,40 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
         return spm_error(SPM_EFORMAT, "job %llu: a damaged submit record", (unsigned long long)id);
     char program[256];
     snprintf(program, sizeof program, "%.*s", (int)plen, (const char *)prog);
+    spm_sdb_t plugin = 0; /* a plugin's job: its object and scope (journals before plugins
+                             end here) */
+    const void *jscope = NULL;
+    size_t slen = 0;
+    if (r.pos < r.n) {
+        plugin = get_uv(&r);
+        slen = get_bytes(&r, &jscope);
+        if (r.bad || slen >= SPM_SCOPE_LEN)
+            return spm_error(SPM_EFORMAT, "job %llu: a damaged submit record",
+                             (unsigned long long)id);
+    }
     struct replay rp = {.recs = recs, .n = n, .pos = 1, .foreign = foreign, .arg = arg};
 
     job_t *job = NULL;
     int rc = spm_idu_job_begin(self, id, program, priority, wall, seed, &rp, &job);
-    if (rc == 0 && !spm_program_find(program))
-        bad(&rp, "no program '%s' in this spm", program);
-    else if (rc == 0)
-        rc = spm_idu_job_start(self, job, args, alen);
+    const char *quarantined = rc == 0 ? quarantined_why(self, id, recs, n) : NULL;
+    char scope[SPM_SCOPE_LEN] = "";
+    if (rc == 0 && quarantined) {
+        job->replay = NULL; /* recorded: a later restart finds it failed */
+        spm_ev_quarantine(self, job, quarantined);
+        spm_idu_fail_now(job, SPM_EEXEC, -1, quarantined);
+    } else if (rc == 0 && plugin && !self->load_plugin) {
+        bad(&rp, "its plugin cannot be loaded here");
+    } else if (rc == 0 && plugin && self->load_plugin(self->load_arg, plugin, scope) != 0) {
+        bad(&rp, "its plugin cannot be loaded: %s", spm_error_detail());
+    } else if (rc == 0 && plugin && (slen != strlen(scope) || memcmp(scope, jscope, slen) != 0)) {
+        bad(&rp, "its plugin's bytes changed");
+    } else if (rc == 0) {
+        spm_idu_job_plugin(job, scope, plugin);
+        if (!spm_program_find_in(scope, program))
+            bad(&rp, "no program '%s' in %s", program, plugin ? "its plugin" : "this spm");
+        else
+            rc = spm_idu_job_start(self, job, args, alen);
+    }
     while (job && job->replay && rp.pos < rp.n && !rp.bad) {
         const spm_idu_record_t *rec = &rp.recs[rp.pos++];
         replay_one(self, job, &rp, rec);

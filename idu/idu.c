@@ -29,6 +29,11 @@
 #define MAX_HOLDER_DEATHS 4
 
 static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf);
+typedef struct call {
+    uint64_t t0, prev;
+} call_t;
+static call_t enter(const spm_sf_t *sf);
+static void leave(spm_sf_t *sf, const char *callback, call_t c);
 static void job_fail(job_t *job, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -75,8 +80,11 @@ static void job_free(job_t *job)
 {
     for (spm_sf_t *sf = job->sfs, *next; sf; sf = next) {
         next = sf->job_next;
-        if (!sf->finished && sf->cls->finish)
+        if (!sf->finished && sf->cls->finish) {
+            call_t t0 = enter(sf);
             sf->cls->finish(sf);
+            leave(sf, "finish", t0);
+        }
         sf_free(sf);
     }
     free(job->program);
@@ -117,6 +125,9 @@ void spm_idu_destroy(spm_idu_t **selfp)
     pos = 0;
     while (self->sdbs && spm_hmap_next(self->sdbs, &pos, &key, &value))
         spm_sb_sdb_free(value);
+    for (size_t i = 0; i < self->nquarantine; i++)
+        free(self->quarantine[i].why);
+    free(self->quarantine);
     free(self->garbage);
     free(self->ev_jobs);
     free(self->ev_buf);
@@ -320,12 +331,29 @@ static void timed(spm_sf_t *sf, const char *callback, uint64_t t0)
                  (unsigned long long)sf->job->id, sf->cls->name, (double)us / 1000, callback);
 }
 
+volatile uint64_t spm_idu_running_job;
+
+/*  Around every call into a super-function: the job whose code runs (for
+    a crash handler), and the time it took (timed). */
+static call_t enter(const spm_sf_t *sf)
+{
+    call_t c = {spm_now_us(), spm_idu_running_job};
+    spm_idu_running_job = sf->job->id;
+    return c;
+}
+
+static void leave(spm_sf_t *sf, const char *callback, call_t c)
+{
+    spm_idu_running_job = c.prev;
+    timed(sf, callback, c.t0);
+}
+
 void spm_idu_feed_call(spm_idu_t *self, spm_sf_t *sf, const spm_ieu_t *who)
 {
     spm_ev_feed(self, sf, who);
-    uint64_t t0 = spm_now_us();
+    call_t t0 = enter(sf);
     sf->cls->feed(sf, who);
-    timed(sf, "feed", t0);
+    leave(sf, "feed", t0);
     if (!sf->ready_head)
         sf_maybe_finish(self, sf); /* feed may have called done */
 }
@@ -490,8 +518,10 @@ si_t *spm_idu_si_alloc(spm_sf_t *sf, const char *opcode, size_t nops, const void
         memcpy(si->params, params, params_len);
     sf->job->idu->made++;
     si->pub = (spm_idu_si_t){.id = sf->job->id << 32 | ++sf->job->next_si,
-                             .opcode = spm_name_id(opcode),
+                             .opcode = spm_opcode_id_in(sf->job->scope, opcode),
                              .job = sf->job->id,
+                             .plugin = sf->job->plugin,
+                             .plugin_sum = sf->job->plugin_sum,
                              .ops = si->ops,
                              .nops = nops,
                              .params = si->params,
@@ -609,9 +639,9 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
         sf->feeder = 1;
     }
     spm_error(0, "%s", "");
-    uint64_t t0 = spm_now_us();
+    call_t t0 = enter(sf);
     int rc = cls->start ? cls->start(sf, args, len) : 0;
-    timed(sf, "start", t0);
+    leave(sf, "start", t0);
     if (rc != 0) {
         const char *d = spm_error_detail();
         job_fail(job, rc, "%s: %s", cls->name, *d ? d : spm_strerror(rc));
@@ -655,9 +685,10 @@ int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int pri
 
 int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len)
 {
-    const spm_program_t *p = spm_program_find(job->program);
+    const spm_program_t *p = spm_program_find_in(job->scope, job->program);
     if (!p) {
-        job_fail(job, SPM_ENOTFOUND, "no program '%s' in this spm", job->program);
+        job_fail(job, SPM_ENOTFOUND, "no program '%s' in %s", job->program,
+                 job->scope[0] ? "its plugin" : "this spm");
         return spm_error(SPM_ENOTFOUND, "no program '%s'", job->program);
     }
     spm_ev_submit(self, job, args, len);
@@ -679,16 +710,48 @@ static uint64_t new_seed(void)
 int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
                    uint64_t *jobid)
 {
-    if (!spm_program_find(program))
+    return spm_idu_submit_plugin(self, program, NULL, 0, args, len, priority, jobid);
+}
+
+int spm_idu_submit_plugin(spm_idu_t *self, const char *program, const char *scope, spm_sdb_t plugin,
+                          const void *args, size_t len, int priority, uint64_t *jobid)
+{
+    if (!spm_program_find_in(scope, program))
         return spm_error(SPM_ENOTFOUND, "no program '%s'", program);
     job_t *job;
     int rc = spm_idu_job_begin(self, 0, program, priority, 0, new_seed(), NULL, &job);
     if (rc != 0)
         return rc;
+    spm_idu_job_plugin(job, scope, plugin);
     *jobid = job->id;
     rc = spm_idu_job_start(self, job, args, len);
     notify(self);
     return rc;
+}
+
+void spm_idu_set_plugin_loader(spm_idu_t *self, spm_idu_plugin_fn load, void *arg)
+{
+    self->load_plugin = load;
+    self->load_arg = arg;
+}
+
+int spm_idu_quarantine(spm_idu_t *self, uint64_t id, const char *why)
+{
+    char *w = strdup(why);
+    if (!w || spm_grow(&self->quarantine, self->nquarantine, &self->capquarantine,
+                       sizeof *self->quarantine, 4) != 0) {
+        free(w);
+        return SPM_ENOMEM;
+    }
+    self->quarantine[self->nquarantine++] = (struct quarantined){id, w};
+    return 0;
+}
+
+void spm_idu_job_plugin(job_t *job, const char *scope, spm_sdb_t plugin)
+{
+    snprintf(job->scope, sizeof job->scope, "%s", scope ? scope : "");
+    job->plugin = plugin;
+    job->plugin_sum = strtoull(job->scope, NULL, 16);
 }
 
 /*  Closes JOB's open ACC groups with merge SIs owned by SF. Returns how many
@@ -719,8 +782,11 @@ static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
             return; /* the root ends once the last merges commit */
         sf->finished = 1;
         feeder_remove(self, sf);
-        if (sf->cls->finish)
+        if (sf->cls->finish) {
+            call_t t0 = enter(sf);
             sf->cls->finish(sf);
+            leave(sf, "finish", t0);
+        }
         job->live_sfs--;
         spm_sf_t *parent = sf->parent;
         if (!parent) {
@@ -730,9 +796,9 @@ static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
         parent->children--;
         if (parent->cls->commit && job->state == 0) {
             spm_result_t r = {.kind = SPM_RESULT_CHILD, .tag = sf->tag};
-            uint64_t t0 = spm_now_us();
+            call_t t0 = enter(parent);
             parent->cls->commit(parent, &r);
-            timed(parent, "commit", t0);
+            leave(parent, "commit", t0);
         }
         sf = parent;
     }
@@ -974,9 +1040,9 @@ void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
                           .reply = c->reply,
                           .reply_len = c->reply_len,
                           .ieu = who};
-        uint64_t t0 = spm_now_us();
+        call_t t0 = enter(sf);
         sf->cls->commit(sf, &r);
-        timed(sf, "commit", t0);
+        leave(sf, "commit", t0);
     }
     spm_idu_si_free(si);
     sf_maybe_finish(self, sf);
@@ -1072,7 +1138,8 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .bytes_pushed = job->bytes_pushed,
                                  .corrupt = job->corrupt,
                                  .result = job->result,
-                                 .result_len = job->result_len};
+                                 .result_len = job->result_len,
+                                 .plugin = job->plugin};
     return 0;
 }
 
@@ -1361,9 +1428,10 @@ int spm_sf_priority(const spm_sf_t *sf)
 
 spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type)
 {
-    if (!spm_sdb_type_find(type))
+    uint32_t id = spm_sdb_type_id_in(sf->job->scope, type);
+    if (!id)
         return 0;
-    sdb_t *s = spm_sb_sdb_new(sf->job->idu, sf->job, spm_name_id(type), 0);
+    sdb_t *s = spm_sb_sdb_new(sf->job->idu, sf->job, id, 0);
     return s ? s->id : 0;
 }
 
@@ -1373,7 +1441,7 @@ int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, siz
     spm_idu_t *self = sf->job->idu;
     if (sf->job->state != 0)
         return SPM_ECANCELED;
-    if (!spm_opcode_find(opcode))
+    if (!spm_opcode_id_in(sf->job->scope, opcode))
         return spm_error(SPM_ENOTFOUND, "no opcode '%s'", opcode);
     if (n > SPM_MAX_OPERANDS)
         return spm_error(SPM_EINVAL, "%s: %zu operands (at most %d)", opcode, n, SPM_MAX_OPERANDS);

@@ -59,7 +59,9 @@ typedef struct {
     size_t nops;
     const void *params;
     size_t params_len;
-    const char *sf; /* class name of the SF that issued it (traces) */
+    const char *sf;      /* class name of the SF that issued it (traces) */
+    spm_sdb_t plugin;    /* its job's plugin (the block of its bytes), or 0 */
+    uint64_t plugin_sum; /* ... and the checksum of those bytes (its scope) */
 } spm_idu_si_t;
 
 /*  Called by spm_idu_pump for every SI assigned to IEU. */
@@ -92,6 +94,7 @@ typedef struct {
     uint32_t restarts; /* center restarts it was resumed from */
     const void *result;
     size_t result_len;
+    spm_sdb_t plugin; /* a plugin's job: the block of its bytes (its result is text) */
 } spm_idu_job_info_t;
 
 /*  Returns a new IDU, or NULL when out of memory. EMIT and DONE are called
@@ -104,6 +107,28 @@ void spm_idu_destroy(spm_idu_t **self);
     then exists and is failed, its error in the job info). */
 int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
                    uint64_t *job);
+
+/*  The same for PROGRAM of a plugin loaded into SCOPE (isa/core/plugin.h),
+    whose bytes are SDB PLUGIN: its SFs' names are looked up in SCOPE
+    first, and its SIs carry PLUGIN for the IEUs to load. */
+int spm_idu_submit_plugin(spm_idu_t *self, const char *program, const char *scope, spm_sdb_t plugin,
+                          const void *args, size_t len, int priority, uint64_t *job);
+
+/*  How a restarted center gets a plugin job's object loaded again before
+    its SFs are run again: LOAD loads the plugin whose bytes are SDB PLUGIN
+    and copies its scope to SCOPE (17 bytes); 0 or an SPM_E* code (detail
+    set), after which the job fails. */
+typedef int (*spm_idu_plugin_fn)(void *arg, spm_sdb_t plugin, char *scope);
+void spm_idu_set_plugin_loader(spm_idu_t *self, spm_idu_plugin_fn load, void *arg);
+
+/*  Job ID crashed the center while its code ran: when its journal is read
+    back, it is failed with WHY and none of its code runs again. Call
+    before the journal is read back. Returns 0 or SPM_ENOMEM. */
+int spm_idu_quarantine(spm_idu_t *self, uint64_t id, const char *why);
+
+/*  The job whose super-function code the IDU's thread runs now (0: none),
+    for a crash handler to name. */
+extern volatile uint64_t spm_idu_running_job;
 
 /*  Registers an SDB put by a client: version 1 of TYPE is committed.
     Returns the new id, or 0 when out of memory. */

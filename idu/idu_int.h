@@ -14,6 +14,11 @@
 typedef struct si si_t;
 typedef struct job job_t;
 
+struct quarantined {
+    uint64_t job;
+    char *why;
+};
+
 typedef struct {
     si_t **v; /* SIs waiting, not owned */
     size_t n, cap;
@@ -131,6 +136,9 @@ struct job {
     uint64_t replayed;     /* commits taken from the journal after center restarts */
     uint32_t restarts;     /* center restarts it was resumed from */
     uint64_t seed;         /* spm_sf_seed: drawn at submit, journaled */
+    char scope[17];        /* its plugin's registry scope ("": a built-in program) */
+    spm_sdb_t plugin;      /* the SDB of its plugin's bytes (0: none) */
+    uint64_t plugin_sum;   /* their checksum, which the scope spells */
     uint32_t *ev_issued;   /* SIs issued for the first time since the last record of them */
     size_t nev_issued, capev_issued;
 };
@@ -169,9 +177,13 @@ struct spm_idu {
     uint64_t ready;    /* SIs ready and not issued */
     job_t **notify;    /* jobs ended, to report */
     size_t nnotify, capnotify;
-    spm_directory_t *dir;     /* where blocks live (not owned; NULL: no locality) */
-    int speculate;            /* copy stragglers to idle IEUs at the end of a stage */
-    spm_idu_record_fn record; /* takes every event (events.c), or NULL */
+    spm_directory_t *dir;          /* where blocks live (not owned; NULL: no locality) */
+    int speculate;                 /* copy stragglers to idle IEUs at the end of a stage */
+    spm_idu_record_fn record;      /* takes every event (events.c), or NULL */
+    spm_idu_plugin_fn load_plugin; /* loads a resumed job's plugin, or NULL */
+    void *load_arg;
+    struct quarantined *quarantine; /* jobs that crashed the center: not run again */
+    size_t nquarantine, capquarantine;
     void *record_arg;
     uint8_t *ev_buf; /* the buffer events are encoded in, reused */
     size_t ev_cap;
@@ -209,6 +221,7 @@ void spm_ev_feed(spm_idu_t *self, const struct spm_sf *sf, const spm_ieu_t *who)
 void spm_ev_commit(spm_idu_t *self, const si_t *si, const spm_idu_commit_t *c,
                    const spm_ieu_t *who);
 void spm_ev_fail(spm_idu_t *self, const job_t *job, int code, const char *msg);
+void spm_ev_quarantine(spm_idu_t *self, const job_t *job, const char *why);
 void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone);
 /*  The answer of an outside query of JOB (LEN bytes at LIVE, at most CAP):
     recorded, or replaced by the recorded one while JOB is run again.
@@ -222,6 +235,10 @@ void spm_ev_issued(spm_idu_t *self, si_t *si);
 int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int priority,
                       uint64_t wall_us, uint64_t seed, struct replay *replay, job_t **out);
 int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len);
+
+/*  Makes JOB a plugin's: its names are looked up in SCOPE, its SIs name
+    PLUGIN (the block of the object's bytes) for IEUs to load. */
+void spm_idu_job_plugin(job_t *job, const char *scope, spm_sdb_t plugin);
 void spm_idu_feed_call(spm_idu_t *self, struct spm_sf *sf, const spm_ieu_t *who);
 void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
                           const spm_ieu_t *who);

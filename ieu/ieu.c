@@ -31,6 +31,7 @@
 #include "datacache/directory.h"
 #include "datacache/nodecache.h"
 #include "datacache/storeview.h"
+#include "isa/core/plugin.h"
 #include "isa/core/registry.h"
 #include "isa/core/si.h"
 #include "vm/cli.h"
@@ -78,7 +79,10 @@ typedef struct {
 typedef struct task {
     uint64_t id;
     uint32_t attempt;
-    const spm_opcode_t *op;
+    const spm_opcode_t *op; /* NULL until its plugin is loaded */
+    uint32_t opcode;        /* the opcode's wire id */
+    int plugin_op;          /* its last operand is its plugin's bytes, to load first */
+    spm_sdb_t plugin;       /* its plugin (0: a built-in program's) */
     op_t *ops;
     size_t nops;
     void *params;
@@ -149,6 +153,7 @@ typedef struct {
     uint32_t held;            /* SIs received and not yet committed */
     uint32_t requested;       /* credits asked for and not yet used */
     spm_hmap_t *fetches;      /* GET req -> fetch_t */
+    spm_hmap_t *plugins;      /* SDBs of the plugins loaded, -> 1 */
     spm_security_t *security; /* CurveZMQ keys of this node */
     refs_t publish, drop;     /* directory updates not yet sent */
     uint32_t evictions;       /* node-cache evictions since the last commit */
@@ -335,8 +340,104 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static void fail_task(ieu_t *ieu, task_t *t, int code, const char *msg);
+static void localize(ieu_t *ieu, task_t *t);
+
+/*  A plugin this IEU was issued SIs of: one of them fetches its bytes
+    (plugin_op) while the others wait here, so that the bytes come once. */
+typedef struct {
+    int loaded;
+    int fetching;    /* an SI of it is fetching its bytes */
+    queue_t waiting; /* SIs of it that wait for that */
+} plugin_t;
+
+/*  The state of plugin SDB, made on first sight (NULL: out of memory). */
+static plugin_t *plugin_of(ieu_t *ieu, spm_sdb_t sdb)
+{
+    plugin_t *pl = spm_hmap_get(ieu->plugins, sdb);
+    if (!pl && (pl = calloc(1, sizeof *pl)) && spm_hmap_put(ieu->plugins, sdb, pl) != 0) {
+        free(pl);
+        pl = NULL;
+    }
+    return pl;
+}
+
+/*  The fetch or load of plugin SDB ended with RC (MSG when it failed): the
+    SIs that waited for it go on, or fail with it. */
+static void plugin_settled(ieu_t *ieu, spm_sdb_t sdb, int rc, const char *msg)
+{
+    plugin_t *pl = spm_hmap_get(ieu->plugins, sdb);
+    if (!pl)
+        return;
+    pl->fetching = 0;
+    pl->loaded |= rc == 0;
+    task_t *t;
+    while ((t = pop(&pl->waiting))) {
+        if (rc != 0)
+            fail_task(ieu, t, rc, msg);
+        else if (!(t->op = spm_opcode_by_id(t->opcode)))
+            fail_task(ieu, t, SPM_ENOTFOUND, "unknown opcode (not in its plugin)");
+        else
+            localize(ieu, t);
+    }
+}
+
+/*  T's plugin (its last operand) is local: loads it and takes the
+    operand away. Returns 0, or fails T (and the SIs that waited for the
+    plugin) and returns the SPM_E* code. */
+static int load_plugin(ieu_t *ieu, task_t *t)
+{
+    size_t i = t->nops - 1;
+    op_t *o = &t->ops[i];
+    spm_sdb_t sdb = t->plugin;
+    const void *data = NULL;
+    size_t len = 0;
+    spm_nodecache_reader_t *rd = NULL;
+    spm_store_snap_t *snap = NULL;
+    int rc = 0;
+    uint32_t type;
+    if (t->own && t->own[i]) {
+        data = t->own[i];
+        len = t->own_len[i];
+    } else if (o->in_store) {
+        if (!(snap = spm_store_view_snap(ieu->store)) ||
+            spm_store_snap_get(snap, sdb, 1, NULL, &data, &len) != 0)
+            rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) is not in the store",
+                           (unsigned long long)sdb);
+    } else if (!(rd = spm_nodecache_reader(ieu->cache)) ||
+               spm_nodecache_get(rd, sdb, 1, &type, &data, &len) != 0) {
+        rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) left the node cache",
+                       (unsigned long long)sdb);
+    }
+    char scope[SPM_SCOPE_LEN];
+    if (rc == 0)
+        rc = spm_plugin_load(data, len, scope);
+    spm_nodecache_reader_end(&rd);
+    spm_store_snap_end(&snap);
+    free(o->holders);
+    if (t->own) {
+        free(t->own[i]);
+        t->own[i] = NULL;
+    }
+    t->nops--;
+    t->plugin_op = 0;
+    char msg[600] = "";
+    if (rc != 0)
+        snprintf(msg, sizeof msg, "loading its plugin: %s", spm_error_detail());
+    plugin_settled(ieu, sdb, rc, msg);
+    if (rc == 0 && !(t->op = spm_opcode_by_id(t->opcode))) {
+        rc = SPM_ENOTFOUND;
+        snprintf(msg, sizeof msg, "unknown opcode (not in its plugin)");
+    }
+    if (rc != 0)
+        fail_task(ieu, t, rc, msg);
+    return rc;
+}
+
 static void make_local(ieu_t *ieu, task_t *t)
 {
+    if (t->plugin_op && load_plugin(ieu, t) != 0)
+        return;
     t->local_us = spm_now_us();
     pthread_mutex_lock(&ieu->lock);
     push(&ieu->ready, t);
@@ -391,6 +492,10 @@ static void pull(ieu_t *ieu)
     error so the center decides. */
 static void fail_task(ieu_t *ieu, task_t *t, int code, const char *msg)
 {
+    if (t->plugin_op) { /* it was fetching its plugin: the SIs waiting for it fail too */
+        t->plugin_op = 0;
+        plugin_settled(ieu, t->plugin, code, msg);
+    }
     t->status = code;
     t->error = strdup(msg);
     t->cops = calloc(t->nops ? t->nops : 1, sizeof *t->cops);
@@ -710,8 +815,26 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         t->id = s->id;
         t->attempt = s->attempt;
         t->recv_us = now;
-        t->nops = s->n_ops;
-        t->ops = calloc(s->n_ops ? s->n_ops : 1, sizeof *t->ops);
+        t->opcode = s->opcode;
+        t->op = spm_opcode_by_id(s->opcode);
+        plugin_t *pl = s->plugin ? plugin_of(ieu, s->plugin->sdb) : NULL;
+        if (s->plugin && !pl) {
+            fail_task(ieu, t, SPM_ENOMEM, "out of memory");
+            continue;
+        }
+        t->plugin = s->plugin ? s->plugin->sdb : 0;
+        if (pl && !pl->loaded && s->plugin->checksum) {
+            /* The same bytes under another SDB (put again by a later run) */
+            char scope[SPM_SCOPE_LEN];
+            spm_plugin_scope(s->plugin->checksum, scope);
+            pl->loaded = spm_plugin_loaded(scope);
+        }
+        t->plugin_op = pl && !pl->loaded && !pl->fetching;
+        int wait = pl && !pl->loaded && !t->plugin_op; /* another SI fetches it */
+        if (t->plugin_op)
+            pl->fetching = 1;
+        t->nops = s->n_ops + (size_t)t->plugin_op;
+        t->ops = calloc(t->nops ? t->nops : 1, sizeof *t->ops);
         t->params = malloc(s->params.len ? s->params.len : 1);
         t->params_len = s->params.len;
         if (!t->ops || !t->params) {
@@ -720,14 +843,15 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
         }
         if (s->params.len)
             memcpy(t->params, s->params.data, s->params.len);
-        t->op = spm_opcode_by_id(s->opcode);
-        if (!t->op) {
-            fail_task(ieu, t, SPM_ENOTFOUND, "unknown opcode (IEU binary differs from center's)");
+        if (!t->op && (!pl || pl->loaded)) {
+            fail_task(ieu, t, SPM_ENOTFOUND,
+                      s->plugin ? "unknown opcode (not in its plugin)"
+                                : "unknown opcode (IEU binary differs from center's)");
             continue;
         }
         int bad = 0;
-        for (size_t i = 0; i < s->n_ops; i++) {
-            Spm__Operand *o = s->ops[i];
+        for (size_t i = 0; i < t->nops; i++) {
+            Spm__Operand *o = i < s->n_ops ? s->ops[i] : s->plugin;
             t->ops[i] = (op_t){.sdb = o->sdb,
                                .version = o->version,
                                .in_version = o->in_version,
@@ -746,7 +870,10 @@ static void on_issue(ieu_t *ieu, Spm__Issue *is)
             fail_task(ieu, t, SPM_EPROTO, "invalid operand mode");
             continue;
         }
-        localize(ieu, t);
+        if (wait)
+            push(&pl->waiting, t); /* localized once the plugin is loaded */
+        else
+            localize(ieu, t);
     }
 }
 
@@ -1356,14 +1483,15 @@ static int ieu_main(int argc, char **argv)
     if (ieu.cache)
         spm_nodecache_on_evict(ieu.cache, on_evict, &ieu);
     ieu.fetches = spm_hmap_new();
+    ieu.plugins = spm_hmap_new();
     ieu.security = spm_security_new(keys, "agent", insecure);
     ieu.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ieu.ctx = zmq_ctx_new();
     ieu.workers = calloc((size_t)slots, sizeof *ieu.workers);
     if (ieu.ctx && ieu.security && (ieu.bc = spm_blockclient_new(ieu.ctx, ieu.security)))
         spm_blockclient_on_corrupt(ieu.bc, on_corrupt, &ieu);
-    if (!ieu.cache || !ieu.fetches || !ieu.bc || !ieu.security || ieu.efd < 0 || !ieu.ctx ||
-        !ieu.workers) {
+    if (!ieu.cache || !ieu.fetches || !ieu.plugins || !ieu.bc || !ieu.security || ieu.efd < 0 ||
+        !ieu.ctx || !ieu.workers) {
         spm_cli_fail("ieu", SPM_ESYS);
         goto done;
     }
@@ -1408,6 +1536,14 @@ done:
         while (spm_hmap_next(ieu.fetches, &pos, &key, &value))
             free(value); /* their tasks are freed with the queues or leak at exit */
         spm_hmap_destroy(&ieu.fetches);
+    }
+    if (ieu.plugins) {
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (spm_hmap_next(ieu.plugins, &pos, &key, &value))
+            free(value); /* SIs still waiting leak at exit, as those being fetched */
+        spm_hmap_destroy(&ieu.plugins);
     }
     spm_blockclient_destroy(&ieu.bc); /* tasks still being kept leak at exit */
     free(ieu.nodes);

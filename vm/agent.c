@@ -528,7 +528,7 @@ static int agent_main(int argc, char **argv)
         spm_cli_fail("agent", rc);
         goto done;
     }
-    if (!(served = spm_dataagent_new(data, cache, spm_sdb_check)) ||
+    if (!(served = spm_dataagent_new(data, cache, spm_sdb_check_known)) ||
         !(copier = spm_blockclient_new(ctx, a.security))) {
         spm_cli_fail("agent", SPM_ENOMEM);
         goto done;

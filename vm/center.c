@@ -8,6 +8,7 @@
     process uses while a job runs is that job's management overhead (w_man).
     =========================================================================
 */
+#include "isa/core/plugin.h"
 #include "datacache/dataplane.h"
 #include "datacache/store.h"
 #include "datacache/warmer.h"
@@ -19,6 +20,7 @@
 #include "vm/grow.h"
 #include "vm/http.h"
 #include "vm/metrics.h"
+#include "vm/plugins.h"
 #include "vm/security.h"
 #include "vm/status.h"
 #include "vm/trace.h"
@@ -132,8 +134,10 @@ typedef struct {
     int located;          /* a node reported blocks since the parked GETs were tried */
     spm_warmer_t *warmer; /* prepares the store's file ahead of its data */
     spm_wire_stats_t wire;
-    spm_http_t *http;       /* --http: the dashboard and /metrics, or NULL */
-    spm_metrics_t *metrics; /* totals and the utilisation curve (with --http) */
+    spm_http_t *http;             /* --http: the dashboard and /metrics, or NULL */
+    spm_metrics_t *metrics;       /* totals and the utilisation curve (with --http) */
+    spm_plugins_policy_t plugins; /* who may send plugins (center.allow_plugins) */
+    uint32_t plugin_type;         /* spm_name_id(SPM_PLUGIN_TYPE) */
     volatile sig_atomic_t *stop;
     int stopping;
 } center_t;
@@ -202,6 +206,9 @@ static void free_si_msg(Spm__Si *s)
             free(s->ops[i]->holders);
         free(s->ops[i]);
     }
+    if (s->plugin)
+        free(s->plugin->holders);
+    free(s->plugin);
     free(s->ops);
     free(s);
 }
@@ -254,6 +261,15 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
         o->type = si->ops[i].type;
         o->nocache = (si->ops[i].flags & SPM_NOCACHE) != 0;
         locate(c, o, p->node);
+    }
+    if (si->plugin && (s->plugin = malloc(sizeof *s->plugin))) {
+        spm__operand__init(s->plugin);
+        s->plugin->sdb = si->plugin;
+        s->plugin->version = 1;
+        s->plugin->mode = SPM_R;
+        s->plugin->type = c->plugin_type;
+        locate(c, s->plugin, p->node);
+        s->plugin->checksum = si->plugin_sum; /* IEUs that loaded these bytes fetch nothing */
     }
     if (spm_grow(&p->batch, p->nbatch, &p->capbatch, sizeof *p->batch, 16) != 0) {
         free_si_msg(s);
@@ -889,10 +905,19 @@ static void on_put(center_t *c, spm_msg_t *m)
     Spm__PutReply r = SPM__PUT_REPLY__INIT;
     r.req = pu->req;
     const spm_sdb_type_t *type = spm_sdb_type_find(pu->type);
+    int plugin = type && spm_name_id(pu->type) == c->plugin_type;
     if (!type) {
         r.status = SPM_ENOTFOUND;
         r.error = "unknown SDB type";
-    } else if (pu->place && m->nframes == 0) {
+    } else if (plugin && spm_plugins_allowed(c->plugins, c->security, m->user) != 0) {
+        r.status = SPM_EDENIED;
+        r.error = (char *)spm_error_detail();
+        spm_log_info("a plugin was refused: %s", r.error);
+    } else if (plugin && m->nframes == 1 &&
+               spm_plugin_check(zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0])) != 0) {
+        r.status = SPM_EFORMAT;
+        r.error = (char *)spm_error_detail();
+    } else if (pu->place && m->nframes == 0 && !plugin) {
         /* The block goes to nodes: the center only names them. */
         spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
         r.status =
@@ -939,7 +964,7 @@ static void on_store(center_t *c, peer_t *p, spm_msg_t *m)
                              (unsigned long long)st->sdb, (unsigned long long)st->version);
     else
         r.status = spm_dataplane_store(c->dp, st, zmq_msg_data(&m->frames[0]),
-                                       zmq_msg_size(&m->frames[0]), spm_sdb_check);
+                                       zmq_msg_size(&m->frames[0]), spm_sdb_check_known);
     if (r.status != 0)
         r.error = (char *)spm_error_detail();
     if (p->role == ROLE_CLIENT) {
@@ -969,7 +994,18 @@ static void on_submit(center_t *c, spm_msg_t *m)
     if (u)
         *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
     spm_error(0, "%s", "");
-    r.status = spm_idu_submit(c->idu, s->program, s->args.data, s->args.len, s->priority, &job);
+    char scope[SPM_SCOPE_LEN] = "";
+    if (s->plugin && (r.status = spm_plugins_allowed(c->plugins, c->security, m->user)) == 0)
+        r.status = spm_plugins_load(c->store, s->plugin, scope);
+    if (s->plugin && r.status == 0 && !spm_program_find_in(scope, s->program)) {
+        char names[200];
+        size_t n = spm_program_names_in(scope, names, sizeof names);
+        r.status = spm_error(SPM_ENOTFOUND, "the plugin has no program '%s' (%s%s)", s->program,
+                             n ? "it has: " : "it registers none", names);
+    }
+    if (r.status == 0)
+        r.status = spm_idu_submit_plugin(c->idu, s->program, scope, s->plugin, s->args.data,
+                                         s->args.len, s->priority, &job);
     r.job = job;
     if (r.status != 0)
         r.error = (char *)spm_error_detail();
@@ -978,8 +1014,11 @@ static void on_submit(center_t *c, spm_msg_t *m)
         spm_hmap_put(c->traces, job, t);
     if (!job || !u || spm_hmap_put(c->usage, job, u) != 0)
         free(u);
+    if (r.status != 0 && s->plugin)
+        spm_log_info("a plugin's job was refused: %s", spm_error_detail());
     if (job) {
-        spm_log_info("job %llu (%s) submitted", (unsigned long long)job, s->program);
+        spm_log_info("job %llu (%s%s) submitted", (unsigned long long)job, s->program,
+                     s->plugin ? ", a plugin" : "");
         spm_durable_flush(c->durable); /* the client learns of it: a restart must too */
     }
     Spm__Envelope env = SPM__ENVELOPE__INIT;
@@ -1377,6 +1416,13 @@ static void write_pid(int fd, const char *dir)
 }
 
 /*  A center started on a store it ran on before: its jobs go on. */
+/*  IDU plugin loader: a resumed job's plugin, from the store. */
+static int load_plugin(void *arg, spm_sdb_t plugin, char *scope)
+{
+    center_t *c = arg;
+    return spm_plugins_load(c->store, plugin, scope);
+}
+
 static int resume_jobs(center_t *c)
 {
     spm_durable_resume_t r;
@@ -1615,11 +1661,27 @@ static int center_main(int argc, char **argv)
     spm_idu_set_speculate(c.idu, speculate);
     spm_idu_set_directory(c.idu, spm_dataplane_directory(c.dp));
     spm_idu_job_floor(c.idu, spm_store_max_id(c.store, UINT64_MAX) >> 32);
+    spm_idu_set_plugin_loader(c.idu, load_plugin, &c);
+    c.plugin_type = spm_name_id(SPM_PLUGIN_TYPE);
+    if ((rc = spm_plugins_policy(spm_config_str("center", "allow_plugins"), c.local, &c.plugins)) !=
+        0) {
+        status = spm_cli_usage("center", "%s", spm_error_detail());
+        goto done;
+    }
+    size_t quarantined = spm_plugins_quarantined(store, c.idu);
     spm_durable_opts_t dopts = {
         .journal = journal, .no_sync = no_sync, .sync_us = (uint64_t)sync_ms * 1000u};
     if (!(c.durable = spm_durable_open(c.store, store, c.store_id, &dopts)) ||
         resume_jobs(&c) != 0) {
         spm_cli_fail("center", SPM_EIO);
+        goto done;
+    }
+    if (quarantined) { /* once the journal says they failed */
+        spm_durable_flush(c.durable);
+        spm_plugins_quarantine_done(store);
+    }
+    if ((rc = spm_plugins_guard(store)) != 0) {
+        spm_cli_fail("center", rc);
         goto done;
     }
     write_pid(lock_fd, store);

@@ -33,6 +33,10 @@ int spm_runner_register(const spm_command_t *runner);
 const spm_command_t *spm_runner_find(const char *name);
 const spm_command_t *spm_runner_at(unsigned i);
 
+/*  `spm run --plugin LIB PROGRAM ARG...` (DETACH 0, CMD "run") and `spm
+    submit --plugin ...` (DETACH 1): see vm/pluginrun.c. */
+int spm_plugin_run_main(int argc, char **argv, const char *cmd, int detach);
+
 /*  Prints "spm: WHAT: DETAIL" on stderr, DETAIL being spm_error_detail() or,
     when empty, spm_strerror(CODE). Returns the exit status to use (1). */
 int spm_cli_fail(const char *what, int code);

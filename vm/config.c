@@ -42,6 +42,7 @@ static const setting_t table[] = {
     {"center", "replicas", "SPM_REPLICAS", "2", KIND_LONG, 1, 8},
     {"center", "http", "SPM_CENTER_HTTP", "", KIND_STR, 0, 0},
     {"center", "http_token", "SPM_CENTER_HTTP_TOKEN", "", KIND_SECRET, 0, 0},
+    {"center", "allow_plugins", "SPM_ALLOW_PLUGINS", "auto", KIND_STR, 0, 0},
     {"agent", "center", "SPM_CENTER", "tcp://localhost:7700", KIND_STR, 0, 0},
     {"agent", "ieus", "SPM_IEUS", "0", KIND_LONG, 0, 1024},
     {"agent", "slots", "SPM_SLOTS", "1", KIND_LONG, 1, 256},

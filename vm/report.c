@@ -72,6 +72,7 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
     r->corrupt = info.corrupt;
     r->speculated = info.speculated;
     r->spec_wins = info.spec_wins;
+    r->text_result = info.plugin != 0;
     if (info.result_len && (r->result.data = malloc(info.result_len))) {
         memcpy(r->result.data, info.result, info.result_len);
         r->result.len = info.result_len;

@@ -21,6 +21,9 @@ static int dispatch(const char *cmd, const char *what, int argc, char **argv,
         for (unsigned i = 0; (c = at(i)) != NULL; i++)
             fprintf(out, "  %-14s %s\n", c->name, c->summary);
         fprintf(out, "\n'spm %s %s --help' describes its options.\n", cmd, what);
+        if (!strcmp(cmd, "run"))
+            fprintf(out, "'spm run --plugin LIB PROGRAM ...' runs a program built out of tree "
+                         "('spm run --plugin --help').\n");
         return argc < 2 ? 2 : 0;
     }
     const spm_command_t *c = find(argv[1]);
@@ -34,6 +37,8 @@ static int dispatch(const char *cmd, const char *what, int argc, char **argv,
 
 static int run_main(int argc, char **argv)
 {
+    if (argc >= 2 && !strncmp(argv[1], "--plugin", 8))
+        return spm_plugin_run_main(argc, argv, "run", 0);
     return dispatch("run", "PROGRAM", argc, argv, spm_runner_find, spm_runner_at);
 }
 

@@ -85,6 +85,31 @@ static int read_key(const char *path, const char *name, char *out)
     return rc;
 }
 
+/*  Appends the public keys of the NAME.pub files in directory PATH to
+ *KEYS (*N of them). A missing directory adds none. */
+static void read_keys(const char *path, char (**keys)[Z85_KEY + 1], size_t *n)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".pub") != 0)
+            continue;
+        char file[1200];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        char key[Z85_KEY + 1];
+        if (read_key(file, "public-key", key) != 0)
+            continue;
+        void *v = realloc(*keys, (*n + 1) * sizeof **keys);
+        if (!v)
+            break;
+        *keys = v;
+        memcpy((*keys)[(*n)++], key, Z85_KEY + 1);
+    }
+    if (d)
+        closedir(d);
+}
+
 static void load(spm_security_t *self)
 {
     if (self->loaded)
@@ -97,25 +122,21 @@ static void load(spm_security_t *self)
     snprintf(path, sizeof path, "%s/center.pub", self->dir);
     read_key(path, "public-key", self->server);
     snprintf(path, sizeof path, "%s/authorized", self->dir);
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 4, ".pub") != 0)
-            continue;
-        char file[1200];
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        char key[Z85_KEY + 1];
-        if (read_key(file, "public-key", key) != 0)
-            continue;
-        void *v = realloc(self->allowed, (self->nallowed + 1) * sizeof *self->allowed);
-        if (!v)
-            break;
-        self->allowed = v;
-        memcpy(self->allowed[self->nallowed++], key, Z85_KEY + 1);
-    }
-    if (d)
-        closedir(d);
+    read_keys(path, &self->allowed, &self->nallowed);
+}
+
+int spm_security_listed(spm_security_t *self, const char *sub, const char *key)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/authorized/%s", self->dir, sub);
+    char(*keys)[Z85_KEY + 1] = NULL;
+    size_t n = 0;
+    read_keys(path, &keys, &n);
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++)
+        found = key && *key && strcmp(keys[i], key) == 0;
+    free(keys);
+    return found;
 }
 
 static int is_tcp(const char *endpoint)
@@ -362,13 +383,12 @@ static int write_file(const char *path, const char *text, mode_t mode)
 
 static int keygen_main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"keys", required_argument, 0, 'k'},
-                                         {"name", required_argument, 0, 'n'},
-                                         {"authorize", no_argument, 0, 'a'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"keys", required_argument, 0, 'k'}, {"name", required_argument, 0, 'n'},
+        {"authorize", no_argument, 0, 'a'},  {"plugins", no_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     const char *dir = NULL, *name = NULL;
-    int authorize = 0, ch;
+    int authorize = 0, plugins = 0, ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
         case 'k':
@@ -380,11 +400,17 @@ static int keygen_main(int argc, char **argv)
         case 'a':
             authorize = 1;
             break;
+        case 'p':
+            authorize = plugins = 1;
+            break;
         case 'h':
-            printf("usage: spm keygen --name center|agent|client [--keys DIR] [--authorize]\n\n"
+            printf("usage: spm keygen --name center|agent|client [--keys DIR] [--authorize]\n"
+                   "                  [--plugins]\n\n"
                    "Writes a CurveZMQ key pair: DIR/NAME.key (secret, mode 0600) and\n"
                    "DIR/NAME.pub. --authorize also copies NAME.pub into DIR/authorized/, the\n"
-                   "keys the center and the data agents let in. DIR defaults to the\n"
+                   "keys the center and the data agents let in. --plugins authorizes it and\n"
+                   "copies it into DIR/authorized/plugins/ too: the clients that may send\n"
+                   "plugins where center.allow_plugins = keys. DIR defaults to the\n"
                    "configured security.keys (%s).\n\n"
                    "A cluster: on the center's machine make center and authorize the\n"
                    "agents' and clients' .pub files there; give every node center.pub.\n",
@@ -425,7 +451,17 @@ static int keygen_main(int argc, char **argv)
         if ((rc = write_file(path, text, 0644)) != 0)
             return spm_cli_fail("keygen", rc);
     }
-    printf("%s/%s.key and %s.pub written%s\n", dir, name, name, authorize ? " (authorized)" : "");
+    if (plugins) {
+        snprintf(path, sizeof path, "%s/authorized/plugins", dir);
+        mkdir(path, 0700);
+        snprintf(path, sizeof path, "%s/authorized/plugins/%s.pub", dir, name);
+        if ((rc = write_file(path, text, 0644)) != 0)
+            return spm_cli_fail("keygen", rc);
+    }
+    printf("%s/%s.key and %s.pub written%s\n", dir, name, name,
+           plugins     ? " (authorized, plugins too)"
+           : authorize ? " (authorized)"
+                       : "");
     return 0;
 }
 

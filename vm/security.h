@@ -71,6 +71,10 @@ const char *spm_security_public(spm_security_t *self);
 void *spm_security_zap(spm_security_t *self);
 void spm_security_zap_handle(spm_security_t *self);
 
+/*  Whether public KEY (Z85) is in the key directory's authorized/SUB/
+    (read now, so an operator's change counts at once). */
+int spm_security_listed(spm_security_t *self, const char *sub, const char *key);
+
 /*  Connections refused so far. */
 uint64_t spm_security_refused(const spm_security_t *self);
 

@@ -3,9 +3,11 @@
     =========================================================================
 */
 #include "vm/session.h"
+
 #include "datacache/blockclient.h"
 #include "datacache/checksum.h"
 #include "datacache/directory.h"
+#include "isa/core/plugin.h"
 #include "isa/core/registry.h"
 #include "vm/cli.h"
 #include "vm/grow.h"
@@ -79,6 +81,7 @@ struct spm_session {
     uint64_t last_ping;  /* when it was last asked whether it is there */
     int released;        /* embedded VM: told to stop (spm_session_release) */
     int silent;          /* the center did not answer in time: nothing more is asked */
+    int text_result;     /* the last job followed to its end set a text result (a plugin's) */
     int closing;         /* interrupted, and closing: the last requests still wait for answers */
     /* A remote VM's blocks this session put and jobs it ran, discarded at close. */
     spm_sdb_t *mine;
@@ -720,8 +723,10 @@ int spm_session_put_async(spm_session_t *s, const char *type, const void *data, 
     if (rc != 0 || s->put_rc != 0)
         return rc ? rc : s->put_rc;
     put_t *p = calloc(1, sizeof *p);
-    void *copy = s->stage_to_nodes ? malloc(len ? len : 1) : NULL;
-    if (!p || (s->stage_to_nodes && !copy)) {
+    /* A plugin goes to the center's store: the center loads it from there. */
+    int place = s->stage_to_nodes && strcmp(type, SPM_PLUGIN_TYPE) != 0;
+    void *copy = place ? malloc(len ? len : 1) : NULL;
+    if (!p || (place && !copy)) {
         free(p);
         free(copy);
         return spm_error(SPM_ENOMEM, "out of memory");
@@ -734,7 +739,7 @@ int spm_session_put_async(spm_session_t *s, const char *type, const void *data, 
     p->s = s;
     p->state = PUT_ASKED;
     spm_frame_t f = {(void *)data, len, NULL, NULL}; /* copied: DATA is the caller's */
-    if (s->stage_to_nodes) {
+    if (place) {
         /* The nodes keep it; the center only names them. */
         if (len)
             memcpy(copy, data, len);
@@ -862,9 +867,16 @@ int spm_run_opts_bar(const spm_run_opts_t *o)
 int spm_session_run(spm_session_t *s, const char *program, const void *args, size_t len,
                     void **result, size_t *result_len)
 {
+    return spm_session_run_plugin(s, 0, program, args, len, result, result_len);
+}
+
+int spm_session_run_plugin(spm_session_t *s, spm_sdb_t plugin, const char *program,
+                           const void *args, size_t len, void **result, size_t *result_len)
+{
     if (result)
         *result = NULL;
     Spm__Submit sub = SPM__SUBMIT__INIT;
+    sub.plugin = plugin;
     sub.program = (char *)program;
     sub.args.data = (uint8_t *)args;
     sub.args.len = len;
@@ -889,6 +901,7 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
         spm_grow(&s->jobs, s->njobs, &s->capjobs, sizeof *s->jobs, 4) == 0)
         s->jobs[s->njobs++] = job;
     if (s->o.detach) {
+        s->nmine = 0; /* what it put is the job's now: closing must not discard it */
         if (s->o.json)
             printf("{\"job\": %llu}\n", (unsigned long long)job);
         else
@@ -896,6 +909,11 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
         return 0;
     }
     return spm_session_wait(s, job, result, result_len);
+}
+
+int spm_session_text_result(const spm_session_t *s)
+{
+    return s->text_result;
 }
 
 int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *result_len)
@@ -965,6 +983,7 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
                 }
                 if (rc != 0)
                     spm_error(rc, "job %llu failed: %s", (unsigned long long)job, rep->error);
+                s->text_result = rep->text_result;
                 if (rc == 0 && result && rep->result.len) {
                     *result = malloc(rep->result.len);
                     if (*result) {

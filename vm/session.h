@@ -155,9 +155,18 @@ int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
 int spm_session_run(spm_session_t *s, const char *program, const void *args, size_t len,
                     void **result, size_t *result_len);
 
+/*  The same for PROGRAM of the plugin whose bytes this session put as SDB
+    PLUGIN (type "spm.plugin", isa/core/plugin.h); 0 is spm_session_run. */
+int spm_session_run_plugin(spm_session_t *s, spm_sdb_t plugin, const char *program,
+                           const void *args, size_t len, void **result, size_t *result_len);
+
 /*  Follows JOB (submitted before, maybe by another client) to its end, as
     spm_session_run does after submitting. */
 int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *result_len);
+
+/*  Whether the result of the last job followed to its end is text for the
+    user (a plugin's job: `spm wait` prints it). */
+int spm_session_text_result(const spm_session_t *s);
 
 /*  Fetches the center's status as JSON and text (malloc'd, caller frees). */
 int spm_session_status(spm_session_t *s, char **json, char **text);

@@ -297,6 +297,42 @@ typedef struct spm_program {
 int spm_program_register(const spm_program_t *p);
 const spm_program_t *spm_program_find(const char *name);
 
+/* ---------------------------------------------------------------- plugins */
+
+/*  A program built out of tree is a shared object, run on a VM that is
+    already up with `spm run --plugin ./libmine.so PROGRAM ARG...`:
+
+        cc -O2 -o libmine.so mine.c $(pkg-config --cflags --libs spm)
+
+    Write SPM_PLUGIN; once in it, at file scope. It marks the object with the
+    ABI version of the spm.h it was built against, which the VM checks
+    before anything of the object runs. The object's SPM_CONSTRUCTOR
+    functions register its opcodes, SDB types and programs as in-tree code
+    does; the VM scopes those names by the object's content hash, so two
+    plugins, or two versions of one, may use the same names side by side.
+    Lookups from its super-functions (spm_sf_issue, spm_sdb_new) find the
+    plugin's own names first, then the built-in ones (spm.merge, ...).
+    docs/PROGRAMMING.md is the guide. */
+#define SPM_ABI_VERSION 1
+
+typedef struct spm_plugin_mark {
+    char magic[8]; /* "spm-abi" */
+    uint32_t abi;  /* SPM_ABI_VERSION of the spm.h it was built against */
+    uint32_t size; /* sizeof(spm_plugin_mark_t) */
+} spm_plugin_mark_t;
+
+#define SPM_PLUGIN                                                                                 \
+    __attribute__((used, section("spm_plugin"))) const spm_plugin_mark_t spm_plugin_mark = {       \
+        "spm-abi", SPM_ABI_VERSION, sizeof(spm_plugin_mark_t)}
+
+/*  A plugin program's arguments: its root SF's start gets the ARGs that
+    followed PROGRAM on the command line as consecutive NUL-terminated
+    strings. Stores up to MAX pointers to them (into ARGS) in ARGV and
+    returns how many there are (which may exceed MAX). Its result
+    (spm_sf_set_result) is printed on stdout by `spm run --plugin`, so a
+    plugin's root SF sets text. */
+size_t spm_args(const void *args, size_t len, const char **argv, size_t max);
+
 #ifdef __cplusplus
 }
 #endif

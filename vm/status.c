@@ -311,7 +311,14 @@ static int wait_main(int argc, char **argv)
     spm_session_t *s;
     if ((rc = open_remote(&o, "wait", &s)) != 0)
         return rc;
-    rc = spm_session_wait(s, job, NULL, NULL);
+    void *result = NULL;
+    size_t len = 0;
+    rc = spm_session_wait(s, job, &result, &len);
+    if (rc == 0 && result && spm_session_text_result(s) && !o.json) {
+        fwrite(result, 1, len, stdout); /* a plugin's result */
+        fflush(stdout);
+    }
+    free(result);
     spm_session_close(&s);
     return rc ? spm_cli_fail("wait", rc) : 0;
 }
@@ -346,9 +353,13 @@ static int submit_main(int argc, char **argv)
         printf("usage: spm submit PROGRAM --center ENDPOINT [OPTIONS]\n\n"
                "Submits PROGRAM (any of 'spm run --help') to a running VM, prints its job\n"
                "id and returns at once. Follow it with 'spm wait JOB', stop it with\n"
-               "'spm cancel JOB'. OPTIONS are the program's, as for spm run.\n");
+               "'spm cancel JOB'. OPTIONS are the program's, as for spm run.\n"
+               "'spm submit --plugin LIB --center ENDPOINT PROGRAM ...' submits a program\n"
+               "built out of tree ('spm run --plugin --help').\n");
         return argc < 2 ? 2 : 0;
     }
+    if (!strncmp(argv[1], "--plugin", 8))
+        return spm_plugin_run_main(argc, argv, "submit", 1);
     const spm_command_t *r = spm_runner_find(argv[1]);
     if (!r)
         return spm_cli_usage("submit", "no PROGRAM named '%s'", argv[1]);

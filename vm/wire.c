@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -146,6 +147,11 @@ int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_s
     }
     int more = zmq_msg_more(&first);
     m->env = spm__envelope__unpack(NULL, zmq_msg_size(&first), zmq_msg_data(&first));
+    if (m->env && (m->env->body_case == SPM__ENVELOPE__BODY_PUT ||
+                   m->env->body_case == SPM__ENVELOPE__BODY_SUBMIT)) {
+        const char *user = zmq_msg_gets(&first, "User-Id");
+        snprintf(m->user, sizeof m->user, "%s", user ? user : "");
+    }
     zmq_msg_close(&first);
     if (!m->env) {
         if (more)

@@ -571,7 +571,8 @@ static int store_status(peer_t *p, Spm__Store *st, spm_frame_t *f, size_t n)
 }
 
 /*  A peer stores forged blocks on a data agent while a job runs: no frame,
-    a malformed block, a block of an unknown type, bytes that are not what
+    a malformed block, a block of an unknown type without its checksum
+    (with it, it is kept: it may be a plugin's), bytes that are not what
     the checksum says, an SDB 0, other bytes for a block the node keeps, a
     chain to nodes that do not exist and back to the agent itself. Each is
     refused with a reason (the chain is kept here, passed on to nobody);
@@ -604,10 +605,19 @@ START_TEST(data_agent_refuses_forged_stores)
     st.req = 2;
     st.checksum = spm_checksum(bad, sizeof bad);
     ck_assert_int_eq(store_status(&p, &st, &fb, 1), SPM_EFORMAT); /* malformed */
+    /* A type the node does not know may be a plugin's, which only the IEUs
+       that run its SIs load (and check before an SI body reads it): kept
+       on its checksum, refused without it. */
     st.req = 3;
     st.type = 12345;
-    ck_assert_int_eq(store_status(&p, &st, &fb, 1), SPM_EFORMAT); /* unknown type */
+    st.sdb = 900002;
+    st.checksum = spm_checksum(bad, sizeof bad) + 1;
+    ck_assert_int_eq(store_status(&p, &st, &fb, 1), SPM_EFORMAT);
+    st.req = 31;
+    st.checksum = spm_checksum(bad, sizeof bad);
+    ck_assert_int_eq(store_status(&p, &st, &fb, 1), 0);
     st.req = 4;
+    st.sdb = 900001;
     st.type = syn;
     st.checksum = sum + 1;
     ck_assert_int_eq(store_status(&p, &st, &fg, 1), SPM_EFORMAT); /* not its checksum */

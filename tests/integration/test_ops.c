@@ -355,7 +355,7 @@ START_TEST(example_config_parses_and_bad_values_name_file_line_key)
     const char *ok[] = {"config", "check", path, NULL};
     char *out, *err;
     ck_assert_msg(spm_test_run(ok, 10, &out, &err) == 0, "%s", err);
-    ck_assert_uint_eq(spm_test_lines(out), 25); /* every setting printed */
+    ck_assert_uint_eq(spm_test_lines(out), 26); /* every setting printed */
     ck_assert_ptr_nonnull(strstr(out, "center.dead_ms"));
     free(out);
     free(err);

@@ -1,0 +1,288 @@
+/*  Integration tests of plugins: programs built out of tree as shared
+    objects (tests/plugins/, examples/), sent with `spm run --plugin` to
+    embedded VMs and to a center with two agents, all real processes. The
+    examples are checked against plain sequential computations
+    (tests/ref/examples_ref.h); bad objects, refused keys, an SI body that
+    kills its IEUs and a super-function that kills the center each end in
+    one line. The plugins are built by `make tests` into $SPM_PLUGINS. */
+#include "tests/check_main.h"
+#include "tests/spm_test.h"
+
+#include <sys/time.h>
+
+/*  Path of plugin libNAME.so (static buffer, one of four in turn). */
+static const char *plugin(const char *name)
+{
+    static char paths[4][512];
+    static int next;
+    char *p = paths[next++ % 4];
+    const char *dir = getenv("SPM_PLUGINS");
+    snprintf(p, 512, "%s/lib%s.so", dir && *dir ? dir : "build/plugins", name);
+    ck_assert_msg(access(p, R_OK) == 0, "%s is missing: build it with make tests", p);
+    return p;
+}
+
+/*  Runs ARGV; it must fail with exit status 1 in one line holding WANT. */
+static void fails_in_one_line(const char *const *argv, const char *want)
+{
+    char *out, *err;
+    int rc = spm_test_run(argv, 60, &out, &err);
+    ck_assert_msg(rc == 1, "exit %d: %s%s", rc, out, err);
+    ck_assert_msg(spm_test_lines(err) == 1 && strstr(err, want), "want one line with '%s': %s",
+                  want, err);
+    fprintf(stderr, "  %s", err);
+    free(out);
+    free(err);
+}
+
+/*  Runs ARGV to success and returns its stdout (malloc'd). */
+static char *succeeds(const char *const *argv, int timeout_s)
+{
+    char *out, *err;
+    int rc = spm_test_run(argv, timeout_s, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s%s", rc, out, err);
+    free(err);
+    return out;
+}
+
+/* ------------------------------------------------------------ examples */
+
+START_TEST(examples_against_sequential_references)
+{
+}
+END_TEST
+
+/* ------------------------------------------------------- side by side */
+
+/*  Two builds of one program (the same program, opcode and type names)
+    submitted to one center at once: each job runs its own code only. The
+    IEUs read through their node cache (--no-store-reads), so each plugin
+    comes to them as a block from the center, once per node. */
+START_TEST(two_versions_run_side_by_side)
+{
+    setenv("SPM_ALLOW_PLUGINS", "yes", 1);
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    const char *cached[] = {"--no-store-reads", NULL};
+    spm_test_vm_agent(&vm, "2", cached);
+    const char *v1[] = {
+        "run", "--plugin", plugin("version"), "--center", vm.ep, "--quiet", "version", "200", NULL};
+    const char *v2[] = {"run",      "--plugin", plugin("version2"),
+                        "--center", vm.ep,      "--quiet",
+                        "version",  "200",      NULL};
+    spm_test_proc_t a = spm_test_start(v1), b = spm_test_start(v2);
+    char *oa, *ob, *ea, *eb;
+    int ra = spm_test_finish(&a, 120, &oa, &ea), rb = spm_test_finish(&b, 120, &ob, &eb);
+    ck_assert_msg(ra == 0 && rb == 0, "exit %d, %d: %s%s", ra, rb, ea, eb);
+    ck_assert_str_eq(oa, "version 1: 200 SIs, 0 from another version\n");
+    ck_assert_str_eq(ob, "version 2: 200 SIs, 0 from another version\n");
+    free(oa), free(ob), free(ea), free(eb);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+/* ----------------------------------------------------------- bad input */
+
+/*  Objects that must not be loaded: each is refused in one line, before
+    any of its code runs (each one's constructor would crash). */
+START_TEST(bad_objects_are_refused_in_one_line)
+{
+    char dir[64], trunc[128], text[128];
+    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
+    /* a whole plugin cut short */
+    snprintf(trunc, sizeof trunc, "%s/libcut.so", dir);
+    FILE *in = fopen(plugin("version"), "rb"), *out = fopen(trunc, "wb");
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fwrite(buf, 1, n, out);
+    fclose(in);
+    fclose(out);
+    snprintf(text, sizeof text, "%s/libtext.so", dir);
+    out = fopen(text, "w");
+    fputs("not an object\n", out);
+    fclose(out);
+
+    const char *abi[] = {"run", "--plugin", plugin("bad_abi"), "--quiet", "x", NULL};
+    fails_in_one_line(abi, "ABI version 99; this spm has version 1");
+    const char *mark[] = {"run", "--plugin", plugin("no_mark"), "--quiet", "x", NULL};
+    fails_in_one_line(mark, "no SPM_PLUGIN mark");
+    const char *cut[] = {"run", "--plugin", trunc, "--quiet", "x", NULL};
+    fails_in_one_line(cut, "truncated");
+    const char *txt[] = {"run", "--plugin", text, "--quiet", "x", NULL};
+    fails_in_one_line(txt, "not an ELF object");
+    /* These two pass the client's check: the center refuses them. */
+    const char *sym[] = {"run", "--plugin", plugin("missing_symbol"), "--quiet", "x", NULL};
+    fails_in_one_line(sym, "undefined symbol: spm_no_such_function");
+    const char *prog[] = {"run", "--plugin", plugin("version"), "--quiet", "nosuch", NULL};
+    fails_in_one_line(prog, "no program 'nosuch' (it has: version)");
+    const char *usage[] = {"run", "--plugin", plugin("version"), NULL};
+    char *o, *e;
+    ck_assert_int_eq(spm_test_run(usage, 30, &o, &e), 2);
+    free(o), free(e);
+    snprintf(buf, sizeof buf, "rm -rf %s", dir);
+    ck_assert_int_eq(system(buf), 0);
+}
+END_TEST
+
+static void keygen(const char *keys, const char *name, const char *flag)
+{
+    const char *argv[] = {"keygen", "--keys", keys, "--name", name, flag, NULL};
+    ck_assert_int_eq(spm_test_run(argv, 10, NULL, NULL), 0);
+}
+
+/*  A tcp:// center takes no plugins by default; with keys, only from the
+    keys in authorized/plugins/; each refusal is one line naming the
+    setting, and nothing of the plugin runs. */
+START_TEST(who_may_send_plugins)
+{
+    char dir[64], keys[128], store[128], store2[128], ep[64], cache[128];
+    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
+    snprintf(keys, sizeof keys, "%s/keys", dir);
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(store2, sizeof store2, "%s/store2", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    keygen(keys, "center", NULL);
+    keygen(keys, "agent", "--authorize");
+    keygen(keys, "client", "--authorize");
+    srand((unsigned)getpid());
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", 20000 + rand() % 20000);
+
+    /* the default on tcp://: no */
+    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--keys",
+                            keys,     "--log-level", "error", NULL};
+    spm_test_proc_t c = spm_test_start(center);
+    usleep(300000);
+    const char *run[] = {"run",    "--plugin", plugin("crash_si"), "--center", ep,
+                         "--keys", keys,       "--quiet",          "crash_si", NULL};
+    fails_in_one_line(run, "center.allow_plugins is no");
+    kill(c.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&c, 30, NULL, NULL), 0);
+
+    /* keys: this client is not listed, then it is */
+    setenv("SPM_ALLOW_PLUGINS", "keys", 1);
+    center[4] = store2;
+    c = spm_test_start(center);
+    const char *agent[] = {"agent", "--center",    ep,    "--keys",      keys,    "--ieus",
+                           "1",     "--cache-dir", cache, "--log-level", "error", NULL};
+    spm_test_proc_t a = spm_test_start(agent);
+    usleep(300000);
+    fails_in_one_line(run, "not in authorized/plugins/");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/authorized/plugins && cp %s/client.pub %s/authorized/plugins/", keys,
+             keys, keys);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *ok[] = {"run", "--plugin", plugin("version"), "--center", ep,  "--keys",
+                        keys,  "--quiet",  "version",         "10",       NULL};
+    char *out = succeeds(ok, 60);
+    ck_assert_str_eq(out, "version 1: 10 SIs, 0 from another version\n");
+    free(out);
+    kill(c.pid, SIGTERM);
+    ck_assert_int_eq(spm_test_finish(&c, 30, NULL, NULL), 0);
+    spm_test_finish(&a, 60, NULL, NULL);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------- crashes */
+
+/*  In a sanitized build, the processes these tests crash on purpose die
+    of the signal, as they would without the sanitizer, instead of
+    writing a report (which fails any test). */
+static void crash_quietly(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+    char opts[512];
+    const char *old = getenv("ASAN_OPTIONS");
+    snprintf(opts, sizeof opts, "%s%shandle_segv=0", old ? old : "", old ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+#endif
+}
+
+/*  An SI body that kills its IEU: the SI is re-issued to IEUs the agent
+    starts again, then the job fails in one line; the VM goes on. */
+START_TEST(an_si_that_crashes_fails_its_job_not_the_vm)
+{
+    crash_quietly();
+    setenv("SPM_ALLOW_PLUGINS", "yes", 1);
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    spm_test_vm_agent(&vm, "2", NULL);
+    const char *crash[] = {"run", "--plugin", plugin("crash_si"), "--center",
+                           vm.ep, "--quiet",  "crash_si",         NULL};
+    fails_in_one_line(crash, "may be what kills them");
+    const char *ok[] = {
+        "run", "--plugin", plugin("version"), "--center", vm.ep, "--quiet", "version", "20", NULL};
+    char *out = succeeds(ok, 60);
+    ck_assert_str_eq(out, "version 1: 20 SIs, 0 from another version\n");
+    free(out);
+    ck_assert(spm_test_running(vm.agents[0].pid));
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+/*  A super-function that crashes the center: the center dies with the
+    signal; started again on its store, it fails that job without running
+    its code (its restart would crash it again) and resumes the other job,
+    submitted before, and a plugin's job, which complete. */
+START_TEST(a_super_function_that_crashes_the_center_is_quarantined)
+{
+    crash_quietly();
+    setenv("SPM_ALLOW_PLUGINS", "yes", 1);
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    spm_test_vm_agent(&vm, "2", NULL);
+    const char *other[] = {"submit", "synthetic", "--center",  vm.ep,     "--sis",
+                           "300",    "--work",    "fixed:5ms", "--sleep", NULL};
+    char *job1 = succeeds(other, 30);
+    const char *plug[] = {"submit", "--plugin", plugin("version"), "--center", vm.ep, "version",
+                          "300",    NULL};
+    char *job3 = succeeds(plug, 30);
+    const char *crash[] = {"submit",   "--plugin", plugin("crash_sf"), "--center", vm.ep,
+                           "crash_sf", NULL};
+    char *job2 = succeeds(crash, 30);
+    int rc = spm_test_finish(&vm.center, 30, NULL, NULL);
+    ck_assert_msg(rc == 128 + SIGSEGV, "the center ended with %d", rc);
+
+    char store[128];
+    snprintf(store, sizeof store, "%s/store", vm.dir);
+    const char *center[] = {"center", "--listen",    vm.ep,   "--store",
+                            store,    "--log-level", "error", NULL};
+    vm.center = spm_test_start(center);
+    usleep(300000);
+    job1[strcspn(job1, "\n")] = '\0';
+    job2[strcspn(job2, "\n")] = '\0';
+    job3[strcspn(job3, "\n")] = '\0';
+    const char *wait1[] = {"wait", job1, "--center", vm.ep, "--quiet", NULL};
+    char *out = succeeds(wait1, 120);
+    free(out);
+    const char *wait2[] = {"wait", job2, "--center", vm.ep, "--quiet", NULL};
+    fails_in_one_line(wait2, "crashed the center (SIGSEGV)");
+    /* a plugin's job resumed: its object loaded again from the store */
+    const char *wait3[] = {"wait", job3, "--center", vm.ep, "--quiet", NULL};
+    out = succeeds(wait3, 120);
+    ck_assert_str_eq(out, "version 1: 300 SIs, 0 from another version\n");
+    free(out);
+    ck_assert(spm_test_running(vm.center.pid));
+    free(job1), free(job2), free(job3);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+static Suite *plugin_suite(void)
+{
+    Suite *s = suite_create("plugin");
+    TCase *tc = tcase_create("plugin");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, examples_against_sequential_references);
+    tcase_add_test(tc, two_versions_run_side_by_side);
+    tcase_add_test(tc, bad_objects_are_refused_in_one_line);
+    tcase_add_test(tc, who_may_send_plugins);
+    tcase_add_test(tc, an_si_that_crashes_fails_its_job_not_the_vm);
+    tcase_add_test(tc, a_super_function_that_crashes_the_center_is_quarantined);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+SPM_TEST_MAIN(plugin_suite)

@@ -1,0 +1,39 @@
+/*  A plugin whose super-function crashes the center at its first commit
+    (test_plugin: the center dies; started again, it fails this job
+    without running its code and resumes the others). */
+#include "spm.h"
+
+#include <signal.h>
+
+SPM_PLUGIN;
+
+static int nap_exec(spm_si_ctx_t *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static int crash_start(spm_sf_t *sf, const void *args, size_t len)
+{
+    (void)args;
+    (void)len;
+    int rc = spm_sf_issue(sf, "crash.nap", NULL, 0, NULL, 0, 0);
+    spm_sf_done(sf);
+    return rc;
+}
+
+static void crash_commit(spm_sf_t *sf, const spm_result_t *r)
+{
+    (void)sf;
+    (void)r;
+    raise(SIGSEGV);
+}
+
+static const spm_sf_class_t crash_class = {
+    .name = "crash.sf.root", .start = crash_start, .commit = crash_commit};
+
+SPM_CONSTRUCTOR(crash_sf)
+{
+    spm_opcode_register(&(spm_opcode_t){.name = "crash.nap", .exec = nap_exec});
+    spm_program_register(&(spm_program_t){.name = "crash_sf", .root = &crash_class});
+}
