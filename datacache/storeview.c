@@ -148,10 +148,11 @@ int spm_store_snap_get(spm_store_snap_t *s, spm_sdb_t id, uint64_t version, uint
     return 0;
 }
 
-void spm_store_snap_unmap(spm_store_snap_t *s, const void *data, size_t len)
+void spm_store_view_unmap_all(spm_store_view_t *v)
 {
-    assert(s);
-    spm_store_unmap(s->view->env, &s->view->map, data, len);
+    assert(v);
+    if (v->map.size)
+        spm_store_unmap(v->env, &v->map, (const void *)v->map.lo, v->map.hi - v->map.lo);
 }
 
 void spm_store_snap_end(spm_store_snap_t **s)

@@ -86,10 +86,10 @@ spm_store_snap_t *spm_store_view_snap(spm_store_view_t *self);
 int spm_store_snap_get(spm_store_snap_t *s, spm_sdb_t id, uint64_t version, uint32_t *type,
                        const void **data, size_t *len);
 
-/*  Gives back this process's mapping of the pages of [DATA, DATA + LEN),
-    a block S handed out, and of the pages around it (spm_store_unmap):
-    the pointer stays valid, reading maps the pages again. */
-void spm_store_snap_unmap(spm_store_snap_t *s, const void *data, size_t len);
+/*  Gives back this process's mapping of every page of V's map read so
+    far (spm_store_unmap): safe while other threads read, which map again
+    what they touch. */
+void spm_store_view_unmap_all(spm_store_view_t *v);
 
 /*  Ends the snapshot (its pointers become invalid), frees it and sets *S to
     NULL. Any thread may end it. Does nothing when *S is NULL. */

@@ -47,6 +47,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,7 @@ typedef struct {
 #define HOLD_US 8000           /* a result waits at most this long for others to join it */
 #define COMMIT_BATCH 16        /* ... and no longer once this many are waiting */
 #define MAX_RELOCALIZE 3
+#define UNMAP_BYTES ((uint64_t)32 << 20) /* store bytes read before they are unmapped */
 
 typedef struct {
     void *ctx, *dealer;
@@ -170,7 +172,8 @@ typedef struct {
     pthread_t *workers;
     spm_wire_stats_t wire;
     uint32_t heartbeat_ms, dead_ms;
-    size_t heap_bytes; /* memory each thread touches at start, for its SIs (vm/heap.h) */
+    size_t heap_bytes;       /* memory each thread touches at start, for its SIs (vm/heap.h) */
+    _Atomic uint64_t mapped; /* store bytes read since its map was last given back */
 } ieu_t;
 
 static volatile sig_atomic_t stop_flag;
@@ -233,7 +236,7 @@ static void execute(ieu_t *ieu, task_t *t)
 {
     spm_nodecache_reader_t *rd = NULL;
     spm_store_snap_t *snap = NULL;
-    unsigned char mapped[SPM_MAX_OPERANDS] = {0}; /* operand i is read from the store's map */
+    uint64_t mapped = 0; /* bytes read from the store's map */
     t->cops = calloc(t->nops ? t->nops : 1, sizeof *t->cops);
     if (!t->cops) {
         t->status = SPM_ENOMEM;
@@ -257,7 +260,7 @@ static void execute(ieu_t *ieu, task_t *t)
                 t->missing_operand = 1; /* ask the center instead */
                 break;
             }
-            mapped[i < sizeof mapped ? i : 0] |= i < sizeof mapped;
+            mapped += t->cops[i].in_len;
             continue;
         }
         if (!rd && !(rd = spm_nodecache_reader(ieu->cache))) {
@@ -292,12 +295,15 @@ static void execute(ieu_t *ieu, task_t *t)
         t->reply = ctx.reply;
         t->reply_len = ctx.reply_len;
     }
-    /* The operands' pages go back to the page cache: an IEU maps every block
-       it reads from the store, and over a job they would add up to all of
-       them. The next SI that reads one maps it again (minor faults). */
-    for (size_t i = 0; i < t->nops && i < sizeof mapped; i++)
-        if (mapped[i])
-            spm_store_snap_unmap(snap, t->cops[i].in, t->cops[i].in_len);
+    /* The store's pages this IEU read go back to the page cache once they
+       add up to UNMAP_BYTES: over a job they would add up to every block
+       it was handed, and count in its memory. Blocks read again meanwhile
+       (matmul's) stay mapped; after it, reading one maps it again (minor
+       faults). */
+    if (mapped && atomic_fetch_add(&ieu->mapped, mapped) + mapped >= UNMAP_BYTES) {
+        atomic_store(&ieu->mapped, 0);
+        spm_store_view_unmap_all(ieu->store);
+    }
     spm_nodecache_reader_end(&rd);
     spm_store_snap_end(&snap);
 }
