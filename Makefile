@@ -114,7 +114,8 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a bench/bench.h $(wildcard bench/pap
 # Plugins the tests run: tests/plugins/NAME.c and the examples, built
 # against the tree's spm.h as `make examples` builds them against the
 # installed one; version.c twice (two versions of one program).
-PLUGIN_FLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared -Ivm
+PLUGIN_FLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -ffp-contract=off -fPIC \
+                -shared -Ivm
 TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(BUILD)/plugins/lib%.so,$(wildcard tests/plugins/*.c))
 EXAMPLE_NAMES := $(notdir $(patsubst %/,%,$(dir $(wildcard examples/*/*.c))))
 PLUGINS  := $(TEST_PLUGINS) $(BUILD)/plugins/libversion2.so \

@@ -96,6 +96,10 @@ int spm_plugin_run_main(int argc, char **argv, const char *cmd, int detach)
         if (rc != 0)
             return spm_cli_fail(cmd, rc);
     }
+    if (lib && (!strcmp(lib, "--help") || !strcmp(lib, "-h"))) {
+        printf("%s%s", plugin_help, spm_run_opts_help);
+        return 0;
+    }
     if (!lib)
         return spm_cli_usage(cmd, "--plugin LIB is needed");
     if (optind >= argc)

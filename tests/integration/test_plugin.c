@@ -6,8 +6,10 @@
     kills its IEUs and a super-function that kills the center each end in
     one line. The plugins are built by `make tests` into $SPM_PLUGINS. */
 #include "tests/check_main.h"
+#include "tests/ref/examples_ref.h"
 #include "tests/spm_test.h"
 
+#include <math.h>
 #include <sys/time.h>
 
 /*  Path of plugin libNAME.so (static buffer, one of four in turn). */
@@ -47,8 +49,85 @@ static char *succeeds(const char *const *argv, int timeout_s)
 
 /* ------------------------------------------------------------ examples */
 
+#define MC_ARGS "montecarlo", "--samples", "3000000", "--blocks", "37", "--seed", "5"
+#define KM_ARGS                                                                                    \
+    "kmeans", "--points", "30000", "--dims", "3", "--k", "5", "--block", "1700", "--max-iter",     \
+        "80", "--tol", "1e-9", "--seed", "3", "--digits", "17"
+
+/*  The montecarlo result TEXT against the sequential count. */
+static void check_montecarlo(const char *text)
+{
+    double pi;
+    uint64_t samples, hits, want;
+    ck_assert_msg(ref_montecarlo_parse(text, &pi, &samples, &hits) == 0, "%s", text);
+    ck_assert_int_eq(ref_montecarlo(3000000, 37, 5, &want), 0);
+    ck_assert_uint_eq(samples, 3000000);
+    ck_assert_uint_eq(hits, want);
+    ck_assert(pi > 3.13 && pi < 3.15);
+}
+
+/*  The kmeans result TEXT against plain sequential k-means: the same
+    iterations and counts, centres within 1e-9 (the VM sums per block, in
+    block order; the reference point by point). */
+static void check_kmeans(const char *text)
+{
+    enum { K = 5, D = 3 };
+    double got[K * D], want[K * D];
+    uint64_t gcount[K], wcount[K];
+    uint32_t giter, witer;
+    ck_assert_msg(ref_kmeans_parse(text, K, D, &giter, got, gcount) == 0, "%s", text);
+    ck_assert_int_eq(ref_kmeans(30000, D, K, 80, 1e-9, 3, want, wcount, &witer, NULL), 0);
+    ck_assert_uint_eq(giter, witer);
+    ck_assert(witer > 2); /* centres that moved: a run with dependences between stages */
+    for (int c = 0; c < K; c++) {
+        ck_assert_uint_eq(gcount[c], wcount[c]);
+        for (int d = 0; d < D; d++)
+            ck_assert_msg(
+                fabs(got[c * D + d] - want[c * D + d]) <= 1e-9 * (1 + fabs(want[c * D + d])),
+                "centre %d, dim %d: %.17g against %.17g", c, d, got[c * D + d], want[c * D + d]);
+    }
+}
+
+/*  Both examples as plugins on an embedded VM, then on a center with two
+    agents (one reading through its node cache): their results agree with
+    plain sequential computations, and are the same bytes on both VMs. */
 START_TEST(examples_against_sequential_references)
 {
+    const char *mc[] = {"run",   "--plugin", plugin("montecarlo"), "--ieus", "2", "--quiet",
+                        MC_ARGS, NULL};
+    char *mc_embedded = succeeds(mc, 120);
+    check_montecarlo(mc_embedded);
+    const char *km[] = {"run", "--plugin", plugin("kmeans"), "--ieus",
+                        "2",   "--quiet",  KM_ARGS,          NULL};
+    char *km_embedded = succeeds(km, 120);
+    check_kmeans(km_embedded);
+
+    setenv("SPM_ALLOW_PLUGINS", "yes", 1);
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    const char *cached[] = {"--no-store-reads", NULL};
+    spm_test_vm_agent(&vm, "1", NULL);
+    spm_test_vm_agent(&vm, "1", cached);
+    usleep(300000);
+    const char *mc2[] = {"run",   "--plugin", plugin("montecarlo"), "--center", vm.ep, "--quiet",
+                         MC_ARGS, NULL};
+    char *out = succeeds(mc2, 120);
+    ck_assert_str_eq(out, mc_embedded);
+    free(out);
+    const char *km2[] = {"run", "--plugin", plugin("kmeans"), "--center",
+                         vm.ep, "--quiet",  KM_ARGS,          NULL};
+    out = succeeds(km2, 120);
+    ck_assert_str_eq(out, km_embedded);
+    free(out);
+    /* a bad argument: the program's own line */
+    const char *bad[] = {"run", "--plugin", plugin("kmeans"), "--center",
+                         vm.ep, "--quiet",  "kmeans",         "--k",
+                         "0",   NULL};
+    fails_in_one_line(bad, "--k");
+    spm_test_vm_stop(&vm);
+    fprintf(stderr, "  %s  %.*s\n", mc_embedded, (int)strcspn(km_embedded, "\n"), km_embedded);
+    free(mc_embedded);
+    free(km_embedded);
 }
 END_TEST
 
