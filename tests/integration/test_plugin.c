@@ -131,6 +131,38 @@ START_TEST(examples_against_sequential_references)
 }
 END_TEST
 
+/*  What a programmer does with an installed spm: the header and spm.pc
+    where `make install` puts them, then `make -C examples` (pkg-config
+    --cflags --libs spm), from a copy of examples/ outside the tree; the
+    object it builds runs. */
+START_TEST(examples_build_out_of_tree_with_pkg_config)
+{
+    const char *src = getenv("SPM_SOURCE_DIR");
+    if (!src || !*src || system("command -v pkg-config >/dev/null") != 0) {
+        fprintf(stderr, "  skipped: needs SPM_SOURCE_DIR (make check sets it) and pkg-config\n");
+        return;
+    }
+    char dir[64], cmd[2048];
+    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "set -e; mkdir -p %s/include/spm %s/lib/pkgconfig; cp %s/vm/spm.h %s/include/spm/; "
+             "sed 's|@PREFIX@|%s|' %s/conf/spm.pc.in > %s/lib/pkgconfig/spm.pc; "
+             "cp -r %s/examples %s/examples; rm -f %s/examples/*/*.so; "
+             "PKG_CONFIG_PATH=%s/lib/pkgconfig make -s -C %s/examples >%s/make.log 2>&1 || "
+             "{ cat %s/make.log >&2; exit 1; }",
+             dir, dir, src, dir, dir, src, dir, src, dir, dir, dir, dir, dir, dir);
+    ck_assert_msg(system(cmd) == 0, "building the examples against spm.pc failed");
+    char lib[128];
+    snprintf(lib, sizeof lib, "%s/examples/montecarlo/libmontecarlo.so", dir);
+    const char *mc[] = {"run", "--plugin", lib, "--ieus", "2", "--quiet", MC_ARGS, NULL};
+    char *out = succeeds(mc, 120);
+    check_montecarlo(out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------- side by side */
 
 /*  Two builds of one program (the same program, opcode and type names)
@@ -355,6 +387,7 @@ static Suite *plugin_suite(void)
     TCase *tc = tcase_create("plugin");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, examples_against_sequential_references);
+    tcase_add_test(tc, examples_build_out_of_tree_with_pkg_config);
     tcase_add_test(tc, two_versions_run_side_by_side);
     tcase_add_test(tc, bad_objects_are_refused_in_one_line);
     tcase_add_test(tc, who_may_send_plugins);
