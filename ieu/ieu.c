@@ -131,8 +131,8 @@ typedef struct {
 #define AHEAD_US 2000.0        /* short SIs: hold about this much work ahead */
 #define AHEAD_BATCH_US 16000.0 /* ... or this much while the center has more ready */
 #define AHEAD_MAX 16           /* ... but never more than this many SIs */
-#define HOLD_US 8000           /* a result waits at most this long for others to join it */
-#define COMMIT_BATCH 16        /* ... and no longer once this many are waiting */
+#define HOLD_US 16000          /* a result waits at most this long for others to join it */
+#define COMMIT_BATCH 32        /* ... and no longer once this many are waiting */
 #define MAX_RELOCALIZE 3
 #define UNMAP_BYTES ((uint64_t)32 << 20) /* store bytes read before they are unmapped */
 

@@ -138,6 +138,7 @@ typedef struct {
     spm_metrics_t *metrics;       /* totals and the utilisation curve (with --http) */
     spm_plugins_policy_t plugins; /* who may send plugins (center.allow_plugins) */
     uint32_t plugin_type;         /* spm_name_id(SPM_PLUGIN_TYPE) */
+    uint64_t ticks; /* tick() calls so far */
     volatile sig_atomic_t *stop;
     int stopping;
 } center_t;
@@ -1282,8 +1283,10 @@ static void tick(center_t *c)
         spm_idu_expire(c->idu, now, c->lease_us);
     /* The pages of the store this loop read (b-tree pages, the headers that
        commits are checked against) would stay mapped, and count in its
-       memory, until it exits. */
-    spm_store_unmap_all(c->store);
+       memory, until it exits. Once a second: each time costs TLB flushes
+       on every core, and the pages read again fault back in. */
+    if (++c->ticks % 10 == 0)
+        spm_store_unmap_all(c->store);
     pos = 0;
     while (spm_hmap_next(c->traces, &pos, &key, &value)) {
         spm_idu_job_info_t info;
