@@ -138,7 +138,7 @@ typedef struct {
     spm_metrics_t *metrics;       /* totals and the utilisation curve (with --http) */
     spm_plugins_policy_t plugins; /* who may send plugins (center.allow_plugins) */
     uint32_t plugin_type;         /* spm_name_id(SPM_PLUGIN_TYPE) */
-    uint64_t ticks; /* tick() calls so far */
+    uint64_t ticks;               /* tick() calls so far */
     volatile sig_atomic_t *stop;
     int stopping;
 } center_t;
