@@ -133,8 +133,9 @@ typedef struct {
 #define AHEAD_MAX 16           /* ... but never more than this many SIs */
 #define HOLD_US 16000          /* a result waits at most this long for others to join it */
 #define COMMIT_BATCH 32        /* ... and no longer once this many are waiting */
+#define HOLD_BYTES (4u << 20)  /* ... or their outputs take this many bytes */
 #define MAX_RELOCALIZE 3
-#define UNMAP_BYTES ((uint64_t)32 << 20) /* store bytes read before they are unmapped */
+#define UNMAP_BYTES ((uint64_t)8 << 20) /* store bytes read before they are unmapped */
 
 typedef struct {
     void *ctx, *dealer;
@@ -146,6 +147,7 @@ typedef struct {
     queue_t kept;            /* executed, outputs kept: the next COMMIT's, in order */
     uint32_t nkept;          /* SIs in kept */
     uint64_t kept_since;     /* when the first of them joined kept */
+    uint64_t kept_bytes;     /* the bytes of their outputs, held until the COMMIT */
     uint32_t backlog;        /* SIs the center had ready beyond the last ISSUE */
     uint32_t keeping;        /* SIs whose outputs are still being kept */
     spm_store_view_t *store; /* the center's store, when it is on this host; else NULL */
@@ -924,6 +926,8 @@ static void kept_all(ieu_t *ieu, task_t *t)
 {
     if (!ieu->nkept++)
         ieu->kept_since = spm_now_us();
+    for (size_t i = 0; t->status == 0 && t->cops && i < t->nops; i++)
+        ieu->kept_bytes += t->cops[i].out_len;
     push(&ieu->kept, t);
 }
 
@@ -1111,14 +1115,16 @@ static void fill_result(ieu_t *ieu, task_t *t, Spm__Result *r, int first)
     with the results that follow, only while nothing can be waiting for
     them: the center had other SIs ready at its last ISSUE, this IEU still
     has more SIs in hand than slots (it needs nothing yet), fewer than
-    COMMIT_BATCH wait, the oldest for less than HOLD_US, and no drain is
-    under way. A lone SI, or the last ones of a job, go at once. */
+    COMMIT_BATCH wait, with outputs of less than HOLD_BYTES, the oldest for
+    less than HOLD_US, and no drain is under way. A lone SI, or the last ones of a job, go at once.
+ */
 static int commit_due(const ieu_t *ieu, uint64_t now)
 {
     if (!ieu->nkept)
         return 0;
     return ieu->draining || !ieu->backlog || ieu->held - ieu->nkept <= ieu->slots ||
-           ieu->nkept >= COMMIT_BATCH || now - ieu->kept_since >= HOLD_US;
+           ieu->nkept >= COMMIT_BATCH || ieu->kept_bytes >= HOLD_BYTES ||
+           now - ieu->kept_since >= HOLD_US;
 }
 
 /*  Milliseconds until the kept results are due (for the poll), or -1. */
@@ -1137,6 +1143,7 @@ static void send_commit(ieu_t *ieu)
         return;
     ieu->kept.head = ieu->kept.tail = NULL;
     ieu->nkept = 0;
+    ieu->kept_bytes = 0;
     size_t n = 0, nouts = 0;
     for (task_t *t = list; t; t = t->next) {
         n++;
