@@ -129,9 +129,9 @@ typedef struct {
 } refs_t;
 
 #define AHEAD_US 2000.0        /* short SIs: hold about this much work ahead */
-#define AHEAD_BATCH_US 16000.0 /* ... or this much while the center has more ready */
-#define AHEAD_MAX 16           /* ... but never more than this many SIs */
-#define HOLD_US 16000          /* a result waits at most this long for others to join it */
+#define AHEAD_BATCH_US 24000.0 /* ... or this much while the center has more ready */
+#define AHEAD_MAX 24           /* ... but never more than this many SIs */
+#define HOLD_US 24000          /* a result waits at most this long for others to join it */
 #define COMMIT_BATCH 32        /* ... and no longer once this many are waiting */
 #define HOLD_BYTES (4u << 20)  /* ... or their outputs take this many bytes */
 #define MAX_RELOCALIZE 3
@@ -470,6 +470,8 @@ static uint32_t ahead(const ieu_t *ieu)
     if (ieu->prefetch == 0 || ieu->exec_ema_us <= 0)
         return ieu->prefetch;
     double cover = (ieu->backlog ? AHEAD_BATCH_US : AHEAD_US) * ieu->slots / ieu->exec_ema_us;
+    if (ieu->backlog && cover > ieu->backlog / 2.0)
+        cover = ieu->backlog / 2.0; /* near a stage's end: leave the last SIs to others */
     if (cover <= ieu->prefetch)
         return ieu->prefetch;
     return cover >= AHEAD_MAX ? AHEAD_MAX : (uint32_t)cover;
