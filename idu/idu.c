@@ -499,7 +499,7 @@ void spm_idu_pump(spm_idu_t *self)
 
 /* ------------------------------------------------------------------ SIs */
 
-si_t *spm_idu_si_alloc(spm_sf_t *sf, const char *opcode, size_t nops, const void *params,
+si_t *spm_idu_si_alloc(spm_sf_t *sf, uint32_t opcode, size_t nops, const void *params,
                        size_t params_len)
 {
     if (sf->job->next_si == UINT32_MAX)
@@ -518,7 +518,7 @@ si_t *spm_idu_si_alloc(spm_sf_t *sf, const char *opcode, size_t nops, const void
         memcpy(si->params, params, params_len);
     sf->job->idu->made++;
     si->pub = (spm_idu_si_t){.id = sf->job->id << 32 | ++sf->job->next_si,
-                             .opcode = spm_opcode_id_in(sf->job->scope, opcode),
+                             .opcode = opcode,
                              .job = sf->job->id,
                              .plugin = sf->job->plugin,
                              .plugin_sum = sf->job->plugin_sum,
@@ -1441,11 +1441,12 @@ int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, siz
     spm_idu_t *self = sf->job->idu;
     if (sf->job->state != 0)
         return SPM_ECANCELED;
-    if (!spm_opcode_id_in(sf->job->scope, opcode))
+    uint32_t id = spm_opcode_id_in(sf->job->scope, opcode);
+    if (!id)
         return spm_error(SPM_ENOTFOUND, "no opcode '%s'", opcode);
     if (n > SPM_MAX_OPERANDS)
         return spm_error(SPM_EINVAL, "%s: %zu operands (at most %d)", opcode, n, SPM_MAX_OPERANDS);
-    si_t *si = spm_idu_si_alloc(sf, opcode, n, params, params_len);
+    si_t *si = spm_idu_si_alloc(sf, id, n, params, params_len);
     if (!si)
         return spm_error(SPM_ENOMEM, "out of memory");
     si->tag = tag;

@@ -257,10 +257,10 @@ void spm_idu_notify(spm_idu_t *self);
 uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
 
 /* idu.c, for scoreboard.c */
-/*  A new SI of SF's job; its id is the job's id in the high 32 bits and
-    the job's own count below (the same when the job is run again from its
-    journal). NULL when out of memory. */
-si_t *spm_idu_si_alloc(struct spm_sf *sf, const char *opcode, size_t nops, const void *params,
+/*  A new SI of SF's job running OPCODE (its wire id); its id is the job's
+    id in the high 32 bits and the job's own count below (the same when the
+    job is run again from its journal). NULL when out of memory. */
+si_t *spm_idu_si_alloc(struct spm_sf *sf, uint32_t opcode, size_t nops, const void *params,
                        size_t params_len);
 void spm_idu_si_free(si_t *si);
 /*  Counts SI as outstanding for its SF and job, and queues it when ready. */

@@ -184,7 +184,7 @@ int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *s)
         return 0;
     size_t nin = s->npartials + (s->last ? 1 : 0);
     uint32_t type = s->type;
-    si_t *m = spm_idu_si_alloc(sf, "spm.merge", nin + 1, &type, sizeof type);
+    si_t *m = spm_idu_si_alloc(sf, spm_name_id("spm.merge"), nin + 1, &type, sizeof type);
     if (!m)
         return spm_error(SPM_ENOMEM, "out of memory");
     m->internal = 1;

@@ -234,6 +234,30 @@ static void task_free(task_t *t)
 
 /* -------------------------------------------------------------- workers */
 
+/*  Finds the bytes of version V of operand I of T, local since it was
+    localized: its private copy, the center's store (opening *SNAP) or the
+    node cache (opening *RD). Returns 0, SPM_ENOTFOUND (no longer there:
+    evicted since), or SPM_ESTORE (the node cache cannot be read). */
+static int operand_bytes(ieu_t *ieu, task_t *t, size_t i, uint64_t v, spm_nodecache_reader_t **rd,
+                         spm_store_snap_t **snap, const void **data, size_t *len)
+{
+    op_t *o = &t->ops[i];
+    uint32_t type;
+    if (t->own && t->own[i]) { /* a private copy, after an eviction */
+        *data = t->own[i];
+        *len = t->own_len[i];
+        return 0;
+    }
+    if (o->in_store)
+        return (*snap || (*snap = spm_store_view_snap(ieu->store))) &&
+                       spm_store_snap_get(*snap, o->sdb, v, NULL, data, len) == 0
+                   ? 0
+                   : SPM_ENOTFOUND;
+    if (!*rd && !(*rd = spm_nodecache_reader(ieu->cache)))
+        return SPM_ESTORE;
+    return spm_nodecache_get(*rd, o->sdb, v, &type, data, len) == 0 ? 0 : SPM_ENOTFOUND;
+}
+
 static void execute(ieu_t *ieu, task_t *t)
 {
     spm_nodecache_reader_t *rd = NULL;
@@ -248,33 +272,20 @@ static void execute(ieu_t *ieu, task_t *t)
         op_t *o = &t->ops[i];
         t->cops[i].mode = o->mode;
         uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
-        if (v && t->own && t->own[i]) { /* a private copy, after an eviction */
-            t->cops[i].in = t->own[i];
-            t->cops[i].in_len = t->own_len[i];
-            continue;
-        }
         if (!v)
             continue;
-        if (o->in_store) {
-            if ((!snap && !(snap = spm_store_view_snap(ieu->store))) ||
-                spm_store_snap_get(snap, o->sdb, v, NULL, &t->cops[i].in, &t->cops[i].in_len) !=
-                    0) {
-                t->missing_operand = 1; /* ask the center instead */
-                break;
-            }
-            mapped += t->cops[i].in_len;
-            continue;
-        }
-        if (!rd && !(rd = spm_nodecache_reader(ieu->cache))) {
+        int rc = operand_bytes(ieu, t, i, v, &rd, &snap, &t->cops[i].in, &t->cops[i].in_len);
+        if (rc == SPM_ESTORE) {
             t->status = SPM_ESTORE;
             t->error = strdup("cannot read the node cache");
             break;
         }
-        uint32_t type;
-        if (spm_nodecache_get(rd, o->sdb, v, &type, &t->cops[i].in, &t->cops[i].in_len) != 0) {
+        if (rc != 0) {
             t->missing_operand = 1; /* evicted since localized: fetch it again */
             break;
         }
+        if (o->in_store && !(t->own && t->own[i]))
+            mapped += t->cops[i].in_len;
     }
     if (t->missing_operand || t->status) {
         spm_nodecache_reader_end(&rd);
@@ -402,21 +413,10 @@ static int load_plugin(ieu_t *ieu, task_t *t)
     size_t len = 0;
     spm_nodecache_reader_t *rd = NULL;
     spm_store_snap_t *snap = NULL;
-    int rc = 0;
-    uint32_t type;
-    if (t->own && t->own[i]) {
-        data = t->own[i];
-        len = t->own_len[i];
-    } else if (o->in_store) {
-        if (!(snap = spm_store_view_snap(ieu->store)) ||
-            spm_store_snap_get(snap, sdb, 1, NULL, &data, &len) != 0)
-            rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) is not in the store",
-                           (unsigned long long)sdb);
-    } else if (!(rd = spm_nodecache_reader(ieu->cache)) ||
-               spm_nodecache_get(rd, sdb, 1, &type, &data, &len) != 0) {
-        rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) left the node cache",
-                       (unsigned long long)sdb);
-    }
+    int rc = operand_bytes(ieu, t, i, 1, &rd, &snap, &data, &len);
+    if (rc != 0)
+        rc = spm_error(SPM_ESTORE, "its plugin (SDB %llu) is no longer in the %s",
+                       (unsigned long long)sdb, o->in_store ? "store" : "node cache");
     char scope[SPM_SCOPE_LEN];
     if (rc == 0)
         rc = spm_plugin_load(data, len, scope);

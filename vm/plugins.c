@@ -117,24 +117,6 @@ int spm_plugins_guard(const char *dir)
     return 0;
 }
 
-static const char *signame(int sig)
-{
-    switch (sig) {
-    case SIGSEGV:
-        return "SIGSEGV";
-    case SIGBUS:
-        return "SIGBUS";
-    case SIGFPE:
-        return "SIGFPE";
-    case SIGILL:
-        return "SIGILL";
-    case SIGABRT:
-        return "SIGABRT";
-    default:
-        return "a signal";
-    }
-}
-
 size_t spm_plugins_quarantined(const char *dir, spm_idu_t *idu)
 {
     char path[4096];
@@ -146,14 +128,16 @@ size_t spm_plugins_quarantined(const char *dir, spm_idu_t *idu)
     unsigned long long job;
     int sig;
     while (fscanf(f, "%llu %d", &job, &sig) == 2) {
-        char why[256];
+        const char *abbrev = sigabbrev_np(sig);
+        char name[32], why[256];
+        snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "?");
         snprintf(why, sizeof why,
                  "its code crashed the center (%s); the center was started again and the job "
                  "was failed without running any of its code",
-                 signame(sig));
+                 name);
         spm_log_warn("job %llu crashed the center (%s) before its restart: it is failed, not "
                      "resumed",
-                     job, signame(sig));
+                     job, name);
         if (spm_idu_quarantine(idu, job, why) == 0)
             n++;
     }

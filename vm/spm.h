@@ -311,7 +311,7 @@ const spm_program_t *spm_program_find(const char *name);
     does; the VM scopes those names by the object's content hash, so two
     plugins, or two versions of one, may use the same names side by side.
     Lookups from its super-functions (spm_sf_issue, spm_sdb_new) find the
-    plugin's own names first, then the built-in ones (spm.merge, ...).
+    plugin's own names first, then the built-in ones.
     docs/PROGRAMMING.md is the guide. */
 #define SPM_ABI_VERSION 1
 
