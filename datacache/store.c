@@ -58,6 +58,7 @@ struct spm_store {
     char *dir;                    /* the directory, for error details */
     size_t mapsize;               /* current map size in bytes */
     spm_store_map_t map;          /* where the map lies (spm_store_unmap) */
+    size_t touched;               /* bytes mapped by looking at blocks since the last unmap */
     MDB_txn *rtxn;                /* read txn reused (reset) by gets outside batches, or NULL */
     int in_batch;                 /* 1 between begin and commit or abort */
     MDB_txn *wtxn;                /* the batch's write txn, opened at its first operation */
@@ -817,6 +818,7 @@ static int locate(spm_store_t *self, MDB_txn *txn, spm_sdb_t id, uint64_t versio
 }
 
 #define UNMAP_ALIGN ((uintptr_t)2 << 20) /* the largest folio a file is mapped in */
+#define TOUCH_MAX ((size_t)16 << 20)     /* looked-at bytes that stay mapped at most */
 
 void spm_store_map_find(MDB_env *env, MDB_dbi dbi, spm_store_map_t *m)
 {
@@ -869,8 +871,20 @@ void spm_store_unmap_all(spm_store_t *self)
 {
     assert(self);
     const spm_store_map_t *m = store_map(self);
+    self->touched = 0;
     if (m->size)
         spm_store_unmap(self->env, m, (const void *)m->lo, m->hi - m->lo);
+}
+
+/*  A block of N bytes was looked at (its header read): the page fault
+    mapped the whole folio around it, as much as UNMAP_ALIGN of a block
+    that a writer wrote in one go. Those add up, over a job's commits
+    checked, to every output written; they go back every TOUCH_MAX. */
+static void touched(spm_store_t *self, size_t n)
+{
+    self->touched += n < UNMAP_ALIGN ? n + 4096 : UNMAP_ALIGN;
+    if (self->touched >= TOUCH_MAX)
+        spm_store_unmap_all(self);
 }
 
 int spm_store_get(spm_store_t *self, spm_sdb_t id, uint64_t version, uint64_t *found_version,
@@ -913,6 +927,8 @@ int spm_store_stat(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t *
     if (rc == 0 && len)
         *len = n;
     read_end(self, txn);
+    if (rc == 0)
+        touched(self, n);
     return rc;
 }
 

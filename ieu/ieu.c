@@ -109,6 +109,7 @@ typedef struct task {
     size_t nouts;
     uint32_t keeping;      /* outputs not yet kept */
     uint64_t bytes_pushed; /* replica bytes sent to other nodes */
+    uint64_t out_bytes;    /* its outputs' bytes, counted in the IEU's unsent */
     uint32_t corrupt;      /* corrupt copies met while fetching operands */
     struct task *next;
 } task_t;
@@ -134,6 +135,7 @@ typedef struct {
 #define HOLD_US 24000          /* a result waits at most this long for others to join it */
 #define COMMIT_BATCH 32        /* ... and no longer once this many are waiting */
 #define HOLD_BYTES (4u << 20)  /* ... or their outputs take this many bytes */
+#define UNSENT_MAX (8u << 20)  /* no SI starts while outputs not yet committed take this many */
 #define MAX_RELOCALIZE 3
 #define UNMAP_BYTES ((uint64_t)8 << 20) /* store bytes read before they are unmapped */
 
@@ -165,8 +167,9 @@ typedef struct {
     uint64_t next_req;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    queue_t ready; /* operands local, waiting for a slot */
-    queue_t done;  /* executed, waiting to be committed */
+    queue_t ready;   /* operands local, waiting for a slot */
+    queue_t done;    /* executed, waiting to be committed */
+    uint64_t unsent; /* bytes of the outputs of done, keeping and kept SIs */
     int stop;
     int draining;       /* SIGTERM: finish running SIs, start no new ones */
     uint32_t executing; /* SIs in workers' hands */
@@ -336,7 +339,10 @@ static void *worker(void *arg)
     pthread_mutex_lock(&ieu->lock);
     for (;;) {
         uint64_t free_since = spm_now_us();
-        while (!ieu->ready.head && !ieu->stop && !ieu->draining)
+        /* Outputs wait in memory for the main thread to commit them; when
+           it is held up (a write to the store waiting for another
+           process's), the slots wait too rather than pile up more. */
+        while ((!ieu->ready.head || ieu->unsent >= UNSENT_MAX) && !ieu->stop && !ieu->draining)
             pthread_cond_wait(&ieu->cond, &ieu->lock);
         if (ieu->stop || ieu->draining)
             break;
@@ -348,7 +354,10 @@ static void *worker(void *arg)
         uint64_t from = t->recv_us > free_since ? t->recv_us : free_since;
         t->wait_us = t->local_us > from ? t->local_us - from : 0;
         execute(ieu, t);
+        for (size_t i = 0; t->status == 0 && t->cops && i < t->nops; i++)
+            t->out_bytes += t->cops[i].out_len;
         pthread_mutex_lock(&ieu->lock);
+        ieu->unsent += t->out_bytes;
         push(&ieu->done, t);
         ieu->executing--;
         uint64_t one = 1;
@@ -1215,10 +1224,18 @@ static void send_commit(ieu_t *ieu)
     env.commit = &cm;
     if (send_env(ieu, &env, frames, f) == 0)
         ieu->requested += cm.credits;
-done:
+done:;
+    uint64_t sent = 0;
     for (task_t *t = list, *next; t; t = next) {
         next = t->next;
+        sent += t->out_bytes;
         task_free(t);
+    }
+    if (sent) {
+        pthread_mutex_lock(&ieu->lock);
+        ieu->unsent -= sent;
+        pthread_cond_broadcast(&ieu->cond);
+        pthread_mutex_unlock(&ieu->lock);
     }
     free(res);
     free(resp);
