@@ -130,10 +130,10 @@ typedef struct {
 } refs_t;
 
 #define AHEAD_US 2000.0        /* short SIs: hold about this much work ahead */
-#define AHEAD_BATCH_US 24000.0 /* ... or this much while the center has more ready */
-#define AHEAD_MAX 24           /* ... but never more than this many SIs */
-#define HOLD_US 24000          /* a result waits at most this long for others to join it */
-#define COMMIT_BATCH 32        /* ... and no longer once this many are waiting */
+#define AHEAD_BATCH_US 48000.0 /* ... or this much while the center has more ready */
+#define AHEAD_MAX 48           /* ... but never more than this many SIs */
+#define HOLD_US 48000          /* a result waits at most this long for others to join it */
+#define COMMIT_BATCH 64        /* ... and no longer once this many are waiting */
 #define HOLD_BYTES (4u << 20)  /* ... or their outputs take this many bytes */
 #define UNSENT_MAX (8u << 20)  /* no SI starts while outputs not yet committed take this many */
 #define MAX_RELOCALIZE 3
@@ -1117,23 +1117,21 @@ static void fill_result(ieu_t *ieu, task_t *t, Spm__Result *r, int first)
     r->t_end = t->t_start + t->exec_us;
 }
 
-/*  Sends every SI whose outputs are kept in one COMMIT: where each output
-    lives, plus the bytes of those that go to the center's store. On the
-    center's host the outputs are written into its store first and the
-    COMMIT carries nothing but results. */
 /*  Whether the kept results should go now (NOW: spm_now_us()). They wait,
     to share one COMMIT (and the center's one wake-up, and the next ISSUE)
     with the results that follow, only while nothing can be waiting for
-    them: the center had other SIs ready at its last ISSUE, this IEU still
-    has more SIs in hand than slots (it needs nothing yet), fewer than
-    COMMIT_BATCH wait, with outputs of less than HOLD_BYTES, the oldest for
-    less than HOLD_US, and no drain is under way. A lone SI, or the last ones of a job, go at once.
- */
+    them: the center had a batch's worth (AHEAD_MAX) of other SIs ready at
+    its last ISSUE, this IEU still has more SIs in hand than slots (it
+    needs nothing yet), fewer than COMMIT_BATCH wait, with outputs of less
+    than HOLD_BYTES, the oldest for less than HOLD_US, and no drain is under
+    way. A lone SI, or the last ones of a job or a stage, go at once: the
+    center deals the last SIs by what each IEU still holds (spm_idu_pump),
+    and results held back would make it count them as work still to do. */
 static int commit_due(const ieu_t *ieu, uint64_t now)
 {
     if (!ieu->nkept)
         return 0;
-    return ieu->draining || !ieu->backlog || ieu->held - ieu->nkept <= ieu->slots ||
+    return ieu->draining || ieu->backlog < AHEAD_MAX || ieu->held - ieu->nkept <= ieu->slots ||
            ieu->nkept >= COMMIT_BATCH || ieu->kept_bytes >= HOLD_BYTES ||
            now - ieu->kept_since >= HOLD_US;
 }
@@ -1147,6 +1145,10 @@ static long commit_wait_ms(const ieu_t *ieu, uint64_t now)
     return due <= now ? 0 : (long)((due - now + 999) / 1000);
 }
 
+/*  Sends every SI whose outputs are kept in one COMMIT: where each output
+    lives, plus the bytes of those that go to the center's store. On the
+    center's host the outputs are written into its store first and the
+    COMMIT carries nothing but results. */
 static void send_commit(ieu_t *ieu)
 {
     task_t *list = ieu->kept.head;
@@ -1417,7 +1419,8 @@ static const char ieu_help[] =
     "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
     "  --slots N           SIs executed at once, one thread each (default 1)\n"
     "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
-    "                      more while SIs are short: about 2 ms of work, at most 16)\n"
+    "                      more while SIs are short: about 2 ms of work, 48 ms while\n"
+    "                      the center has more ready, at most 48)\n"
     "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
     "  --heap-mb N         memory in MiB each thread touches at start and keeps for\n"
     "                      its SIs' buffers (default 0: taken as SIs ask for it)\n"

@@ -358,6 +358,35 @@ START_TEST(equal_priority_jobs_share_round_robin)
 }
 END_TEST
 
+/*  The last SIs of a stage are spread by what each IEU still holds: none
+    is handed more than its share of the work in hand (the ready SIs and
+    those issued, over the IEUs alive) beyond one SI per slot and one
+    ahead, whatever its credits; the credits not served stay for later. An
+    IEU that asked first for all of them left the other idle while it ran
+    them one by one. */
+START_TEST(last_sis_are_spread_by_what_each_ieu_holds)
+{
+    spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    for (int i = 0; i < 12; i++)
+        script[nscript++] = (step_t){x, SPM_R, 0};
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    uint32_t a = spm_idu_ieu_join(idu, 0, 1), b = spm_idu_ieu_join(idu, 0, 1);
+    spm_idu_ieu_pull(idu, a, 10);
+    spm_idu_pump(idu);
+    ck_assert_uint_eq(nemitted, 6); /* 12 in hand, 2 IEUs */
+    spm_idu_ieu_info_t info;
+    ck_assert_int_eq(spm_idu_ieu_info(idu, a, &info), 0);
+    ck_assert_uint_eq(info.held, 6);
+    ck_assert_uint_eq(info.credits, 4);
+    spm_idu_ieu_pull(idu, b, 10);
+    spm_idu_pump(idu);
+    ck_assert_uint_eq(nemitted, 12);
+    for (size_t i = 0; i < 12; i++)
+        ck_assert_uint_eq(emitted[i].ieu, i < 6 ? a : b);
+}
+END_TEST
+
 START_TEST(feed_hook_issues_for_the_requester)
 {
     uint64_t job;
@@ -673,6 +702,7 @@ static Suite *idu_suite(void)
     tcase_add_test(tc, open_acc_group_is_merged_at_job_end);
     tcase_add_test(tc, higher_priority_job_goes_first);
     tcase_add_test(tc, equal_priority_jobs_share_round_robin);
+    tcase_add_test(tc, last_sis_are_spread_by_what_each_ieu_holds);
     tcase_add_test(tc, feed_hook_issues_for_the_requester);
     tcase_add_test(tc, slow_callback_is_named_once);
     tcase_add_test(tc, dead_ieu_work_is_reissued_and_stale_commit_discarded);
