@@ -135,7 +135,7 @@ typedef struct {
 #define HOLD_US 48000          /* a result waits at most this long for others to join it */
 #define COMMIT_BATCH 64        /* ... and no longer once this many are waiting */
 #define HOLD_BYTES (4u << 20)  /* ... or their outputs take this many bytes */
-#define UNSENT_MAX (8u << 20)  /* no SI starts while outputs not yet committed take this many */
+#define UNSENT_MAX (8u << 20)  /* no SI starts while outputs of 2+ SIs not committed take this */
 #define MAX_RELOCALIZE 3
 #define UNMAP_BYTES ((uint64_t)8 << 20) /* store bytes read before they are unmapped */
 
@@ -167,9 +167,10 @@ typedef struct {
     uint64_t next_req;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    queue_t ready;   /* operands local, waiting for a slot */
-    queue_t done;    /* executed, waiting to be committed */
-    uint64_t unsent; /* bytes of the outputs of done, keeping and kept SIs */
+    queue_t ready;       /* operands local, waiting for a slot */
+    queue_t done;        /* executed, waiting to be committed */
+    uint64_t unsent;     /* bytes of the outputs of done, keeping and kept SIs */
+    uint32_t unsent_sis; /* those SIs, with outputs */
     int stop;
     int draining;       /* SIGTERM: finish running SIs, start no new ones */
     uint32_t executing; /* SIs in workers' hands */
@@ -341,8 +342,10 @@ static void *worker(void *arg)
         uint64_t free_since = spm_now_us();
         /* Outputs wait in memory for the main thread to commit them; when
            it is held up (a write to the store waiting for another
-           process's), the slots wait too rather than pile up more. */
-        while ((!ieu->ready.head || ieu->unsent >= UNSENT_MAX) && !ieu->stop && !ieu->draining)
+           process's), the slots wait too rather than pile up more. One
+           SI's outputs, however large, never hold up the next SI. */
+        while ((!ieu->ready.head || (ieu->unsent >= UNSENT_MAX && ieu->unsent_sis > 1)) &&
+               !ieu->stop && !ieu->draining)
             pthread_cond_wait(&ieu->cond, &ieu->lock);
         if (ieu->stop || ieu->draining)
             break;
@@ -358,6 +361,7 @@ static void *worker(void *arg)
             t->out_bytes += t->cops[i].out_len;
         pthread_mutex_lock(&ieu->lock);
         ieu->unsent += t->out_bytes;
+        ieu->unsent_sis += t->out_bytes > 0;
         push(&ieu->done, t);
         ieu->executing--;
         uint64_t one = 1;
@@ -1228,14 +1232,17 @@ static void send_commit(ieu_t *ieu)
         ieu->requested += cm.credits;
 done:;
     uint64_t sent = 0;
+    uint32_t sent_sis = 0;
     for (task_t *t = list, *next; t; t = next) {
         next = t->next;
         sent += t->out_bytes;
+        sent_sis += t->out_bytes > 0;
         task_free(t);
     }
     if (sent) {
         pthread_mutex_lock(&ieu->lock);
         ieu->unsent -= sent;
+        ieu->unsent_sis -= sent_sis;
         pthread_cond_broadcast(&ieu->cond);
         pthread_mutex_unlock(&ieu->lock);
     }
