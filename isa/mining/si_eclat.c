@@ -129,10 +129,12 @@ intersect(miner_t *m, const tids_t *t, uint32_t item, uint32_t *nz)
 }
 
 /*  Keeps the scratch tidset (NZ non-zero words; every word when FULL) as
- *T: dense while at least a quarter of the words are non-zero. */
+ *T: dense while at least three quarters of the words are non-zero (a
+    sparse word costs its index and a gather, but a dense tidset costs every
+    word at every extension). */
 static int keep_scratch(miner_t *m, int full, uint32_t nz, tids_t *t)
 {
-    int dense = full && (uint64_t)nz * 4 >= m->nwords;
+    int dense = full && (uint64_t)nz * 4 >= (uint64_t)m->nwords * 3;
     t->n = dense ? m->nwords : nz;
     t->w = malloc((size_t)t->n * (dense ? 8 : 12) + 8);
     if (!t->w)
@@ -271,7 +273,7 @@ static void mine_first(miner_t *m, uint32_t a)
         }
     if (own < m->minsup)
         return; /* not a frequent item: no class */
-    if ((uint64_t)nw * 4 < m->nwords) {
+    if ((uint64_t)nw * 4 < (uint64_t)m->nwords * 3) {
         if ((m->rc = keep_scratch(m, 0, nw, &root.t)) != 0)
             return;
         sparse = root.t;
