@@ -323,6 +323,22 @@ void spm_mine_out_free(spm_mine_out_t *o)
     spm_extsort_destroy(&o->rules);
 }
 
+/*  Writes the N bytes at S a byte at a time: putc_unlocked is inlined
+    into a store in stdio's buffer, where fputs and fwrite are calls that
+    cost more than the few bytes of a separator or a number. */
+static void put_bytes(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        putc_unlocked(s[i], f);
+}
+
+#define PUT_LIT(f, lit) put_bytes((f), (lit), sizeof(lit) - 1)
+
+static void put_str(FILE *f, const char *s)
+{
+    put_bytes(f, s, strlen(s));
+}
+
 /*  Writes V in decimal. printf is most of the cost of writing a million
     rules, so numbers are formatted here. */
 static void put_u64(FILE *f, uint64_t v)
@@ -331,7 +347,7 @@ static void put_u64(FILE *f, uint64_t v)
     do
         *--p = (char)('0' + v % 10);
     while (v /= 10);
-    fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
+    put_bytes(f, p, (size_t)(buf + sizeof buf - p));
 }
 
 /*  Writes V >= 0 with six decimals, as %.6f does. */
@@ -343,7 +359,7 @@ static void put_fixed6(FILE *f, double v)
     frac[0] = '.';
     for (int i = 6; i >= 1; i--, n /= 10)
         frac[i] = (char)('0' + n % 10);
-    fwrite(frac, 1, 7, f);
+    put_bytes(f, frac, 7);
 }
 
 /*  Writes a JSON string with the escapes JSON requires. */
@@ -372,8 +388,10 @@ static void items(FILE *f, const spm_mine_out_t *o, const uint32_t *s, uint32_t 
     if (quote)
         fputc('"', f);
     for (uint32_t j = 0; j < k; j++) {
-        if (j > 0)
-            fputs(format == SPM_MINE_JSON ? ", " : " ", f);
+        if (j > 0 && format == SPM_MINE_JSON)
+            PUT_LIT(f, ", ");
+        else if (j > 0)
+            putc_unlocked(' ', f);
         uint32_t item = s[j];
         const char *name = o->names ? spm_reader_name(o->names, item) : NULL;
         if (name && format == SPM_MINE_JSON)
@@ -425,9 +443,15 @@ int spm_mine_write_itemsets(FILE *f, spm_mine_out_t *o, spm_mine_format_t format
             continue;
         }
         items(f, o, s, k, format);
-        fputs(format == SPM_MINE_CSV ? "," : " (", f);
+        if (format == SPM_MINE_CSV)
+            putc_unlocked(',', f);
+        else
+            PUT_LIT(f, " (");
         put_u64(f, count);
-        fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
+        if (format == SPM_MINE_CSV)
+            putc_unlocked('\n', f);
+        else
+            PUT_LIT(f, ")\n");
     }
     if (o->sets && rc < 0)
         return rc;
@@ -468,17 +492,17 @@ int spm_mine_write_rules(FILE *f, spm_mine_out_t *o, spm_mine_format_t format)
                     (unsigned long long)r.supz, conf, lift);
             continue;
         }
+        int csv = format == SPM_MINE_CSV;
         items(f, o, r.x, r.xlen, format);
-        fputs(format == SPM_MINE_CSV ? "," : " => ", f);
+        put_str(f, csv ? "," : " => ");
         items(f, o, r.y, r.ylen, format);
-        const char *sep = format == SPM_MINE_CSV ? "," : ", ";
-        fputs(format == SPM_MINE_CSV ? "," : " (", f);
+        put_str(f, csv ? "," : " (");
         put_u64(f, r.supz);
-        fputs(sep, f);
+        put_str(f, csv ? "," : ", ");
         put_fixed6(f, conf);
-        fputs(sep, f);
+        put_str(f, csv ? "," : ", ");
         put_fixed6(f, lift);
-        fputs(format == SPM_MINE_CSV ? "\n" : ")\n", f);
+        put_str(f, csv ? "\n" : ")\n");
     }
     if (o->rules && rc < 0)
         return rc;
