@@ -6,7 +6,9 @@
     grow with the output. This keeps a fixed budget and lets the disk take
     the rest. Records live in one arena, 8-byte aligned, and an index of
     (offset << 24 | length) words is what qsort_r moves. A run file is the
-    sorted records, each as a 32-bit length and its bytes.
+    sorted records, each as a 32-bit length and its bytes. With a key
+    (spm_extsort_set_key), a parallel array of 64-bit keys is sorted with
+    the index by a quicksort of its own that calls CMP only where keys tie.
     =========================================================================
 */
 #include "isa/core/extsort.h"
@@ -37,6 +39,9 @@ struct spm_extsort {
     unsigned char *arena;    /* records in memory, each 8-byte aligned */
     size_t used, acap;       /* arena bytes used and allocated */
     uint64_t *idx;           /* n entries: offset << 24 | length */
+    spm_extsort_key_fn *key; /* the records' keys (NULL: none) */
+    void *karg;              /* its argument */
+    uint64_t *keys;          /* n entries, with idx (when key is set) */
     size_t n, icap;          /* entries used and allocated */
     size_t cursor;           /* next entry to return (in memory) */
     uint64_t count;          /* records added */
@@ -67,6 +72,13 @@ spm_extsort_t *spm_extsort_new(size_t budget, const char *dir, spm_extsort_cmp_f
     self->cmp = cmp;
     self->arg = arg;
     return self;
+}
+
+void spm_extsort_set_key(spm_extsort_t *self, spm_extsort_key_fn *key, void *arg)
+{
+    assert(self && self->count == 0 && !self->idx);
+    self->key = key;
+    self->karg = arg;
 }
 
 static void run_free(run_t *r)
@@ -168,10 +180,85 @@ static int cmp_idx(const void *a, const void *b, void *arg)
     return self->cmp(self->arena + (i >> 24), self->arena + (j >> 24), self->arg);
 }
 
+/*  Whether the entry of key KA and index word EA goes before that of KB
+    and EB. */
+static int key_before(const spm_extsort_t *self, uint64_t ka, uint64_t ea, uint64_t kb, uint64_t eb)
+{
+    if (ka != kb)
+        return ka < kb;
+    return self->cmp(self->arena + (ea >> 24), self->arena + (eb >> 24), self->arg) < 0;
+}
+
+static void swap_entries(spm_extsort_t *self, size_t i, size_t j)
+{
+    uint64_t k = self->keys[i], e = self->idx[i];
+    self->keys[i] = self->keys[j];
+    self->idx[i] = self->idx[j];
+    self->keys[j] = k;
+    self->idx[j] = e;
+}
+
+/*  Sorts entries [LO, HI) by key, then CMP: Hoare's quicksort with a
+    median of three, recursing into the smaller side; insertion sort below
+    16 entries. */
+static void key_sort(spm_extsort_t *self, size_t lo, size_t hi)
+{
+    uint64_t *k = self->keys, *e = self->idx;
+    while (hi - lo > 16) {
+        size_t m = lo + (hi - 1 - lo) / 2, l = hi - 1;
+        if (key_before(self, k[m], e[m], k[lo], e[lo]))
+            swap_entries(self, lo, m);
+        if (key_before(self, k[l], e[l], k[lo], e[lo]))
+            swap_entries(self, lo, l);
+        if (key_before(self, k[l], e[l], k[m], e[m]))
+            swap_entries(self, m, l);
+        uint64_t pk = k[m], pe = e[m];
+        size_t i = lo - 1, j = hi;
+        for (;;) {
+            do
+                i++;
+            while (key_before(self, k[i], e[i], pk, pe));
+            do
+                j--;
+            while (key_before(self, pk, pe, k[j], e[j]));
+            if (i >= j)
+                break;
+            swap_entries(self, i, j);
+        }
+        size_t p = j + 1; /* [lo, p) holds no entry after any of [p, hi) */
+        if (p - lo < hi - p) {
+            key_sort(self, lo, p);
+            lo = p;
+        } else {
+            key_sort(self, p, hi);
+            hi = p;
+        }
+    }
+    for (size_t a = lo + 1; a < hi; a++) {
+        uint64_t tk = k[a], te = e[a];
+        size_t b = a;
+        for (; b > lo && key_before(self, tk, te, k[b - 1], e[b - 1]); b--) {
+            k[b] = k[b - 1];
+            e[b] = e[b - 1];
+        }
+        k[b] = tk;
+        e[b] = te;
+    }
+}
+
+/*  Sorts the index of the records in memory. */
+static void sort_memory(spm_extsort_t *self)
+{
+    if (self->key)
+        key_sort(self, 0, self->n);
+    else
+        qsort_r(self->idx, self->n, sizeof *self->idx, cmp_idx, self);
+}
+
 /*  Sorts the buffer and writes it as a new run; the buffer is then empty. */
 static int spill(spm_extsort_t *self)
 {
-    qsort_r(self->idx, self->n, sizeof *self->idx, cmp_idx, self);
+    sort_memory(self);
     run_t *r;
     int rc = run_new(self, &r);
     if (rc != 0)
@@ -204,9 +291,13 @@ static int reserve(spm_extsort_t *self, size_t len)
     if (self->n == self->icap) {
         size_t cap = self->icap ? self->icap * 2 : 256;
         uint64_t *v = realloc(self->idx, cap * sizeof *v);
-        if (!v)
+        if (v)
+            self->idx = v;
+        uint64_t *kv = v && self->key ? realloc(self->keys, cap * sizeof *kv) : NULL;
+        if (kv)
+            self->keys = kv;
+        if (!v || (self->key && !kv))
             return spm_error(SPM_ENOMEM, "out of memory");
-        self->idx = v;
         self->icap = cap;
     }
     return 0;
@@ -218,12 +309,15 @@ int spm_extsort_add(spm_extsort_t *self, const void *rec, size_t len)
     if (len == 0 || len > SPM_EXTSORT_MAX_RECORD)
         return spm_error(SPM_ERANGE, "a record of %zu bytes cannot be sorted", len);
     int rc;
-    if (self->n > 0 && self->used + PAD8(len) + (self->n + 1) * 8 > self->budget &&
+    size_t entry = self->key ? 16 : 8;
+    if (self->n > 0 && self->used + PAD8(len) + (self->n + 1) * entry > self->budget &&
         (rc = spill(self)) != 0)
         return rc;
     if ((rc = reserve(self, len)) != 0)
         return rc;
     memcpy(self->arena + self->used, rec, len);
+    if (self->key)
+        self->keys[self->n] = self->key(rec, self->karg);
     self->idx[self->n++] = (uint64_t)self->used << 24 | len;
     self->used += PAD8(len);
     self->count++;
@@ -333,15 +427,17 @@ int spm_extsort_sort(spm_extsort_t *self)
     self->sorted = 1;
     if (self->spilled == 0) {
         if (self->n > 0) /* no index is allocated before the first record */
-            qsort_r(self->idx, self->n, sizeof *self->idx, cmp_idx, self);
+            sort_memory(self);
         self->cursor = 0;
         return 0;
     }
     int rc = self->n > 0 ? spill(self) : 0;
     free(self->arena);
     free(self->idx);
+    free(self->keys);
     self->arena = NULL;
     self->idx = NULL;
+    self->keys = NULL;
     self->acap = self->icap = 0;
     while (rc == 0 && self->nruns > SPM_EXTSORT_FANIN)
         rc = merge_pass(self);
@@ -401,7 +497,7 @@ uint64_t spm_extsort_runs(const spm_extsort_t *self)
 size_t spm_extsort_memory(const spm_extsort_t *self)
 {
     assert(self);
-    size_t bytes = self->acap + self->icap * sizeof *self->idx;
+    size_t bytes = self->acap + self->icap * sizeof *self->idx * (self->key ? 2 : 1);
     for (size_t i = 0; i < self->nruns; i++)
         bytes += SPM_EXTSORT_IOBUF + self->runs[i]->cap;
     return bytes;
@@ -418,6 +514,7 @@ void spm_extsort_destroy(spm_extsort_t **self_p)
     free(self->heap);
     free(self->arena);
     free(self->idx);
+    free(self->keys);
     free(self->dir);
     free(self);
     *self_p = NULL;

@@ -65,6 +65,38 @@ static int cmp_rule_y(const void *a, const void *b, void *arg)
     return spm_mining_rule_cmp(x + r->xlen, r->ylen, x, r->xlen, w + q->xlen, q->ylen, w, q->xlen);
 }
 
+/*  List S of K items, each below 2^B, as an integer in list_cmp's order
+    (a < b implies key(a) <= key(b)): its length in the top 13 bits
+    (SPM_MINING_MAX_K is below 2^13), then as many whole items as fit. */
+static uint64_t list_key(const uint32_t *s, uint32_t k, unsigned b)
+{
+    uint64_t key = (uint64_t)k << 51;
+    for (uint32_t j = 0, shift = 51; j < k && shift >= b; j++) {
+        shift -= b;
+        key |= (uint64_t)s[j] << shift;
+    }
+    return key;
+}
+
+/*  Keys of cmp_set, cmp_rule and cmp_rule_y; ARG points to B. */
+static uint64_t key_set(const void *a, void *arg)
+{
+    const set_head_t *x = a;
+    return list_key(SET_ITEMS(x), x->k, *(const unsigned *)arg);
+}
+
+static uint64_t key_rule(const void *a, void *arg)
+{
+    const rule_head_t *r = a;
+    return list_key(RULE_ITEMS(r), r->xlen, *(const unsigned *)arg);
+}
+
+static uint64_t key_rule_y(const void *a, void *arg)
+{
+    const rule_head_t *r = a;
+    return list_key(RULE_ITEMS(r) + r->xlen, r->ylen, *(const unsigned *)arg);
+}
+
 /*  Sorts the N items at A in place (itemsets are short: insertion sort). */
 static void sort_items(uint32_t *a, uint32_t n)
 {
@@ -82,6 +114,7 @@ typedef struct {
     void *vm;             /* from where */
     uint32_t *item;       /* item[rank] (NULL: no frequent items) */
     uint32_t nitems;      /* ranks */
+    unsigned bits;        /* bits of the largest item (the sorts' keys) */
     uint64_t *rec;        /* one record being built: head and items */
 } fetch_t;
 
@@ -217,6 +250,9 @@ static int fetch_items(fetch_t *f, spm_sdb_t id)
     for (uint32_t i = 0; rc == 0 && i < it.n; i++)
         f->item[i] = it.items[order[i]];
     f->nitems = rc == 0 ? it.n : 0;
+    for (uint32_t i = 0; i < f->nitems; i++)
+        while (f->bits < 32 && f->item[i] >> f->bits)
+            f->bits++;
     spm_mining_items_free(&it);
     free(order);
     return rc;
@@ -237,6 +273,8 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
         rc = spm_error(SPM_ENOMEM, "out of memory");
     if (rc == 0 && r->fitems)
         rc = fetch_items(&f, r->fitems);
+    if (rc == 0) /* the keys are made as records come, all within this call */
+        spm_extsort_set_key(o->sets, key_set, &f.bits);
     for (uint32_t k = 0; k < r->nlevels && rc == 0; k++)
         rc = fetch_level(&f, r->levels[k], r->nblocks[k], k + 1, o);
     if (rc == 0)
@@ -246,6 +284,8 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
     if (rc == 0 && spm_extsort_runs(o->sets) == 0) {
         if (!(o->rules = spm_extsort_new(left, o->tmpdir, cmp_rule, NULL)))
             rc = spm_error(SPM_ENOMEM, "out of memory");
+        else
+            spm_extsort_set_key(o->rules, key_rule, &f.bits);
         if (rc == 0)
             rc = fetch_rules(&f, r, o, o->rules, key); /* s(Y) by binary search */
     } else if (rc == 0) {
@@ -253,6 +293,8 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
            it spilled, else it still holds its half. */
         if (!(by_y = spm_extsort_new(left / 2, o->tmpdir, cmp_rule_y, NULL)))
             rc = spm_error(SPM_ENOMEM, "out of memory");
+        else
+            spm_extsort_set_key(by_y, key_rule_y, &f.bits);
         if (rc == 0 && (rc = fetch_rules(&f, r, o, by_y, NULL)) == 0 &&
             (rc = spm_extsort_sort(by_y)) == 0) {
             size_t held = spm_extsort_memory(by_y);
@@ -260,6 +302,8 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
             if (!(o->rules = spm_extsort_new(held < left / 4 * 3 ? left - held : left / 4,
                                              o->tmpdir, cmp_rule, NULL)))
                 rc = spm_error(SPM_ENOMEM, "out of memory");
+            else
+                spm_extsort_set_key(o->rules, key_rule, &f.bits);
             if (rc == 0)
                 rc = join_supports(o, by_y, key);
         }

@@ -1,6 +1,7 @@
 /*  extsort: random variable-length records come back in the order qsort
     gives them, with budgets so small that hundreds of runs spill and are
-    merged in several passes, and with one large enough to sort in memory;
+    merged in several passes, and with one large enough to sort in memory,
+    with and without a key;
     empty input, one record, all records equal; no temporary file is ever
     left in the run directory and every descriptor is closed after destroy,
     also when the directory does not exist or a write fails (a file size
@@ -27,6 +28,15 @@ static int cmp_rec(const void *a, const void *b, void *arg)
         if (x[1 + i] != y[1 + i])
             return x[1 + i] < y[1 + i] ? -1 : 1;
     return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/*  A key of the record's first *ARG values (1 or 2), 32 bits each: ties
+    where they agree, so the keyed sort calls cmp_rec there. */
+static uint64_t key_rec(const void *a, void *arg)
+{
+    const uint32_t *x = a;
+    int words = *(const int *)arg;
+    return (uint64_t)x[1] << 32 | (words > 1 && x[0] > 1 ? x[2] : 0);
 }
 
 static int cmp_ptr(const void *a, const void *b)
@@ -66,9 +76,10 @@ static void teardown(void)
 }
 
 /*  Sorts N random records (values below RANGE, so some repeat) with
-    BUDGET, checks them against qsort twice (once after a rewind), and
-    returns the runs written. */
-static uint64_t sort_random(size_t n, uint32_t range, size_t budget)
+    BUDGET, keyed by their first KEYED values (0: no key), checks them
+    against qsort twice (once after a rewind), and returns the runs
+    written. */
+static uint64_t sort_random_keyed(size_t n, uint32_t range, size_t budget, int keyed)
 {
     spm_rng_t rng;
     spm_rng_seed(&rng, 7 + n + budget);
@@ -76,6 +87,8 @@ static uint64_t sort_random(size_t n, uint32_t range, size_t budget)
     int fds = open_fds();
     spm_extsort_t *s = spm_extsort_new(budget, dir, cmp_rec, NULL);
     ck_assert_ptr_nonnull(s);
+    if (keyed)
+        spm_extsort_set_key(s, key_rec, &keyed);
     for (size_t i = 0; i < n; i++) {
         uint32_t len = 1 + (uint32_t)spm_rng_below(&rng, 12);
         recs[i] = malloc((len + 1) * 4);
@@ -115,6 +128,11 @@ static uint64_t sort_random(size_t n, uint32_t range, size_t budget)
     return runs;
 }
 
+static uint64_t sort_random(size_t n, uint32_t range, size_t budget)
+{
+    return sort_random_keyed(n, range, budget, 0);
+}
+
 START_TEST(random_many_runs)
 {
     /* about 20 records a run: over a thousand runs, merged in passes of 64 */
@@ -129,6 +147,17 @@ END_TEST
 START_TEST(random_in_memory)
 {
     ck_assert_uint_eq(sort_random(30000, 1000, 64 << 20), 0);
+}
+END_TEST
+
+/*  With a key: the same order, in memory and in runs, whether keys tie
+    often (one value of 50) or seldom (two of 1000). */
+START_TEST(keyed_like_qsort)
+{
+    ck_assert_uint_eq(sort_random_keyed(30000, 50, 64 << 20, 1), 0);
+    ck_assert_uint_eq(sort_random_keyed(30000, 1000, 64 << 20, 2), 0);
+    ck_assert_uint_gt(sort_random_keyed(30000, 1000, 1024, 2), 2 * SPM_EXTSORT_FANIN);
+    ck_assert_uint_gt(sort_random_keyed(30000, 3, 256 << 10, 1), 1);
 }
 END_TEST
 
@@ -261,6 +290,7 @@ static Suite *extsort_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, random_many_runs);
     tcase_add_test(tc, random_in_memory);
+    tcase_add_test(tc, keyed_like_qsort);
     tcase_add_test(tc, find_in_memory);
     tcase_add_test(tc, empty_input);
     tcase_add_test(tc, one_record);
