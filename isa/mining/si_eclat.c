@@ -370,14 +370,15 @@ static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
             m->weight[tid] = t[q].weight[i];
             if (t[q].weight[i] > 1)
                 m->heavy[tid / 64] |= 1ull << (tid % 64);
-            for (uint32_t j = t[q].off[i]; j < t[q].off[i + 1]; j++) {
-                uint32_t r = t[q].items[j];
-                if (r >= m->f1)
-                    rc = spm_error(SPM_EFORMAT, "%s: operand %zu: item %u is not a rank below %u",
-                                   SPM_MINING_MINE_CLASS, q, r, m->f1);
-                else if (r >= m->lo)
-                    m->bits[(size_t)(r - m->lo) * m->nwords + tid / 64] |= 1ull << (tid % 64);
-            }
+            /* Items increase (normalized): only the last can be out of
+               range, and those of the class are the tail. */
+            uint32_t b = t[q].off[i], j = t[q].off[i + 1];
+            if (j > b && t[q].items[j - 1] >= m->f1)
+                rc = spm_error(SPM_EFORMAT, "%s: operand %zu: item %u is not a rank below %u",
+                               SPM_MINING_MINE_CLASS, q, t[q].items[j - 1], m->f1);
+            for (; rc == 0 && j > b && t[q].items[j - 1] >= m->lo; j--)
+                m->bits[(size_t)(t[q].items[j - 1] - m->lo) * m->nwords + tid / 64] |=
+                    1ull << (tid % 64);
         }
     if (rc == 0)
         count_pairs(m, t, nt);
