@@ -16,7 +16,11 @@
     while on dense data it is the plain bitset. Extending a prefix by item j
     ANDs its words with j's full bitset at those indices only. Transactions
     carry weights (identical ones merged): a support is the popcount plus
-    weight - 1 for each of the few heavy transactions present.
+    weight - 1 for each heavy transaction present. Where heavy transactions
+    are many, that is counted a bit plane of weight - 1 at a time: after
+    shrinking chess at 60%, 627 of its 2,480 transactions are heavy, none
+    over 4, so two popcounts a word, where visiting each heavy transaction
+    was most of the walk.
 
     Output order: the sets of each length are emitted at the nodes one
     shorter, which the walk visits in lexicographic order, so every length's
@@ -64,7 +68,9 @@ typedef struct {
     uint64_t *bits;        /* bitsets of items lo .. f1-1, nwords each */
     uint64_t *heavy;       /* nwords: the transactions of weight > 1 */
     uint32_t *hw, nhw;     /* the words with a heavy transaction */
-    uint32_t *weight;      /* every transaction's weight */
+    uint32_t *weight;      /* every transaction's weight (NULL with planes) */
+    uint64_t *plane;       /* nplanes x nwords: bit p of each weight - 1 */
+    uint32_t nplanes;      /* bits of the largest weight - 1 (0: no planes) */
     uint64_t *pairs;       /* supports of {a, b}, a in [lo, hi), row a - lo; or NULL */
     uint32_t *sidx;        /* scratch tidset: nwords indices */
     uint64_t *sw;          /* and words */
@@ -74,12 +80,20 @@ typedef struct {
     uint32_t nlv;          /* lengths allocated */
 } miner_t;
 
-/*  The weight above 1 of the heavy transactions in word V at index I. */
-static uint64_t extra(const miner_t *m, uint32_t i, uint64_t v)
+/*  The weight above 1 of the heavy transactions in word V at index I.
+    Always inlined, so that each of intersect's clones has its popcounts
+    (called, it was built without POPCNT: the dense set at 10% took 0.70 s
+    instead of 0.47). */
+static inline __attribute__((always_inline)) uint64_t extra(const miner_t *m, uint32_t i,
+                                                            uint64_t v)
 {
     uint64_t s = 0;
-    for (uint64_t h = v & m->heavy[i]; h; h &= h - 1)
-        s += m->weight[(size_t)i * 64 + (size_t)__builtin_ctzll(h)] - 1;
+    if (m->weight)
+        for (uint64_t h = v & m->heavy[i]; h; h &= h - 1)
+            s += m->weight[(size_t)i * 64 + (size_t)__builtin_ctzll(h)] - 1;
+    else
+        for (uint32_t p = 0; p < m->nplanes; p++)
+            s += (uint64_t)__builtin_popcountll(v & m->plane[(size_t)p * m->nwords + i]) << p;
     return s;
 }
 
@@ -357,19 +371,44 @@ static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
         m->bits = calloc(items * m->nwords + 1, 8);
         m->heavy = calloc((size_t)m->nwords + 1, 8);
         m->hw = malloc(((size_t)m->nwords + 1) * 4);
-        m->weight = calloc((size_t)m->nwords * 64 + 1, 4);
+        /* Bit planes where a word holds over four times as many heavy
+           transactions as there are planes, else each heavy one's weight.
+           Measured: chess at 60%, 2 planes and 15 heavy a word, 0.23 s with
+           weights, 0.19 with planes; the dense set at 10%, 9 planes and 19
+           heavy a word, 0.46 s with weights, 0.49 with planes. */
+        uint32_t wmax = 1;
+        uint64_t nheavy = 0;
+        for (size_t q = 0; q < nt; q++)
+            for (uint32_t i = 0; i < t[q].n; i++) {
+                wmax = t[q].weight[i] > wmax ? t[q].weight[i] : wmax;
+                nheavy += t[q].weight[i] > 1;
+            }
+        while (m->nplanes < 32 && (wmax - 1) >> m->nplanes)
+            m->nplanes++;
+        if ((uint64_t)m->nplanes * m->nwords * 4 < nheavy) {
+            m->plane = calloc((size_t)m->nplanes * m->nwords + 1, 8);
+        } else {
+            m->nplanes = 0;
+            m->weight = calloc((size_t)m->nwords * 64 + 1, 4);
+        }
         m->sidx = malloc(((size_t)m->nwords + 1) * 4);
         m->sw = malloc(((size_t)m->nwords + 1) * 8);
         m->prefix = malloc(SPM_MINING_MAX_K * 4);
-        if (!m->bits || !m->heavy || !m->hw || !m->weight || !m->sidx || !m->sw || !m->prefix)
+        if (!m->bits || !m->heavy || !m->hw || (!m->plane && !m->weight) || !m->sidx || !m->sw ||
+            !m->prefix)
             rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     }
     uint64_t tid = 0;
     for (size_t q = 0; q < nt && rc == 0; q++)
         for (uint32_t i = 0; i < t[q].n && rc == 0; i++, tid++) {
-            m->weight[tid] = t[q].weight[i];
-            if (t[q].weight[i] > 1)
+            uint32_t w1 = t[q].weight[i] - 1;
+            if (w1 > 0)
                 m->heavy[tid / 64] |= 1ull << (tid % 64);
+            if (m->weight)
+                m->weight[tid] = w1 + 1;
+            for (uint32_t p = 0; p < m->nplanes; p++)
+                if (w1 >> p & 1)
+                    m->plane[(size_t)p * m->nwords + tid / 64] |= 1ull << (tid % 64);
             /* Items increase (normalized): only the last can be out of
                range, and those of the class are the tail. */
             uint32_t b = t[q].off[i], j = t[q].off[i + 1];
@@ -401,6 +440,7 @@ static void miner_free(miner_t *m)
     free(m->heavy);
     free(m->hw);
     free(m->pairs);
+    free(m->plane);
     free(m->weight);
     free(m->sidx);
     free(m->sw);

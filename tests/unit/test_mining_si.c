@@ -622,12 +622,16 @@ START_TEST(eclat_classes_vs_brute_force)
     const class_t parts[] = {{0, 1, 0, 3},           {0, 1, 3, UINT32_MAX}, {1, 2, 0, UINT32_MAX},
                              {2, 5, 0, UINT32_MAX},  {5, 6, 0, 9},          {5, 6, 9, 10},
                              {5, 6, 10, UINT32_MAX}, {6, 16, 0, UINT32_MAX}};
-    /* Sparse, dense, heavy weights; every length, and at most 3 items. */
+    /* Sparse, dense, heavy weights (small ones, counted by bit planes, and
+       up to 2^20, one by one); every length, and at most 3 items. */
     struct {
         uint32_t f1, n, p, maxw;
         uint64_t minsup;
-    } shapes[] = {
-        {12, 500, 20, 1, 8}, {12, 300, 75, 1, 150}, {10, 400, 50, 4, 120}, {16, 600, 40, 2, 90}};
+    } shapes[] = {{12, 500, 20, 1, 8},
+                  {12, 300, 75, 1, 150},
+                  {10, 400, 50, 4, 120},
+                  {16, 600, 40, 2, 90},
+                  {16, 600, 40, 1u << 20, 30000000}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         mdb_fill(&db, shapes[i].f1, shapes[i].n, shapes[i].p, shapes[i].maxw, 77 + i);
         class_t w = whole[0], pp[8];
