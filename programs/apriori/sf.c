@@ -184,9 +184,7 @@ static void initial_commit(spm_sf_t *sf, const spm_result_t *r)
         job->f1 = v;
     } else if (TAG_KIND(r->tag) == TAG_SHRINK && spm_get_u32(&c, &v) == 0) {
         job->trans_n[TAG_N(r->tag)] = v;
-        job->ntrans_shrunk += v;
-        if (spm_get_u32(&c, &v) == 0)
-            job->nitems_shrunk += v;
+        job->ntrans_shrunk += v; /* the reply's item count is not needed */
         if (++job->shrunk == job->a.nstaged) {
             merge_small(sf, job);
             spm_sf_done(sf);

@@ -45,14 +45,14 @@ typedef struct {
 
 typedef struct {
     spm_apriori_args_t a;
-    uint32_t np, width;                    /* item partitions and their width */
-    spm_sdb_t fitems;                      /* the frequent items */
-    uint32_t f1;                           /* how many */
-    spm_sdb_t *trans;                      /* shrunk transaction blocks (per staged block) */
-    uint32_t *trans_n;                     /* their transactions, from replies */
-    uint64_t ntrans_shrunk, nitems_shrunk; /* all of them, and their items */
-    uint32_t shrunk;                       /* shrink replies so far */
-    spm_sdb_t *tlist;                      /* non-empty transaction blocks after merging */
+    uint32_t np, width;     /* item partitions and their width */
+    spm_sdb_t fitems;       /* the frequent items */
+    uint32_t f1;            /* how many */
+    spm_sdb_t *trans;       /* shrunk transaction blocks (per staged block) */
+    uint32_t *trans_n;      /* their transactions, from replies */
+    uint64_t ntrans_shrunk; /* all of them */
+    uint32_t shrunk;        /* shrink replies so far */
+    spm_sdb_t *tlist;       /* non-empty transaction blocks after merging */
     uint32_t ntlist;
     spm_apriori_level_t *lv; /* lv[k - 1]: frequent k-itemsets */
     uint32_t nlv;
