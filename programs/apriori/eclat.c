@@ -357,22 +357,26 @@ static void eclat_commit(spm_sf_t *sf, const spm_result_t *r)
 }
 
 /*  `auto` mines depth first wherever a class SI can: every transaction
-    block in one SI, and the bitsets of every frequent item over every
-    shrunk transaction in AUTO_BITS_BYTES, so that two IEUs stay within the
-    memory bound; and where the pairs of frequent items are not more than
-    the level-wise path takes as candidates (SPM_APRIORI_MAX_CANDIDATES),
-    so that a hopeless search still fails at once, in its line. Measured
-    (whole command, itemsets only, 2 IEUs, medians of 3, docs/MINING.md):
-    depth first is 1.3-2.2x faster on chess, a dense Quest set, T10I4D100K
-    at 0.1% and 0.05% and T25I10D100K at 0.25%, and as fast on T25I10D100K
-    at 0.6% (0.19 s). */
+    block in one SI; the bitsets of every frequent item over every shrunk
+    transaction in AUTO_BITS_BYTES, so that two IEUs stay within the memory
+    bound; and the pair counts of a class within MineClassBlock's 64 MiB
+    with as few as four classes (one IEU): f1 x f1 x 8 bytes in
+    AUTO_PAIRS_BYTES, at most 5,792 frequent items. Without its pair counts
+    a class would try every partner of every first item, where the
+    level-wise path counts candidates horizontally; and a hopeless search
+    (far more frequent items) still fails at once, level-wise, in its line.
+    Measured (whole command, itemsets only, 2 IEUs, medians of 3,
+    docs/MINING.md): depth first is 1.3-2.2x faster on chess, a dense Quest
+    set, T10I4D100K at 0.1% and 0.05% and T25I10D100K at 0.25%, and as fast
+    on T25I10D100K at 0.6% (0.19 s). */
 #define AUTO_BITS_BYTES (64ull << 20)
+#define AUTO_PAIRS_BYTES (4 * (64ull << 20))
 
 int spm_apriori_auto_eclat(const spm_apriori_job_t *job)
 {
     uint64_t words = (job->ntrans_shrunk + 63) / 64, f1 = job->f1;
     return job->ntlist + 1 <= MAX_OPS && job->ntrans_shrunk > 0 &&
-           f1 * words * 8 <= AUTO_BITS_BYTES && f1 * (f1 - 1) / 2 <= SPM_APRIORI_MAX_CANDIDATES;
+           f1 * words * 8 <= AUTO_BITS_BYTES && f1 * f1 * 8 <= AUTO_PAIRS_BYTES;
 }
 
 static int eclat_start(spm_sf_t *sf, const void *args, size_t len)
