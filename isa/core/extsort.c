@@ -16,6 +16,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ struct spm_extsort {
 };
 
 #define LEN_MASK ((uint64_t)SPM_EXTSORT_MAX_RECORD)
+#define PARALLEL_MIN 65536 /* entries from which a keyed sort takes two threads */
 #define PAD8(n) (((n) + 7) & ~(size_t)7)
 
 spm_extsort_t *spm_extsort_new(size_t budget, const char *dir, spm_extsort_cmp_fn *cmp, void *arg)
@@ -198,34 +200,40 @@ static void swap_entries(spm_extsort_t *self, size_t i, size_t j)
     self->idx[j] = e;
 }
 
-/*  Sorts entries [LO, HI) by key, then CMP: Hoare's quicksort with a
-    median of three, recursing into the smaller side; insertion sort below
-    16 entries. */
+/*  Hoare's partition of entries [LO, HI) (over 16) around a median of
+    three: returns P, with no entry of [LO, P) after any of [P, HI). */
+static size_t partition(spm_extsort_t *self, size_t lo, size_t hi)
+{
+    uint64_t *k = self->keys, *e = self->idx;
+    size_t m = lo + (hi - 1 - lo) / 2, l = hi - 1;
+    if (key_before(self, k[m], e[m], k[lo], e[lo]))
+        swap_entries(self, lo, m);
+    if (key_before(self, k[l], e[l], k[lo], e[lo]))
+        swap_entries(self, lo, l);
+    if (key_before(self, k[l], e[l], k[m], e[m]))
+        swap_entries(self, m, l);
+    uint64_t pk = k[m], pe = e[m];
+    size_t i = lo - 1, j = hi;
+    for (;;) {
+        do
+            i++;
+        while (key_before(self, k[i], e[i], pk, pe));
+        do
+            j--;
+        while (key_before(self, pk, pe, k[j], e[j]));
+        if (i >= j)
+            return j + 1;
+        swap_entries(self, i, j);
+    }
+}
+
+/*  Sorts entries [LO, HI) by key, then CMP: quicksort, recursing into the
+    smaller side; insertion sort below 16 entries. */
 static void key_sort(spm_extsort_t *self, size_t lo, size_t hi)
 {
     uint64_t *k = self->keys, *e = self->idx;
     while (hi - lo > 16) {
-        size_t m = lo + (hi - 1 - lo) / 2, l = hi - 1;
-        if (key_before(self, k[m], e[m], k[lo], e[lo]))
-            swap_entries(self, lo, m);
-        if (key_before(self, k[l], e[l], k[lo], e[lo]))
-            swap_entries(self, lo, l);
-        if (key_before(self, k[l], e[l], k[m], e[m]))
-            swap_entries(self, m, l);
-        uint64_t pk = k[m], pe = e[m];
-        size_t i = lo - 1, j = hi;
-        for (;;) {
-            do
-                i++;
-            while (key_before(self, k[i], e[i], pk, pe));
-            do
-                j--;
-            while (key_before(self, pk, pe, k[j], e[j]));
-            if (i >= j)
-                break;
-            swap_entries(self, i, j);
-        }
-        size_t p = j + 1; /* [lo, p) holds no entry after any of [p, hi) */
+        size_t p = partition(self, lo, hi);
         if (p - lo < hi - p) {
             key_sort(self, lo, p);
             lo = p;
@@ -246,13 +254,41 @@ static void key_sort(spm_extsort_t *self, size_t lo, size_t hi)
     }
 }
 
-/*  Sorts the index of the records in memory. */
+/*  A half of a keyed sort, on a second thread. */
+typedef struct {
+    spm_extsort_t *self;
+    size_t lo, hi;
+} half_t;
+
+static void *sort_half(void *arg)
+{
+    half_t *h = arg;
+    key_sort(h->self, h->lo, h->hi);
+    return NULL;
+}
+
+/*  Sorts the index of the records in memory. A large keyed sort is split
+    at its first partition and its halves sorted on two threads: the sort
+    runs while the VM has finished, so the second core is free (chess at
+    60%, 254,944 itemsets: 19 ms on one). */
 static void sort_memory(spm_extsort_t *self)
 {
-    if (self->key)
-        key_sort(self, 0, self->n);
-    else
+    if (!self->key) {
         qsort_r(self->idx, self->n, sizeof *self->idx, cmp_idx, self);
+        return;
+    }
+    pthread_t th;
+    half_t h = {self, 0, self->n};
+    if (self->n >= PARALLEL_MIN) {
+        h.lo = partition(self, 0, self->n);
+        if (pthread_create(&th, NULL, sort_half, &h) == 0) {
+            key_sort(self, 0, h.lo);
+            pthread_join(th, NULL);
+            return;
+        }
+        h.lo = 0; /* no thread: all of it here */
+    }
+    key_sort(self, h.lo, h.hi);
 }
 
 /*  Sorts the buffer and writes it as a new run; the buffer is then empty. */

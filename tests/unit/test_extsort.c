@@ -151,13 +151,17 @@ START_TEST(random_in_memory)
 END_TEST
 
 /*  With a key: the same order, in memory and in runs, whether keys tie
-    often (one value of 50) or seldom (two of 1000). */
+    often (one value of 50) or seldom (two of 1000), on one thread and on
+    two. */
 START_TEST(keyed_like_qsort)
 {
     ck_assert_uint_eq(sort_random_keyed(30000, 50, 64 << 20, 1), 0);
     ck_assert_uint_eq(sort_random_keyed(30000, 1000, 64 << 20, 2), 0);
     ck_assert_uint_gt(sort_random_keyed(30000, 1000, 1024, 2), 2 * SPM_EXTSORT_FANIN);
     ck_assert_uint_gt(sort_random_keyed(30000, 3, 256 << 10, 1), 1);
+    /* large enough for two threads: in memory, and in runs */
+    ck_assert_uint_eq(sort_random_keyed(100000, 1000, 64 << 20, 2), 0);
+    ck_assert_uint_gt(sort_random_keyed(150000, 50, 4 << 20, 1), 1);
 }
 END_TEST
 
