@@ -53,6 +53,9 @@ struct spm_extsort {
     size_t nheap;            /* runs in the heap */
     run_t *pending;          /* run whose record was returned last: advance first */
     int sorted;              /* spm_extsort_sort was called */
+    size_t *seg, nseg, scap; /* first entries of the runs in order in the buffer */
+    int in_run;              /* spm_extsort_run was called: records come in runs */
+    int mixed;               /* a record of the buffer came outside a run */
 };
 
 #define LEN_MASK ((uint64_t)SPM_EXTSORT_MAX_RECORD)
@@ -267,12 +270,89 @@ static void *sort_half(void *arg)
     return NULL;
 }
 
+/*  A merge of runs in order in the buffer: the next entry of a run, and
+    where it ends. */
+typedef struct {
+    size_t at, end;
+} seg_t;
+
+/*  Whether run A's next entry goes before run B's (ties: A first when it
+    came first). */
+static int seg_before(const spm_extsort_t *self, const seg_t *a, const seg_t *b)
+{
+    uint64_t ea = self->idx[a->at], eb = self->idx[b->at];
+    int c = self->key && self->keys[a->at] != self->keys[b->at]
+                ? (self->keys[a->at] < self->keys[b->at] ? -1 : 1)
+                : self->cmp(self->arena + (ea >> 24), self->arena + (eb >> 24), self->arg);
+    return c < 0 || (c == 0 && a->at < b->at);
+}
+
+static void seg_sift(const spm_extsort_t *self, seg_t *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && seg_before(self, &h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && seg_before(self, &h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        seg_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/*  Merges the buffer's M runs (each already in order) into a new index,
+    through a heap: cheaper than sorting it. Returns 0, or SPM_ENOMEM
+    (the buffer is then sorted as usual). */
+static int merge_memory(spm_extsort_t *self, size_t m)
+{
+    seg_t *h = malloc(m * sizeof *h);
+    uint64_t *idx = malloc(self->icap * sizeof *idx);
+    uint64_t *keys = self->key ? malloc(self->icap * sizeof *keys) : NULL;
+    if (!h || !idx || (self->key && !keys)) {
+        free(h);
+        free(idx);
+        free(keys);
+        return SPM_ENOMEM;
+    }
+    size_t runs = m;
+    m = 0;
+    for (size_t i = 0; i < runs; i++) {
+        h[m] = (seg_t){self->seg[i], i + 1 < runs ? self->seg[i + 1] : self->n};
+        m += h[m].at < h[m].end; /* a run begun last may be empty */
+    }
+    for (size_t i = m; i-- > 0;)
+        seg_sift(self, h, m, i);
+    for (size_t out = 0; m > 0; out++) {
+        idx[out] = self->idx[h[0].at];
+        if (keys)
+            keys[out] = self->keys[h[0].at];
+        if (++h[0].at == h[0].end)
+            h[0] = h[--m];
+        seg_sift(self, h, m, 0);
+    }
+    free(h);
+    free(self->idx);
+    free(self->keys);
+    self->idx = idx;
+    self->keys = keys;
+    return 0;
+}
+
 /*  Sorts the index of the records in memory. A large keyed sort is split
     at its first partition and its halves sorted on two threads: the sort
     runs while the VM has finished, so the second core is free (chess at
     60%, 254,944 itemsets: 19 ms on one). */
 static void sort_memory(spm_extsort_t *self)
 {
+    size_t runs = self->mixed ? 0 : self->nseg;
+    self->nseg = 0;
+    self->mixed = 0;
+    if (runs > 0 && (runs == 1 || merge_memory(self, runs) == 0))
+        return;
     if (!self->key) {
         qsort_r(self->idx, self->n, sizeof *self->idx, cmp_idx, self);
         return;
@@ -339,6 +419,39 @@ static int reserve(spm_extsort_t *self, size_t len)
     return 0;
 }
 
+/*  Whether entry I may come before entry J (their order holds): 1 or 0. */
+static int in_order_before(const spm_extsort_t *self, size_t i, size_t j)
+{
+    if (self->key && self->keys[i] != self->keys[j])
+        return self->keys[i] < self->keys[j];
+    return self->cmp(self->arena + (self->idx[i] >> 24), self->arena + (self->idx[j] >> 24),
+                     self->arg) <= 0;
+}
+
+/*  Marks entry n as the first of a run. */
+static int start_run(spm_extsort_t *self)
+{
+    if (self->nseg > 0 && self->seg[self->nseg - 1] == self->n)
+        return 0;
+    if (self->nseg == self->scap) {
+        size_t cap = self->scap ? self->scap * 2 : 16;
+        size_t *v = realloc(self->seg, cap * sizeof *v);
+        if (!v)
+            return spm_error(SPM_ENOMEM, "out of memory");
+        self->seg = v;
+        self->scap = cap;
+    }
+    self->seg[self->nseg++] = self->n;
+    return 0;
+}
+
+int spm_extsort_run(spm_extsort_t *self)
+{
+    assert(self && !self->sorted);
+    self->in_run = 1;
+    return start_run(self);
+}
+
 int spm_extsort_add(spm_extsort_t *self, const void *rec, size_t len)
 {
     assert(self && !self->sorted);
@@ -349,12 +462,20 @@ int spm_extsort_add(spm_extsort_t *self, const void *rec, size_t len)
     if (self->n > 0 && self->used + PAD8(len) + (self->n + 1) * entry > self->budget &&
         (rc = spill(self)) != 0)
         return rc;
+    if (self->in_run && self->nseg == 0 && (rc = start_run(self)) != 0)
+        return rc; /* the run goes on past a spill */
+    self->mixed |= !self->in_run;
     if ((rc = reserve(self, len)) != 0)
         return rc;
     memcpy(self->arena + self->used, rec, len);
     if (self->key)
         self->keys[self->n] = self->key(rec, self->karg);
-    self->idx[self->n++] = (uint64_t)self->used << 24 | len;
+    self->idx[self->n] = (uint64_t)self->used << 24 | len;
+    /* A run found out of order is sorted with the rest of the buffer. */
+    if (!self->mixed && self->seg[self->nseg - 1] < self->n &&
+        in_order_before(self, self->n - 1, self->n) == 0)
+        self->mixed = 1;
+    self->n++;
     self->used += PAD8(len);
     self->count++;
     return 0;
@@ -551,6 +672,7 @@ void spm_extsort_destroy(spm_extsort_t **self_p)
     free(self->arena);
     free(self->idx);
     free(self->keys);
+    free(self->seg);
     free(self->dir);
     free(self);
     *self_p = NULL;

@@ -63,6 +63,17 @@ typedef uint64_t(spm_extsort_key_fn)(const void *rec, void *arg);
     8 bytes more of the budget. Only before the first record. */
 void spm_extsort_set_key(spm_extsort_t *self, spm_extsort_key_fn *key, void *arg);
 
+/*  Begins a run: the records added from now until the next call come in
+    order already (CMP never puts one before the one added before it).
+    Once it was called, every record added belongs to the run begun last.
+    Where every record of the buffer came in runs, the runs are merged
+    through a heap instead of sorted (for that moment the index takes
+    twice its room); a record out of its run's order is noticed as it is
+    added, and that buffer is sorted: the order never depends on the
+    caller's claim. Only before spm_extsort_sort. Returns 0 or
+    SPM_ENOMEM. */
+int spm_extsort_run(spm_extsort_t *self);
+
 /*  Copies the LEN bytes at REC in (1 <= LEN <= SPM_EXTSORT_MAX_RECORD),
     first writing the buffer out as a run when REC would not fit. Only
     before spm_extsort_sort. Returns 0, SPM_ERANGE (too long), SPM_ENOMEM,

@@ -52,7 +52,10 @@
       MineClassBlock         trans[0..m) R, isets W;  params: u32 F1, u64 minsup,
                              u32 maxlen (0: any), u32 lo, u32 hi, u32 slo, u32 shi,
                              u32 cap (bytes, 0: SPM_MINING_CLASS_CAP), u32 soft
-                             (bytes, 0: cap / 16)
+                             (bytes, 0: cap / 16), and optionally u32 order (0: rank
+                             order; 1: an operand fitems R comes before isets, and
+                             every group of isets is in item order: sets of items,
+                             sorted by items)
                              every frequent itemset of length >= 2 (and <= maxlen)
                              whose first item lies in [lo, hi) and whose second
                              item lies in [slo, shi) (0, UINT32_MAX: any), found

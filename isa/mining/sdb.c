@@ -346,10 +346,42 @@ int spm_mining_itemsets_encode(const spm_mining_itemsets_t *b, void **data, size
     return spm_buf_take(&buf, data, len);
 }
 
+/*  Decodes sets FROM .. FROM + COUNT (as many as there are) of the group
+    at C whose head (k, n) is in S, and moves C past the whole group; S->n
+    becomes the number decoded. The sets decoded are checked as get_sets
+    does, with positive supports. */
+static int get_group(spm_cursor_t *c, const char *t, uint32_t g, spm_mining_sets_t *s,
+                     uint32_t from, uint32_t count)
+{
+    size_t ibytes = (size_t)s->n * s->k * 4, bytes = ibytes + (size_t)s->n * 8;
+    if (spm_cursor_left(c) < bytes)
+        return spm_error(SPM_EFORMAT, "%s: truncated block", t);
+    uint32_t a = from < s->n ? from : s->n, m = count < s->n - a ? count : s->n - a;
+    spm_cursor_t items = spm_cursor(c->p + (size_t)a * s->k * 4, (size_t)m * s->k * 4);
+    spm_cursor_t counts = spm_cursor(c->p + ibytes + (size_t)a * 8, (size_t)m * 8);
+    c->p += bytes;
+    s->n = m;
+    int rc;
+    if ((rc = get_u32s(&items, t, (size_t)m * s->k, &s->items)) != 0 ||
+        (rc = get_u64s(&counts, t, m, &s->counts)) != 0)
+        return rc;
+    for (uint32_t i = 0; i < m; i++) {
+        const uint32_t *x = s->items + (size_t)i * s->k;
+        if (!increasing(x, s->k) || (i > 0 && spm_mining_set_cmp(x - s->k, x, s->k) >= 0))
+            return spm_error(SPM_EFORMAT, "%s: set %u unsorted or out of order", t, a + i);
+        if (s->counts[i] == 0)
+            return spm_error(SPM_EFORMAT, "%s: group %u: set %u has support 0", t, g, a + i);
+    }
+    return 0;
+}
+
 /*  Decodes the groups of an itemsets block: every group of length WANT, or
     every group when WANT is 0; the others are checked for their framing
-    (lengths increasing, non-empty, within the bytes) and skipped. */
-static int decode_itemsets(const void *data, size_t len, uint32_t want, spm_mining_itemsets_t *b)
+    (lengths increasing, non-empty, within the bytes) and skipped. Of the
+    group decoded only sets FROM .. FROM + COUNT are (its whole size goes
+    to *TOTAL, when not NULL). */
+static int decode_itemsets(const void *data, size_t len, uint32_t want, uint32_t from,
+                           uint32_t count, spm_mining_itemsets_t *b, uint32_t *total_n)
 {
     const char *t = SPM_MINING_ITEMSETS;
     spm_cursor_t c = spm_cursor(data, len);
@@ -390,13 +422,10 @@ static int decode_itemsets(const void *data, size_t len, uint32_t want, spm_mini
             continue;
         }
         b->nlen++;
-        if ((rc = get_sets(&c, t, s)) != 0)
+        if (total_n)
+            *total_n = s->n;
+        if ((rc = get_group(&c, t, g, s, from, count)) != 0)
             goto err;
-        for (uint32_t i = 0; i < s->n; i++)
-            if (s->counts[i] == 0) {
-                rc = spm_error(SPM_EFORMAT, "%s: group %u: set %u has support 0", t, g, i);
-                goto err;
-            }
     }
     if ((rc = get_end(&c, t)) != 0)
         goto err;
@@ -408,19 +437,27 @@ err:
 
 int spm_mining_itemsets_decode(const void *data, size_t len, spm_mining_itemsets_t *b)
 {
-    return decode_itemsets(data, len, 0, b);
+    return decode_itemsets(data, len, 0, 0, UINT32_MAX, b, NULL);
 }
 
 int spm_mining_itemsets_decode_length(const void *data, size_t len, uint32_t k,
                                       spm_mining_sets_t *b)
 {
+    return spm_mining_itemsets_decode_range(data, len, k, 0, UINT32_MAX, b, NULL);
+}
+
+int spm_mining_itemsets_decode_range(const void *data, size_t len, uint32_t k, uint32_t from,
+                                     uint32_t count, spm_mining_sets_t *b, uint32_t *total)
+{
     spm_mining_itemsets_t all;
     memset(b, 0, sizeof *b);
     b->kind = SPM_MINING_KIND_FSETS;
     b->k = k;
+    if (total)
+        *total = 0;
     if (k == 0)
         return spm_error(SPM_EFORMAT, "%s: sets of no items", SPM_MINING_ITEMSETS);
-    int rc = decode_itemsets(data, len, k, &all);
+    int rc = decode_itemsets(data, len, k, from, count, &all, total);
     if (rc == 0 && all.nlen == 1) {
         *b = all.lv[0];
         all.nlen = 0;

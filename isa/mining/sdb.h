@@ -135,6 +135,12 @@ int spm_mining_itemsets_decode(const void *data, size_t len, spm_mining_itemsets
     Returns 0, SPM_EFORMAT or SPM_ENOMEM; free *B with spm_mining_sets_free. */
 int spm_mining_itemsets_decode_length(const void *data, size_t len, uint32_t k,
                                       spm_mining_sets_t *b);
+/*  As _decode_length, but only sets FROM .. FROM + COUNT of that group (as
+    many as it has) are decoded and checked; *TOTAL (when not NULL) gets
+    the group's size. What is read of the block follows COUNT, not the
+    group: cutting a group into pieces reads each set once. */
+int spm_mining_itemsets_decode_range(const void *data, size_t len, uint32_t k, uint32_t from,
+                                     uint32_t count, spm_mining_sets_t *b, uint32_t *total);
 /*  Frees the groups of B and the group array; B may be half decoded. */
 void spm_mining_itemsets_free(spm_mining_itemsets_t *b);
 

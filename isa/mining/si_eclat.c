@@ -24,7 +24,11 @@
 
     Output order: the sets of each length are emitted at the nodes one
     shorter, which the walk visits in lexicographic order, so every length's
-    group comes out sorted with no sort.
+    group comes out sorted by rank with no sort. In item order (for a job
+    that wants the itemsets alone) each set's ranks become its items and
+    each group is sorted again, by a radix sort on the items' positions
+    among the frequent items, so that the client only merges the classes'
+    blocks, each already in output order.
     =========================================================================
 */
 #include "isa/mining/isa.h"
@@ -81,6 +85,8 @@ typedef struct {
     spm_mining_sets_t *lv; /* lv[k - 2]: the k-sets found */
     size_t *lvcap;         /* sets allocated per length */
     uint32_t nlv;          /* lengths allocated */
+    uint32_t *pos;         /* item order: f1, a rank's position by item number */
+    uint32_t *item;        /* and f1 items by position (NULL: rank order) */
 } miner_t;
 
 /*  The weight above 1 of the heavy transactions in word V at index I.
@@ -483,11 +489,161 @@ static void miner_free(miner_t *m)
     free(m->sidx);
     free(m->sw);
     free(m->prefix);
+    free(m->pos);
+    free(m->item);
+}
+
+/*  Item order: reads the frequent items (BlockOfItems, by number) of
+    operand OP; a rank's position is its index there. */
+static int read_items(spm_si_ctx_t *ctx, miner_t *m, size_t op)
+{
+    spm_mining_items_t it;
+    int rc = spm_mining_in_items(ctx, op, &it);
+    if (rc != 0)
+        return rc;
+    if (it.n != m->f1)
+        rc = spm_error(SPM_EFORMAT, "%s: operand %zu holds %u frequent items, not %u",
+                       SPM_MINING_MINE_CLASS, op, it.n, m->f1);
+    if (rc == 0 && (rc = spm_mining_rank_order(&it, &m->pos)) == 0) {
+        m->item = it.items;
+        it.items = NULL;
+    }
+    spm_mining_items_free(&it);
+    return rc;
+}
+
+/*  A set's sort key (its first positions, packed) and its index. */
+typedef struct {
+    uint64_t key;
+    uint32_t i, pad;
+} keyed_t;
+
+/*  Sorts the N entries at A by key, stably: an LSD radix sort by bytes,
+    skipping the bytes all keys share; T is scratch of N entries. Returns
+    A or T, whichever holds the result. */
+static keyed_t *radix_keys(keyed_t *a, keyed_t *t, uint32_t n)
+{
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        uint32_t cnt[257] = {0};
+        for (uint32_t i = 0; i < n; i++)
+            cnt[((a[i].key >> shift) & 255) + 1]++;
+        if (cnt[((a[0].key >> shift) & 255) + 1] == n)
+            continue;
+        for (int v = 0; v < 256; v++)
+            cnt[v + 1] += cnt[v];
+        for (uint32_t i = 0; i < n; i++)
+            t[cnt[(a[i].key >> shift) & 255]++] = a[i];
+        keyed_t *x = a;
+        a = t;
+        t = x;
+    }
+    return a;
+}
+
+/*  The sets of a group, their length, and how many positions the keys hold. */
+typedef struct {
+    const uint32_t *p;
+    uint32_t k, fit;
+} rest_t;
+
+/*  Orders two keyed sets of equal keys by the positions after the key. */
+static int cmp_rest(const void *a, const void *b, void *arg)
+{
+    const rest_t *r = arg;
+    const keyed_t *x = a, *y = b;
+    return spm_mining_set_cmp(r->p + (size_t)x->i * r->k + r->fit,
+                              r->p + (size_t)y->i * r->k + r->fit, r->k - r->fit);
+}
+
+/*  Puts group S (sets of ranks) in item order: each set's ranks become
+    positions, sorted within the set; the sets are sorted by a key of their
+    first positions packed (as many as fit in 64 bits: 9 of 120 items, 6 of
+    1,000), then by the rest where keys tie, and copied out in that order
+    as items. A, T: S->n entries each. Returns 0 or SPM_ENOMEM. */
+static int to_item_order(const miner_t *m, spm_mining_sets_t *s, keyed_t *a, keyed_t *t)
+{
+    uint32_t k = s->k, n = s->n, *p = s->items, bits = 1;
+    while (bits < 32 && (m->f1 - 1) >> bits)
+        bits++;
+    uint32_t fit = 64 / bits < k ? 64 / bits : k;
+    uint32_t *items = malloc((size_t)n * k * sizeof *items);
+    uint64_t *counts = malloc((size_t)n * sizeof *counts);
+    if (!items || !counts) {
+        free(items);
+        free(counts);
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t *x = p + (size_t)i * k;
+        if (m->f1 <= 256) { /* few items (dense data, long sets): through a bit mask */
+            uint64_t w[4] = {0};
+            for (uint32_t j = 0; j < k; j++)
+                w[m->pos[x[j]] >> 6] |= 1ull << (m->pos[x[j]] & 63);
+            for (uint32_t q = 0, j = 0; q < 4; q++)
+                for (; w[q]; w[q] &= w[q] - 1)
+                    x[j++] = q * 64 + (uint32_t)__builtin_ctzll(w[q]);
+        } else {
+            for (uint32_t j = 0; j < k; j++)
+                x[j] = m->pos[x[j]];
+            for (uint32_t j = 1; j < k; j++)
+                for (uint32_t q = j; q > 0 && x[q - 1] > x[q]; q--) {
+                    uint32_t v = x[q];
+                    x[q] = x[q - 1];
+                    x[q - 1] = v;
+                }
+        }
+        uint64_t key = 0;
+        for (uint32_t j = 0; j < fit; j++)
+            key |= (uint64_t)x[j] << (64 - bits * (j + 1));
+        a[i] = (keyed_t){.key = key, .i = i};
+    }
+    keyed_t *o = radix_keys(a, t, n);
+    /* Sets longer than their key: a run of equal keys is put in order by
+       the rest of its sets. */
+    rest_t r = {p, k, fit};
+    for (uint32_t i = 0, j; fit < k && i < n; i = j) {
+        for (j = i + 1; j < n && o[j].key == o[i].key; j++)
+            ;
+        if (j - i > 1)
+            qsort_r(o + i, j - i, sizeof *o, cmp_rest, &r);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *x = p + (size_t)o[i].i * k;
+        for (uint32_t j = 0; j < k; j++)
+            items[(size_t)i * k + j] = m->item[x[j]];
+        counts[i] = s->counts[o[i].i];
+    }
+    free(s->items);
+    free(s->counts);
+    s->items = items;
+    s->counts = counts;
+    return 0;
+}
+
+/*  Item order: every group found into it (none when too big). */
+static int groups_to_item_order(miner_t *m)
+{
+    size_t most = 0;
+    for (uint32_t i = 0; i < m->nlv; i++)
+        most = m->lv[i].n > most ? m->lv[i].n : most;
+    if (!m->item || m->too_big || most == 0)
+        return 0;
+    keyed_t *a = malloc(most * sizeof *a), *t = malloc(most * sizeof *t);
+    int rc = a && t ? 0 : spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    for (uint32_t i = 0; i < m->nlv && rc == 0; i++)
+        if (m->lv[i].n > 0)
+            rc = to_item_order(m, &m->lv[i], a, t);
+    free(a);
+    free(t);
+    return rc;
 }
 
 /*  Writes the groups found (none when too big) and the reply. */
 static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
 {
+    int rc = groups_to_item_order(m);
+    if (rc != 0)
+        return rc;
     spm_mining_sets_t g[m->nlv + 1];
     spm_mining_itemsets_t b = {.lv = g};
     uint32_t reply[4 + 2 * (size_t)m->nlv];
@@ -503,30 +659,32 @@ static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
     reply[3 + 2 * b.nlen] = m->rb;
     void *d = NULL;
     size_t l = 0;
-    int rc = spm_mining_itemsets_encode(&b, &d, &l);
-    if (rc != 0)
+    if ((rc = spm_mining_itemsets_encode(&b, &d, &l)) != 0)
         return spm_error(rc, "%s: out of memory", SPM_MINING_MINE_CLASS);
     if ((rc = spm_si_output(ctx, out, d, l)) != 0)
         return spm_error(rc, "operand %zu is not writable", out);
     return spm_mining_reply_u32(ctx, reply, 4 + 2 * (size_t)b.nlen);
 }
 
-/*  MineClassBlock (trans[0..m) R, isets W; see isa.h). */
+/*  MineClassBlock (trans[0..m) R, [fitems R,] isets W; see isa.h). */
 static int mine_class(spm_si_ctx_t *ctx)
 {
     spm_cursor_t p = spm_mining_params(ctx);
     miner_t m = {0};
-    uint32_t cap, soft;
+    uint32_t cap, soft, order = 0;
     size_t n = spm_si_noperands(ctx);
     if (spm_get_u32(&p, &m.f1) || spm_get_u64(&p, &m.minsup) || spm_get_u32(&p, &m.maxlen) ||
         spm_get_u32(&p, &m.lo) || spm_get_u32(&p, &m.hi) || spm_get_u32(&p, &m.slo) ||
         spm_get_u32(&p, &m.shi) || spm_get_u32(&p, &cap) || spm_get_u32(&p, &soft) || n < 1 ||
         m.minsup == 0 || m.f1 > SPM_MINING_MAX_ENTRIES || m.lo > m.hi || m.hi > m.f1 ||
-        m.slo > m.shi)
+        m.slo > m.shi || (spm_cursor_left(&p) > 0 && spm_get_u32(&p, &order)) || order > 1 ||
+        n < 1 + order)
         return spm_error(SPM_EINVAL, "%s: bad parameters or operands", SPM_MINING_MINE_CLASS);
     m.cap = cap ? cap : SPM_MINING_CLASS_CAP;
     m.soft = soft ? soft : m.cap / 16;
-    int rc = build(ctx, &m, n - 1);
+    int rc = order ? read_items(ctx, &m, n - 2) : 0;
+    if (rc == 0)
+        rc = build(ctx, &m, n - 1 - order);
     for (uint32_t a = m.lo;
          a < m.hi && rc == 0 && !m.rc && !m.too_big && !m.partial && m.maxlen != 1; a++) {
         mine_first(&m, a);
@@ -570,12 +728,13 @@ static int cut_sets(spm_si_ctx_t *ctx)
             rc = spm_error(rc, "operand %zu is not readable", q);
             break;
         }
-        if ((rc = spm_mining_itemsets_decode_length(d, l, k, &g)) != 0)
+        /* only the sets wanted are decoded: pieces of one group read it once */
+        uint32_t from = seen < skip ? (uint32_t)(skip - seen) : 0, total;
+        if ((rc = spm_mining_itemsets_decode_range(d, l, k, from, take - o.n, &g, &total)) != 0)
             break;
-        for (uint32_t i = 0; i < g.n && o.n < take && rc == 0; i++, seen++) {
+        seen += from < total ? from : total;
+        for (uint32_t i = 0; i < g.n && rc == 0; i++, seen++) {
             const uint32_t *s = g.items + (size_t)i * k;
-            if (seen < skip)
-                continue;
             if (o.n > 0 && spm_mining_set_cmp(o.items + ((size_t)o.n - 1) * k, s, k) >= 0)
                 rc = spm_error(SPM_EFORMAT, "%s: operand %zu: blocks out of order",
                                SPM_MINING_CUT_SETS, q);

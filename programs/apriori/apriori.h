@@ -12,7 +12,9 @@
         spm_session_run(s, SPM_APRIORI_PROGRAM, bytes, len, &res, &rlen);
         spm_apriori_result_decode(res, rlen, &r);
         -- r.levels[k - 1] are the BlockOfFrequentSet ids of length k,
-        -- r.store the sorted BlockOfRules ids, r.fitems maps ranks to items.
+        -- r.store the sorted BlockOfRules ids, r.fitems maps ranks to items;
+        -- or, mined depth first for the itemsets alone, r.classes are
+        -- BlockOfItemsets each in output order (items, not ranks): merge them.
     @end
     =========================================================================
 */
@@ -79,6 +81,14 @@ typedef struct {
     spm_sdb_t **levels; /* per length: BlockOfFrequentSet ids */
     uint32_t nstore;    /* sorted BlockOfRules ids */
     spm_sdb_t *store;
+    /* Depth first with the itemsets alone: the sets of length >= 2 (levels
+       then holds length 1 alone) as blocks of items in output order, one
+       run per class: a class's BlockOfItemsets (piece 0), or, where that
+       is large, its pieces cut per length into BlockOfFrequentSet blocks
+       (piece 1 begins a class, 2 goes on with it). */
+    uint32_t nclasses;
+    spm_sdb_t *classes;
+    uint32_t *piece;
 } spm_apriori_result_t;
 
 int spm_apriori_result_encode(const spm_apriori_result_t *r, void **data, size_t *len);

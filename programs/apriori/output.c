@@ -131,6 +131,20 @@ static int to_items(const fetch_t *f, uint32_t *a, uint32_t n)
     return 0;
 }
 
+/*  Fetches block ID, a BlockOfFrequentSet, into *BLK. Returns 0, or the
+    SPM_E* of the get or of the decoding. */
+static int get_fsets(const fetch_t *f, spm_sdb_t id, spm_mining_sets_t *blk)
+{
+    void *data;
+    size_t len;
+    int rc = f->get(f->vm, id, &data, &len);
+    if (rc != 0)
+        return rc;
+    rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, blk);
+    free(data);
+    return rc;
+}
+
 /*  Fetches the frequent-set blocks IDS[0..N) of length K into O's sort. */
 static int fetch_level(fetch_t *f, const spm_sdb_t *ids, uint32_t n, uint32_t k, spm_mine_out_t *o)
 {
@@ -138,14 +152,8 @@ static int fetch_level(fetch_t *f, const spm_sdb_t *ids, uint32_t n, uint32_t k,
     uint32_t *items = (uint32_t *)(h + 1);
     int rc = 0;
     for (uint32_t b = 0; b < n && rc == 0; b++) {
-        void *data;
-        size_t len;
         spm_mining_sets_t blk;
-        if ((rc = f->get(f->vm, ids[b], &data, &len)) != 0)
-            return rc;
-        rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, &blk);
-        free(data);
-        if (rc != 0)
+        if ((rc = get_fsets(f, ids[b], &blk)) != 0)
             return rc;
         if (blk.n > 0 && blk.k != k)
             rc = spm_error(SPM_EPROTO, "frequent %u-sets block holds %u-sets", k, blk.k);
@@ -156,6 +164,94 @@ static int fetch_level(fetch_t *f, const spm_sdb_t *ids, uint32_t n, uint32_t k,
                 rc = spm_extsort_add(o->sets, h, sizeof *h + (size_t)k * 4);
         }
         spm_mining_sets_free(&blk);
+    }
+    return rc;
+}
+
+static int cmp_one(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b; /* item, then support in two words */
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/*  Fetches the 1-itemsets, blocks IDS[0..N), into O's sort as one run in
+    order (the classes' blocks come after it, each a run of its own). */
+static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out_t *o)
+{
+    uint32_t(*one)[3] = NULL;
+    size_t m = 0;
+    int rc = 0;
+    for (uint32_t b = 0; b < n && rc == 0; b++) {
+        spm_mining_sets_t blk;
+        if ((rc = get_fsets(f, ids[b], &blk)) != 0)
+            break;
+        void *v = NULL;
+        if (blk.n > 0 && blk.k != 1)
+            rc = spm_error(SPM_EPROTO, "frequent 1-sets block holds %u-sets", blk.k);
+        else if (!(v = realloc(one, (m + blk.n + 1) * sizeof *one)))
+            rc = spm_error(SPM_ENOMEM, "out of memory");
+        else
+            one = v;
+        for (uint32_t i = 0; rc == 0 && i < blk.n; i++) {
+            one[m][0] = blk.items[i];
+            memcpy(&one[m][1], &blk.counts[i], 8);
+            rc = to_items(f, one[m++], 1);
+        }
+        spm_mining_sets_free(&blk);
+    }
+    if (rc == 0 && m > 0) {
+        qsort(one, m, sizeof *one, cmp_one);
+        rc = spm_extsort_run(o->sets);
+    }
+    for (size_t i = 0; i < m && rc == 0; i++) {
+        set_head_t h[2] = {{.k = 1}};
+        memcpy(&h->count, &one[i][1], 8);
+        memcpy(h + 1, one[i], 4);
+        rc = spm_extsort_add(o->sets, h, sizeof *h + 4);
+    }
+    free(one);
+    return rc;
+}
+
+/*  Adds the sets of S to O's sort, each one record after the last. */
+static int add_in_order(fetch_t *f, const spm_mining_sets_t *s, spm_mine_out_t *o)
+{
+    set_head_t *h = (set_head_t *)f->rec;
+    int rc = 0;
+    for (uint32_t i = 0; i < s->n && rc == 0; i++) {
+        *h = (set_head_t){.k = s->k, .count = s->counts[i]};
+        memcpy(h + 1, s->items + (size_t)i * s->k, (size_t)s->k * 4);
+        rc = spm_extsort_add(o->sets, h, sizeof *h + (size_t)s->k * 4);
+    }
+    return rc;
+}
+
+/*  Fetches the class blocks of R into O's sort, a class a run: its
+    BlockOfItemsets, or its pieces (BlockOfFrequentSet blocks, lengths
+    increasing), all in output order (should a forged result break that,
+    the sort notices and sorts those records). */
+static int fetch_classes(fetch_t *f, const spm_apriori_result_t *r, spm_mine_out_t *o)
+{
+    int rc = 0;
+    for (uint32_t b = 0; b < r->nclasses && rc == 0; b++) {
+        void *data;
+        size_t len;
+        spm_mining_itemsets_t blk = {0};
+        spm_mining_sets_t piece = {0};
+        if (r->piece[b] > 0)
+            rc = get_fsets(f, r->classes[b], &piece);
+        else if ((rc = f->get(f->vm, r->classes[b], &data, &len)) == 0) {
+            rc = spm_mining_itemsets_decode(data, len, &blk);
+            free(data);
+        }
+        if (rc == 0 && r->piece[b] < 2)
+            rc = spm_extsort_run(o->sets);
+        for (uint32_t g = 0; g < blk.nlen && rc == 0; g++)
+            rc = add_in_order(f, &blk.lv[g], o);
+        if (rc == 0)
+            rc = add_in_order(f, &piece, o);
+        spm_mining_itemsets_free(&blk);
+        spm_mining_sets_free(&piece);
     }
     return rc;
 }
@@ -275,8 +371,12 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
         rc = fetch_items(&f, r->fitems);
     if (rc == 0) /* the keys are made as records come, all within this call */
         spm_extsort_set_key(o->sets, key_set, &f.bits);
-    for (uint32_t k = 0; k < r->nlevels && rc == 0; k++)
+    if (r->nclasses > 0 && r->nlevels > 0 && rc == 0)
+        rc = fetch_ones(&f, r->levels[0], r->nblocks[0], o);
+    for (uint32_t k = 0; k < r->nlevels && r->nclasses == 0 && rc == 0; k++)
         rc = fetch_level(&f, r->levels[k], r->nblocks[k], k + 1, o);
+    if (rc == 0)
+        rc = fetch_classes(&f, r, o);
     if (rc == 0)
         rc = spm_extsort_sort(o->sets);
     left = spm_extsort_memory(o->sets); /* what the itemsets hold: the rules get the rest */

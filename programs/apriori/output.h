@@ -11,7 +11,9 @@
     again: itemsets and rules each go through an external merge sort
     (isa/core/extsort.h), all within SPM_MINE_SORT_BUDGET bytes, so the
     client's memory is bounded by the budget and one block, not by the
-    output.
+    output. Blocks already in output order (the depth-first miner's class
+    blocks of a job without rules) are added to the sort as runs, which it
+    merges instead of sorting.
     @discuss
     Lift needs s(Y) for each rule's consequent Y. When the itemsets fit in
     their budget they stay sorted in memory and s(Y) is a binary search.

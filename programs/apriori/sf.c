@@ -686,6 +686,8 @@ static void job_free(spm_apriori_job_t *job)
     free(job->rules);
     free(job->rule_n);
     free(job->rule_k);
+    free(job->classes);
+    free(job->piece);
     spm_apriori_args_free(&job->a);
     free(job);
 }
@@ -733,8 +735,14 @@ static void finish_job(spm_sf_t *sf, spm_apriori_job_t *job)
     uint32_t nlv = job->nlv;
     while (nlv > 0 && job->lv[nlv - 1].sets == 0)
         nlv--;
-    spm_apriori_result_t r = {
-        .f1 = job->f1, .fitems = job->fitems, .nlevels = nlv, .nstore = nstore, .store = store};
+    spm_apriori_result_t r = {.f1 = job->f1,
+                              .fitems = job->fitems,
+                              .nlevels = nlv,
+                              .nstore = nstore,
+                              .store = store,
+                              .nclasses = job->nclasses,
+                              .classes = job->classes,
+                              .piece = job->piece};
     uint32_t nblocks[nlv + 1];
     spm_sdb_t *levels[nlv + 1];
     for (uint32_t k = 0; k < nlv; k++) {

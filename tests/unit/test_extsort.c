@@ -1,7 +1,9 @@
 /*  extsort: random variable-length records come back in the order qsort
     gives them, with budgets so small that hundreds of runs spill and are
     merged in several passes, and with one large enough to sort in memory,
-    with and without a key;
+    with and without a key; records that come in runs already in order
+    (spm_extsort_run) are merged to the same order, also where runs span
+    spills and where some records came outside any run;
     empty input, one record, all records equal; no temporary file is ever
     left in the run directory and every descriptor is closed after destroy,
     also when the directory does not exist or a write fails (a file size
@@ -132,6 +134,79 @@ static uint64_t sort_random(size_t n, uint32_t range, size_t budget)
 {
     return sort_random_keyed(n, range, budget, 0);
 }
+
+/*  Adds N random records as NRUNS runs, each sorted but run BAD (when
+    below NRUNS), after LOOSE records outside any run, with BUDGET (keyed
+    by the first value when KEYED), and checks the order against qsort's.
+    Returns the runs spilled. */
+static uint64_t sort_in_runs(size_t n, size_t nruns, size_t bad, size_t loose, size_t budget,
+                             int keyed)
+{
+    spm_rng_t rng;
+    spm_rng_seed(&rng, 11 + n + nruns + budget);
+    uint32_t **recs = malloc((n + 1) * sizeof *recs);
+    spm_extsort_t *s = spm_extsort_new(budget, dir, cmp_rec, NULL);
+    ck_assert_ptr_nonnull(s);
+    if (keyed)
+        spm_extsort_set_key(s, key_rec, &keyed);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len = 1 + (uint32_t)spm_rng_below(&rng, 6);
+        recs[i] = malloc((len + 1) * 4);
+        recs[i][0] = len;
+        for (uint32_t j = 0; j < len; j++)
+            recs[i][1 + j] = (uint32_t)spm_rng_below(&rng, 100);
+    }
+    for (size_t i = 0; i < loose; i++)
+        ck_assert_int_eq(spm_extsort_add(s, recs[i], (recs[i][0] + 1) * 4), 0);
+    /* runs of random lengths (some empty) over the rest, each sorted */
+    for (size_t r = 0, at = loose; r < nruns; r++) {
+        size_t end = r + 1 == nruns ? n : at + (size_t)spm_rng_below(&rng, 2 * (n - loose) / nruns);
+        end = end > n ? n : end;
+        if (r != bad)
+            qsort(recs + at, end - at, sizeof *recs, cmp_ptr);
+        ck_assert_int_eq(spm_extsort_run(s), 0);
+        for (; at < end; at++)
+            ck_assert_int_eq(spm_extsort_add(s, recs[at], (recs[at][0] + 1) * 4), 0);
+    }
+    ck_assert_int_eq(spm_extsort_sort(s), 0);
+    qsort(recs, n, sizeof *recs, cmp_ptr);
+    const void *rec;
+    size_t len, at = 0;
+    int rc, same = 1;
+    while ((rc = spm_extsort_next(s, &rec, &len)) == 1) {
+        ck_assert_uint_lt(at, n);
+        same &= len == (recs[at][0] + 1) * 4 && memcmp(rec, recs[at], len) == 0;
+        at++;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(same, "records differ from qsort's order");
+    ck_assert_uint_eq(at, n);
+    uint64_t runs = spm_extsort_runs(s);
+    spm_extsort_destroy(&s);
+    for (size_t i = 0; i < n; i++)
+        free(recs[i]);
+    free(recs);
+    return runs;
+}
+
+START_TEST(runs_merged_like_qsort)
+{
+    size_t none = SIZE_MAX;
+    /* in memory: many runs, one run, with and without a key */
+    ck_assert_uint_eq(sort_in_runs(30000, 40, none, 0, 64 << 20, 0), 0);
+    ck_assert_uint_eq(sort_in_runs(30000, 40, none, 0, 64 << 20, 1), 0);
+    ck_assert_uint_eq(sort_in_runs(5000, 1, none, 0, 64 << 20, 1), 0);
+    /* runs that go on past spills, and tiny runs */
+    ck_assert_uint_gt(sort_in_runs(30000, 25, none, 0, 64 << 10, 1), 1);
+    ck_assert_uint_gt(sort_in_runs(30000, 3000, none, 0, 64 << 10, 0), 1);
+    /* records outside a run first, or a run out of order: that buffer is sorted */
+    ck_assert_uint_eq(sort_in_runs(30000, 40, none, 500, 64 << 20, 1), 0);
+    ck_assert_uint_gt(sort_in_runs(30000, 40, none, 500, 64 << 10, 0), 1);
+    ck_assert_uint_eq(sort_in_runs(30000, 40, 17, 0, 64 << 20, 1), 0);
+    ck_assert_uint_eq(sort_in_runs(30000, 40, 17, 0, 64 << 20, 0), 0);
+    ck_assert_uint_gt(sort_in_runs(30000, 40, 17, 0, 64 << 10, 1), 1);
+}
+END_TEST
 
 START_TEST(random_many_runs)
 {
@@ -295,6 +370,7 @@ static Suite *extsort_suite(void)
     tcase_add_test(tc, random_many_runs);
     tcase_add_test(tc, random_in_memory);
     tcase_add_test(tc, keyed_like_qsort);
+    tcase_add_test(tc, runs_merged_like_qsort);
     tcase_add_test(tc, find_in_memory);
     tcase_add_test(tc, empty_input);
     tcase_add_test(tc, one_record);

@@ -737,6 +737,137 @@ START_TEST(eclat_class_too_big)
 }
 END_TEST
 
+/*  Runs MineClassBlock over DB (one block) for first items [LO, HI), in
+    rank order, or (FITEMS not NULL) in item order with that block of
+    frequent items; the output into *RES. */
+static void mine_class_order(const mdb_t *db, uint32_t f1, uint32_t lo, uint32_t hi,
+                             const blob_t *fitems, blob_t *res)
+{
+    si_t s = {0};
+    in(&s, SPM_R, mdb_block(db, 0, db->n));
+    if (fitems) {
+        blob_t c = {malloc(fitems->len), fitems->len};
+        memcpy(c.data, fitems->data, c.len);
+        in(&s, SPM_R, c);
+    }
+    out(&s, SPM_W);
+    spm_buf_put_u32(&s.params, f1);
+    spm_buf_put_u64(&s.params, 60);
+    spm_buf_put_u32(&s.params, 0);
+    spm_buf_put_u32(&s.params, lo);
+    spm_buf_put_u32(&s.params, hi);
+    spm_buf_put_u32(&s.params, 0);
+    spm_buf_put_u32(&s.params, UINT32_MAX);
+    spm_buf_put_u32(&s.params, 0);
+    spm_buf_put_u32(&s.params, 0);
+    if (fitems)
+        spm_buf_put_u32(&s.params, 1);
+    ck_assert_msg(exec(&s, SPM_MINING_MINE_CLASS) == 0, "%s", spm_error_detail());
+    ck_assert_uint_eq(reply(&s, 0), 0);
+    *res = (blob_t){s.ops[s.n - 1].out, s.ops[s.n - 1].out_len};
+    s.ops[s.n - 1].out = NULL;
+    done(&s);
+}
+
+static int cmp_set3(const void *a, const void *b, void *k)
+{
+    return spm_mining_set_cmp(a, b, *(const uint32_t *)k);
+}
+
+/*  In item order, a class block holds the sets of the same class in rank
+    order, each mapped to its items (rank r is the item of the r-th lowest
+    count) and sorted, within the set and then as a group, for every length;
+    with F1 items, only the first 12 ranks in the transactions. With 5,000
+    items a sort key holds 4 of them, and longer sets are ordered past it. */
+static void class_in_item_order(uint32_t f1)
+{
+    static mdb_t db;
+    static uint32_t items[5000];
+    static uint64_t counts[5000];
+    mdb_fill(&db, 12, 500, 55, 3, 21);
+    /* Items 5, 12, 19, ... with counts that put ranks in another order. */
+    for (uint32_t p = 0; p < f1; p++) {
+        items[p] = 5 + 7 * p;
+        counts[p] = 1000 + (p * 5) % f1;
+    }
+    spm_mining_items_t f = {.n = f1, .lo = 0, .hi = 5 + 7 * f1, .items = items, .counts = counts};
+    blob_t fb;
+    ck_assert_int_eq(spm_mining_items_encode(&f, &fb.data, &fb.len), 0);
+    uint32_t *order;
+    ck_assert_int_eq(spm_mining_rank_order(&f, &order), 0);
+    uint32_t classes[][2] = {{0, 3}, {3, 4}, {4, 11}};
+    for (int c = 0; c < 3; c++) {
+        blob_t rb, ib;
+        mine_class_order(&db, f1, classes[c][0], classes[c][1], NULL, &rb);
+        mine_class_order(&db, f1, classes[c][0], classes[c][1], &fb, &ib);
+        uint32_t found = 0;
+        for (uint32_t k = 2; k <= 12; k++) {
+            spm_mining_sets_t r, i;
+            ck_assert_int_eq(spm_mining_itemsets_decode_length(rb.data, rb.len, k, &r), 0);
+            ck_assert_int_eq(spm_mining_itemsets_decode_length(ib.data, ib.len, k, &i), 0);
+            ck_assert_uint_eq(r.n, i.n);
+            /* rank sets to items, with counts after the items, then sorted */
+            uint32_t w = k + 2, *want = malloc(((size_t)r.n + 1) * w * 4);
+            for (uint32_t s = 0; s < r.n; s++) {
+                uint32_t *x = want + (size_t)s * w;
+                for (uint32_t j = 0; j < k; j++)
+                    x[j] = items[order[r.items[(size_t)s * k + j]]];
+                for (uint32_t j = 1; j < k; j++)
+                    for (uint32_t q = j; q > 0 && x[q - 1] > x[q]; q--) {
+                        uint32_t t = x[q];
+                        x[q] = x[q - 1];
+                        x[q - 1] = t;
+                    }
+                memcpy(x + k, &r.counts[s], 8);
+            }
+            qsort_r(want, r.n, (size_t)w * 4, cmp_set3, &k);
+            for (uint32_t s = 0; s < r.n; s++) {
+                ck_assert_int_eq(memcmp(want + (size_t)s * w, i.items + (size_t)s * k, 4 * k), 0);
+                ck_assert_int_eq(memcmp(want + (size_t)s * w + k, &i.counts[s], 8), 0);
+            }
+            found += r.n;
+            free(want);
+            spm_mining_sets_free(&r);
+            spm_mining_sets_free(&i);
+        }
+        ck_assert_uint_gt(found, 10);
+        free(rb.data);
+        free(ib.data);
+    }
+    free(order);
+    free(fb.data);
+}
+
+/*  ... and a block of the wrong number of items is refused. */
+START_TEST(eclat_class_in_item_order)
+{
+    class_in_item_order(12);
+    class_in_item_order(5000);
+    static mdb_t db;
+    mdb_fill(&db, 12, 500, 55, 3, 21);
+    uint32_t items[11];
+    uint64_t counts[11];
+    for (uint32_t p = 0; p < 11; p++) {
+        items[p] = p;
+        counts[p] = 1000;
+    }
+    spm_mining_items_t f = {.n = 11, .lo = 0, .hi = 100, .items = items, .counts = counts};
+    blob_t fb;
+    ck_assert_int_eq(spm_mining_items_encode(&f, &fb.data, &fb.len), 0);
+    si_t s = {0};
+    in(&s, SPM_R, mdb_block(&db, 0, db.n));
+    in(&s, SPM_R, fb);
+    out(&s, SPM_W);
+    spm_buf_put_u32(&s.params, 12);
+    spm_buf_put_u64(&s.params, 60);
+    uint32_t p[] = {0, 0, 3, 0, UINT32_MAX, 0, 0, 1}; /* maxlen .. soft, order */
+    for (int j = 0; j < 8; j++)
+        spm_buf_put_u32(&s.params, p[j]);
+    ck_assert_int_eq(exec(&s, SPM_MINING_MINE_CLASS), SPM_EFORMAT);
+    done(&s);
+}
+END_TEST
+
 /*  CutFrequentSetBlock cuts the 2-sets of class blocks across their
     boundaries and replies as GetFrequentSetBlock does. */
 START_TEST(eclat_cut_sets)
@@ -957,6 +1088,8 @@ START_TEST(program_eclat_maxlen_and_itemsets_only)
 {
     program_run(50, 64, 40, 0, SPM_APRIORI_ECLAT, 3, 0);
     program_run(300, 65536, 40, 0, SPM_APRIORI_ECLAT, 2, SPM_APRIORI_ITEMSETS_ONLY);
+    /* class blocks in item order, many of them split or stopped early */
+    program_run(50, 64, 40, 0, SPM_APRIORI_ECLAT, 0, SPM_APRIORI_ITEMSETS_ONLY);
     program_run(300, 65536, 40, 0, SPM_APRIORI_ECLAT, 1, 0);
     program_run(300, 64, 30, 0, SPM_APRIORI_LEVELWISE, 3, SPM_APRIORI_ITEMSETS_ONLY);
 }
@@ -977,6 +1110,7 @@ static Suite *suite(void)
     tcase_add_test(t, eclat_class_too_big);
     tcase_add_test(t, eclat_partial_blocks_resume);
     tcase_add_test(t, eclat_cut_sets);
+    tcase_add_test(t, eclat_class_in_item_order);
     suite_add_tcase(s, t);
     TCase *p = tcase_create("program");
     tcase_set_timeout(p, 60);
