@@ -21,11 +21,20 @@ SANITIZE ?=
 FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
-PKGS     := libzmq libprotobuf-c lmdb openblas inih libxxhash libmicrohttpd
+PKGS     := libzmq libprotobuf-c lmdb inih libxxhash
+# Opened with dlopen where they are used (isa/matrix/kernels.c, vm/http.c),
+# not linked: loading them took half of every spm process's start. The
+# build passes their paths; the benchmarks that call them link them.
+LAZY     := openblas libmicrohttpd
+lazy_lib  = $(shell d=$$(pkg-config --variable=libdir $(1) 2>/dev/null); \
+              objdump -p "$$d/lib$(2).so" 2>/dev/null | awk -v d="$$d" '/SONAME/ {print d "/" $$2}')
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I/usr/include/suitesparse
+CPPFLAGS += -DSPM_OPENBLAS='"$(call lazy_lib,openblas,openblas)"'
+CPPFLAGS += -DSPM_MICROHTTPD='"$(call lazy_lib,libmicrohttpd,microhttpd)"'
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
-CFLAGS   += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS   += $(shell pkg-config --cflags $(PKGS) $(LAZY) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcxsparse -pthread -lm
+LAZY_LIBS = $(shell pkg-config --libs $(LAZY) 2>/dev/null)
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -109,7 +118,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a bench/bench.h $(wildcard bench/pap
 	@mkdir -p $(dir $@)
 	@echo "  BENCH   $@"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \
-	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
+	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS) $(LAZY_LIBS)
 
 # Plugins the tests run: tests/plugins/NAME.c and the examples, built
 # against the tree's spm.h as `make examples` builds them against the

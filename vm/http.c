@@ -6,6 +6,9 @@
     through the snapshot the loop publishes (vm/http.h). The listening
     socket is bound here, not by libmicrohttpd, so that a used port or a
     bad address is refused at start in one line that says which.
+    libmicrohttpd is opened when the server starts, not linked: loading it
+    and the TLS libraries it needs took 1.3 ms of the start of every spm
+    process, and only a center with --http uses it.
     =========================================================================
 */
 #include "vm/http.h"
@@ -15,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -28,7 +32,12 @@
 #include <unistd.h>
 
 #define MAX_CONNECTIONS 256 /* open HTTP connections at most */
-#define IDLE_TIMEOUT_S 10   /* a connection silent this long is closed */
+
+/*  libmicrohttpd's path, from the build; the soname is tried after it. */
+#ifndef SPM_MICROHTTPD
+#define SPM_MICROHTTPD "libmicrohttpd.so.12"
+#endif
+#define IDLE_TIMEOUT_S 10 /* a connection silent this long is closed */
 
 struct spm_http {
     struct MHD_Daemon *daemon; /* libmicrohttpd's server and thread */
@@ -38,6 +47,48 @@ struct spm_http {
     pthread_mutex_t lock;      /* guards snap; the loop only tries it */
     spm_http_snapshot_t snap;  /* the texts served */
 };
+
+/*  The functions of libmicrohttpd this uses, opened once (mhd_open). */
+static struct {
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+    __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+    __typeof__(MHD_add_response_header) *add_response_header;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_destroy_response) *destroy_response;
+} mhd;
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+static char mhd_error[256];
+
+static void mhd_open(void)
+{
+    static const char *const name[] = {"MHD_start_daemon",
+                                       "MHD_stop_daemon",
+                                       "MHD_lookup_connection_value",
+                                       "MHD_create_response_from_buffer",
+                                       "MHD_add_response_header",
+                                       "MHD_queue_response",
+                                       "MHD_destroy_response"};
+    void **fn[] = {(void **)&mhd.start_daemon,
+                   (void **)&mhd.stop_daemon,
+                   (void **)&mhd.lookup_connection_value,
+                   (void **)&mhd.create_response_from_buffer,
+                   (void **)&mhd.add_response_header,
+                   (void **)&mhd.queue_response,
+                   (void **)&mhd.destroy_response};
+    void *h = dlopen(SPM_MICROHTTPD, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
+    for (size_t i = 0; h && i < sizeof fn / sizeof *fn; i++)
+        if (!(*fn[i] = dlsym(h, name[i])))
+            h = NULL;
+    if (!h) {
+        const char *why = dlerror();
+        snprintf(mhd_error, sizeof mhd_error, "%s", why ? why : "a function is missing");
+        mhd.start_daemon = NULL;
+    }
+}
 
 static void snapshot_free(spm_http_snapshot_t *s)
 {
@@ -120,10 +171,10 @@ static int authorized(spm_http_t *self, struct MHD_Connection *conn)
 {
     if (!self->token)
         return 1;
-    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    const char *h = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     if (h && strncmp(h, "Bearer ", 7) == 0 && same_secret(h + 7, self->token))
         return 1;
-    const char *q = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+    const char *q = mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
     return q && same_secret(q, self->token);
 }
 
@@ -131,15 +182,15 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const c
                              const char *body, size_t len)
 {
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+        mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
+    mhd.add_response_header(r, "Content-Type", type);
+    mhd.add_response_header(r, "Cache-Control", "no-store");
     if (code == MHD_HTTP_UNAUTHORIZED)
-        MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"spm\"");
-    enum MHD_Result ret = MHD_queue_response(conn, code, r);
-    MHD_destroy_response(r);
+        mhd.add_response_header(r, "WWW-Authenticate", "Bearer realm=\"spm\"");
+    enum MHD_Result ret = mhd.queue_response(conn, code, r);
+    mhd.destroy_response(r);
     return ret;
 }
 
@@ -209,6 +260,11 @@ spm_http_t *spm_http_start(const char *addr, const char *token, int *rc)
     }
     pthread_mutex_init(&self->lock, NULL);
     self->fd = -1;
+    pthread_once(&mhd_once, mhd_open);
+    if (!mhd.start_daemon) {
+        *rc = spm_error(SPM_ESYS, "--http %s: libmicrohttpd cannot be loaded: %s", addr, mhd_error);
+        goto err;
+    }
     if (token && *token && !(self->token = strdup(token))) {
         *rc = SPM_ENOMEM;
         goto err;
@@ -217,7 +273,7 @@ spm_http_t *spm_http_start(const char *addr, const char *token, int *rc)
         *rc = self->fd;
         goto err;
     }
-    self->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+    self->daemon = mhd.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
                                     on_request, self, MHD_OPTION_LISTEN_SOCKET, self->fd,
                                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
                                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
@@ -239,7 +295,7 @@ void spm_http_stop(spm_http_t **selfp)
     if (!self)
         return;
     if (self->daemon)
-        MHD_stop_daemon(self->daemon);
+        mhd.stop_daemon(self->daemon);
     if (self->fd >= 0)
         close(self->fd);
     snapshot_free(&self->snap);

@@ -16,8 +16,9 @@
     @discuss
     OpenBLAS would start one thread per core inside every SI; an IEU runs
     one SI per slot and a node runs one IEU per core, so BLAS threads would
-    only fight over the cores. The first dense kernel call sets OpenBLAS to
-    one thread (once per process).
+    only fight over the cores. The first dense kernel call opens OpenBLAS
+    (dlopen: no other process pays for loading it) and sets it to one
+    thread, once per process.
     @end
     =========================================================================
 */
@@ -27,8 +28,8 @@
 #include "isa/matrix/block.h"
 
 /*  Adds A x B to the dense row-major M x N array C, where A is M x K and B
-    is K x N. Returns 0, or SPM_EFORMAT (with a detail) when the shapes do
-    not agree. */
+    is K x N. Returns 0, SPM_EFORMAT (with a detail) when the shapes do
+    not agree, or SPM_ESYS when OpenBLAS cannot be loaded. */
 int spm_mm_multiply_add(const spm_mm_block_t *a, const spm_mm_block_t *b, double *c, uint32_t m,
                         uint32_t n);
 
