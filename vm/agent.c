@@ -535,6 +535,7 @@ static int agent_main(int argc, char **argv)
         goto done;
     }
     dealer = spm_wire_socket(ctx, ZMQ_DEALER);
+    spm_wire_await_ipc(a.center, 2000); /* an embedded center is starting beside us */
     if (!dealer || (rc = spm_security_connect(a.security, dealer, a.center, NULL)) != 0) {
         spm_cli_fail("agent", rc ? rc : SPM_ESYS);
         goto done;

@@ -392,6 +392,8 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
         rc = SPM_ENOMEM;
     if (rc == 0)
         s->monitor = spm_security_monitor(s->ctx, s->dealer, 0);
+    if (rc == 0 && !o->center) /* the center just started: its socket comes in a moment */
+        spm_wire_await_ipc(s->endpoint, 2000);
     if (rc == 0)
         rc = spm_security_connect(s->security, s->dealer, s->endpoint, NULL);
     if (rc == 0)

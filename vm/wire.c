@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 uint64_t spm_now_us(void)
 {
@@ -243,4 +245,18 @@ int spm_wire_send(void *sock, const zmq_msg_t *id, Spm__Envelope *env, spm_frame
             stats->bytes_out += frames[i].len;
     }
     return 0;
+}
+
+int spm_wire_await_ipc(const char *endpoint, long timeout_ms)
+{
+    if (strncmp(endpoint, "ipc://", 6) != 0)
+        return 1;
+    uint64_t deadline = spm_now_us() + (uint64_t)timeout_ms * 1000;
+    struct stat st;
+    while (stat(endpoint + 6, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        if (spm_now_us() >= deadline)
+            return 0;
+        usleep(200);
+    }
+    return 1;
 }

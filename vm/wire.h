@@ -77,4 +77,13 @@ void spm_wire_free(void *data, void *hint);
 /*  Microseconds on the monotonic clock. */
 uint64_t spm_now_us(void);
 
+/*  For an ipc:// ENDPOINT, waits until its socket file is there, at most
+    TIMEOUT_MS; other transports return at once. A process that starts
+    beside its center (an embedded VM) calls it before its first connect:
+    a connect that finds no socket is tried again only after ZeroMQ's
+    reconnect interval, 10 ms and doubling, so an attempt made a moment
+    before the center was bound cost 10-30 ms. Returns 1 when the socket
+    is there (or the transport is not ipc), 0 when the time ran out. */
+int spm_wire_await_ipc(const char *endpoint, long timeout_ms);
+
 #endif
