@@ -5,8 +5,8 @@
     itemsets whose first item is a given rank form a class that no other
     class needs: Eclat mines each with tidsets, depth first. This SF cuts
     the ranks into about four classes per IEU and issues one
-    MineClassBlock per class at once (see plan() on why the runs are of
-    equal length).
+    MineClassBlock per class, at most three per IEU out at a time (see
+    plan() on why the runs are of equal length, top_up() on the window).
 
     A class block is bounded: past a soft bound (a sixteenth of
     SPM_MINING_CLASS_CAP) its SI stops after the 2-item prefix it is in and
@@ -69,7 +69,9 @@ typedef struct {
     size_t cap;         /* entries of p */
     uint32_t np;        /* classes */
     uint32_t first;     /* the first class in rank order */
-    uint32_t pending;   /* classes without their counts */
+    uint32_t pending;   /* classes issued without their counts */
+    uint32_t unissued;  /* planned classes 0 .. unissued-1 not issued yet */
+    uint32_t window;    /* planned classes issued at once, at most */
     uint32_t cuts;      /* CutFrequentSetBlock SIs without their reply */
     uint32_t class_cap; /* bytes per class block */
     int item_order;     /* itemsets only: class blocks in item order, not cut */
@@ -152,6 +154,19 @@ static uint32_t add_halves(spm_sf_t *sf, eclat_t *e, uint32_t after, uint32_t lo
     return after == NONE ? NONE : add_class(sf, e, after, lo, hi, mid, shi);
 }
 
+/*  Issues planned classes, the last first, while fewer than the window
+    (three per IEU) are out: the IEUs pull them as they finish one. Issued
+    at once, the classes were dealt out evenly, sizes unknown, to IEUs that
+    had asked for many SIs ahead while the initial stage's were short
+    (T25I10 at 0.6%, whole command: 171 -> 162 ms, medians of 9; with two
+    per IEU also 162; chess unchanged). */
+static void top_up(spm_sf_t *sf, eclat_t *e)
+{
+    while (e->unissued > 0 && e->pending < e->window)
+        if (issue_class(sf, e, --e->unissued) != 0)
+            return; /* the job has failed */
+}
+
 /*  Plans and issues the first classes: runs of first items, PER_IEU per
     IEU so that pulling SIs balances the load. Item F1 - 1 has no class.
     No weighting by rank predicts the classes' sizes: a rare first item
@@ -171,9 +186,9 @@ static int plan(spm_sf_t *sf, eclat_t *e)
                             .shi = NONE,
                             .next = g + 1 < n ? g + 1 : NONE};
     e->np = n;
-    for (uint32_t g = n; g-- > 0;)
-        if (issue_class(sf, e, g) != 0)
-            break; /* the job has failed */
+    e->unissued = n;
+    e->window = 3 * ieus;
+    top_up(sf, e);
     return 0;
 }
 
@@ -421,11 +436,13 @@ static void eclat_commit(spm_sf_t *sf, const spm_result_t *r)
         if (status == 1) {
             e->p[n].nlen = 0;
             split(sf, e, n);
+            top_up(sf, e);
             return;
         }
         e->p[n].done = 1;
         if (status == 2)
             resume(sf, e, n, ra, rb);
+        top_up(sf, e);
         if (e->pending == 0 && e->item_order)
             keep_classes(sf, e);
         else if (e->pending == 0)
