@@ -55,7 +55,9 @@
                              (bytes, 0: cap / 16), and optionally u32 order (0: rank
                              order; 1: an operand fitems R comes before isets, and
                              every group of isets is in item order: sets of items,
-                             sorted by items)
+                             sorted by items) and u32 bits (KiB, 0: 1 GiB): a class
+                             of several first items whose bitsets would take more
+                             replies "too big" without mining
                              every frequent itemset of length >= 2 (and <= maxlen)
                              whose first item lies in [lo, hi) and whose second
                              item lies in [slo, shi) (0, UINT32_MAX: any), found

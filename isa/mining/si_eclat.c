@@ -64,6 +64,7 @@ typedef struct {
     uint32_t slo, shi;     /* second items of the class */
     uint64_t minsup;       /* minimum support */
     size_t cap, bytes;     /* output bound, and encoded bytes found so far */
+    uint64_t bits_cap;     /* bitsets of a class of several first items, at most */
     size_t soft;           /* past this, stop at the next 2-prefix boundary */
     int too_big;           /* the class went over cap */
     int partial;           /* stopped early: the rest starts at (ra, rb) */
@@ -409,6 +410,10 @@ static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
     if (rc == 0)
         items = need_rows(m);
     bytes = items * m->nwords * 8;
+    if (rc == 0 && bytes > m->bits_cap && m->hi - m->lo >= 2) {
+        m->too_big = 1; /* fewer first items need fewer partners: split */
+        goto done;
+    }
     if (rc == 0 && (total > UINT32_MAX - 64 || bytes > MAX_BITS_BYTES))
         rc = spm_error(SPM_ERANGE,
                        "%s: %llu transactions x %llu items make bitsets over %llu bytes (use "
@@ -467,6 +472,7 @@ static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
     for (uint32_t i = 0; rc == 0 && i < m->nwords; i++)
         if (m->heavy[i])
             m->hw[m->nhw++] = i;
+done:
     for (size_t q = 0; t && q < nt; q++)
         spm_mining_trans_free(&t[q]);
     free(t);
@@ -671,16 +677,17 @@ static int mine_class(spm_si_ctx_t *ctx)
 {
     spm_cursor_t p = spm_mining_params(ctx);
     miner_t m = {0};
-    uint32_t cap, soft, order = 0;
+    uint32_t cap, soft, order = 0, bits_kb = 0;
     size_t n = spm_si_noperands(ctx);
     if (spm_get_u32(&p, &m.f1) || spm_get_u64(&p, &m.minsup) || spm_get_u32(&p, &m.maxlen) ||
         spm_get_u32(&p, &m.lo) || spm_get_u32(&p, &m.hi) || spm_get_u32(&p, &m.slo) ||
         spm_get_u32(&p, &m.shi) || spm_get_u32(&p, &cap) || spm_get_u32(&p, &soft) || n < 1 ||
         m.minsup == 0 || m.f1 > SPM_MINING_MAX_ENTRIES || m.lo > m.hi || m.hi > m.f1 ||
         m.slo > m.shi || (spm_cursor_left(&p) > 0 && spm_get_u32(&p, &order)) || order > 1 ||
-        n < 1 + order)
+        (spm_cursor_left(&p) > 0 && spm_get_u32(&p, &bits_kb)) || n < 1 + order)
         return spm_error(SPM_EINVAL, "%s: bad parameters or operands", SPM_MINING_MINE_CLASS);
     m.cap = cap ? cap : SPM_MINING_CLASS_CAP;
+    m.bits_cap = bits_kb ? (uint64_t)bits_kb << 10 : MAX_BITS_BYTES;
     m.soft = soft ? soft : m.cap / 16;
     int rc = order ? read_items(ctx, &m, n - 2) : 0;
     if (rc == 0)

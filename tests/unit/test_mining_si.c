@@ -437,10 +437,11 @@ END_TEST
 /* ----------------------------------------------------- the depth-first miner */
 
 /*  A random database over ranks 0 .. f1-1 (f1 <= 16): transactions as bit
-    masks with weights. */
+    masks with weights, at most MDB_MAX. */
+#define MDB_MAX 2000
 typedef struct {
     uint32_t n, f1;
-    uint32_t mask[600], w[600];
+    uint32_t mask[MDB_MAX], w[MDB_MAX];
 } mdb_t;
 
 static uint64_t mdb_rand(uint64_t *s)
@@ -469,7 +470,7 @@ static void mdb_fill(mdb_t *db, uint32_t f1, uint32_t n, uint32_t p, uint32_t ma
 /*  Transactions FROM..TO as a normalized block. */
 static blob_t mdb_block(const mdb_t *db, uint32_t from, uint32_t to)
 {
-    static uint32_t off[601], w[600], items[600 * 16];
+    static uint32_t off[MDB_MAX + 1], w[MDB_MAX], items[MDB_MAX * 16];
     spm_mining_trans_t b = {.normalized = 1, .off = off, .weight = w, .items = items};
     off[0] = 0;
     for (uint32_t t = from; t < to; t++) {
@@ -740,8 +741,8 @@ END_TEST
 /*  Runs MineClassBlock over DB (one block) for first items [LO, HI), in
     rank order, or (FITEMS not NULL) in item order with that block of
     frequent items; the output into *RES. */
-static void mine_class_order(const mdb_t *db, uint32_t f1, uint32_t lo, uint32_t hi,
-                             const blob_t *fitems, blob_t *res)
+static uint32_t mine_class_bits(const mdb_t *db, uint32_t f1, uint32_t lo, uint32_t hi,
+                                const blob_t *fitems, uint32_t bits_kb, blob_t *res)
 {
     si_t s = {0};
     in(&s, SPM_R, mdb_block(db, 0, db->n));
@@ -760,14 +761,47 @@ static void mine_class_order(const mdb_t *db, uint32_t f1, uint32_t lo, uint32_t
     spm_buf_put_u32(&s.params, UINT32_MAX);
     spm_buf_put_u32(&s.params, 0);
     spm_buf_put_u32(&s.params, 0);
-    if (fitems)
-        spm_buf_put_u32(&s.params, 1);
+    spm_buf_put_u32(&s.params, fitems ? 1 : 0);
+    spm_buf_put_u32(&s.params, bits_kb);
     ck_assert_msg(exec(&s, SPM_MINING_MINE_CLASS) == 0, "%s", spm_error_detail());
-    ck_assert_uint_eq(reply(&s, 0), 0);
+    uint32_t status = reply(&s, 0);
     *res = (blob_t){s.ops[s.n - 1].out, s.ops[s.n - 1].out_len};
     s.ops[s.n - 1].out = NULL;
     done(&s);
+    return status;
 }
+
+static void mine_class_order(const mdb_t *db, uint32_t f1, uint32_t lo, uint32_t hi,
+                             const blob_t *fitems, blob_t *res)
+{
+    ck_assert_uint_eq(mine_class_bits(db, f1, lo, hi, fitems, 0, res), 0);
+}
+
+/*  Past its bitset bound a class of several first items replies "too big"
+    with an empty block, so that it is split; a class of one first item
+    mines all the same, and finds what it finds without the bound. */
+START_TEST(eclat_class_bits_bound)
+{
+    static mdb_t db;
+    mdb_fill(&db, 12, 1500, 55, 1, 33); /* 24 words a bitset: 2.3 KiB for 12 */
+    blob_t whole, one, b;
+    spm_mining_itemsets_t is;
+    ck_assert_uint_eq(mine_class_bits(&db, 12, 0, 6, NULL, 1, &b), 1);
+    ck_assert_int_eq(spm_mining_itemsets_decode(b.data, b.len, &is), 0);
+    ck_assert_uint_eq(is.nlen, 0);
+    spm_mining_itemsets_free(&is);
+    free(b.data);
+    ck_assert_uint_eq(mine_class_bits(&db, 12, 0, 6, NULL, 64, &whole), 0);
+    ck_assert_uint_eq(mine_class_bits(&db, 12, 0, 1, NULL, 1, &one), 0);
+    ck_assert_uint_eq(mine_class_bits(&db, 12, 0, 1, NULL, 0, &b), 0);
+    ck_assert_uint_eq(one.len, b.len);
+    ck_assert_int_eq(memcmp(one.data, b.data, b.len), 0);
+    ck_assert_uint_gt(whole.len, one.len);
+    free(whole.data);
+    free(one.data);
+    free(b.data);
+}
+END_TEST
 
 static int cmp_set3(const void *a, const void *b, void *k)
 {
@@ -1111,6 +1145,7 @@ static Suite *suite(void)
     tcase_add_test(t, eclat_partial_blocks_resume);
     tcase_add_test(t, eclat_cut_sets);
     tcase_add_test(t, eclat_class_in_item_order);
+    tcase_add_test(t, eclat_class_bits_bound);
     suite_add_tcase(s, t);
     TCase *p = tcase_create("program");
     tcase_set_timeout(p, 60);
