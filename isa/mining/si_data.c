@@ -9,6 +9,7 @@
     =========================================================================
 */
 #include "isa/core/codec.h"
+#include "isa/core/keysort.h"
 #include "isa/mining/isa.h"
 
 #include <stdlib.h>
@@ -40,15 +41,41 @@ static void sort_u32(uint32_t *a, uint32_t n)
 }
 
 /*  Transaction order for merging duplicates: by length, then items. */
-static int cmp_trans(const void *a, const void *b, void *arg)
+static int cmp_trans(uint32_t i, uint32_t j, void *arg)
 {
     const spm_mining_trans_t *t = arg;
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
     uint32_t li = t->off[i + 1] - t->off[i], lj = t->off[j + 1] - t->off[j];
     if (li != lj)
         return li < lj ? -1 : 1;
     int c = spm_mining_set_cmp(t->items + t->off[i], t->items + t->off[j], li);
     return c ? c : (i < j ? -1 : i > j);
+}
+
+/*  Sorts the transactions IDX[0..M) of T into cmp_trans order: by a key of
+    their length (20 bits) and first items packed (as many as fit in the
+    other 44: 4 of 1,000 ranks), then by the rest where keys tie. On
+    T25I10D100K a qsort of the indices was half of ShrinkTransactionBlock's
+    time. A, B: M pairs of scratch. */
+static void sort_trans(const spm_mining_trans_t *t, uint32_t *idx, uint32_t m, spm_keyed_t *a,
+                       spm_keyed_t *b)
+{
+    uint32_t top = 0, bits = 1;
+    for (uint32_t j = 0; t->n && j < t->off[t->n]; j++)
+        top = t->items[j] > top ? t->items[j] : top;
+    while (bits < 32 && top >> bits)
+        bits++;
+    uint32_t fit = 44 / bits;
+    for (uint32_t q = 0; q < m; q++) {
+        uint32_t i = idx[q], l = t->off[i + 1] - t->off[i];
+        uint64_t key = (uint64_t)(l < (1u << 20) - 1 ? l : (1u << 20) - 1) << 44;
+        for (uint32_t j = 0; j < fit && j < l; j++)
+            key |= (uint64_t)t->items[t->off[i] + j] << (44 - bits * (j + 1));
+        a[q] = (spm_keyed_t){.key = key, .i = i};
+    }
+    spm_keyed_t *o = spm_keysort(a, b, m);
+    spm_keysort_ties(o, m, cmp_trans, (void *)t);
+    for (uint32_t q = 0; q < m; q++)
+        idx[q] = o[q].i;
 }
 
 /*  Sets OUT to the transactions of IN that have at least MINLEN items, in a
@@ -57,13 +84,17 @@ static int cmp_trans(const void *a, const void *b, void *arg)
 static int canonical(const spm_mining_trans_t *in, uint32_t minlen, spm_mining_trans_t *out)
 {
     uint32_t *idx = malloc(((size_t)in->n + 1) * 4);
+    spm_keyed_t *ka = malloc(((size_t)in->n + 1) * sizeof *ka);
+    spm_keyed_t *kb = malloc(((size_t)in->n + 1) * sizeof *kb);
     memset(out, 0, sizeof *out);
     out->normalized = 1;
     out->off = malloc(((size_t)in->n + 1) * 4);
     out->weight = malloc(((size_t)in->n + 1) * 4);
     out->items = malloc(((size_t)(in->n ? in->off[in->n] : 0) + 1) * 4);
-    if (!idx || !out->off || !out->weight || !out->items) {
+    if (!idx || !ka || !kb || !out->off || !out->weight || !out->items) {
         free(idx);
+        free(ka);
+        free(kb);
         spm_mining_trans_free(out);
         return spm_error(SPM_ENOMEM, "out of memory");
     }
@@ -71,7 +102,9 @@ static int canonical(const spm_mining_trans_t *in, uint32_t minlen, spm_mining_t
     for (uint32_t i = 0; i < in->n; i++)
         if (in->off[i + 1] - in->off[i] >= minlen)
             idx[m++] = i;
-    qsort_r(idx, m, 4, cmp_trans, (void *)in);
+    sort_trans(in, idx, m, ka, kb);
+    free(ka);
+    free(kb);
     out->off[0] = 0;
     for (uint32_t a = 0; a < m; a++) {
         uint32_t i = idx[a], l = in->off[i + 1] - in->off[i];
