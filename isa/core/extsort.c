@@ -185,6 +185,15 @@ static int cmp_idx(const void *a, const void *b, void *arg)
     return self->cmp(self->arena + (i >> 24), self->arena + (j >> 24), self->arg);
 }
 
+/*  Orders entries I and J of the buffer: by key, then CMP (<0, 0, >0). */
+static int entry_cmp(const spm_extsort_t *self, size_t i, size_t j)
+{
+    if (self->key && self->keys[i] != self->keys[j])
+        return self->keys[i] < self->keys[j] ? -1 : 1;
+    return self->cmp(self->arena + (self->idx[i] >> 24), self->arena + (self->idx[j] >> 24),
+                     self->arg);
+}
+
 /*  Whether the entry of key KA and index word EA goes before that of KB
     and EB. */
 static int key_before(const spm_extsort_t *self, uint64_t ka, uint64_t ea, uint64_t kb, uint64_t eb)
@@ -280,10 +289,7 @@ typedef struct {
     came first). */
 static int seg_before(const spm_extsort_t *self, const seg_t *a, const seg_t *b)
 {
-    uint64_t ea = self->idx[a->at], eb = self->idx[b->at];
-    int c = self->key && self->keys[a->at] != self->keys[b->at]
-                ? (self->keys[a->at] < self->keys[b->at] ? -1 : 1)
-                : self->cmp(self->arena + (ea >> 24), self->arena + (eb >> 24), self->arg);
+    int c = entry_cmp(self, a->at, b->at);
     return c < 0 || (c == 0 && a->at < b->at);
 }
 
@@ -419,15 +425,6 @@ static int reserve(spm_extsort_t *self, size_t len)
     return 0;
 }
 
-/*  Whether entry I may come before entry J (their order holds): 1 or 0. */
-static int in_order_before(const spm_extsort_t *self, size_t i, size_t j)
-{
-    if (self->key && self->keys[i] != self->keys[j])
-        return self->keys[i] < self->keys[j];
-    return self->cmp(self->arena + (self->idx[i] >> 24), self->arena + (self->idx[j] >> 24),
-                     self->arg) <= 0;
-}
-
 /*  Marks entry n as the first of a run. */
 static int start_run(spm_extsort_t *self)
 {
@@ -473,7 +470,7 @@ int spm_extsort_add(spm_extsort_t *self, const void *rec, size_t len)
     self->idx[self->n] = (uint64_t)self->used << 24 | len;
     /* A run found out of order is sorted with the rest of the buffer. */
     if (!self->mixed && self->seg[self->nseg - 1] < self->n &&
-        in_order_before(self, self->n - 1, self->n) == 0)
+        entry_cmp(self, self->n - 1, self->n) > 0)
         self->mixed = 1;
     self->n++;
     self->used += PAD8(len);
