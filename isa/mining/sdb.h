@@ -144,6 +144,48 @@ int spm_mining_itemsets_decode_range(const void *data, size_t len, uint32_t k, u
 /*  Frees the groups of B and the group array; B may be half decoded. */
 void spm_mining_itemsets_free(spm_mining_itemsets_t *b);
 
+/*  A reader of one front-coded group of sets (sdb.c), a set at a time:
+    the sets of a frequent-set block or of one length of an itemsets block. */
+typedef struct {
+    const unsigned char *p, *end; /* the group's bytes not read yet */
+    const unsigned char *idx;     /* its restart offsets */
+    const unsigned char *base;    /* its first set */
+    uint32_t k, n;                /* items per set, sets */
+    uint32_t i, from;             /* sets read; where reading began */
+    int counts;                   /* 1: sets carry counts; 2: counts > 0 */
+    uint32_t *set;                /* k items: the set read last */
+    uint64_t count;               /* and its count */
+    const char *type;             /* the block type, for errors */
+} spm_mining_group_t;
+
+/*  Reads the next set into G->set (which must hold the set read before)
+    and G->count. Returns 1, 0 after the last (its bytes all used), or
+    SPM_EFORMAT. */
+int spm_mining_group_next(spm_mining_group_t *g);
+
+/*  Every set of a frequent-set or itemsets block in order: by length, then
+    items, without decoding the block whole (the client merges many). */
+typedef struct {
+    const void *data;
+    size_t len;
+    const unsigned char *next; /* the next group's header */
+    uint32_t groups;           /* groups not opened yet */
+    uint32_t prevk;            /* length of the group open */
+    uint32_t maxk;             /* longest set in the block */
+    uint64_t total;            /* sets in the block */
+    int itemsets;              /* an itemsets block (else frequent sets) */
+    spm_mining_group_t g;      /* the group being read */
+} spm_mining_setrd_t;
+
+/*  Opens R on the LEN bytes at DATA (kept, not copied), checking the
+    framing of every group; sets are read into SET (SPM_MINING_MAX_K
+    items). Returns 0 or SPM_EFORMAT. */
+int spm_mining_setrd_open(spm_mining_setrd_t *r, const void *data, size_t len, uint32_t *set);
+
+/*  The next set into R->g.k, R->g.set and R->g.count. Returns 1, 0 after
+    the last, or SPM_EFORMAT. */
+int spm_mining_setrd_next(spm_mining_setrd_t *r);
+
 /* ------------------------------------------------------------ BlockOfRules */
 
 typedef struct {

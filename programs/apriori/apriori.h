@@ -83,12 +83,9 @@ typedef struct {
     spm_sdb_t *store;
     /* Depth first with the itemsets alone: the sets of length >= 2 (levels
        then holds length 1 alone) as blocks of items in output order, one
-       run per class: a class's BlockOfItemsets (piece 0), or, where that
-       is large, its pieces cut per length into BlockOfFrequentSet blocks
-       (piece 1 begins a class, 2 goes on with it). */
+       run per class: its BlockOfItemsets. */
     uint32_t nclasses;
     spm_sdb_t *classes;
-    uint32_t *piece;
 } spm_apriori_result_t;
 
 int spm_apriori_result_encode(const spm_apriori_result_t *r, void **data, size_t *len);

@@ -78,10 +78,8 @@ int spm_apriori_result_encode(const spm_apriori_result_t *r, void **data, size_t
     for (uint32_t i = 0; i < r->nstore; i++)
         spm_buf_put_u64(&b, r->store[i]);
     spm_buf_put_u32(&b, r->nclasses);
-    for (uint32_t i = 0; i < r->nclasses; i++) {
+    for (uint32_t i = 0; i < r->nclasses; i++)
         spm_buf_put_u64(&b, r->classes[i]);
-        spm_buf_put_u32(&b, r->piece[i]);
-    }
     return spm_buf_take(&b, data, len);
 }
 
@@ -100,14 +98,8 @@ int spm_apriori_result_decode(const void *data, size_t len, spm_apriori_result_t
         if (spm_get_u32(&c, &r->nblocks[k]) || get_ids(&c, r->nblocks[k], &r->levels[k]))
             goto err;
     if (spm_get_u32(&c, &r->nstore) || get_ids(&c, r->nstore, &r->store) ||
-        spm_get_u32(&c, &r->nclasses) || spm_cursor_left(&c) / 12 < r->nclasses ||
-        !(r->classes = malloc(((size_t)r->nclasses + 1) * sizeof *r->classes)) ||
-        !(r->piece = malloc(((size_t)r->nclasses + 1) * sizeof *r->piece)))
+        spm_get_u32(&c, &r->nclasses) || get_ids(&c, r->nclasses, &r->classes))
         goto err;
-    for (uint32_t i = 0; i < r->nclasses; i++)
-        if (spm_get_u64(&c, &r->classes[i]) || spm_get_u32(&c, &r->piece[i]) || r->piece[i] > 2 ||
-            (r->piece[i] == 2 && (i == 0 || r->piece[i - 1] == 0)))
-            goto err;
     if (spm_cursor_left(&c) != 0)
         goto err;
     return 0;
@@ -124,6 +116,5 @@ void spm_apriori_result_free(spm_apriori_result_t *r)
     free(r->nblocks);
     free(r->store);
     free(r->classes);
-    free(r->piece);
     memset(r, 0, sizeof *r);
 }

@@ -70,13 +70,6 @@ static uint64_t classes_for_pairs(uint64_t f1)
     return f1 > 1 ? (f1 - 1 + rows - 1) / rows : 0;
 }
 
-/*  Itemsets only: a class block over this many bytes is cut into
-    frequent-set blocks (per length, SPM_MINING_MAX_FSETS sets each) for the
-    client, which would otherwise hold it whole, and decoded, at once: on
-    the dense set at 5% single 2-item prefixes make blocks of 30 MiB, and
-    the client's Pss went from 57 to 117 MiB. */
-#define PIECE_BYTES (4u << 20)
-
 typedef struct {
     uint32_t lo, hi;   /* first items of the class */
     uint32_t slo, shi; /* second items (0, NONE: any) */
@@ -331,74 +324,22 @@ static int cut_level(spm_sf_t *sf, eclat_t *e, uint32_t k, uint64_t n)
     return 0;
 }
 
-/*  Bytes of class C's block (4k + 8 per k-set, as MineClassBlock counts). */
-static uint64_t class_bytes(const piece_t *c)
-{
-    uint64_t b = 0;
-    for (uint32_t j = 0; j < c->nlen; j++)
-        b += (uint64_t)c->len[2 * j + 1] * (4 * (uint64_t)c->len[2 * j] + 8);
-    return b;
-}
-
-/*  Cuts class C's block of length K (N sets) into frequent-set blocks at
- *AT of the job's result. Returns 0 or the SPM_E* of the issue. */
-static int cut_pieces(spm_sf_t *sf, eclat_t *e, const piece_t *c, uint32_t k, uint32_t n,
-                      uint32_t *at)
-{
-    spm_apriori_job_t *job = e->job;
-    for (uint32_t skip = 0; skip < n; skip += SPM_MINING_MAX_FSETS) {
-        uint32_t take = n - skip < SPM_MINING_MAX_FSETS ? n - skip : SPM_MINING_MAX_FSETS;
-        spm_sdb_t id = spm_sdb_new(sf, SPM_MINING_FSETS);
-        spm_operand_t ops[2] = {{c->id, SPM_R, 0}, {id, SPM_W, 0}};
-        spm_buf_t p = {0};
-        spm_buf_put_u32(&p, k);
-        spm_buf_put_u32(&p, skip);
-        spm_buf_put_u32(&p, take);
-        int rc = spm_apriori_issue(sf, SPM_MINING_CUT_SETS, ops, 2, &p, TAG(TAG_PIECE, 0));
-        spm_buf_free(&p);
-        if (rc != 0)
-            return rc;
-        job->piece[*at] = k == c->len[0] && skip == 0 ? 1 : 2; /* 1: the class's first */
-        job->classes[(*at)++] = id;
-        e->cuts++;
-    }
-    return 0;
-}
-
 /*  Every class is in, and the job wants the itemsets alone: its result
     names the class blocks that hold sets, in rank order, each one run of
-    the output; a block over PIECE_BYTES is first cut per length into
-    frequent-set blocks, so that the client never holds a large one. */
+    the output (front coded, the client holds them as they are). */
 static void keep_classes(spm_sf_t *sf, eclat_t *e)
 {
     spm_apriori_job_t *job = e->job;
-    uint64_t n = 0;
-    for (uint32_t c = e->np ? e->first : NONE; c != NONE; c = e->p[c].next)
-        if (class_bytes(&e->p[c]) <= PIECE_BYTES)
-            n += e->p[c].nlen > 0;
-        else
-            for (uint32_t j = 0; j < e->p[c].nlen; j++)
-                n += (e->p[c].len[2 * j + 1] + SPM_MINING_MAX_FSETS - 1) / SPM_MINING_MAX_FSETS;
-    if (n >= UINT32_MAX || !(job->classes = calloc(n + 1, sizeof *job->classes)) ||
-        !(job->piece = calloc(n + 1, sizeof *job->piece))) {
+    uint32_t at = 0;
+    if (!(job->classes = calloc((size_t)e->np + 1, sizeof *job->classes))) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
         return;
     }
-    uint32_t at = 0;
-    for (uint32_t c = e->np ? e->first : NONE; c != NONE; c = e->p[c].next) {
-        const piece_t *p = &e->p[c];
-        if (p->nlen > 0 && class_bytes(p) <= PIECE_BYTES) {
-            job->piece[at] = 0;
-            job->classes[at++] = p->id;
-            continue;
-        }
-        for (uint32_t j = 0; j < p->nlen; j++)
-            if (cut_pieces(sf, e, p, p->len[2 * j], p->len[2 * j + 1], &at) != 0)
-                return;
-    }
+    for (uint32_t c = e->np ? e->first : NONE; c != NONE; c = e->p[c].next)
+        if (e->p[c].nlen > 0)
+            job->classes[at++] = e->p[c].id;
     job->nclasses = at;
-    if (e->cuts == 0)
-        spm_sf_done(sf);
+    spm_sf_done(sf);
 }
 
 /*  Every class is in: adds the levels and cuts each into frequent-set blocks. */
@@ -474,9 +415,6 @@ static void eclat_commit(spm_sf_t *sf, const spm_result_t *r)
             keep_classes(sf, e);
         else if (e->pending == 0)
             cut_all(sf, e);
-    } else if (TAG_KIND(r->tag) == TAG_PIECE) {
-        if (--e->cuts == 0)
-            spm_sf_done(sf);
     } else if (TAG_KIND(r->tag) == TAG_CUT) {
         uint32_t k = n >> 20, b = n & 0xfffff;
         spm_apriori_level_t *l = &e->job->lv[k - 1];

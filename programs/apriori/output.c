@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "programs/apriori/output.h"
+#include "programs/apriori/runs.h"
 #include "isa/core/numfmt.h"
 #include "isa/mining/isa.h"
 
@@ -66,36 +67,23 @@ static int cmp_rule_y(const void *a, const void *b, void *arg)
     return spm_mining_rule_cmp(x + r->xlen, r->ylen, x, r->xlen, w + q->xlen, q->ylen, w, q->xlen);
 }
 
-/*  List S of K items, each below 2^B, as an integer in list_cmp's order
-    (a < b implies key(a) <= key(b)): its length in the top 13 bits
-    (SPM_MINING_MAX_K is below 2^13), then as many whole items as fit. */
-static uint64_t list_key(const uint32_t *s, uint32_t k, unsigned b)
-{
-    uint64_t key = (uint64_t)k << 51;
-    for (uint32_t j = 0, shift = 51; j < k && shift >= b; j++) {
-        shift -= b;
-        key |= (uint64_t)s[j] << shift;
-    }
-    return key;
-}
-
 /*  Keys of cmp_set, cmp_rule and cmp_rule_y; ARG points to B. */
 static uint64_t key_set(const void *a, void *arg)
 {
     const set_head_t *x = a;
-    return list_key(SET_ITEMS(x), x->k, *(const unsigned *)arg);
+    return spm_mine_list_key(SET_ITEMS(x), x->k, *(const unsigned *)arg);
 }
 
 static uint64_t key_rule(const void *a, void *arg)
 {
     const rule_head_t *r = a;
-    return list_key(RULE_ITEMS(r), r->xlen, *(const unsigned *)arg);
+    return spm_mine_list_key(RULE_ITEMS(r), r->xlen, *(const unsigned *)arg);
 }
 
 static uint64_t key_rule_y(const void *a, void *arg)
 {
     const rule_head_t *r = a;
-    return list_key(RULE_ITEMS(r) + r->xlen, r->ylen, *(const unsigned *)arg);
+    return spm_mine_list_key(RULE_ITEMS(r) + r->xlen, r->ylen, *(const unsigned *)arg);
 }
 
 /*  Sorts the N items at A in place (itemsets are short: insertion sort). */
@@ -175,8 +163,8 @@ static int cmp_one(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/*  Fetches the 1-itemsets, blocks IDS[0..N), into O's sort as one run in
-    order (the classes' blocks come after it, each a run of its own). */
+/*  Fetches the 1-itemsets, blocks IDS[0..N), into O's runs as one run in
+    item order (the classes' blocks come after it, each a run of its own). */
 static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out_t *o)
 {
     uint32_t(*one)[3] = NULL;
@@ -200,59 +188,47 @@ static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out
         }
         spm_mining_sets_free(&blk);
     }
+    uint32_t *items = NULL;
+    uint64_t *counts = NULL;
     if (rc == 0 && m > 0) {
         qsort(one, m, sizeof *one, cmp_one);
-        rc = spm_extsort_run(o->sets);
+        items = malloc(m * sizeof *items);
+        counts = malloc(m * sizeof *counts);
+        rc = items && counts ? 0 : spm_error(SPM_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < m && rc == 0; i++) {
-        set_head_t h[2] = {{.k = 1}};
-        memcpy(&h->count, &one[i][1], 8);
-        memcpy(h + 1, one[i], 4);
-        rc = spm_extsort_add(o->sets, h, sizeof *h + 4);
+        items[i] = one[i][0];
+        memcpy(&counts[i], &one[i][1], 8);
     }
+    if (rc == 0 && m > 0) {
+        spm_mining_sets_t b = {.kind = SPM_MINING_KIND_FSETS,
+                               .k = 1,
+                               .n = (uint32_t)m,
+                               .items = items,
+                               .counts = counts};
+        void *data;
+        size_t len;
+        if ((rc = spm_mining_sets_encode(&b, &data, &len)) == SPM_EINVAL)
+            rc = spm_error(SPM_EPROTO, "a result names a frequent item twice");
+        if (rc == 0)
+            rc = spm_mine_runs_add(o->runs, data, len);
+    }
+    free(items);
+    free(counts);
     free(one);
     return rc;
 }
 
-/*  Adds the sets of S to O's sort, each one record after the last. */
-static int add_in_order(fetch_t *f, const spm_mining_sets_t *s, spm_mine_out_t *o)
-{
-    set_head_t *h = (set_head_t *)f->rec;
-    int rc = 0;
-    for (uint32_t i = 0; i < s->n && rc == 0; i++) {
-        *h = (set_head_t){.k = s->k, .count = s->counts[i]};
-        memcpy(h + 1, s->items + (size_t)i * s->k, (size_t)s->k * 4);
-        rc = spm_extsort_add(o->sets, h, sizeof *h + (size_t)s->k * 4);
-    }
-    return rc;
-}
-
-/*  Fetches the class blocks of R into O's sort, a class a run: its
-    BlockOfItemsets, or its pieces (BlockOfFrequentSet blocks, lengths
-    increasing), all in output order (should a forged result break that,
-    the sort notices and sorts those records). */
+/*  Fetches the class blocks of R into O's runs, a class a run: its
+    BlockOfItemsets, kept as it came. */
 static int fetch_classes(fetch_t *f, const spm_apriori_result_t *r, spm_mine_out_t *o)
 {
     int rc = 0;
     for (uint32_t b = 0; b < r->nclasses && rc == 0; b++) {
         void *data;
         size_t len;
-        spm_mining_itemsets_t blk = {0};
-        spm_mining_sets_t piece = {0};
-        if (r->piece[b] > 0)
-            rc = get_fsets(f, r->classes[b], &piece);
-        else if ((rc = f->get(f->vm, r->classes[b], &data, &len)) == 0) {
-            rc = spm_mining_itemsets_decode(data, len, &blk);
-            free(data);
-        }
-        if (rc == 0 && r->piece[b] < 2)
-            rc = spm_extsort_run(o->sets);
-        for (uint32_t g = 0; g < blk.nlen && rc == 0; g++)
-            rc = add_in_order(f, &blk.lv[g], o);
-        if (rc == 0)
-            rc = add_in_order(f, &piece, o);
-        spm_mining_itemsets_free(&blk);
-        spm_mining_sets_free(&piece);
+        if ((rc = f->get(f->vm, r->classes[b], &data, &len)) == 0)
+            rc = spm_mine_runs_add(o->runs, data, len);
     }
     return rc;
 }
@@ -372,12 +348,16 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
         rc = fetch_items(&f, r->fitems);
     if (rc == 0) /* the keys are made as records come, all within this call */
         spm_extsort_set_key(o->sets, key_set, &f.bits);
+    if (rc == 0 && r->nclasses > 0 && !(o->runs = spm_mine_runs_new(budget, o->tmpdir, f.bits)))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
     if (r->nclasses > 0 && r->nlevels > 0 && rc == 0)
         rc = fetch_ones(&f, r->levels[0], r->nblocks[0], o);
     for (uint32_t k = 0; k < r->nlevels && r->nclasses == 0 && rc == 0; k++)
         rc = fetch_level(&f, r->levels[k], r->nblocks[k], k + 1, o);
     if (rc == 0)
         rc = fetch_classes(&f, r, o);
+    if (rc == 0 && o->runs)
+        rc = spm_mine_runs_start(o->runs);
     if (rc == 0)
         rc = spm_extsort_sort(o->sets);
     left = spm_extsort_memory(o->sets); /* what the itemsets hold: the rules get the rest */
@@ -422,6 +402,8 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
 
 int spm_mine_next_itemset(spm_mine_out_t *o, uint32_t *k, const uint32_t **items, uint64_t *count)
 {
+    if (o->runs)
+        return spm_mine_runs_next(o->runs, k, items, count);
     const void *rec;
     size_t len;
     int rc = spm_extsort_next(o->sets, &rec, &len);
@@ -454,7 +436,7 @@ int spm_mine_next_rule(spm_mine_out_t *o, spm_mine_rule_t *r)
 
 uint64_t spm_mine_nitemsets(const spm_mine_out_t *o)
 {
-    return o->sets ? spm_extsort_count(o->sets) : 0;
+    return (o->sets ? spm_extsort_count(o->sets) : 0) + spm_mine_runs_count(o->runs);
 }
 
 uint64_t spm_mine_nrules(const spm_mine_out_t *o)
@@ -464,6 +446,7 @@ uint64_t spm_mine_nrules(const spm_mine_out_t *o)
 
 void spm_mine_out_free(spm_mine_out_t *o)
 {
+    spm_mine_runs_free(&o->runs);
     spm_extsort_destroy(&o->sets);
     spm_extsort_destroy(&o->rules);
 }
@@ -619,7 +602,7 @@ int spm_mine_write_itemsets(FILE *f, spm_mine_out_t *o, spm_mine_format_t format
     else
         fprintf(f, "{\"transactions\": %llu, \"min_support\": %llu, \"itemsets\": [",
                 (unsigned long long)o->ntrans, (unsigned long long)o->minsup);
-    if (o->sets && (rc = spm_extsort_rewind(o->sets)) != 0)
+    if (o->sets && (rc = o->runs ? spm_mine_runs_start(o->runs) : spm_extsort_rewind(o->sets)) != 0)
         return rc;
     if (o->sets && format != SPM_MINE_JSON && !o->names) {
         if ((rc = write_numbered_itemsets(f, o, format == SPM_MINE_CSV)) < 0)

@@ -47,14 +47,15 @@
 typedef enum { SPM_MINE_TEXT = 0, SPM_MINE_CSV, SPM_MINE_JSON } spm_mine_format_t;
 
 typedef struct {
-    uint64_t ntrans;           /* transactions mined */
-    uint64_t minsup;           /* absolute minimum support */
-    double minconf;            /* minimum confidence */
-    const spm_reader_t *names; /* named format: item number -> name (else NULL) */
-    size_t budget;             /* bytes for all sorts (0: SPM_MINE_SORT_BUDGET) */
-    const char *tmpdir;        /* temporary files (NULL: $TMPDIR, else /tmp) */
-    spm_extsort_t *sets;       /* the itemsets, sorted (owned; set by fetch) */
-    spm_extsort_t *rules;      /* the rules with s(Y), sorted (owned; set by fetch) */
+    uint64_t ntrans;            /* transactions mined */
+    uint64_t minsup;            /* absolute minimum support */
+    double minconf;             /* minimum confidence */
+    const spm_reader_t *names;  /* named format: item number -> name (else NULL) */
+    size_t budget;              /* bytes for all sorts (0: SPM_MINE_SORT_BUDGET) */
+    const char *tmpdir;         /* temporary files (NULL: $TMPDIR, else /tmp) */
+    spm_extsort_t *sets;        /* the itemsets, sorted (owned; set by fetch) */
+    struct spm_mine_runs *runs; /* or, of a depth-first job without rules, its runs */
+    spm_extsort_t *rules;       /* the rules with s(Y), sorted (owned; set by fetch) */
 } spm_mine_out_t;
 
 /*  One rule as spm_mine_next_rule gives it (items owned by the output). */

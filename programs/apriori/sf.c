@@ -687,7 +687,6 @@ static void job_free(spm_apriori_job_t *job)
     free(job->rule_n);
     free(job->rule_k);
     free(job->classes);
-    free(job->piece);
     spm_apriori_args_free(&job->a);
     free(job);
 }
@@ -741,8 +740,7 @@ static void finish_job(spm_sf_t *sf, spm_apriori_job_t *job)
                               .nstore = nstore,
                               .store = store,
                               .nclasses = job->nclasses,
-                              .classes = job->classes,
-                              .piece = job->piece};
+                              .classes = job->classes};
     uint32_t nblocks[nlv + 1];
     spm_sdb_t *levels[nlv + 1];
     for (uint32_t k = 0; k < nlv; k++) {

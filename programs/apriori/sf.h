@@ -29,8 +29,7 @@ enum {
     TAG_PRUNE,
     TAG_ECLAT,
     TAG_CLASS,
-    TAG_CUT,
-    TAG_PIECE
+    TAG_CUT
 };
 #define TAG(kind, n) ((uint64_t)(kind) << 32 | (uint32_t)(n))
 #define TAG_KIND(t) ((uint32_t)((t) >> 32))
@@ -64,7 +63,6 @@ typedef struct {
     uint32_t *rule_k; /* the length of its sets X u Y */
     uint32_t nrules, caprules;
     spm_sdb_t *classes; /* depth first, itemsets only: blocks in item order */
-    uint32_t *piece;    /* per block: as spm_apriori_result_t's */
     uint32_t nclasses;
     int stage;     /* initial or a gen_frequentSet is running */
     uint32_t live; /* children of the root not yet finished */

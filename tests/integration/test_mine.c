@@ -671,6 +671,21 @@ START_TEST(small_sort_budget_same_bytes)
         tiny_budget_same_bytes(path("w.dat"), args);
     }
     ck_assert_ptr_nonnull(strstr(slurp(path("all.r")), "\"min_support\": 180,"));
+    /* Itemsets alone, depth first: the class blocks spill to the runs file
+       as they come (16 KiB), or stay in memory; the same bytes. */
+    ck_assert_int_eq(mkdir(path("tmp"), 0700), 0);
+    for (int f = 0; f < 3; f++)
+        for (int b = 0; b < 2; b++) {
+            int rc = run("SPM_MINE_SORT_BUDGET=%s TMPDIR=%s %s mine %s --min-support 5%% "
+                         "--itemsets-only --algorithm eclat --format %s --quiet --itemsets %s",
+                         b ? "4000000000" : "16384", path("tmp"), bin(), path("d.dat"), fmt[f],
+                         path(b ? "all.s" : "tiny.s"));
+            ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
+            if (b)
+                ck_assert_msg(run("cmp %s %s", path("tiny.s"), path("all.s")) == 0,
+                              "itemsets differ (%s)", fmt[f]);
+        }
+    ck_assert_int_eq(rmdir(path("tmp")), 0); /* no runs file left */
     /* A run directory that cannot be made: one line naming it, no output left. */
     int rc = run("SPM_MINE_SORT_BUDGET=4096 TMPDIR=%s %s mine %s --min-support 12%% --quiet "
                  "--itemsets %s -o %s",
