@@ -373,7 +373,8 @@ static void and_popcount_pick(void)
 {
 #ifdef HAVE_AVX512_POPCNT
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512f") &&
+        !getenv("SPM_NO_AVX512"))
         and_popcount = and_popcount_avx512;
 #endif
 }

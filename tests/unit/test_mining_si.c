@@ -592,6 +592,10 @@ static void classes_vs_brute(const mdb_t *db, uint64_t minsup, uint32_t maxlen, 
     uint32_t nwant = mdb_brute(db, minsup, maxlen, want, wsup), at = 0;
     blob_t out[32];
     ck_assert_uint_le(nc, 32);
+    uint32_t n2 = 0; /* sets of two items or more: a shape with none tests nothing */
+    for (uint32_t i = 0; i < nwant; i++)
+        n2 += __builtin_popcount(want[i]) >= 2;
+    ck_assert_msg(n2 >= 10, "only %u sets of two items or more", n2);
     for (uint32_t i = 0; i < nc; i++)
         ck_assert_uint_eq(
             mine_class(db, minsup, maxlen, c[i].lo, c[i].hi, c[i].slo, c[i].shi, 0, &out[i]), 0);
@@ -616,25 +620,32 @@ static void classes_vs_brute(const mdb_t *db, uint64_t minsup, uint32_t maxlen, 
         free(out[i].data);
 }
 
-START_TEST(eclat_classes_vs_brute_force)
+/*  Eclat against brute force, whole and in classes, on sparse and dense
+    data and heavy weights: small ones, up to 2^20 (20 bit planes), and
+    weights up to 1,000 on one transaction in five (words of heavy
+    transactions first, then light ones); every length, and at most 3
+    items. */
+static void eclat_shapes_vs_brute_force(void)
 {
     static mdb_t db;
     const class_t whole[] = {{0, 16, 0, UINT32_MAX}};
     const class_t parts[] = {{0, 1, 0, 3},           {0, 1, 3, UINT32_MAX}, {1, 2, 0, UINT32_MAX},
                              {2, 5, 0, UINT32_MAX},  {5, 6, 0, 9},          {5, 6, 9, 10},
                              {5, 6, 10, UINT32_MAX}, {6, 16, 0, UINT32_MAX}};
-    /* Sparse, dense, heavy weights (small ones, counted by bit planes, and
-       up to 2^20, one by one); every length, and at most 3 items. */
     struct {
-        uint32_t f1, n, p, maxw;
+        uint32_t f1, n, p, maxw, every;
         uint64_t minsup;
-    } shapes[] = {{12, 500, 20, 1, 8},
-                  {12, 300, 75, 1, 150},
-                  {10, 400, 50, 4, 120},
-                  {16, 600, 40, 2, 90},
-                  {16, 600, 40, 1u << 20, 30000000}};
+    } shapes[] = {{12, 500, 20, 1, 1, 8},
+                  {12, 300, 75, 1, 1, 150},
+                  {10, 400, 50, 4, 1, 120},
+                  {16, 600, 40, 2, 1, 90},
+                  {16, 600, 40, 1u << 20, 1, 30000000},
+                  {16, 1500, 40, 1000, 5, 7000}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         mdb_fill(&db, shapes[i].f1, shapes[i].n, shapes[i].p, shapes[i].maxw, 77 + i);
+        for (uint32_t t = 0; t < db.n; t++)
+            if (t % shapes[i].every != 0)
+                db.w[t] = 1;
         class_t w = whole[0], pp[8];
         w.hi = db.f1;
         memcpy(pp, parts, sizeof pp);
@@ -644,6 +655,21 @@ START_TEST(eclat_classes_vs_brute_force)
             classes_vs_brute(&db, shapes[i].minsup, maxlen, pp, 8);
         }
     }
+}
+
+START_TEST(eclat_classes_vs_brute_force)
+{
+    eclat_shapes_vs_brute_force();
+}
+END_TEST
+
+/*  The same without the AVX-512 loops (which this CPU may not have run
+    above): SPM_NO_AVX512 is read at the first class SI of a process, and
+    each test runs in a process of its own. */
+START_TEST(eclat_classes_vs_brute_force_plain)
+{
+    ck_assert_int_eq(setenv("SPM_NO_AVX512", "1", 1), 0);
+    eclat_shapes_vs_brute_force();
 }
 END_TEST
 
@@ -1141,6 +1167,7 @@ static Suite *suite(void)
     tcase_add_test(t, count_prune_and_gather);
     tcase_add_test(t, confidence_and_store);
     tcase_add_test(t, eclat_classes_vs_brute_force);
+    tcase_add_test(t, eclat_classes_vs_brute_force_plain);
     tcase_add_test(t, eclat_class_too_big);
     tcase_add_test(t, eclat_partial_blocks_resume);
     tcase_add_test(t, eclat_cut_sets);
