@@ -30,19 +30,27 @@ typedef struct {
     spm_mining_setrd_t rd; /* the reader */
 } run_t;
 
+/*  A place in the merge heap: a run and its set's key, side by side so
+    that the heap's comparisons stay in one array while keys differ. */
+typedef struct {
+    uint64_t key;
+    uint32_t run;
+} entry_t;
+
 struct spm_mine_runs {
     size_t budget, held; /* bytes in memory allowed, and held */
     char *dir;           /* where the file goes */
     unsigned bits;       /* items are below 2^bits */
     run_t *run;
     uint32_t nrun, rcap;
-    uint32_t *heap, nheap; /* runs with a set, by their set */
-    int fd;                /* the file (-1: none yet) */
-    uint64_t fsize;        /* its bytes */
-    unsigned char *map;    /* mapped while merging */
-    uint64_t count;        /* sets in all */
-    uint64_t since;        /* sets merged since the mapping's pages were dropped */
-    int pending;           /* the top run's set was returned: advance it first */
+    entry_t *heap; /* runs with a set, by their set */
+    uint32_t nheap;
+    int fd;             /* the file (-1: none yet) */
+    uint64_t fsize;     /* its bytes */
+    unsigned char *map; /* mapped while merging */
+    uint64_t count;     /* sets in all */
+    uint64_t since;     /* sets merged since the mapping's pages were dropped */
+    int pending;        /* the top run's set was returned: advance it first */
 };
 
 uint64_t spm_mine_list_key(const uint32_t *s, uint32_t k, unsigned b)
@@ -130,30 +138,32 @@ int spm_mine_runs_add(spm_mine_runs_t *r, void *data, size_t len)
     return 0;
 }
 
-/*  1 when run A's set goes before run B's. */
-static int before(const spm_mine_runs_t *r, uint32_t a, uint32_t b)
+/*  1 when entry A's set goes before entry B's. */
+static int before(const spm_mine_runs_t *r, const entry_t *a, const entry_t *b)
 {
-    const run_t *x = &r->run[a], *y = &r->run[b];
-    if (x->key != y->key)
-        return x->key < y->key;
+    if (a->key != b->key)
+        return a->key < b->key;
+    const run_t *x = &r->run[a->run], *y = &r->run[b->run];
     return spm_mining_set_cmp(x->set, y->set, x->rd.g.k) < 0;
 }
 
+/*  Moves entry I down to its place: the smaller child moves up into the
+    hole until neither goes before it. */
 static void sift_down(spm_mine_runs_t *r, uint32_t i)
 {
+    entry_t e = r->heap[i];
     for (;;) {
-        uint32_t l = 2 * i + 1, m = i;
-        if (l < r->nheap && before(r, r->heap[l], r->heap[m]))
-            m = l;
-        if (l + 1 < r->nheap && before(r, r->heap[l + 1], r->heap[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        uint32_t t = r->heap[i];
-        r->heap[i] = r->heap[m];
-        r->heap[m] = t;
-        i = m;
+        uint32_t c = 2 * i + 1;
+        if (c >= r->nheap)
+            break;
+        if (c + 1 < r->nheap && before(r, &r->heap[c + 1], &r->heap[c]))
+            c++;
+        if (!before(r, &r->heap[c], &e))
+            break;
+        r->heap[i] = r->heap[c];
+        i = c;
     }
+    r->heap[i] = e;
 }
 
 /*  Reads run U's next set. Returns 1, 0 at the run's end, or SPM_EFORMAT. */
@@ -189,7 +199,7 @@ int spm_mine_runs_start(spm_mine_runs_t *r)
         if (rc < 0)
             return rc;
         if (rc == 1)
-            r->heap[r->nheap++] = i;
+            r->heap[r->nheap++] = (entry_t){u->key, i};
     }
     for (uint32_t i = r->nheap / 2; i-- > 0;)
         sift_down(r, i);
@@ -199,11 +209,14 @@ int spm_mine_runs_start(spm_mine_runs_t *r)
 int spm_mine_runs_next(spm_mine_runs_t *r, uint32_t *k, const uint32_t **items, uint64_t *count)
 {
     if (r->pending) {
-        int rc = advance(r, &r->run[r->heap[0]]);
+        run_t *u = &r->run[r->heap[0].run];
+        int rc = advance(r, u);
         if (rc < 0)
             return rc;
         if (rc == 0)
             r->heap[0] = r->heap[--r->nheap];
+        else
+            r->heap[0].key = u->key;
         sift_down(r, 0);
         r->pending = 0;
     }
@@ -215,7 +228,7 @@ int spm_mine_runs_next(spm_mine_runs_t *r, uint32_t *k, const uint32_t **items, 
         madvise(r->map, r->fsize, MADV_DONTNEED);
         r->since = 0;
     }
-    const run_t *u = &r->run[r->heap[0]];
+    const run_t *u = &r->run[r->heap[0].run];
     *k = u->rd.g.k;
     *items = u->set;
     *count = u->rd.g.count;
