@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -157,12 +158,54 @@ void spm_lines_close(spm_lines_t **r)
     *r = NULL;
 }
 
+/*  Bytes of a temporary file written between two starts of its writeback:
+    the kernel writes the file out while it is being made, so that the
+    fsync of commit finds little left to do. The dense set's 8,020,425
+    itemsets (280 MB of text), whole command: 1.43 -> 1.33 s, medians of 5;
+    its fsync alone took 159 ms. */
+#define KICK_BYTES ((uint64_t)8 << 20)
+
 struct spm_outfile {
     FILE *out;  /* the temporary file, the target itself (direct), or stdout */
     char *path; /* final path */
     char *tmp;  /* temporary path beside it (NULL for stdout and direct) */
     int direct; /* the target is no regular file (/dev/null, a FIFO): written in place */
+    int fd;     /* the temporary file's descriptor (-1: none) */
+    uint64_t written, kicked; /* its bytes, and those whose writeback was started */
+    int err;                  /* the errno of its first failed write (0: none) */
 };
+
+/*  stdio's write for the temporary file: all of BUF, then the writeback of
+    every KICK_BYTES started (sync_file_range does not wait for it). */
+static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+{
+    spm_outfile_t *f = cookie;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(f->fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            f->err = f->err ? f->err : w < 0 ? errno : ENOSPC;
+            return done > 0 ? (ssize_t)done : -1;
+        }
+        done += (size_t)w;
+    }
+    f->written += n;
+    if (f->written - f->kicked >= KICK_BYTES) {
+        sync_file_range(f->fd, (off_t)f->kicked, (off_t)(f->written - f->kicked),
+                        SYNC_FILE_RANGE_WRITE);
+        f->kicked = f->written;
+    }
+    return (ssize_t)n;
+}
+
+static int sink_close(void *cookie)
+{
+    spm_outfile_t *f = cookie;
+    int rc = close(f->fd);
+    f->fd = -1;
+    return rc;
+}
 
 spm_outfile_t *spm_outfile_open(const char *path)
 {
@@ -172,6 +215,7 @@ spm_outfile_t *spm_outfile_open(const char *path)
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
+    f->fd = -1;
     if (strcmp(path, "-") == 0) {
         f->out = stdout;
         return f;
@@ -193,11 +237,13 @@ spm_outfile_t *spm_outfile_open(const char *path)
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
-    int fd = mkstemp(f->tmp);
-    if (fd < 0 || !(f->out = fdopen(fd, "w"))) {
+    f->fd = mkstemp(f->tmp);
+    cookie_io_functions_t io = {.write = sink_write, .close = sink_close};
+    if (f->fd < 0 || !(f->out = fopencookie(f, "w", io))) {
         spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+        if (f->fd >= 0)
+            close(f->fd);
+        f->fd = -1;
         free(f->tmp);
         f->tmp = NULL;
         spm_outfile_abort(&f);
@@ -232,8 +278,8 @@ int spm_outfile_commit(spm_outfile_t **fp)
         spm_outfile_abort(fp);
         return rc;
     }
-    if (fflush(f->out) != 0 || ferror(f->out) || fsync(fileno(f->out)) != 0)
-        rc = io_error(f->path, errno ? errno : EIO);
+    if (fflush(f->out) != 0 || ferror(f->out) || fsync(f->fd) != 0)
+        rc = io_error(f->path, f->err ? f->err : errno ? errno : EIO);
     if (fclose(f->out) != 0 && rc == 0)
         rc = io_error(f->path, errno);
     f->out = NULL;

@@ -1,0 +1,137 @@
+/*  outfile: what is written appears whole, under its name, only at commit
+    (tens of MiB, past several writeback starts); a write that fails (a
+    file size limit standing in for a full disk) fails the commit with the
+    path named and leaves neither the file nor its temporary; /dev/full as
+    a target says the disk is full; an abort leaves an older file as it was. */
+#include "isa/core/textio.h"
+#include "tests/check_main.h"
+#include "vm/spm.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/spm-test-outfile-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/*  Files in the test directory. */
+static int entries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/*  Writes N lines "line I" to F. */
+static void lines(FILE *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        fprintf(f, "line %d\n", i);
+}
+
+START_TEST(written_whole_at_commit)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    spm_outfile_t *f = spm_outfile_open(path);
+    ck_assert_ptr_nonnull(f);
+    const int n = 2000000; /* about 25 MiB: three writeback starts */
+    lines(spm_outfile_stream(f), n);
+    ck_assert_int_eq(access(path, F_OK), -1); /* nothing under the name yet */
+    ck_assert_int_eq(spm_outfile_commit(&f), 0);
+    ck_assert_ptr_null(f);
+    ck_assert_int_eq(entries(), 1); /* the temporary is gone */
+    FILE *r = fopen(path, "r");
+    char buf[64];
+    int i = 0;
+    while (fgets(buf, sizeof buf, r)) {
+        char want[64];
+        snprintf(want, sizeof want, "line %d\n", i++);
+        ck_assert_str_eq(buf, want);
+    }
+    fclose(r);
+    ck_assert_int_eq(i, n);
+}
+END_TEST
+
+START_TEST(failed_write_fails_commit)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {1 << 20, 1 << 20};
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    spm_outfile_t *f = spm_outfile_open(path);
+    ck_assert_ptr_nonnull(f);
+    lines(spm_outfile_stream(f), 300000); /* 3.6 MB against a 1 MiB limit */
+    ck_assert_int_eq(spm_outfile_commit(&f), SPM_EIO);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), path));
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "too large"));
+    ck_assert_int_eq(entries(), 0);
+}
+END_TEST
+
+START_TEST(dev_full_is_a_full_disk)
+{
+    spm_outfile_t *f = spm_outfile_open("/dev/full");
+    ck_assert_ptr_nonnull(f);
+    lines(spm_outfile_stream(f), 100000);
+    ck_assert_int_eq(spm_outfile_commit(&f), SPM_EFULL);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "/dev/full"));
+}
+END_TEST
+
+START_TEST(abort_keeps_the_old_file)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    FILE *old = fopen(path, "w");
+    fputs("old\n", old);
+    fclose(old);
+    spm_outfile_t *f = spm_outfile_open(path);
+    lines(spm_outfile_stream(f), 1000);
+    spm_outfile_abort(&f);
+    ck_assert_ptr_null(f);
+    ck_assert_int_eq(entries(), 1);
+    char buf[16] = {0};
+    FILE *r = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, r));
+    fclose(r);
+    ck_assert_str_eq(buf, "old\n");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("outfile");
+    TCase *t = tcase_create("outfile");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, written_whole_at_commit);
+    tcase_add_test(t, failed_write_fails_commit);
+    tcase_add_test(t, dev_full_is_a_full_disk);
+    tcase_add_test(t, abort_keeps_the_old_file);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+SPM_TEST_MAIN(suite)
