@@ -166,17 +166,18 @@ void spm_lines_close(spm_lines_t **r)
 #define KICK_BYTES ((uint64_t)8 << 20)
 
 struct spm_outfile {
-    FILE *out;  /* the temporary file, the target itself (direct), or stdout */
-    char *path; /* final path */
-    char *tmp;  /* temporary path beside it (NULL for stdout and direct) */
-    int direct; /* the target is no regular file (/dev/null, a FIFO): written in place */
-    int fd;     /* the temporary file's descriptor (-1: none) */
-    uint64_t written, kicked; /* its bytes, and those whose writeback was started */
-    int err;                  /* the errno of its first failed write (0: none) */
+    FILE *out;         /* the temporary file, the target itself (direct), or stdout */
+    char *path;        /* final path */
+    char *tmp;         /* temporary path beside it (NULL for stdout and direct) */
+    int direct;        /* the target is no regular file (/dev/null, a FIFO): written in place */
+    int fd;            /* the temporary file's descriptor (-1: none) */
+    uint64_t unkicked; /* bytes written since its writeback was last started */
+    int err;           /* the errno of its first failed write (0: none) */
 };
 
-/*  stdio's write for the temporary file: all of BUF, then the writeback of
-    every KICK_BYTES started (sync_file_range does not wait for it). */
+/*  stdio's write for the temporary file: all of BUF, then, every
+    KICK_BYTES, the writeback of its dirty pages started (sync_file_range
+    does not wait for it). */
 static ssize_t sink_write(void *cookie, const char *buf, size_t n)
 {
     spm_outfile_t *f = cookie;
@@ -190,13 +191,22 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t n)
         }
         done += (size_t)w;
     }
-    f->written += n;
-    if (f->written - f->kicked >= KICK_BYTES) {
-        sync_file_range(f->fd, (off_t)f->kicked, (off_t)(f->written - f->kicked),
-                        SYNC_FILE_RANGE_WRITE);
-        f->kicked = f->written;
+    if ((f->unkicked += n) >= KICK_BYTES) {
+        sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        f->unkicked = 0;
     }
     return (ssize_t)n;
+}
+
+/*  Matrix Market writers go back to fill in the size line. */
+static int sink_seek(void *cookie, off64_t *offset, int whence)
+{
+    spm_outfile_t *f = cookie;
+    off_t at = lseek(f->fd, (off_t)*offset, whence);
+    if (at < 0)
+        return -1;
+    *offset = at;
+    return 0;
 }
 
 static int sink_close(void *cookie)
@@ -238,7 +248,7 @@ spm_outfile_t *spm_outfile_open(const char *path)
         return NULL;
     }
     f->fd = mkstemp(f->tmp);
-    cookie_io_functions_t io = {.write = sink_write, .close = sink_close};
+    cookie_io_functions_t io = {.write = sink_write, .seek = sink_seek, .close = sink_close};
     if (f->fd < 0 || !(f->out = fopencookie(f, "w", io))) {
         spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
         if (f->fd >= 0)

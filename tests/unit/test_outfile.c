@@ -1,5 +1,6 @@
 /*  outfile: what is written appears whole, under its name, only at commit
-    (tens of MiB, past several writeback starts); a write that fails (a
+    (tens of MiB, past several writeback starts), with what a writer went
+    back to fill in; a write that fails (a
     file size limit standing in for a full disk) fails the commit with the
     path named and leaves neither the file nor its temporary; /dev/full as
     a target says the disk is full; an abort leaves an older file as it was. */
@@ -74,6 +75,33 @@ START_TEST(written_whole_at_commit)
 }
 END_TEST
 
+START_TEST(seek_back_to_fill_in)
+{
+    /* As Matrix Market writers do with the size line. */
+    char path[128], buf[64] = {0};
+    snprintf(path, sizeof path, "%s/out.mtx", dir);
+    spm_outfile_t *f = spm_outfile_open(path);
+    FILE *out = spm_outfile_stream(f);
+    fputs("head\n          \n", out);
+    long at = ftell(out);
+    ck_assert_int_eq(at, 16);
+    lines(out, 200000);
+    ck_assert_int_eq(fseek(out, 5, SEEK_SET), 0);
+    fputs("2 2 200000", out);
+    ck_assert_int_eq(fseek(out, 0, SEEK_END), 0);
+    fputs("end\n", out);
+    ck_assert_int_eq(spm_outfile_commit(&f), 0);
+    FILE *r = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, r));
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, r));
+    ck_assert_str_eq(buf, "2 2 200000\n");
+    ck_assert_int_eq(fseek(r, -4, SEEK_END), 0);
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, r));
+    ck_assert_str_eq(buf, "end\n");
+    fclose(r);
+}
+END_TEST
+
 START_TEST(failed_write_fails_commit)
 {
     char path[128];
@@ -127,6 +155,7 @@ static Suite *suite(void)
     TCase *t = tcase_create("outfile");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, written_whole_at_commit);
+    tcase_add_test(t, seek_back_to_fill_in);
     tcase_add_test(t, failed_write_fails_commit);
     tcase_add_test(t, dev_full_is_a_full_disk);
     tcase_add_test(t, abort_keeps_the_old_file);
