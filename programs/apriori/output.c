@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "programs/apriori/output.h"
+#include "programs/apriori/ahead.h"
 #include "programs/apriori/runs.h"
 #include "isa/core/numfmt.h"
 #include "isa/mining/isa.h"
@@ -552,6 +553,12 @@ static int finish(FILE *f)
     copied from the line before instead of formatted again. */
 #define LINES_BYTES (128u << 10)
 
+/*  Itemsets from which the runs are merged on a thread of their own while
+    the lines are made. Fetched to written, medians of 7: the dense set at
+    5% (8,020,425 itemsets in 163 runs) 477 -> 365 ms; at 10% (670,780 in
+    35) no gain, 36.9 against 38.3 ms. */
+#define AHEAD_SETS (1u << 20)
+
 typedef struct {
     uint32_t k;    /* items of the line before (0: none) */
     uint32_t *at;  /* SPM_MINING_MAX_K: its items */
@@ -597,8 +604,13 @@ static int write_numbered_itemsets(FILE *f, spm_mine_out_t *o, int csv)
     uint32_t k;
     uint64_t count;
     int rc = buf && l.at && l.end && l.text ? 0 : spm_error(SPM_ENOMEM, "out of memory");
+    /* Many sets merged from runs: the merge goes ahead on a thread of its
+       own (programs/apriori/ahead.h). */
+    spm_mine_ahead_t *a =
+        rc == 0 && o->runs && spm_mine_nitemsets(o) >= AHEAD_SETS ? spm_mine_ahead_start(o) : NULL;
     p = buf;
-    while (rc == 0 && (rc = spm_mine_next_itemset(o, &k, &s, &count)) == 1) {
+    while (rc == 0 && (rc = a ? spm_mine_ahead_next(a, &k, &s, &count)
+                              : spm_mine_next_itemset(o, &k, &s, &count)) == 1) {
         rc = 0;
         p = put_items(&l, p, s, k);
         *p++ = csv ? ',' : ' ';
@@ -615,6 +627,7 @@ static int write_numbered_itemsets(FILE *f, spm_mine_out_t *o, int csv)
     }
     if (buf)
         fwrite(buf, 1, (size_t)(p - buf), f);
+    spm_mine_ahead_stop(&a);
     free(buf);
     free(l.at);
     free(l.end);

@@ -1,10 +1,12 @@
 /*  runs: class blocks (itemsets blocks, and a frequent-set block of the
     1-sets) merge into the order a sort of all their sets gives, whether
     they are held in memory or spilled to the temporary file, and again
-    after a restart; a block with bad framing, one whose sets are cut
-    short and a directory that cannot take the file are refused. */
+    after a restart, also when read ahead on a thread (ahead); a block
+    with bad framing, one whose sets are cut short and a directory that
+    cannot take the file are refused. */
 #include "isa/core/rng.h"
 #include "isa/mining/sdb.h"
+#include "programs/apriori/ahead.h"
 #include "programs/apriori/runs.h"
 #include "tests/check_main.h"
 #include "vm/spm.h"
@@ -104,21 +106,42 @@ static void add_run(spm_mine_runs_t *runs, const set_t *s, uint32_t n, uint32_t 
         spm_mining_sets_free(&g[i]);
 }
 
+/*  Where sets come from: the merge itself, or the thread reading ahead. */
+typedef int(next_fn)(void *src, uint32_t *k, const uint32_t **items, uint64_t *count);
+
+static int from_runs(void *src, uint32_t *k, const uint32_t **items, uint64_t *count)
+{
+    return spm_mine_runs_next(src, k, items, count);
+}
+
+static int from_ahead(void *src, uint32_t *k, const uint32_t **items, uint64_t *count)
+{
+    return spm_mine_ahead_next(src, k, items, count);
+}
+
+/*  Checks every set NEXT gives from SRC against WANT[0..N), then the end
+    (twice: it stays at the end). */
+static void same_sets(next_fn *next, void *src, const set_t *want, uint32_t n)
+{
+    uint32_t k;
+    const uint32_t *items;
+    uint64_t count;
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_int_eq(next(src, &k, &items, &count), 1);
+        ck_assert_uint_eq(k, want[i].k);
+        ck_assert_mem_eq(items, want[i].items, k * 4);
+        ck_assert_uint_eq(count, want[i].count);
+    }
+    ck_assert_int_eq(next(src, &k, &items, &count), 0);
+    ck_assert_int_eq(next(src, &k, &items, &count), 0);
+}
+
 /*  Merges RUNS from the start and checks every set against WANT[0..N). */
 static void merged_like_sorted(spm_mine_runs_t *runs, const set_t *want, uint32_t n)
 {
     ck_assert_int_eq(spm_mine_runs_start(runs), 0);
     ck_assert_uint_eq(spm_mine_runs_count(runs), n);
-    uint32_t k;
-    const uint32_t *items;
-    uint64_t count;
-    for (uint32_t i = 0; i < n; i++) {
-        ck_assert_int_eq(spm_mine_runs_next(runs, &k, &items, &count), 1);
-        ck_assert_uint_eq(k, want[i].k);
-        ck_assert_mem_eq(items, want[i].items, k * 4);
-        ck_assert_uint_eq(count, want[i].count);
-    }
-    ck_assert_int_eq(spm_mine_runs_next(runs, &k, &items, &count), 0);
+    same_sets(from_runs, runs, want, n);
 }
 
 START_TEST(merged_like_a_sort)
@@ -139,6 +162,37 @@ START_TEST(merged_like_a_sort)
         spm_mine_runs_free(&runs);
         ck_assert_ptr_null(runs);
     }
+}
+END_TEST
+
+/*  The sets read ahead on a thread come as the merge gives them, through
+    several batches (items of 6,000 sets), and again after a restart. */
+START_TEST(read_ahead_like_the_merge)
+{
+    static set_t s[NSETS];
+    const uint32_t nrun = 40;
+    uint32_t n = make_sets(s, nrun, 11);
+    spm_mine_runs_t *runs = spm_mine_runs_new(20000, NULL, 9);
+    for (uint32_t r = 0; r < nrun; r++)
+        add_run(runs, s, n, r);
+    spm_mine_out_t o = {.runs = runs};
+    for (int pass = 0; pass < 2; pass++) {
+        ck_assert_int_eq(spm_mine_runs_start(runs), 0);
+        spm_mine_ahead_t *a = spm_mine_ahead_start(&o);
+        ck_assert_ptr_nonnull(a);
+        same_sets(from_ahead, a, s, n);
+        spm_mine_ahead_stop(&a);
+        ck_assert_ptr_null(a);
+    }
+    /* Stopped after a few sets: the thread ends. */
+    ck_assert_int_eq(spm_mine_runs_start(runs), 0);
+    spm_mine_ahead_t *a = spm_mine_ahead_start(&o);
+    uint32_t k;
+    const uint32_t *items;
+    uint64_t count;
+    ck_assert_int_eq(spm_mine_ahead_next(a, &k, &items, &count), 1);
+    spm_mine_ahead_stop(&a);
+    spm_mine_runs_free(&runs);
 }
 END_TEST
 
@@ -191,6 +245,7 @@ static Suite *suite(void)
     TCase *t = tcase_create("runs");
     tcase_add_test(t, merged_like_a_sort);
     tcase_add_test(t, forged_runs_refused);
+    tcase_add_test(t, read_ahead_like_the_merge);
     suite_add_tcase(s, t);
     return s;
 }
