@@ -368,7 +368,7 @@ START_TEST(front_coded_groups)
     /* Every byte changed either decodes to other sets or is refused, never
        to unsorted sets; sampled, with the restart index among them. */
     unsigned char *copy = malloc(len);
-    for (size_t at = 12; at < len; at += at < 64 ? 1 : 97) {
+    for (size_t at = 12; at < len; at += at < 64 ? 1 : 1009) {
         memcpy(copy, data, len);
         copy[at] ^= 0x5a;
         if (spm_mining_sets_decode(SPM_MINING_KIND_FSETS, copy, len, &d) == 0) {
