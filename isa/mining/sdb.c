@@ -304,7 +304,7 @@ static int get_slice(spm_mining_group_t *g, spm_mining_sets_t *s, uint32_t from,
         (g->counts && !(s->counts = malloc(((size_t)m + 1) * 8))))
         return spm_error(SPM_ENOMEM, "%s: out of memory", g->type);
     g->set = s->items; /* sets skipped are read there too */
-    if ((rc = seek_group(g, a)) != 0)
+    if (m > 0 && (rc = seek_group(g, a)) != 0)
         return rc;
     for (uint32_t i = 0; i < m; i++) {
         if ((rc = spm_mining_group_next(g)) != 1)
