@@ -11,6 +11,7 @@
 #include "vm/spm.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ typedef struct {
     uint64_t *count; /* and counts */
     uint32_t *items; /* their items, one after the other */
     int last, rc;    /* the last batch, and what reading ended with */
+    char why[256];   /* its error's detail (the thread's own, copied) */
 } batch_t;
 
 struct spm_mine_ahead {
@@ -58,6 +60,8 @@ static void *fill(void *arg)
             if (rc != 1) {
                 b->rc = rc;
                 b->last = last = 1;
+                if (rc < 0)
+                    snprintf(b->why, sizeof b->why, "%s", spm_error_detail());
                 break;
             }
             memcpy(b->items + used, s, (size_t)b->k[b->n] * 4);
@@ -107,12 +111,18 @@ spm_mine_ahead_t *spm_mine_ahead_start(spm_mine_out_t *o)
     return a;
 }
 
+/*  The end of reading: 0, or its error raised again on the caller's thread. */
+static int ended(const batch_t *b)
+{
+    return b->rc < 0 ? spm_error(b->rc, "%s", b->why) : b->rc;
+}
+
 int spm_mine_ahead_next(spm_mine_ahead_t *a, uint32_t *k, const uint32_t **items, uint64_t *count)
 {
     batch_t *b = &a->b[a->taken % NBATCH];
     if (a->next && a->at == b->n) {
         if (b->last)
-            return b->rc;
+            return ended(b);
         pthread_mutex_lock(&a->lock); /* done with this batch */
         a->taken++;
         pthread_cond_signal(&a->emptied);
@@ -128,7 +138,7 @@ int spm_mine_ahead_next(spm_mine_ahead_t *a, uint32_t *k, const uint32_t **items
         a->at = 0;
         a->next = b->items;
         if (b->n == 0)
-            return b->rc;
+            return ended(b);
     }
     *k = b->k[a->at];
     *items = a->next;

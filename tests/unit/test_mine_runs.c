@@ -229,6 +229,15 @@ START_TEST(forged_runs_refused)
     while ((rc = spm_mine_runs_next(runs, &k, &items, &count)) == 1)
         ;
     ck_assert_int_eq(rc, SPM_EFORMAT);
+    /* Read ahead, the error and its detail reach the caller's thread. */
+    spm_mine_out_t o = {.runs = runs};
+    ck_assert_int_eq(spm_mine_runs_start(runs), 0);
+    spm_mine_ahead_t *a = spm_mine_ahead_start(&o);
+    while ((rc = spm_mine_ahead_next(a, &k, &items, &count)) == 1)
+        ;
+    ck_assert_int_eq(rc, SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "truncated count"));
+    spm_mine_ahead_stop(&a);
     spm_mine_runs_free(&runs);
     /* A directory that cannot take the file: one error naming it. */
     runs = spm_mine_runs_new(0, "/nonexistent/spm-runs-dir", 9);
