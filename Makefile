@@ -114,7 +114,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libspm.a $(wildcard tests/*.h tests/*/*.h)
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) $(EXPORT) -o $@ $< \
 	    $(WHOLE) $(shell pkg-config --libs check) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a bench/bench.h $(wildcard bench/paper/*.h) tests/spm_test.h
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a $(wildcard bench/*.h bench/paper/*.h) tests/spm_test.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH   $@"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) $(LDFLAGS) -o $@ $< \

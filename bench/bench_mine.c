@@ -9,6 +9,13 @@
     Medians of SPM_BENCH_REPS runs (default 3); SPM_BENCH_QUICK=1 mines
     20,000-transaction databases once; SPM_BENCH_TRANSACTIONS sets |D|.
 
+    Then the algorithms table: itemsets only, level-wise and depth first,
+    against a sequential depth-first miner timed in this process
+    (bench/eclat_base.h: read, mine, write), all three outputs compared
+    byte for byte, on T25I10D100K, T10I4D100K, chess (when ../shared is
+    there) and a dense generated set; time and peak memory of all spm
+    processes.
+
     For scale: the dissertation mined T25I10D100K at 0.6% in 1,234 s on
     one 2002 node; a leading single-threaded C Apriori takes about 0.28 s
     (0.6%) and 0.83 s (0.25%) on this machine. */
@@ -19,6 +26,7 @@
 #include "tests/ref/apriori_ref.h"
 #include "tests/spm_test.h"
 
+#include "bench/eclat_base.h"
 #include "bench/peakmem.h"
 
 #include <string.h>
@@ -276,10 +284,22 @@ static size_t count_lines(const char *path)
     return lines;
 }
 
+/*  The median time of bench_reps() runs of the sequential baseline
+    (bench/eclat_base.h) at SUPPORT ("0.6%"), writing to OUT. */
+static double baseline(const char *file, const char *support, const char *out)
+{
+    double w[16];
+    int n = bench_reps() > 16 ? 16 : bench_reps();
+    for (int i = 0; i < n; i++)
+        if (eb_mine(file, atof(support) / 100, 0, out, &w[i]) != 0)
+            SPM_TEST_FAIL("bench_mine: the baseline failed on %s\n", file);
+    return bench_median(w, n);
+}
+
 /*  One case of the algorithms table: itemsets only with each algorithm
-    (outputs compared byte for byte), then with rules (the default, auto)
-    when RULES. SCALE: Borgelt's figures for the same data from the issue,
-    or NULL. */
+    and with the sequential baseline (all three outputs compared byte for
+    byte), then with rules (the default, auto) when RULES. SCALE:
+    Borgelt's figures for the same data from the issue, or NULL. */
 static void algorithms(const char *name, const char *file, const char *support, int rules,
                        const char *scale)
 {
@@ -294,9 +314,12 @@ static void algorithms(const char *name, const char *file, const char *support, 
     snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, e);
     if (system(cmd) != 0)
         SPM_TEST_FAIL("bench_mine: %s: apriori and eclat wrote different itemsets\n", name);
+    double base = baseline(file, support, a);
+    if (system(cmd) != 0)
+        SPM_TEST_FAIL("bench_mine: %s: the baseline and spm wrote different itemsets\n", name);
     size_t sets = count_lines(a);
-    printf("| %s | %zu | %.3f s, %.0f MiB | %.3f s, %.0f MiB | %.2f |", name, sets, ma.wall, ma.mib,
-           me.wall, me.mib, me.wall / ma.wall);
+    printf("| %s | %zu | %.3f s, %.0f MiB | %.3f s, %.0f MiB | %.2f | %.3f s | %.2f |", name, sets,
+           ma.wall, ma.mib, me.wall, me.mib, me.wall / ma.wall, base, base / me.wall);
     if (rules) {
         measured_t mr = measured(file, support, au);
         printf(" %.3f s, %.0f MiB, %zu rules |", mr.wall, mr.mib, count_lines(r));
@@ -366,9 +389,12 @@ int main(void)
            "rules (auto, 80%%); 2 IEUs, whole command, medians of %d; memory = peak Pss of all "
            "spm processes, in one more run (sampling /proc slows the run it watches)\n\n",
            bench_reps());
-    printf("| data, support | itemsets | apriori | eclat | eclat / apriori | with rules | Borgelt "
-           "apriori / eclat / fpgrowth, itemsets only (the issue's figures) |\n"
-           "|---|---|---|---|---|---|---|\n");
+    printf("baseline: bench/eclat_base.h, one thread in this process (read, mine, write); "
+           "baseline / eclat above 1: spm faster\n\n");
+    printf("| data, support | itemsets | apriori | eclat | eclat / apriori | baseline | baseline / "
+           "eclat | with rules | Borgelt apriori / eclat / fpgrowth, itemsets only (the issue's "
+           "figures, another machine) |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     algorithms("T25I10 0.6%", t25, "0.6%", 1, NULL);
     algorithms("T25I10 0.25%", t25, "0.25%", 1, d == 100000 ? "0.74 / 0.73 / 2.87 s" : NULL);
     algorithms("T10I4 0.1%", t10, "0.1%", 1, NULL);
