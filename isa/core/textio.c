@@ -217,6 +217,21 @@ static int sink_close(void *cookie)
     return rc;
 }
 
+/*  The process's umask, read without changing it (umask(2) can only be
+    read by setting it, which races with threads creating files). */
+static mode_t current_umask(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[128];
+    unsigned mask = 022;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Umask: %o", &mask) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (mode_t)mask;
+}
+
 spm_outfile_t *spm_outfile_open(const char *path)
 {
     spm_outfile_t *f = calloc(1, sizeof *f);
@@ -231,7 +246,8 @@ spm_outfile_t *spm_outfile_open(const char *path)
         return f;
     }
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
         /* Renaming over /dev/null would replace the device for everyone. */
         f->direct = 1;
         if (!(f->out = fopen(path, "w"))) {
@@ -248,6 +264,11 @@ spm_outfile_t *spm_outfile_open(const char *path)
         return NULL;
     }
     f->fd = mkstemp(f->tmp);
+    /* mkstemp makes the file 0600; the output gets the mode a plain
+       create would give it (0666 less the umask), or the mode of the file
+       it replaces. */
+    if (f->fd >= 0)
+        (void)fchmod(f->fd, exists ? st.st_mode & 07777 : 0666 & ~current_umask());
     cookie_io_functions_t io = {.write = sink_write, .seek = sink_seek, .close = sink_close};
     if (f->fd < 0 || !(f->out = fopencookie(f, "w", io))) {
         spm_error(SPM_EIO, "%s: %s", path, strerror(errno));

@@ -3,7 +3,9 @@
     back to fill in; a write that fails (a
     file size limit standing in for a full disk) fails the commit with the
     path named and leaves neither the file nor its temporary; /dev/full as
-    a target says the disk is full; an abort leaves an older file as it was. */
+    a target says the disk is full; an abort leaves an older file as it
+    was; the file gets the mode a plain create gives, or that of the file
+    it replaces. */
 #include "isa/core/textio.h"
 #include "tests/check_main.h"
 #include "vm/spm.h"
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -155,6 +158,28 @@ START_TEST(abort_keeps_the_old_file)
 }
 END_TEST
 
+START_TEST(mode_of_a_plain_create_or_of_the_file_replaced)
+{
+    /* mkstemp's 0600 would hide a result from the rest of the group. */
+    char path[128];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    mode_t old = umask(027);
+    spm_outfile_t *f = spm_outfile_open(path);
+    lines(spm_outfile_stream(f), 10);
+    ck_assert_int_eq(spm_outfile_commit(&f), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0640);
+    ck_assert_int_eq(chmod(path, 0604), 0);
+    f = spm_outfile_open(path);
+    lines(spm_outfile_stream(f), 10);
+    ck_assert_int_eq(spm_outfile_commit(&f), 0);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0604);
+    umask(old);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("outfile");
@@ -165,6 +190,7 @@ static Suite *suite(void)
     tcase_add_test(t, failed_write_fails_commit);
     tcase_add_test(t, dev_full_is_a_full_disk);
     tcase_add_test(t, abort_keeps_the_old_file);
+    tcase_add_test(t, mode_of_a_plain_create_or_of_the_file_replaced);
     suite_add_tcase(s, t);
     return s;
 }
