@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,17 +28,29 @@ pid_t spm_proc_spawn(char *const argv[])
     }
     self[n] = '\0';
     pid_t parent = getpid();
+    /* A SIGTERM between fork and exec would run the parent's handler in
+       the child, which then execs as if nothing came: an agent that
+       stopped its IEUs at once waited for one that started anyway. The
+       signals wait, blocked, until the child has its default actions. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     pid_t pid = fork();
-    if (pid < 0) {
-        spm_error(SPM_ESYS, "fork: %s", strerror(errno));
-        return -1;
-    }
     if (pid == 0) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent) /* the parent died before prctl */
             _exit(1);
+        sigprocmask(SIG_SETMASK, &old, NULL); /* a SIGTERM that came ends it here */
         execv(self, argv);
         _exit(127);
+    }
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        spm_error(SPM_ESYS, "fork: %s", strerror(err));
+        return -1;
     }
     return pid;
 }

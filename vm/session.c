@@ -1102,6 +1102,36 @@ int spm_session_discard(spm_session_t *s)
     return rc;
 }
 
+/*  Waits for the embedded VM's processes to exit. Told to stop (released),
+    the center tells the agent, which stops its IEUs, and exits. An agent
+    still connecting at that moment never hears it: once the center is
+    gone, the agent gets AGENT_GRACE_MS to exit by itself and is then
+    stopped with a signal (it stops its IEUs the same way), instead of
+    waiting out its heartbeats. A VM the session could not connect to is
+    stopped with signals at once. */
+#define AGENT_GRACE_MS 100
+static void stop_embedded(spm_session_t *s)
+{
+    int center_gone = !s->center, agent_gone = !s->agent;
+    uint64_t deadline = spm_now_us() + 3000000, grace = 0;
+    while (s->released && !agent_gone && spm_now_us() < deadline &&
+           (!grace || spm_now_us() < grace)) {
+        center_gone = center_gone || spm_proc_exited(s->center, NULL);
+        agent_gone = spm_proc_exited(s->agent, NULL);
+        if (center_gone && !grace)
+            grace = spm_now_us() + AGENT_GRACE_MS * 1000;
+        if (!agent_gone)
+            usleep(1000);
+    }
+    if (!agent_gone)
+        spm_proc_stop(s->agent, 3000);
+    for (int i = 0; i < 3000 && s->released && !center_gone; i++)
+        if (!(center_gone = spm_proc_exited(s->center, NULL)))
+            usleep(1000);
+    if (!center_gone)
+        spm_proc_stop(s->center, 3000);
+}
+
 void spm_session_close(spm_session_t **sp)
 {
     spm_session_t *s = *sp;
@@ -1117,16 +1147,7 @@ void spm_session_close(spm_session_t **sp)
     if (!s->center && s->dealer && spm_session_discard(s) != 0)
         spm_log_warn("%s", spm_error_detail());
     spm_session_release(s);
-    pid_t procs[2] = {s->agent, s->center}; /* the agent stops its IEUs first */
-    for (int k = 0; k < 2; k++) {
-        if (!procs[k])
-            continue;
-        int gone = 0;
-        for (int i = 0; i < 3000 && !(gone = spm_proc_exited(procs[k], NULL)); i++)
-            usleep(1000);
-        if (!gone)
-            spm_proc_stop(procs[k], 3000);
-    }
+    stop_embedded(s);
     abandon(s);
     spm_blockclient_destroy(&s->bc);
     if (s->monitor)
