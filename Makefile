@@ -59,7 +59,7 @@ PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
 PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps run check check-san examples chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps deps-quiet run check check-san examples chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
 all: deps-quiet $(BIN)
 
 deps:
@@ -68,7 +68,9 @@ deps:
 deps-quiet:
 	@sh scripts/deps.sh
 
-$(GEN_C) $(GEN_H): $(PROTO)
+# Order-only on the package check, so that `make -j` on a fresh machine
+# installs protoc-c (and the headers) before anything needs them.
+$(GEN_C) $(GEN_H): $(PROTO) | deps-quiet
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen $(PROTO)
 
