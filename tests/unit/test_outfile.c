@@ -8,6 +8,7 @@
     it replaces. */
 #include "isa/core/textio.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "vm/spm.h"
 
 #include <dirent.h>
@@ -19,19 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
+static char dir[96]; /* this test's directory, below the case's scratch base */
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/spm-test-outfile-XXXXXX");
+    snprintf(dir, sizeof dir, "%s/test-XXXXXX", base);
     ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
 }
 
 /*  Files in the test directory. */
@@ -184,7 +178,8 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("outfile");
     TCase *t = tcase_create("outfile");
-    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_unchecked_fixture(t, base_setup, base_teardown);
+    tcase_add_checked_fixture(t, setup, NULL);
     tcase_add_test(t, written_whole_at_commit);
     tcase_add_test(t, seek_back_to_fill_in);
     tcase_add_test(t, failed_write_fails_commit);
