@@ -268,7 +268,7 @@ spm_outfile_t *spm_outfile_open(const char *path)
        create would give it (0666 less the umask), or the mode of the file
        it replaces. */
     if (f->fd >= 0)
-        (void)fchmod(f->fd, exists ? st.st_mode & 07777 : 0666 & ~current_umask());
+        (void)fchmod(f->fd, exists ? st.st_mode & 0777 : 0666 & ~current_umask());
     cookie_io_functions_t io = {.write = sink_write, .seek = sink_seek, .close = sink_close};
     if (f->fd < 0 || !(f->out = fopencookie(f, "w", io))) {
         spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
