@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #define EB_MAX_ITEM (1u << 24) /* items above this are refused */
 #define EB_MAX_K 256
