@@ -42,6 +42,7 @@
 #include "bench/bench.h"
 #include "isa/matrix/mmio.h"
 #include "tests/ref/matmul_ref.h"
+#include "tests/spm_test.h"
 
 #include <cblas.h>
 #include <cs.h>
@@ -361,7 +362,7 @@ static pid_t parent_of(pid_t pid)
     return (pid_t)ppid;
 }
 
-/*  IEU processes descending from ROOT (argv[1] == "ieu"), up to MAX. */
+/*  IEU processes descending from ROOT (named "spm ieu"), up to MAX. */
 static int find_ieus(pid_t root, pid_t *out, int max)
 {
     DIR *d = opendir("/proc");
@@ -371,15 +372,7 @@ static int find_ieus(pid_t root, pid_t *out, int max)
         pid_t pid = (pid_t)atoi(e->d_name);
         if (pid <= 0)
             continue;
-        char path[64], cmd[256];
-        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t len = fread(cmd, 1, sizeof cmd - 1, f);
-        fclose(f);
-        cmd[len] = '\0';
-        if (len == 0 || strlen(cmd) + 1 >= len || strcmp(cmd + strlen(cmd) + 1, "ieu") != 0)
+        if (!spm_test_is(pid, "ieu"))
             continue;
         for (pid_t p = pid; p > 1; p = parent_of(p))
             if (p == root) {

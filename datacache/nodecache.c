@@ -470,8 +470,7 @@ static size_t default_map(const char *dir)
     return spm_store_fs_map(dir, MIN_MAP, MAX_MAP);
 }
 
-/* Removes the files of an earlier cache in DIR. */
-static int wipe(const char *dir)
+int spm_nodecache_wipe(const char *dir)
 {
     static const char *const files[] = {"data.mdb", "lock.mdb"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
@@ -517,7 +516,7 @@ spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fr
     pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&self->notelock, NULL);
     self->locks_ready = 1;
-    if (fresh && wipe(dir) != 0)
+    if (fresh && spm_nodecache_wipe(dir) != 0)
         goto err;
     if (spm_store_env_open(&self->env, dir, map_bytes ? map_bytes : default_map(dir), 4,
                            MAX_READERS, MDB_NOSYNC | MDB_NOTLS) != 0)

@@ -97,6 +97,11 @@ typedef struct spm_nodecache spm_nodecache_t;
     SPM_ESTORE for an LMDB failure. */
 spm_nodecache_t *spm_nodecache_open(const char *dir, uint64_t budget, int fresh);
 
+/*  Removes the files of an earlier cache in DIR, as spm_nodecache_open
+    with FRESH=1 does: for an agent that starts its IEUs before it opens the
+    cache itself. Returns 0, or SPM_EIO with the detail set. */
+int spm_nodecache_wipe(const char *dir);
+
 /*  As spm_nodecache_open, with the first map size MAP_BYTES instead of the
     filesystem's size (a larger existing map is kept). For tests. */
 spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fresh,

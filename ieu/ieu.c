@@ -45,6 +45,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1288,6 +1290,30 @@ static void open_store(ieu_t *ieu, const Spm__Welcome *w)
         spm_log_info("reading blocks through the center: %s", spm_error_detail());
 }
 
+/*  Reads the node index the agent writes on FD once the center has
+    welcomed the node, then closes FD. The agent writes one 4-byte record
+    per IEU, atomically, and every reader takes 4 bytes, so IEUs sharing
+    the pipe each get a whole one. Returns 0, or -1 when the pipe closed
+    first (the agent could not join and says why) or a signal came. */
+static int await_node(int fd, uint32_t *node)
+{
+    uint8_t b[4];
+    ssize_t n = -1;
+    while (!stop_flag) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 100) <= 0)
+            continue; /* a timeout, or a signal: stop_flag is looked at */
+        n = read(fd, b, sizeof b);
+        if (n >= 0 || errno != EINTR)
+            break;
+    }
+    close(fd);
+    if (n != (ssize_t)sizeof b)
+        return -1;
+    memcpy(node, b, sizeof b);
+    return 0;
+}
+
 /*  Says HELLO and waits for the WELCOME. MONITOR (may be NULL) reports
     the handshakes with CENTER: a refused key ends the wait at once.
     Returns 0, SPM_EDENIED (detail set) or SPM_EUNREACH. */
@@ -1419,10 +1445,12 @@ static int run(ieu_t *ieu)
 }
 
 static const char ieu_help[] =
-    "usage: spm ieu --center ENDPOINT --node N --cache-dir DIR [OPTIONS]\n\n"
+    "usage: spm ieu --center ENDPOINT (--node N | --node-fd FD) --cache-dir DIR [OPTIONS]\n\n"
     "Runs one execution unit. Normally started by `spm agent`, not by hand.\n\n"
     "  --center ENDPOINT   the center to pull SIs from\n"
     "  --node N            this node's index, as the center gave it to the agent\n"
+    "  --node-fd FD        read the index from FD (4 bytes) before joining: how an\n"
+    "                      agent starts its IEUs while the center welcomes it\n"
     "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
     "  --slots N           SIs executed at once, one thread each (default 1)\n"
     "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
@@ -1441,6 +1469,7 @@ static int ieu_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"center", required_argument, 0, 'c'},
                                          {"node", required_argument, 0, 'n'},
+                                         {"node-fd", required_argument, 0, 'N'},
                                          {"cache-dir", required_argument, 0, 'd'},
                                          {"slots", required_argument, 0, 's'},
                                          {"prefetch", required_argument, 0, 'p'},
@@ -1454,7 +1483,7 @@ static int ieu_main(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const char *center = NULL, *cache_dir = NULL, *keys = NULL;
     int insecure = 0, store_reads = 1;
-    long node = 0, slots = 1, prefetch = 1, cache_mb = 0, heap_mb = 0;
+    long node = 0, node_fd = -1, slots = 1, prefetch = 1, cache_mb = 0, heap_mb = 0;
     spm_log_level_t level = SPM_LOG_WARN;
     int ch, rc;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1468,6 +1497,9 @@ static int ieu_main(int argc, char **argv)
             break;
         case 'n':
             rc = spm_parse_long("--node", optarg, 0, UINT32_MAX, &node);
+            break;
+        case 'N':
+            rc = spm_parse_long("--node-fd", optarg, 0, INT_MAX, &node_fd);
             break;
         case 's':
             rc = spm_parse_long("--slots", optarg, 1, 256, &slots);
@@ -1535,6 +1567,10 @@ static int ieu_main(int argc, char **argv)
     if (!ieu.cache || !ieu.fetches || !ieu.plugins || !ieu.bc || !ieu.security || ieu.efd < 0 ||
         !ieu.ctx || !ieu.workers) {
         spm_cli_fail("ieu", SPM_ESYS);
+        goto done;
+    }
+    if (node_fd >= 0 && await_node((int)node_fd, &ieu.node) != 0) {
+        status = stop_flag ? 0 : 1; /* the agent did not join, and says why */
         goto done;
     }
     ieu.dealer = spm_wire_socket(ieu.ctx, ZMQ_DEALER);

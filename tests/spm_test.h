@@ -275,6 +275,23 @@ static inline int spm_test_alive(pid_t pid)
     return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
+/*  1 when PID is an spm process running the command ROLE ("ieu", "agent"):
+    each names itself "spm ROLE", whether started afresh or forked. */
+static inline int spm_test_is(pid_t pid, const char *role)
+{
+    char path[64], comm[32] = "", want[32];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    snprintf(want, 16, "spm %s", role); /* the kernel keeps 15 characters */
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (!fgets(comm, sizeof comm, f))
+        comm[0] = '\0';
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    return strcmp(comm, want) == 0;
+}
+
 /*  Pids of the children of PID (an agent's are its IEUs), zombies
     included, at most MAX. Returns how many. */
 static inline int spm_test_children(pid_t pid, pid_t *out, int max)

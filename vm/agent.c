@@ -3,11 +3,11 @@
 
     The agent registers its node with the center, empties the node cache
     (a cache left by an earlier run may hold blocks of ids the center has
-    reused), starts N `spm ieu` processes, tells the center at once when one
-    dies (so its SIs are re-issued without waiting for heartbeats) and
-    restarts it with a growing delay, up to a cap of deaths in a row within a
-    second of starting (a crash loop). SIGTERM or SIGINT, a SHUTDOWN from
-    the center, or a center silent too long stop the IEUs and the agent.
+    reused), starts N `spm ieu` processes (at once, while the center
+    welcomes the node: their node index reaches them through a pipe), tells the center at once when
+   one dies (so its SIs are re-issued without waiting for heartbeats) and restarts it with a growing
+   delay, up to a cap of deaths in a row within a second of starting (a crash loop). SIGTERM or
+   SIGINT, a SHUTDOWN from the center, or a center silent too long stop the IEUs and the agent.
     =========================================================================
 */
 #include "datacache/blockclient.h"
@@ -23,6 +23,7 @@
 #include "vm/wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ typedef struct {
     long drain_s;  /* how long running SIs may take to finish on SIGTERM */
     const char *log_level;
     uint32_t node;
+    int node_fd; /* IEUs started before the WELCOME read the node from it; else -1 */
     child_t *kids;
     long nkids;
 } agent_t;
@@ -73,20 +75,34 @@ static pid_t start_ieu(agent_t *a)
     char node[16], slots[16], prefetch[16], cache_mb[24], heap_mb[24];
     snprintf(cache_mb, sizeof cache_mb, "%ld", a->cache_mb);
     snprintf(heap_mb, sizeof heap_mb, "%ld", a->heap_mb);
-    snprintf(node, sizeof node, "%u", a->node);
+    if (a->node_fd >= 0)
+        snprintf(node, sizeof node, "%d", a->node_fd);
+    else
+        snprintf(node, sizeof node, "%u", a->node);
     snprintf(slots, sizeof slots, "%ld", a->slots);
     snprintf(prefetch, sizeof prefetch, "%ld", a->prefetch);
-    char *argv[] = {"spm",         "ieu",
-                    "--center",    (char *)a->center,
-                    "--node",      node,
-                    "--cache-dir", (char *)a->cache_dir,
-                    "--slots",     slots,
-                    "--prefetch",  prefetch,
-                    "--log-level", (char *)a->log_level,
-                    "--cache-mb",  cache_mb,
-                    "--heap-mb",   heap_mb,
-                    NULL,          NULL,
-                    NULL,          NULL,
+    char *argv[] = {"spm",
+                    "ieu",
+                    "--center",
+                    (char *)a->center,
+                    a->node_fd >= 0 ? "--node-fd" : "--node",
+                    node,
+                    "--cache-dir",
+                    (char *)a->cache_dir,
+                    "--slots",
+                    slots,
+                    "--prefetch",
+                    prefetch,
+                    "--log-level",
+                    (char *)a->log_level,
+                    "--cache-mb",
+                    cache_mb,
+                    "--heap-mb",
+                    heap_mb,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
     size_t n = 18;
     if (a->insecure)
@@ -97,7 +113,9 @@ static pid_t start_ieu(agent_t *a)
         argv[n++] = "--keys";
         argv[n++] = (char *)a->keys;
     }
-    return spm_proc_spawn(argv);
+    /* The first IEUs, started before the agent has a thread, are forked
+       copies of it; later ones (restarts) start the binary afresh. */
+    return a->node_fd >= 0 ? spm_proc_fork(argv) : spm_proc_spawn(argv);
 }
 
 static void report_death(void *dealer, pid_t pid, int status)
@@ -172,6 +190,17 @@ static void restart_all(agent_t *a, spm_nodecache_t *cache, int same_store)
             k->pid = 0;
         k->started_at = spm_now_us();
         k->restart_at = 0;
+    }
+}
+
+/*  Starts every IEU (the first time). */
+static void start_all(agent_t *a)
+{
+    for (long i = 0; i < a->nkids; i++) {
+        a->kids[i].pid = start_ieu(a);
+        if (a->kids[i].pid < 0)
+            a->kids[i].pid = 0;
+        a->kids[i].started_at = spm_now_us();
     }
 }
 
@@ -423,7 +452,8 @@ static int agent_main(int argc, char **argv)
                  .data_advertise = spm_config_str("agent", "data_advertise"),
                  .store_reads = spm_config_bool("agent", "store_reads"),
                  .log_level = "warn",
-                 .drain_s = 60};
+                 .drain_s = 60,
+                 .node_fd = -1};
     int drain = 0;
     long nieus = spm_config_long("agent", "ieus");
     if (nieus == 0)
@@ -505,19 +535,17 @@ static int agent_main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     int status = 1;
-    void *ctx = zmq_ctx_new(), *dealer = NULL;
+    int node_pipe[2] = {-1, -1}; /* the node index to IEUs started before WELCOME */
+    void *ctx = NULL, *dealer = NULL;
     void *data = NULL;
     spm_dataagent_t *served = NULL;   /* serves this node's blocks on DATA */
     spm_blockclient_t *copier = NULL; /* fetches the copies the center orders */
     void *monitor = NULL;             /* the DEALER's connects, to say HELLO at once */
     char advertise[512] = "";
-    spm_nodecache_t *cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 1);
-    if (!cache) {
-        spm_cli_fail("agent", SPM_EIO);
-        goto done;
-    }
+    spm_nodecache_t *cache = NULL;
     a.security = spm_security_new(a.keys, "agent", a.insecure);
-    if (!ctx || !a.security) {
+    a.nkids = nieus;
+    if (!a.security || !(a.kids = calloc((size_t)nieus, sizeof *a.kids))) {
         spm_cli_fail("agent", SPM_ENOMEM);
         goto done;
     }
@@ -525,6 +553,32 @@ static int agent_main(int argc, char **argv)
     a.insecure = !spm_security_on(a.security);
     if (!a.keys)
         a.keys = spm_config_str("security", "keys");
+    if (spm_nodecache_wipe(a.cache_dir) != 0) {
+        spm_cli_fail("agent", SPM_EIO);
+        goto done;
+    }
+    /* The IEUs start now, not once the center has welcomed the node:
+       starting them takes as long as the center's start, and the node index
+       they need reaches them through a pipe (4 bytes each). This process
+       has no thread yet, so they are forked copies of it (vm/proc.h). */
+    if (pipe2(node_pipe, O_CLOEXEC) == 0 && fcntl(node_pipe[0], F_SETFD, 0) == 0) {
+        a.node_fd = node_pipe[0];
+        start_all(&a);
+        a.node_fd = -1;
+    } else if (node_pipe[1] >= 0) {
+        close(node_pipe[1]); /* they start once the node is known */
+        node_pipe[1] = -1;
+    }
+    if (node_pipe[0] >= 0)
+        close(node_pipe[0]); /* the IEUs have theirs; later ones get --node */
+    if (!(cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 0))) {
+        spm_cli_fail("agent", SPM_EIO);
+        goto done;
+    }
+    if (!(ctx = zmq_ctx_new())) {
+        spm_cli_fail("agent", SPM_ESYS);
+        goto done;
+    }
     if (!(data = bind_data(ctx, &a, advertise, sizeof advertise, &rc))) {
         spm_cli_fail("agent", rc);
         goto done;
@@ -595,13 +649,14 @@ static int agent_main(int argc, char **argv)
         fprintf(pf, "%d\n", (int)getpid());
         fclose(pf);
     }
-    a.nkids = nieus;
-    a.kids = calloc((size_t)nieus, sizeof *a.kids);
-    if (!a.kids)
-        goto done;
-    for (long i = 0; i < nieus; i++) {
-        a.kids[i].pid = start_ieu(&a);
-        a.kids[i].started_at = spm_now_us();
+    if (node_pipe[1] < 0)
+        start_all(&a);
+    for (long i = 0; node_pipe[1] >= 0 && i < a.nkids; i++)
+        if (write(node_pipe[1], &a.node, sizeof a.node) != (ssize_t)sizeof a.node)
+            break; /* no IEU reads (all died): they restart with --node */
+    if (node_pipe[1] >= 0) {
+        close(node_pipe[1]);
+        node_pipe[1] = -1;
     }
     spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
     uint64_t last_heard = spm_now_us(), last_beat = 0;
@@ -703,6 +758,8 @@ static int agent_main(int argc, char **argv)
     }
     status = 0;
 done:
+    if (node_pipe[1] >= 0)
+        close(node_pipe[1]); /* an IEU still waiting for its node exits */
     if (monitor)
         zmq_close(monitor);
     if (a.kids)

@@ -7,6 +7,7 @@
 */
 #include "vm/cli.h"
 #include "vm/heap.h"
+#include "vm/proc.h"
 #include "vm/spm.h"
 
 #include <signal.h>
@@ -59,5 +60,6 @@ int main(int argc, char **argv)
     char name[64];
     snprintf(name, sizeof name, "spm %s", cmd->name);
     argv[1] = name;
+    spm_proc_name(cmd->name);
     return cmd->main(argc - 1, argv + 1);
 }

@@ -4,19 +4,56 @@
 */
 #define _XOPEN_SOURCE 700
 #include "vm/proc.h"
+#include "vm/cli.h"
 #include "vm/spm.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/*  Forks a child that gets SIGTERM when this process dies. In the child
+    (return 0) SIGTERM and SIGINT have their default actions and the signal
+    mask is the parent's. Returns the child's pid to the parent, or -1 with
+    the detail set. */
+static pid_t fork_child(void)
+{
+    pid_t parent = getpid();
+    /* A SIGTERM between fork and exec would run the parent's handler in
+       the child, which then execs as if nothing came: an agent that
+       stopped its IEUs at once waited for one that started anyway. The
+       signals wait, blocked, until the child has its default actions. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) /* the parent died before prctl */
+            _exit(1);
+        sigprocmask(SIG_SETMASK, &old, NULL); /* a SIGTERM that came ends it here */
+        return 0;
+    }
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0)
+        spm_error(SPM_ESYS, "fork: %s", strerror(err));
+    return pid;
+}
 
 pid_t spm_proc_spawn(char *const argv[])
 {
@@ -27,30 +64,81 @@ pid_t spm_proc_spawn(char *const argv[])
         return -1;
     }
     self[n] = '\0';
-    pid_t parent = getpid();
-    /* A SIGTERM between fork and exec would run the parent's handler in
-       the child, which then execs as if nothing came: an agent that
-       stopped its IEUs at once waited for one that started anyway. The
-       signals wait, blocked, until the child has its default actions. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    pid_t pid = fork();
+    pid_t pid = fork_child();
     if (pid == 0) {
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent) /* the parent died before prctl */
-            _exit(1);
-        sigprocmask(SIG_SETMASK, &old, NULL); /* a SIGTERM that came ends it here */
         execv(self, argv);
         _exit(127);
     }
-    int err = errno;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (pid < 0) {
-        spm_error(SPM_ESYS, "fork: %s", strerror(err));
+    return pid;
+}
+
+void spm_proc_name(const char *command)
+{
+    char name[16]; /* the kernel keeps 15 characters */
+    snprintf(name, sizeof name, "spm %s", command);
+    prctl(PR_SET_NAME, name);
+}
+
+/*  The number of threads of this process, from /proc (0 if unknown). */
+static long thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    long n = 0;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/*  Closes the descriptors exec would close (FD_CLOEXEC): a forked command
+    holds what a started one would, no more. A pipe's write end the parent
+    keeps close-on-exec still ends in EOF for the child. */
+static void close_exec_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    int fds[1024], n = 0, self = dirfd(d);
+    struct dirent *e;
+    while ((e = readdir(d)) && n < (int)(sizeof fds / sizeof *fds)) {
+        int fd = atoi(e->d_name);
+        int flags = fd > 2 && fd != self ? fcntl(fd, F_GETFD) : -1;
+        if (flags >= 0 && (flags & FD_CLOEXEC))
+            fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+}
+
+pid_t spm_proc_fork(char *const argv[])
+{
+    const spm_command_t *cmd = argv[0] && argv[1] ? spm_command_find(argv[1]) : NULL;
+    if (!cmd) {
+        spm_error(SPM_EINVAL, "no command '%s' to start", argv[0] && argv[1] ? argv[1] : "");
         return -1;
+    }
+    if (thread_count() != 1)
+        return spm_proc_spawn(argv);
+    pid_t pid = fork_child();
+    if (pid == 0) {
+        spm_proc_name(cmd->name);
+        close_exec_fds();
+        int argc = 0;
+        while (argv[argc])
+            argc++;
+        optind = 0; /* glibc: getopt starts afresh */
+        /* As main() does: argv[0] is "spm NAME". exit() flushes stdio;
+           this process registered no atexit handler of its own. */
+        char name[64], *args[argc];
+        snprintf(name, sizeof name, "spm %s", cmd->name);
+        args[0] = name;
+        for (int i = 1; i < argc; i++)
+            args[i] = argv[i + 1];
+        args[argc - 1] = NULL;
+        exit(cmd->main(argc - 1, args));
     }
     return pid;
 }

@@ -342,7 +342,7 @@ static int start_embedded(spm_session_t *s)
        no journal, unless SPM_JOURNAL asks for one (bench_journal does). */
     if (!getenv("SPM_JOURNAL"))
         center[n++] = "--no-journal";
-    s->center = spm_proc_spawn(center);
+    s->center = spm_proc_fork(center);
     if (s->center < 0) {
         s->center = 0;
         return SPM_ESYS;
@@ -357,7 +357,7 @@ static int start_embedded(spm_session_t *s)
         agent[n++] = "--heap-mb";
         agent[n++] = heap_mb;
     }
-    s->agent = spm_proc_spawn(agent);
+    s->agent = spm_proc_fork(agent);
     if (s->agent < 0) {
         s->agent = 0;
         return SPM_ESYS;

@@ -250,7 +250,7 @@ spm_outfile_t *spm_outfile_open(const char *path)
     if (exists && !S_ISREG(st.st_mode)) {
         /* Renaming over /dev/null would replace the device for everyone. */
         f->direct = 1;
-        if (!(f->out = fopen(path, "w"))) {
+        if (!(f->out = fopen(path, "we"))) {
             spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
             spm_outfile_abort(&f);
             return NULL;
@@ -263,8 +263,8 @@ spm_outfile_t *spm_outfile_open(const char *path)
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
-    f->fd = mkstemp(f->tmp);
-    /* mkstemp makes the file 0600; the output gets the mode a plain
+    f->fd = mkostemp(f->tmp, O_CLOEXEC);
+    /* mkostemp makes the file 0600; the output gets the mode a plain
        create would give it (0666 less the umask), or the mode of the file
        it replaces. */
     if (f->fd >= 0)

@@ -175,13 +175,9 @@ static inline int chaos_ieu_pids(pid_t agent, pid_t *pids, int max)
 {
     pid_t kids[64];
     int n = 0, nkids = spm_test_children(agent, kids, 64);
-    for (int i = 0; i < nkids && n < max; i++) {
-        char cmd[512];
-        ssize_t len = chaos_cmdline(kids[i], cmd, sizeof cmd);
-        const char *arg1 = len > 0 ? cmd + strlen(cmd) + 1 : NULL;
-        if (arg1 && arg1 < cmd + len && strcmp(arg1, "ieu") == 0 && spm_test_alive(kids[i]))
+    for (int i = 0; i < nkids && n < max; i++)
+        if (spm_test_is(kids[i], "ieu") && spm_test_alive(kids[i]))
             pids[n++] = kids[i];
-    }
     return n;
 }
 

@@ -5,89 +5,74 @@
 
 #include <dirent.h>
 
-/*  Pids of processes running `spm ROLE` whose command line mentions NEEDLE
-    (an endpoint or directory unique to the test). Returns how many. */
-static int find_procs(const char *role, const char *needle, pid_t *pids, int max)
+/*  The processes of the embedded VM of an `spm run` process: found through
+    the process tree (forked ones show the run's command line, so by name). */
+typedef struct {
+    pid_t center, agent, ieus[8];
+    int nieus;
+    char dir[64]; /* the runtime directory, /tmp/spm-run-XXXXXX */
+} vm_procs_t;
+
+/*  The runtime directory of the center CENTER, from the store it has open,
+    into DIR. Returns 0, or -1 when none is open (yet). */
+static int rundir_of(pid_t center, char *dir, size_t size)
 {
-    DIR *d = opendir("/proc");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)center);
+    DIR *d = opendir(path);
     struct dirent *e;
-    int n = 0;
-    while (d && (e = readdir(d)) && n < max) {
-        pid_t pid = (pid_t)atoi(e->d_name);
-        if (pid <= 0)
+    int rc = -1;
+    while (d && rc != 0 && (e = readdir(d))) {
+        char link[384], target[512];
+        snprintf(link, sizeof link, "%s/%s", path, e->d_name);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len < 25)
             continue;
-        char path[64], cmd[4096];
-        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0)
-            continue;
-        ssize_t len = read(fd, cmd, sizeof cmd - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        cmd[len] = '\0';
-        const char *arg1 = cmd + strlen(cmd) + 1; /* argv[1] */
-        if (arg1 >= cmd + len || strcmp(arg1, role) != 0)
-            continue;
-        for (ssize_t i = 0; i < len; i++)
-            if (cmd[i] == '\0')
-                cmd[i] = ' ';
-        if (strstr(cmd, needle))
-            pids[n++] = pid;
+        target[len] = '\0';
+        if (strncmp(target, "/tmp/spm-run-", 13) == 0) {
+            snprintf(dir, size, "%.19s", target);
+            rc = 0;
+        }
     }
     if (d)
         closedir(d);
-    return n;
+    return rc;
 }
 
-/*  The embedded VM's runtime directory of the `spm run` process RUN (found
-    from its center's command line), copied into DIR. */
-static int embedded_rundir(pid_t run, char *dir, size_t size)
+/*  Waits (up to 2 s) for the embedded VM of the `spm run` process RUN to
+    have its center, its agent and NIEUS live IEUs, and fills VM. */
+static void await_vm(pid_t run, int nieus, vm_procs_t *vm)
 {
-    for (int tries = 0; tries < 200; tries++) {
-        char path[64], buf[64];
-        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)run, (int)run);
-        FILE *f = fopen(path, "r");
-        if (f) {
-            int child;
-            while (fscanf(f, "%d", &child) == 1) {
-                snprintf(buf, sizeof buf, "/proc/%d/cmdline", child);
-                int fd = open(buf, O_RDONLY);
-                char cmd[1024];
-                ssize_t len = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : -1;
-                if (fd >= 0)
-                    close(fd);
-                if (len <= 0)
-                    continue;
-                cmd[len] = '\0';
-                for (ssize_t i = 0; i < len; i++) {
-                    const char *p = cmd + i;
-                    if (strncmp(p, "ipc:///tmp/spm-run-", 19) == 0) {
-                        snprintf(dir, size, "%.*s", 19 + 6, p + 6);
-                        fclose(f);
-                        return 0;
-                    }
-                }
-            }
-            fclose(f);
+    for (int tries = 0; tries < 100; tries++) {
+        memset(vm, 0, sizeof *vm);
+        pid_t kids[8];
+        int n = spm_test_children(run, kids, 8);
+        for (int i = 0; i < n; i++) {
+            if (spm_test_is(kids[i], "center"))
+                vm->center = kids[i];
+            if (spm_test_is(kids[i], "agent"))
+                vm->agent = kids[i];
         }
+        n = vm->agent ? spm_test_children(vm->agent, kids, 8) : 0;
+        for (int i = 0; i < n; i++)
+            if (spm_test_is(kids[i], "ieu") && spm_test_alive(kids[i]))
+                vm->ieus[vm->nieus++] = kids[i];
+        if (vm->center && vm->nieus == nieus && rundir_of(vm->center, vm->dir, sizeof vm->dir) == 0)
+            return;
         usleep(20000);
     }
-    return -1;
+    ck_abort_msg("the embedded VM of pid %d has no center, agent and %d IEUs", (int)run, nieus);
 }
 
-/*  For the `spm run` process RUN of an embedded VM with two IEUs: copies
-    its runtime directory into DIR and waits (up to 2 s) for both IEUs to
-    run, their pids in IEUS. Returns how many IEUs it found. */
-static int await_ieus(pid_t run, char *dir, size_t size, pid_t *ieus, int max)
+/*  Asserts that none of VM's processes is left. */
+static void assert_vm_gone(const vm_procs_t *vm)
 {
-    ck_assert_int_eq(embedded_rundir(run, dir, size), 0);
-    int n = 0;
-    for (int tries = 0; tries < 100 && n < 2; tries++) {
-        usleep(20000);
-        n = find_procs("ieu", dir, ieus, max);
-    }
-    return n;
+    ck_assert_msg(!spm_test_alive(vm->center), "the center is still there");
+    ck_assert_msg(!spm_test_alive(vm->agent), "the agent is still there");
+    for (int i = 0; i < vm->nieus; i++)
+        ck_assert_msg(!spm_test_alive(vm->ieus[i]), "IEU %d is still there", (int)vm->ieus[i]);
+    struct stat sb;
+    ck_assert_msg(stat(vm->dir, &sb) != 0, "%s is still there", vm->dir);
 }
 
 START_TEST(synthetic_job_commits_every_si_exactly_once)
@@ -114,11 +99,10 @@ START_TEST(killed_ieu_costs_time_not_results)
     const char *argv[] = {"run",        "synthetic", "--sis", "300",    "--work",
                           "fixed:10ms", "--ieus",    "2",     "--json", NULL};
     spm_test_proc_t p = spm_test_start(argv);
-    char dir[64];
-    pid_t ieus[4];
-    ck_assert_int_eq(await_ieus(p.pid, dir, sizeof dir, ieus, 4), 2);
+    vm_procs_t vm;
+    await_vm(p.pid, 2, &vm);
     usleep(500000); /* mid-job */
-    kill(ieus[0], SIGKILL);
+    kill(vm.ieus[0], SIGKILL);
     char *out, *err;
     int rc = spm_test_finish(&p, 60, &out, &err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -172,19 +156,14 @@ START_TEST(interrupt_leaves_no_process_or_socket_file)
     const char *argv[] = {"run",       "synthetic", "--sis", "100000",  "--work",
                           "fixed:5ms", "--ieus",    "2",     "--quiet", NULL};
     spm_test_proc_t p = spm_test_start(argv);
-    char dir[64];
-    pid_t pids[8];
-    ck_assert_int_eq(await_ieus(p.pid, dir, sizeof dir, pids, 8), 2);
+    vm_procs_t vm;
+    await_vm(p.pid, 2, &vm);
     kill(p.pid, SIGINT);
     char *err;
     int rc = spm_test_finish(&p, 20, NULL, &err);
     ck_assert_int_ne(rc, 0);
     ck_assert_ptr_nonnull(strstr(err, "interrupted"));
-    struct stat sb;
-    ck_assert_msg(stat(dir, &sb) != 0, "%s is still there", dir);
-    const char *roles[] = {"center", "agent", "ieu"};
-    for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(find_procs(roles[i], dir, pids, 8), 0);
+    assert_vm_gone(&vm);
     free(err);
 }
 END_TEST
@@ -196,11 +175,9 @@ START_TEST(dead_embedded_agent_ends_the_run_in_one_line)
     const char *argv[] = {"run",       "synthetic", "--sis", "100000",  "--work",
                           "fixed:5ms", "--ieus",    "2",     "--quiet", NULL};
     spm_test_proc_t p = spm_test_start(argv);
-    char dir[64];
-    pid_t pids[8], agent;
-    ck_assert_int_eq(await_ieus(p.pid, dir, sizeof dir, pids, 8), 2);
-    ck_assert_int_eq(find_procs("agent", dir, &agent, 1), 1);
-    kill(agent, SIGKILL);
+    vm_procs_t vm;
+    await_vm(p.pid, 2, &vm);
+    kill(vm.agent, SIGKILL);
     char *err;
     int rc = spm_test_finish(&p, 20, NULL, &err);
     ck_assert_int_eq(rc, 1);
@@ -210,9 +187,7 @@ START_TEST(dead_embedded_agent_ends_the_run_in_one_line)
         errors += q == err || q[-1] == '\n';
     ck_assert_msg(errors == 1 && strstr(err, "spm: run synthetic: the embedded agent exited"), "%s",
                   err);
-    const char *roles[] = {"center", "agent", "ieu"};
-    for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(find_procs(roles[i], dir, pids, 8), 0);
+    assert_vm_gone(&vm);
     free(err);
 }
 END_TEST
