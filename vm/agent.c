@@ -545,7 +545,10 @@ static int agent_main(int argc, char **argv)
     spm_nodecache_t *cache = NULL;
     a.security = spm_security_new(a.keys, "agent", a.insecure);
     a.nkids = nieus;
-    if (!a.security || !(a.kids = calloc((size_t)nieus, sizeof *a.kids))) {
+    /* made before the IEUs are forked: it has no thread until its first
+       socket, and they inherit OpenPGM's start (vm/session.c) */
+    ctx = zmq_ctx_new();
+    if (!ctx || !a.security || !(a.kids = calloc((size_t)nieus, sizeof *a.kids))) {
         spm_cli_fail("agent", SPM_ENOMEM);
         goto done;
     }
@@ -573,10 +576,6 @@ static int agent_main(int argc, char **argv)
         close(node_pipe[0]); /* the IEUs have theirs; later ones get --node */
     if (!(cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 0))) {
         spm_cli_fail("agent", SPM_EIO);
-        goto done;
-    }
-    if (!(ctx = zmq_ctx_new())) {
-        spm_cli_fail("agent", SPM_ESYS);
         goto done;
     }
     if (!(data = bind_data(ctx, &a, advertise, sizeof advertise, &rc))) {

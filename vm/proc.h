@@ -27,9 +27,10 @@ pid_t spm_proc_spawn(char *const argv[]);
 
 /*  Starts the spm command ARGV (argv[0] "spm", argv[1] the command) in a
     forked copy of this process that calls the command's main and exits
-    with its result. The parent must not yet have a ZeroMQ context, an LMDB
+    with its result. The parent must not yet have a ZeroMQ socket, an LMDB
     environment or another thread (a forked child gets none of them in a
-    working state); with more than one thread it falls back to
+    working state; a ZeroMQ context without sockets has no thread yet, and
+    the child makes its own); with more than one thread it falls back to
     spm_proc_spawn. Returns the child's pid, or -1 with the detail set. */
 pid_t spm_proc_fork(char *const argv[]);
 

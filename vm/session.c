@@ -377,6 +377,10 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
     int rc = 0;
+    /* Before an embedded VM is forked: a context with no socket has no
+       thread yet, and its making (OpenPGM's start, which looks up the
+       protocols database) is then done once for the VM's processes too. */
+    s->ctx = zmq_ctx_new();
     if (o->center) {
         s->endpoint = strdup(o->center);
         if (!s->endpoint)
@@ -384,7 +388,6 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
     } else {
         rc = start_embedded(s);
     }
-    s->ctx = zmq_ctx_new();
     s->security = spm_security_new(o->keys, "client", o->insecure);
     if (rc == 0 && !(s->dealer = s->ctx ? spm_wire_socket(s->ctx, ZMQ_DEALER) : NULL))
         rc = SPM_ESYS;
