@@ -365,19 +365,33 @@ int spm_store_identity_read(MDB_txn *txn, MDB_dbi dbi, const char *dir,
 
 static int identity_load(spm_store_t *self);
 
+static spm_store_t *open_store(const char *dir, size_t map_bytes, unsigned flags);
+
 spm_store_t *spm_store_open(const char *dir)
 {
-    return spm_store_open_map(dir, DEFAULT_MAP);
+    return open_store(dir, DEFAULT_MAP, 0);
+}
+
+spm_store_t *spm_store_open_lazy(const char *dir)
+{
+    return open_store(dir, DEFAULT_MAP, MDB_NOSYNC);
 }
 
 spm_store_t *spm_store_open_map(const char *dir, size_t map_bytes)
+{
+    return open_store(dir, map_bytes, 0);
+}
+
+/*  FLAGS: 0 or MDB_NOSYNC (lazy). */
+static spm_store_t *open_store(const char *dir, size_t map_bytes, unsigned flags)
 {
     spm_store_t *self = calloc(1, sizeof *self);
     if (!self || !(self->dir = strdup(dir))) {
         spm_error(SPM_ENOMEM, "out of memory");
         goto err;
     }
-    if (spm_store_env_open(&self->env, dir, map_bytes, 0, SPM_STORE_READERS, MDB_NOTLS) != 0)
+    if (spm_store_env_open(&self->env, dir, map_bytes, 0, SPM_STORE_READERS, MDB_NOTLS | flags) !=
+        0)
         goto err;
     int dead;
     mdb_reader_check(self->env, &dead); /* free the slots of readers that died */

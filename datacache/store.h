@@ -75,6 +75,12 @@ spm_store_t *spm_store_open(const char *dir);
     benchmarks use a small map to exercise growing. */
 spm_store_t *spm_store_open_map(const char *dir, size_t map_bytes);
 
+/*  As spm_store_open, lazy from the start (spm_store_set_lazy): not even a
+    new store's identity record is flushed. For a store nothing will
+    reopen, as an embedded VM's (the center's --no-sync): its first flush
+    cost 5-10 ms of a 75 ms job. */
+spm_store_t *spm_store_open_lazy(const char *dir);
+
 /*  LAZY=1: commits no longer wait for the disk (LMDB's MDB_NOSYNC); what
     they wrote is in the operating system's cache, safe from a crash of the
     process, and reaches the disk at the next spm_store_sync. A crash of the

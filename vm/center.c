@@ -1632,7 +1632,7 @@ static int center_main(int argc, char **argv)
     int status = 1;
     c.started_us = spm_now_us();
     c.security = spm_security_new(keys, "center", insecure);
-    c.store = spm_store_open(store);
+    c.store = no_sync ? spm_store_open_lazy(store) : spm_store_open(store);
     if (!c.store) {
         spm_cli_fail("center", SPM_ESTORE);
         goto done;

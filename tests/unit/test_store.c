@@ -772,6 +772,26 @@ START_TEST(test_older_layout_refused)
 }
 END_TEST
 
+/*  A store opened lazy (an embedded center's) is a whole store: it has an
+    identity, takes blocks, and reopens with both (the page cache has them). */
+START_TEST(test_lazy_store_is_whole)
+{
+    make_dir();
+    uint8_t first[16], again[16], zero[16] = {0};
+    spm_store_t *st = spm_store_open_lazy(dir);
+    ck_assert_msg(st != NULL, "%s", spm_error_detail());
+    spm_store_identity(st, first);
+    ck_assert_int_ne(memcmp(first, zero, sizeof zero), 0);
+    ck_assert_int_eq(put_filled(st, 3, 1, 4096, 31), 0);
+    spm_store_close(&st);
+    ck_assert_ptr_nonnull(st = spm_store_open(dir));
+    spm_store_identity(st, again);
+    ck_assert_int_eq(memcmp(first, again, sizeof first), 0);
+    expect_block(st, 3, 1, 7, 4096, 31);
+    spm_store_close(&st);
+}
+END_TEST
+
 START_TEST(test_identity_survives_reopen)
 {
     uint8_t first[16], again[16], other[16], zero[16] = {0};
@@ -832,6 +852,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_snapshot_outlives_delete);
     tcase_add_test(tc, test_older_layout_refused);
     tcase_add_test(tc, test_identity_survives_reopen);
+    tcase_add_test(tc, test_lazy_store_is_whole);
     suite_add_tcase(s, tc);
     return s;
 }
