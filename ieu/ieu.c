@@ -1569,14 +1569,21 @@ static int ieu_main(int argc, char **argv)
         spm_cli_fail("ieu", SPM_ESYS);
         goto done;
     }
-    if (node_fd >= 0 && await_node((int)node_fd, &ieu.node) != 0) {
-        status = stop_flag ? 0 : 1; /* the agent did not join, and says why */
-        goto done;
-    }
     ieu.dealer = spm_wire_socket(ieu.ctx, ZMQ_DEALER);
     void *monitor = ieu.dealer ? spm_security_monitor(ieu.ctx, ieu.dealer, 0) : NULL;
+    if (node_fd >= 0) /* started with its agent: an embedded center may still be starting */
+        spm_wire_await_ipc(center, 2000);
     if (!ieu.dealer || (rc = spm_security_connect(ieu.security, ieu.dealer, center, NULL)) != 0) {
         spm_cli_fail("ieu", rc ? rc : SPM_ESYS);
+        if (monitor)
+            zmq_close(monitor);
+        goto done;
+    }
+    /* Connected (the handshake goes on meanwhile), it waits for its node. */
+    if (node_fd >= 0 && await_node((int)node_fd, &ieu.node) != 0) {
+        status = stop_flag ? 0 : 1; /* the agent did not join, and says why */
+        if (monitor)
+            zmq_close(monitor);
         goto done;
     }
     rc = hello(&ieu, 10000, monitor, center);
