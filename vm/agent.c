@@ -4,10 +4,12 @@
     The agent registers its node with the center, empties the node cache
     (a cache left by an earlier run may hold blocks of ids the center has
     reused), starts N `spm ieu` processes (at once, while the center
-    welcomes the node: their node index reaches them through a pipe), tells the center at once when
-   one dies (so its SIs are re-issued without waiting for heartbeats) and restarts it with a growing
-   delay, up to a cap of deaths in a row within a second of starting (a crash loop). SIGTERM or
-   SIGINT, a SHUTDOWN from the center, or a center silent too long stop the IEUs and the agent.
+    welcomes the node: their node index reaches them through a pipe),
+    tells the center at once when one dies (so its SIs are re-issued
+    without waiting for heartbeats) and restarts it with a growing delay,
+    up to a cap of deaths in a row within a second of starting (a crash
+    loop). SIGTERM or SIGINT, a SHUTDOWN from the center, or a center
+    silent too long stop the IEUs and the agent.
     =========================================================================
 */
 #include "datacache/blockclient.h"
@@ -81,28 +83,18 @@ static pid_t start_ieu(agent_t *a)
         snprintf(node, sizeof node, "%u", a->node);
     snprintf(slots, sizeof slots, "%ld", a->slots);
     snprintf(prefetch, sizeof prefetch, "%ld", a->prefetch);
-    char *argv[] = {"spm",
-                    "ieu",
-                    "--center",
-                    (char *)a->center,
-                    a->node_fd >= 0 ? "--node-fd" : "--node",
-                    node,
-                    "--cache-dir",
-                    (char *)a->cache_dir,
-                    "--slots",
-                    slots,
-                    "--prefetch",
-                    prefetch,
-                    "--log-level",
-                    (char *)a->log_level,
-                    "--cache-mb",
-                    cache_mb,
-                    "--heap-mb",
-                    heap_mb,
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL,
+    char *node_opt = a->node_fd >= 0 ? "--node-fd" : "--node";
+    char *argv[] = {"spm",         "ieu",
+                    "--center",    (char *)a->center,
+                    node_opt,      node,
+                    "--cache-dir", (char *)a->cache_dir,
+                    "--slots",     slots,
+                    "--prefetch",  prefetch,
+                    "--log-level", (char *)a->log_level,
+                    "--cache-mb",  cache_mb,
+                    "--heap-mb",   heap_mb,
+                    NULL,          NULL,
+                    NULL,          NULL,
                     NULL};
     size_t n = 18;
     if (a->insecure)
