@@ -105,7 +105,7 @@ typedef struct {
     uint64_t *plane;       /* nhw x npad: word i's bits p of each weight - 1 */
     uint32_t nplanes;      /* bits of the largest weight - 1 */
     uint32_t npad;         /* nplanes rounded up to a multiple of 8 */
-    uint64_t *pairs;       /* supports of {a, b}, a in [lo, hi), row a - lo; or NULL */
+    uint64_t *pairs;       /* supports of {a, b}, a in [lo, hi), b in [lo, f1); or NULL */
     uint32_t *sidx;        /* scratch tidset: nwords indices */
     uint64_t *sw;          /* and words */
     uint32_t *prefix;      /* the current prefix (SPM_MINING_MAX_K items) */
@@ -457,6 +457,15 @@ static void walk(miner_t *m, uint32_t d, const ext_t *e, uint32_t n, uint32_t st
     }
 }
 
+/*  The pair counts of first item A (lo <= A < hi): entry B - lo is the
+    support of {A, B}. A partner ranks above A, so columns below lo are
+    never used and are not kept: the classes of the last ranks (the most
+    frequent items) count into rows a few KiB long. */
+static uint64_t *pair_row(const miner_t *m, uint32_t a)
+{
+    return m->pairs + (size_t)(a - m->lo) * (m->f1 - m->lo);
+}
+
 /*  Mines the class of first item A: its 2-sets with a second item in
     [slo, shi), and everything below them. */
 static void mine_first(miner_t *m, uint32_t a)
@@ -483,7 +492,7 @@ static void mine_first(miner_t *m, uint32_t a)
         (m->rc = keep_scratch(m, 0, nw, &root.t)) != 0)
         return;
     root.t.sup = own;
-    const uint64_t *pairs = m->pairs ? m->pairs + (size_t)(a - m->lo) * m->f1 : NULL;
+    const uint64_t *pairs = m->pairs ? pair_row(m, a) : NULL;
     uint32_t from = m->slo > a + 1 ? m->slo : a + 1, n = 0, stop = 0;
     ext_t *e = from < m->f1 ? arena_alloc(&m->arena, (size_t)(m->f1 - from) * sizeof *e) : NULL;
     if (from < m->f1 && !e)
@@ -492,7 +501,7 @@ static void mine_first(miner_t *m, uint32_t a)
     m->n2 = m->nlv ? m->lv[0].n : 0;
     /* Partners past shi are not in the class, but extend those before it. */
     for (uint32_t j = from; j < m->f1 && !m->rc && !m->too_big; j++) {
-        if (pairs && pairs[j] < m->minsup)
+        if (pairs && pairs[j - m->lo] < m->minsup)
             continue;
         uint64_t sup = intersect(m, &root.t, j, &nw);
         if (sup < m->minsup)
@@ -518,7 +527,7 @@ static void mine_first(miner_t *m, uint32_t a)
     MAX_PAIRS_BYTES; the walk then tries every partner. */
 static void count_pairs(miner_t *m, const spm_mining_trans_t *t, size_t nt)
 {
-    uint64_t cells = (uint64_t)(m->hi - m->lo) * m->f1;
+    uint64_t cells = (uint64_t)(m->hi - m->lo) * (m->f1 - m->lo);
     if (cells == 0 || cells * 8 > MAX_PAIRS_BYTES || !(m->pairs = calloc(cells, 8)))
         return;
     for (size_t q = 0; q < nt; q++)
@@ -528,9 +537,9 @@ static void count_pairs(miner_t *m, const spm_mining_trans_t *t, size_t nt)
             for (uint32_t x = 0; x < n && it[x] < m->hi; x++) {
                 if (it[x] < m->lo)
                     continue;
-                uint64_t *row = m->pairs + (size_t)(it[x] - m->lo) * m->f1;
+                uint64_t *row = pair_row(m, it[x]);
                 for (uint32_t y = x + 1; y < n; y++)
-                    row[it[y]] += w;
+                    row[it[y] - m->lo] += w;
             }
         }
 }
@@ -546,9 +555,9 @@ static uint64_t need_rows(miner_t *m)
     for (uint32_t j = 0; j < m->f1; j++)
         m->row[j] = !m->pairs && j >= m->lo ? 0 : NO_ROW;
     for (uint32_t a = m->lo; m->pairs && a < m->hi; a++) {
-        const uint64_t *pairs = m->pairs + (size_t)(a - m->lo) * m->f1;
+        const uint64_t *pairs = pair_row(m, a);
         for (uint32_t j = m->slo > a + 1 ? m->slo : a + 1; j < m->f1; j++)
-            if (pairs[j] >= m->minsup)
+            if (pairs[j - m->lo] >= m->minsup)
                 m->row[a] = m->row[j] = 0;
     }
     uint64_t n = 0;
@@ -586,6 +595,8 @@ static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     if (rc == 0)
         items = need_rows(m);
+    if (rc == 0 && items == 0)
+        goto done; /* no first item has a frequent partner: no set to find */
     bytes = items * m->nwords * 8;
     if (rc == 0 && bytes > m->bits_cap && m->hi - m->lo >= 2) {
         m->too_big = 1; /* fewer first items need fewer partners: split */
