@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /*  A sorted run in a temporary file, being written or merged. */
@@ -62,13 +63,26 @@ struct spm_extsort {
 #define PARALLEL_MIN 65536 /* entries from which a keyed sort takes two threads */
 #define PAD8(n) (((n) + 7) & ~(size_t)7)
 
+/*  Where the runs of a sort given DIR go. */
+static const char *spill_dir(const char *dir)
+{
+    if (!dir)
+        dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+uint64_t spm_extsort_room(const char *dir)
+{
+    struct statvfs st;
+    if (statvfs(spill_dir(dir), &st) != 0)
+        return UINT64_MAX;
+    return (uint64_t)st.f_bavail * st.f_frsize;
+}
+
 spm_extsort_t *spm_extsort_new(size_t budget, const char *dir, spm_extsort_cmp_fn *cmp, void *arg)
 {
     spm_extsort_t *self = calloc(1, sizeof *self);
-    if (!dir)
-        dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
+    dir = spill_dir(dir);
     if (!self || !(self->dir = strdup(dir))) {
         free(self);
         return NULL;

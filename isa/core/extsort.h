@@ -54,6 +54,10 @@ typedef int(spm_extsort_cmp_fn)(const void *a, const void *b, void *arg);
     memory. */
 spm_extsort_t *spm_extsort_new(size_t budget, const char *dir, spm_extsort_cmp_fn *cmp, void *arg);
 
+/*  Bytes free to an unprivileged writer where a sort given DIR spills its
+    runs (as for spm_extsort_new), or UINT64_MAX when that cannot be told. */
+uint64_t spm_extsort_room(const char *dir);
+
 /*  A 64-bit prefix of record REC's place in the order: CMP(a, b) < 0 must
     imply KEY(a) <= KEY(b). */
 typedef uint64_t(spm_extsort_key_fn)(const void *rec, void *arg);

@@ -65,6 +65,7 @@ typedef struct {
     uint32_t join_cap;  /* most candidates per join block (<= SPM_MINING_MAX_FSETS) */
     uint32_t nstaged;   /* staged BlockOfTransaction ids */
     spm_sdb_t *staged;
+    uint64_t rule_room; /* bytes of rules the client can sort (0: no bound) */
 } spm_apriori_args_t;
 
 /*  Encodes A into *DATA (malloc'd) and *LEN. Returns 0 or SPM_ENOMEM. */

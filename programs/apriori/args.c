@@ -25,6 +25,7 @@ int spm_apriori_args_encode(const spm_apriori_args_t *a, void **data, size_t *le
     spm_buf_put_u32(&b, a->nstaged);
     for (uint32_t i = 0; i < a->nstaged; i++)
         spm_buf_put_u64(&b, a->staged[i]);
+    spm_buf_put_u64(&b, a->rule_room);
     return spm_buf_take(&b, data, len);
 }
 
@@ -47,9 +48,11 @@ int spm_apriori_args_decode(const void *data, size_t len, spm_apriori_args_t *a)
         spm_get_u32(&c, &a->maxlen) || spm_get_u32(&c, &a->flags) ||
         spm_get_u32(&c, &a->algorithm) || spm_get_u32(&c, &a->block) ||
         spm_get_u32(&c, &a->join_cap) || spm_get_u32(&c, &a->nstaged) ||
-        get_ids(&c, a->nstaged, &a->staged) || spm_cursor_left(&c) != 0 || a->minsup == 0 ||
-        a->block == 0 || a->join_cap == 0 || (a->flags & ~SPM_APRIORI_ITEMSETS_ONLY) ||
-        a->algorithm > SPM_APRIORI_ECLAT || !(a->minconf >= 0 && a->minconf <= 1)) {
+        get_ids(&c, a->nstaged, &a->staged) ||
+        (spm_cursor_left(&c) > 0 && spm_get_u64(&c, &a->rule_room)) || /* absent: journals of 0.x */
+        spm_cursor_left(&c) != 0 || a->minsup == 0 || a->block == 0 || a->join_cap == 0 ||
+        (a->flags & ~SPM_APRIORI_ITEMSETS_ONLY) || a->algorithm > SPM_APRIORI_ECLAT ||
+        !(a->minconf >= 0 && a->minconf <= 1)) {
         spm_apriori_args_free(a);
         return spm_error(SPM_EINVAL, "%s: malformed arguments", SPM_APRIORI_PROGRAM);
     }

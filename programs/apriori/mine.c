@@ -12,12 +12,12 @@
     partial output behind.
     =========================================================================
 */
+#include "isa/core/extsort.h"
 #include "isa/core/textio.h"
 #include "isa/mining/isa.h"
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/output.h"
 #include "programs/apriori/reader.h"
-#include "isa/core/textio.h"
 #include "vm/cli.h"
 #include "vm/session.h"
 
@@ -59,6 +59,10 @@ static const char usage[] =
     "format header lines start with '#', an itemset line is its items then\n"
     "(support), a rule line is 'X => Y (support, confidence, lift)'. With --json\n"
     "the job report goes to stdout, so the rules need -o FILE.\n"
+    "\n"
+    "Results past 32 MiB are sorted through temporary files in $TMPDIR (else\n"
+    "/tmp); a job whose rules pass half the space free there stops as soon as\n"
+    "it has found them, saying so.\n"
     "\n"
     "Run options:\n";
 
@@ -357,6 +361,19 @@ static int session_get(void *s, spm_sdb_t id, void **data, size_t *len)
     255 blocks: depth first then reaches 1.27M transactions by default. */
 #define DEFAULT_BLOCK 5000
 
+/*  Bytes of rule records the job may find: what the sorts hold in memory
+    (BUDGET) and half the space free where they spill (the rules may be
+    sorted twice, and the output may share the disk), so that a request for
+    billions of rules fails as soon as it has found more, in one line,
+    instead of filling the disk first. SPM_MINE_ROOM (bytes) sets the free
+    space instead: a test hook (docs/MINING.md). */
+static uint64_t rule_room(size_t budget)
+{
+    const char *room = getenv("SPM_MINE_ROOM");
+    uint64_t spare = room ? strtoull(room, NULL, 10) : spm_extsort_room(NULL);
+    return budget + spare / 2;
+}
+
 static int mine_main(int argc, char **argv)
 {
     opts_t o = {.minconf = 0.8, .block = DEFAULT_BLOCK};
@@ -393,6 +410,9 @@ static int mine_main(int argc, char **argv)
     a.ntrans = spm_reader_count(r);
     a.domain = (uint32_t)spm_reader_domain(r);
     a.minsup = min_count(&o, a.ntrans);
+    const char *budget = getenv("SPM_MINE_SORT_BUDGET"); /* bytes, all sorts (docs/MINING.md) */
+    out.budget = budget ? (size_t)strtoull(budget, NULL, 10) : 0;
+    a.rule_room = o.itemsets_only ? 0 : rule_room(out.budget ? out.budget : SPM_MINE_SORT_BUDGET);
     if ((rc = spm_apriori_args_encode(&a, &bytes, &len)) != 0)
         goto out;
     void *result = NULL;
@@ -405,8 +425,6 @@ static int mine_main(int argc, char **argv)
     out.ntrans = a.ntrans;
     out.minsup = a.minsup;
     out.names = o.names ? r : NULL;
-    const char *budget = getenv("SPM_MINE_SORT_BUDGET"); /* bytes, all sorts (docs/MINING.md) */
-    out.budget = budget ? (size_t)strtoull(budget, NULL, 10) : 0;
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
     spm_session_release(s); /* an embedded VM stops while the output is written */

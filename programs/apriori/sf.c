@@ -713,8 +713,19 @@ static void find_rules_commit(spm_sf_t *sf, const spm_result_t *r)
     uint32_t n;
     if (spm_apriori_check(sf, r) != 0 || !rs)
         return;
-    if (r->kind == SPM_RESULT_SI && r->tag < rs->job->nrules && spm_get_u32(&c, &n) == 0)
-        rs->job->rule_n[r->tag] = n;
+    spm_apriori_job_t *job = rs->job;
+    if (r->kind == SPM_RESULT_SI && r->tag < job->nrules && spm_get_u32(&c, &n) == 0) {
+        job->rule_n[r->tag] = n;
+        job->rule_bytes += rules_size(n, job->rule_k[r->tag]);
+    }
+    if (job->a.rule_room && job->rule_bytes > job->a.rule_room) {
+        spm_sf_fail(sf, SPM_EFULL,
+                    "apriori: the rules found so far pass the %.0f MB the client has room for "
+                    "to sort them (half the free space of its TMPDIR); ask for fewer (a higher "
+                    "--min-confidence or --min-support, --max-consequent 1)",
+                    (double)job->a.rule_room / 1e6);
+        return;
+    }
     int rc = rs->done ? 0 : rules_issue(sf, rs, 1);
     if (rc < 0)
         spm_sf_fail(sf, rc, "apriori: find_rules: %s", spm_strerror(rc));

@@ -62,7 +62,8 @@ typedef struct {
     uint32_t *rule_n; /* its rules, from its reply (UINT32_MAX: not heard) */
     uint32_t *rule_k; /* the length of its sets X u Y */
     uint32_t nrules, caprules;
-    spm_sdb_t *classes; /* depth first, itemsets only: blocks in item order */
+    uint64_t rule_bytes; /* encoded bytes of the rules replied so far */
+    spm_sdb_t *classes;  /* depth first, itemsets only: blocks in item order */
     uint32_t nclasses;
     int stage;     /* initial or a gen_frequentSet is running */
     uint32_t live; /* children of the root not yet finished */
