@@ -1069,6 +1069,11 @@ int spm_session_cancel(spm_session_t *s, uint64_t job)
     return ask_ack(s, &env, what);
 }
 
+const char *spm_session_rundir(const spm_session_t *s)
+{
+    return s->rundir;
+}
+
 int spm_session_interrupted(void)
 {
     return interrupted != 0;

@@ -109,6 +109,11 @@ int spm_run_opts_bar(const spm_run_opts_t *o);
     SPM_EADDRINUSE, SPM_ESYS, SPM_EINVAL (detail set). */
 int spm_session_open(const spm_run_opts_t *o, spm_session_t **out);
 
+/*  The directory of an embedded VM, which holds its store and node cache
+    (what the VM keeps takes space there), or NULL when S is connected to
+    a running VM. */
+const char *spm_session_rundir(const spm_session_t *s);
+
 /*  Stores a new SDB of TYPE with LEN bytes (copied) in the VM as version
     1: on a cluster, on as many nodes as the VM keeps replicas of (pushed
     to their data agents straight from here; the center only names them);

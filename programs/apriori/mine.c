@@ -61,8 +61,8 @@ static const char usage[] =
     "the job report goes to stdout, so the rules need -o FILE.\n"
     "\n"
     "Results past 32 MiB are sorted through temporary files in $TMPDIR (else\n"
-    "/tmp); a job whose rules pass half the space free there stops as soon as\n"
-    "it has found them, saying so.\n"
+    "/tmp). A job whose rules would not fit there (nor, with an embedded VM, in\n"
+    "its store under /tmp) stops as soon as it has found that many, saying so.\n"
     "\n"
     "Run options:\n";
 
@@ -361,17 +361,23 @@ static int session_get(void *s, spm_sdb_t id, void **data, size_t *len)
     255 blocks: depth first then reaches 1.27M transactions by default. */
 #define DEFAULT_BLOCK 5000
 
-/*  Bytes of rule records the job may find: what the sorts hold in memory
-    (BUDGET) and half the space free where they spill (the rules may be
-    sorted twice, and the output may share the disk), so that a request for
-    billions of rules fails as soon as it has found more, in one line,
-    instead of filling the disk first. SPM_MINE_ROOM (bytes) sets the free
-    space instead: a test hook (docs/MINING.md). */
-static uint64_t rule_room(size_t budget)
+/*  Bytes of rule records the job of session S may find, so that a request
+    for billions of rules fails as soon as it has found more, in one line,
+    instead of filling a disk first: what the sorts hold in memory (BUDGET)
+    and half the space free where they spill (the rules may be sorted twice,
+    and the output may share the disk); with an embedded VM, whose store
+    holds them twice more (the blocks found, then gathered) and is in its
+    run directory, a quarter of the space free there or in $TMPDIR,
+    whichever is less. SPM_MINE_ROOM (bytes) stands in for the free space
+    of both: a test hook (docs/MINING.md). */
+static uint64_t rule_room(const spm_session_t *s, size_t budget)
 {
-    const char *room = getenv("SPM_MINE_ROOM");
+    const char *room = getenv("SPM_MINE_ROOM"), *vm = spm_session_rundir(s);
     uint64_t spare = room ? strtoull(room, NULL, 10) : spm_extsort_room(NULL);
-    return budget + spare / 2;
+    if (!vm)
+        return budget + spare / 2;
+    uint64_t kept = room ? spare : spm_extsort_room(vm);
+    return budget + (kept < spare ? kept : spare) / 4;
 }
 
 static int mine_main(int argc, char **argv)
@@ -412,7 +418,8 @@ static int mine_main(int argc, char **argv)
     a.minsup = min_count(&o, a.ntrans);
     const char *budget = getenv("SPM_MINE_SORT_BUDGET"); /* bytes, all sorts (docs/MINING.md) */
     out.budget = budget ? (size_t)strtoull(budget, NULL, 10) : 0;
-    a.rule_room = o.itemsets_only ? 0 : rule_room(out.budget ? out.budget : SPM_MINE_SORT_BUDGET);
+    a.rule_room =
+        o.itemsets_only ? 0 : rule_room(s, out.budget ? out.budget : SPM_MINE_SORT_BUDGET);
     if ((rc = spm_apriori_args_encode(&a, &bytes, &len)) != 0)
         goto out;
     void *result = NULL;

@@ -721,8 +721,8 @@ static void find_rules_commit(spm_sf_t *sf, const spm_result_t *r)
     if (job->a.rule_room && job->rule_bytes > job->a.rule_room) {
         spm_sf_fail(sf, SPM_EFULL,
                     "apriori: the rules found so far pass the %.0f MB the client has room for "
-                    "to sort them (half the free space of its TMPDIR); ask for fewer (a higher "
-                    "--min-confidence or --min-support, --max-consequent 1)",
+                    "on its disks; ask for fewer (a higher --min-confidence or --min-support, "
+                    "--max-consequent 1)",
                     (double)job->a.rule_room / 1e6);
         return;
     }

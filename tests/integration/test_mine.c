@@ -935,8 +935,8 @@ END_TEST
     dense set at 10% has so many rules that the command, after 143 s of
     finding them, ran /tmp (76 GB free) out of space sorting them, 273 s
     in. The job now stops as soon as the rules it has found pass what the
-    client has room for (its sort budget and half the space free in
-    TMPDIR), in one line that suggests fewer, and writes nothing; a job
+    client has room for (its sort budget and a quarter of the space free in
+    TMPDIR, with an embedded VM), in one line that suggests fewer, and writes nothing; a job
     whose rules fit the same room writes what it writes with room to spare.
     TMPDIR is a 4 MB tmpfs where this test may mount one; elsewhere
     SPM_MINE_ROOM stands in for its free space. */
