@@ -50,8 +50,8 @@ int spm_apriori_args_decode(const void *data, size_t len, spm_apriori_args_t *a)
         spm_get_u32(&c, &a->join_cap) || spm_get_u32(&c, &a->nstaged) ||
         get_ids(&c, a->nstaged, &a->staged) ||
         /* absent from the arguments a journal kept before it was added */
-        (spm_cursor_left(&c) > 0 && spm_get_u64(&c, &a->rule_room)) ||
-        spm_cursor_left(&c) != 0 || a->minsup == 0 || a->block == 0 || a->join_cap == 0 ||
+        (spm_cursor_left(&c) > 0 && spm_get_u64(&c, &a->rule_room)) || spm_cursor_left(&c) != 0 ||
+        a->minsup == 0 || a->block == 0 || a->join_cap == 0 ||
         (a->flags & ~SPM_APRIORI_ITEMSETS_ONLY) || a->algorithm > SPM_APRIORI_ECLAT ||
         !(a->minconf >= 0 && a->minconf <= 1)) {
         spm_apriori_args_free(a);
