@@ -57,9 +57,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "spm: unknown command '%s' (see 'spm --help')\n", argv[1]);
         return 2;
     }
-    char name[64];
-    snprintf(name, sizeof name, "spm %s", cmd->name);
-    argv[1] = name;
-    spm_proc_name(cmd->name);
-    return cmd->main(argc - 1, argv + 1);
+    return spm_proc_run(cmd, argc - 1, argv + 1);
 }

@@ -79,6 +79,15 @@ void spm_proc_name(const char *command)
     prctl(PR_SET_NAME, name);
 }
 
+int spm_proc_run(const spm_command_t *cmd, int argc, char **argv)
+{
+    char name[64];
+    snprintf(name, sizeof name, "spm %s", cmd->name);
+    argv[0] = name;
+    spm_proc_name(cmd->name);
+    return cmd->main(argc, argv);
+}
+
 /*  The number of threads of this process, from /proc (0 if unknown). */
 static long thread_count(void)
 {
@@ -124,21 +133,17 @@ pid_t spm_proc_fork(char *const argv[])
         return spm_proc_spawn(argv);
     pid_t pid = fork_child();
     if (pid == 0) {
-        spm_proc_name(cmd->name);
         close_exec_fds();
         int argc = 0;
         while (argv[argc])
             argc++;
         optind = 0; /* glibc: getopt starts afresh */
-        /* As main() does: argv[0] is "spm NAME". exit() flushes stdio;
-           this process registered no atexit handler of its own. */
-        char name[64], *args[argc];
-        snprintf(name, sizeof name, "spm %s", cmd->name);
-        args[0] = name;
-        for (int i = 1; i < argc; i++)
-            args[i] = argv[i + 1];
-        args[argc - 1] = NULL;
-        exit(cmd->main(argc - 1, args));
+        /* As main() does, without "spm". exit() flushes stdio; this
+           process registered no atexit handler of its own. */
+        char *args[argc];
+        for (int i = 1; i <= argc; i++)
+            args[i - 1] = argv[i];
+        exit(spm_proc_run(cmd, argc - 1, args));
     }
     return pid;
 }

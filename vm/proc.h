@@ -19,6 +19,8 @@
 #ifndef SPM_PROC_H_INCLUDED
 #define SPM_PROC_H_INCLUDED
 
+#include "vm/cli.h"
+
 #include <sys/types.h>
 
 /*  Starts this binary with ARGV (NULL-terminated; argv[0] is the program
@@ -36,6 +38,11 @@ pid_t spm_proc_fork(char *const argv[]);
 
 /*  Names this process "spm COMMAND" (the kernel keeps 15 characters). */
 void spm_proc_name(const char *command);
+
+/*  Runs command CMD in this process as `spm NAME ARGS`: ARGV[0] (replaced
+    by "spm NAME", as the command's usage lines say) and its ARGC - 1
+    arguments; names the process. Returns what the command's main does. */
+int spm_proc_run(const spm_command_t *cmd, int argc, char **argv);
 
 /*  Sends SIGTERM to PID, waits up to TIMEOUT_MS for it to exit, then sends
     SIGKILL and reaps it. Returns its wait status. */
