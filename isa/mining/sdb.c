@@ -371,6 +371,9 @@ void spm_mining_items_free(spm_mining_items_t *b)
 int spm_mining_trans_encode(const spm_mining_trans_t *b, void **data, size_t *len)
 {
     spm_buf_t buf = {0};
+    /* its exact size at once: no copy as it grows (staging T25I10D100K
+       reallocated each block's bytes 12 times) */
+    spm_buf_reserve(&buf, 16 + (size_t)b->n * 8 + (b->n ? (size_t)b->off[b->n] * 4 : 0));
     spm_buf_put_u32(&buf, MAGIC_TRANS);
     spm_buf_put_u32(&buf, b->normalized);
     spm_buf_put_u32(&buf, b->n);
