@@ -530,16 +530,36 @@ static void count_pairs(miner_t *m, const spm_mining_trans_t *t, size_t nt)
     uint64_t cells = (uint64_t)(m->hi - m->lo) * (m->f1 - m->lo);
     if (cells == 0 || cells * 8 > MAX_PAIRS_BYTES || !(m->pairs = calloc(cells, 8)))
         return;
+    uint32_t lo = m->lo;
     for (size_t q = 0; q < nt; q++)
         for (uint32_t i = 0; i < t[q].n; i++) {
-            const uint32_t *it = t[q].items + t[q].off[i], n = t[q].off[i + 1] - t[q].off[i];
+            const uint32_t *it = t[q].items + t[q].off[i], *end = t[q].items + t[q].off[i + 1];
             uint64_t w = t[q].weight[i];
-            for (uint32_t x = 0; x < n && it[x] < m->hi; x++) {
-                if (it[x] < m->lo)
-                    continue;
-                uint64_t *row = pair_row(m, it[x]);
-                for (uint32_t y = x + 1; y < n; y++)
-                    row[it[y] - m->lo] += w;
+            while (it < end && *it < lo)
+                it++;
+            /* Four partners at a time: the exit of a loop over a varying
+               number of partners is mispredicted, and is now taken a
+               quarter as often (T25I10D100K at 0.6%: count_pairs 34.5 ->
+               27.5 ms CPU over its 8 classes, medians of 5). */
+            for (; it < end && *it < m->hi; it++) {
+                uint64_t *row = pair_row(m, *it);
+                const uint32_t *y = it + 1;
+                for (; y + 4 <= end; y += 4) {
+                    row[y[0] - lo] += w;
+                    row[y[1] - lo] += w;
+                    row[y[2] - lo] += w;
+                    row[y[3] - lo] += w;
+                }
+                switch (end - y) {
+                case 3:
+                    row[y[2] - lo] += w;
+                    /* fall through */
+                case 2:
+                    row[y[1] - lo] += w;
+                    /* fall through */
+                case 1:
+                    row[y[0] - lo] += w;
+                }
             }
         }
 }
@@ -565,6 +585,72 @@ static uint64_t need_rows(miner_t *m)
         if (m->row[j] != NO_ROW)
             m->row[j] = (uint32_t)n++;
     return n;
+}
+
+/*  Tids filled at once: the bits of GROUP_WORDS words of every row (a
+    cache line each) are set in a small table, then ORed into the rows.
+    Set in place, a transaction's items go to rows a page or more apart,
+    a TLB miss each: all 784 rows of T25I10D100K at 0.6% (12.5 KB each)
+    took 10 ms to fill, 4 ms on huge pages. Filling the classes' rows
+    there, 2 IEUs: 19.2 -> 15.2 ms CPU over 8 classes. */
+#define GROUP_WORDS 8
+
+/*  ORs the table ACC (ROWS x GROUP_WORDS, the words of group G) into the
+    bitsets, and clears it. */
+static void fill_flush(miner_t *m, uint64_t *acc, uint64_t rows, uint64_t g)
+{
+    uint64_t from = g * GROUP_WORDS, n = m->nwords - from;
+    n = n < GROUP_WORDS ? n : GROUP_WORDS;
+    for (uint64_t r = 0; r < rows; r++) {
+        uint64_t *dst = m->bits + r * m->nwords + from, *src = acc + r * GROUP_WORDS;
+        for (uint64_t w = 0; w < n; w++)
+            dst[w] |= src[w];
+    }
+    memset(acc, 0, rows * GROUP_WORDS * 8);
+}
+
+/*  Sets the bits of the class's ITEMS rows, and the weights' planes, over
+    the transactions of T[0..NT), NHEAVY of them heavy: tids in two passes,
+    the heavy transactions' then the others', each in increasing order.
+    An item without a row sets a scratch row of the table, so that each
+    item is one store with no branch. */
+static int fill(miner_t *m, const spm_mining_trans_t *t, size_t nt, uint64_t items, uint64_t nheavy)
+{
+    uint64_t *acc = calloc((items + 1) * GROUP_WORDS, 8);
+    uint32_t *at = malloc(((size_t)m->f1 + 1) * 4);
+    if (!acc || !at) {
+        free(acc);
+        free(at);
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    }
+    for (uint32_t j = 0; j < m->f1; j++)
+        at[j] = (uint32_t)((m->row[j] != NO_ROW ? m->row[j] : items) * GROUP_WORDS);
+    for (int pass = 1; pass >= 0; pass--) {
+        uint64_t tid = pass ? 0 : nheavy, g = tid / 64 / GROUP_WORDS;
+        for (size_t q = 0; q < nt; q++)
+            for (uint32_t i = 0; i < t[q].n; i++) {
+                uint32_t w1 = t[q].weight[i] - 1;
+                if ((w1 > 0) != pass)
+                    continue;
+                if (tid / 64 / GROUP_WORDS != g) {
+                    fill_flush(m, acc, items, g);
+                    g = tid / 64 / GROUP_WORDS;
+                }
+                for (uint32_t p = 0; p < m->nplanes; p++)
+                    if (w1 >> p & 1)
+                        m->plane[tid / 64 * m->npad + p] |= 1ull << (tid % 64);
+                /* The items of the class are the tail (items increase). */
+                uint64_t *col = acc + tid / 64 % GROUP_WORDS, bit = 1ull << (tid % 64);
+                for (uint32_t b = t[q].off[i], j = t[q].off[i + 1];
+                     j > b && t[q].items[j - 1] >= m->lo; j--)
+                    col[at[t[q].items[j - 1]]] |= bit;
+                tid++;
+            }
+        fill_flush(m, acc, items, g);
+    }
+    free(acc);
+    free(at);
+    return 0;
 }
 
 /*  Builds the bitsets the class needs over the transactions of operands
@@ -636,21 +722,8 @@ static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
         if (!m->bits || !m->plane || !m->sidx || !m->sw || !m->prefix)
             rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     }
-    uint64_t heavy = 0, light = nheavy;
-    for (size_t q = 0; q < nt && rc == 0; q++)
-        for (uint32_t i = 0; i < t[q].n && rc == 0; i++) {
-            uint32_t w1 = t[q].weight[i] - 1;
-            uint64_t tid = w1 > 0 ? heavy++ : light++;
-            for (uint32_t p = 0; p < m->nplanes; p++)
-                if (w1 >> p & 1)
-                    m->plane[tid / 64 * m->npad + p] |= 1ull << (tid % 64);
-            /* The items of the class are the tail (items increase). */
-            for (uint32_t b = t[q].off[i], j = t[q].off[i + 1]; j > b && t[q].items[j - 1] >= m->lo;
-                 j--)
-                if (m->row[t[q].items[j - 1]] != NO_ROW)
-                    m->bits[(size_t)m->row[t[q].items[j - 1]] * m->nwords + tid / 64] |=
-                        1ull << (tid % 64);
-        }
+    if (rc == 0)
+        rc = fill(m, t, nt, items, nheavy);
 done:
     for (size_t q = 0; t && q < nt; q++)
         spm_mining_trans_free(&t[q]);
