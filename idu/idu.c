@@ -67,6 +67,13 @@ void spm_idu_si_free(si_t *si)
     free(si);
 }
 
+/*  Frees SI, which will never commit: its job ended. */
+static void si_drop(spm_idu_t *self, si_t *si)
+{
+    spm_sb_drop(self, si);
+    spm_idu_si_free(si);
+}
+
 static void sf_free(spm_sf_t *sf)
 {
     for (si_t *si = sf->ready_head, *next; si; si = next) {
@@ -460,7 +467,7 @@ static int serve_one(spm_idu_t *self, uint32_t i)
         return self->speculate && speculate(self, i);
     if (si->job->state != 0) { /* its job failed: drop it */
         si->state = SI_DONE;
-        spm_idu_si_free(si);
+        si_drop(self, si);
         return 1;
     }
     si->state = SI_ISSUED;
@@ -586,7 +593,7 @@ static void job_end(job_t *job, int state)
         ring_remove(self, sf);
         feeder_remove(self, sf);
         while (sf->ready_head)
-            spm_idu_si_free(pop_ready(self, sf, 0));
+            si_drop(self, pop_ready(self, sf, 0));
     }
     if (spm_grow(&self->notify, self->nnotify, &self->capnotify, sizeof *self->notify, 8) != 0) {
         self->job_done(self->arg, job->id); /* report now rather than never */
@@ -867,7 +874,7 @@ static void reissue(spm_idu_t *self, si_t *si)
     si->spec_ieu = -1;
     si->job->reissued++;
     if (si->job->state != 0) {
-        spm_idu_si_free(si);
+        si_drop(self, si);
         return;
     }
     spm_idu_make_ready(self, si, 1);
@@ -993,7 +1000,7 @@ const spm_idu_si_t *spm_idu_lookup(spm_idu_t *self, uint32_t ieu, uint64_t id, u
             spm_hmap_remove(self->issued, id);
             if (self->ieus[ieu].held)
                 self->ieus[ieu].held--;
-            spm_idu_si_free(si);
+            si_drop(self, si);
         }
         return NULL;
     }
@@ -1105,7 +1112,7 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
             spm_hmap_remove(self->issued, id);
             job_fail(job, c->status, "%s failed on IEU %u: %s", name, ieu,
                      c->error && *c->error ? c->error : spm_strerror(c->status));
-            spm_idu_si_free(si);
+            si_drop(self, si);
         }
         notify(self);
         return;
@@ -1238,7 +1245,7 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
         spm_hmap_remove(self->issued, mine[i]->pub.id);
         if (mine[i]->ieu >= 0 && self->ieus[mine[i]->ieu].held)
             self->ieus[mine[i]->ieu].held--;
-        spm_idu_si_free(mine[i]);
+        si_drop(self, mine[i]);
     }
     free(mine);
     spm_hmap_remove(self->jobs, id);

@@ -209,6 +209,9 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n);
 /*  Marks the versions SI wrote committed; waiters whose last dependence this
     was are passed to spm_idu_make_ready. */
 void spm_sb_commit(spm_idu_t *self, si_t *si);
+/*  SI will never commit (its job ended): the versions it was to read no
+    longer count it as a reader, so that a client's put it read can go. */
+void spm_sb_drop(spm_idu_t *self, si_t *si);
 /*  Issues a merge SI for SDB's open ACC group, owned by SF. Returns 0 or SPM_E*. */
 int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *sdb);
 int spm_sb_wait_push(waitlist_t *w, si_t *si);

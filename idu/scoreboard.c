@@ -278,6 +278,18 @@ static void drop_partial(spm_idu_t *self, sdb_t *p)
     free(p);
 }
 
+void spm_sb_drop(spm_idu_t *self, si_t *si)
+{
+    for (size_t i = 0; si->sdbs && i < si->pub.nops; i++) {
+        spm_idu_op_t *o = &si->ops[i];
+        if (!si->sdbs[i] || (o->mode != SPM_R && !(o->mode == SPM_RW && o->in_version)))
+            continue;
+        readers_dec(si->sdbs[i], o->mode == SPM_R ? o->version : o->in_version);
+        if (!si->sdbs[i]->hidden)
+            collect(self, si->sdbs[i]);
+    }
+}
+
 void spm_sb_commit(spm_idu_t *self, si_t *si)
 {
     for (size_t i = 0; i < si->pub.nops; i++) {
