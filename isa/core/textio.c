@@ -126,6 +126,41 @@ int spm_lines_next(spm_lines_t *r, char **line, size_t *len, int *truncated)
     return 1;
 }
 
+int spm_lines_chunk(spm_lines_t *r, size_t maxlines, size_t maxbytes, const char **data,
+                    size_t *len, size_t *lines)
+{
+    size_t scanned = 0, n = 0; /* bytes after start that hold N whole lines */
+    for (;;) {
+        const char *nl;
+        while (n < maxlines && scanned < maxbytes &&
+               (nl = memchr(r->buf + r->start + scanned, '\n', r->end - r->start - scanned))) {
+            scanned = (size_t)(nl - (r->buf + r->start)) + 1;
+            n++;
+        }
+        if (n == maxlines || scanned >= maxbytes || r->eof)
+            break;
+        if (r->end - r->start - scanned > MAX_LINE) {
+            r->lineno += n + 1;
+            return spm_lines_error(r, SPM_EFORMAT, "line longer than %u bytes", MAX_LINE);
+        }
+        int rc = fill(r);
+        if (rc != 0)
+            return rc;
+    }
+    if (n == 0 && r->start == r->end)
+        return 0;
+    if (n == 0) {
+        r->lineno++;
+        return spm_lines_error(r, SPM_EFORMAT, "last line has no line end (truncated file?)");
+    }
+    *data = r->buf + r->start;
+    *len = scanned;
+    *lines = n;
+    r->start += scanned;
+    r->lineno += n;
+    return 1;
+}
+
 unsigned long spm_lines_lineno(const spm_lines_t *r)
 {
     return r->lineno;

@@ -35,6 +35,18 @@ spm_lines_t *spm_lines_open(const char *path);
     newline (may be NULL). */
 int spm_lines_next(spm_lines_t *r, char **line, size_t *len, int *truncated);
 
+/*  Reads whole lines as they are in the file, line ends included: up to
+    MAXLINES, and no more once they reach MAXBYTES (at least one), into
+    *DATA (*LEN bytes, followed by SPM_LINES_PAD readable bytes; valid
+    until the next call) and their count into *LINES. Nothing is checked
+    but the lines' lengths: a client cuts a file into blocks with it,
+    which the VM parses. Returns 1, 0 at end of file, or SPM_EIO /
+    SPM_EFORMAT (a line over 64 MiB, a last line without a line end) with
+    the detail naming file and line. Not to be mixed with spm_lines_next
+    on one reader. */
+int spm_lines_chunk(spm_lines_t *r, size_t maxlines, size_t maxbytes, const char **data,
+                    size_t *len, size_t *lines);
+
 /*  Line number of the last line returned (1-based). */
 unsigned long spm_lines_lineno(const spm_lines_t *r);
 

@@ -9,8 +9,12 @@
     Operands, in order, for each opcode (R read, W write, RW update, ACC
     accumulate with the type's merge):
 
-      LoadDataBlock          staged R, raw W;  params: u32 s (most transactions)
-                             normalizes a staged block: items sorted, duplicates dropped
+      LoadDataBlock          staged R, raw W;  params: u32 s (most transactions);
+                             reply: u32 transactions, u32 items, u32 domain
+                             parses a staged text block (lines of a FIMI file) or
+                             reads a staged transaction block, and normalizes it:
+                             items sorted, duplicates dropped; domain is one more
+                             than its largest item (0: none)
       CountItemSupport       raw[0..r) R, items[0..P) ACC;  params: u32 P, u32 width
                              (one or more raw blocks per SI)
                              partition p holds items [p*width, (p+1)*width)

@@ -8,6 +8,7 @@
 */
 #include "isa/mining/sdb.h"
 #include "isa/core/codec.h"
+#include "isa/mining/fimi.h"
 #include "vm/spm.h"
 
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #define MAGIC_FSETS 0x4d465354u /* "MFST" */
 #define MAGIC_RULES 0x4d52554cu /* "MRUL" */
 #define MAGIC_ISETS 0x4d495354u /* "MIST" */
+#define MAGIC_TEXT 0x4d545854u  /* "MTXT" */
 
 static const uint32_t set_magic[] = {MAGIC_JOIN, MAGIC_CANDS, MAGIC_FSETS};
 static const char *const set_name[] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
@@ -103,15 +105,25 @@ static void put_u64s(spm_buf_t *b, const uint64_t *a, size_t n)
         spm_buf_put_u64(b, a[i]);
 }
 
-/*  1 when the N items at A are strictly increasing. No branch per item:
-    a block of valid transactions is checked whole (it was most of the
-    time of decoding one). */
+/*  1 when the N items at A are strictly increasing: four pairs at a time
+    and no branch on the pairs, since it is most of the time of decoding a
+    block (T25I10D100K at 0.6%, every block of transactions decoded: 9% of
+    the job's CPU item by item, a quarter of that four at a time). */
 static int increasing(const uint32_t *a, size_t n)
 {
-    unsigned bad = 0;
-    for (size_t i = 1; i < n; i++)
-        bad |= a[i - 1] >= a[i];
-    return !bad;
+    typedef uint32_t v4_t __attribute__((vector_size(16)));
+    v4_t bad = {0};
+    size_t i = 1;
+    for (; i + 4 <= n; i += 4) {
+        v4_t x, y;
+        memcpy(&x, a + i - 1, sizeof x);
+        memcpy(&y, a + i, sizeof y);
+        bad |= (v4_t)(x >= y);
+    }
+    uint32_t b = bad[0] | bad[1] | bad[2] | bad[3];
+    for (; i < n; i++)
+        b |= a[i - 1] >= a[i];
+    return !b;
 }
 
 /* ------------------------------------------------------ front-coded groups */
@@ -452,6 +464,60 @@ void spm_mining_trans_free(spm_mining_trans_t *b)
     free(b->weight);
     free(b->items);
     memset(b, 0, sizeof *b);
+}
+
+/*  A text block: u32 magic, u32 nlines, u64 first, u32 namelen, u32 len,
+    the name, the text, then SPM_MINING_FIMI_PAD zero bytes. */
+#define TEXT_HEAD 24
+
+int spm_mining_text_encode(const spm_mining_text_t *b, void **data, size_t *len)
+{
+    if (b->len > SPM_MINING_MAX_TEXT)
+        return spm_error(SPM_ERANGE, "%s: %zu bytes of text, over %u", SPM_MINING_TEXT, b->len,
+                         SPM_MINING_MAX_TEXT);
+    size_t n = TEXT_HEAD + b->namelen + b->len + SPM_MINING_FIMI_PAD;
+    unsigned char *d = malloc(n);
+    if (!d)
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_TEXT);
+    spm_put_le32(d, MAGIC_TEXT);
+    spm_put_le32(d + 4, b->nlines);
+    spm_put_le64(d + 8, b->first);
+    spm_put_le32(d + 16, b->namelen);
+    spm_put_le32(d + 20, (uint32_t)b->len);
+    memcpy(d + TEXT_HEAD, b->name, b->namelen);
+    memcpy(d + TEXT_HEAD + b->namelen, b->text, b->len);
+    memset(d + n - SPM_MINING_FIMI_PAD, 0, SPM_MINING_FIMI_PAD);
+    *data = d;
+    *len = n;
+    return 0;
+}
+
+int spm_mining_text_is(const void *data, size_t len)
+{
+    return len >= 4 && spm_le32(data) == MAGIC_TEXT;
+}
+
+int spm_mining_text_view(const void *data, size_t len, spm_mining_text_t *b)
+{
+    const unsigned char *d = data;
+    memset(b, 0, sizeof *b);
+    if (len < TEXT_HEAD + SPM_MINING_FIMI_PAD || spm_le32(d) != MAGIC_TEXT)
+        return spm_error(SPM_EFORMAT, "%s: bad magic or truncated block", SPM_MINING_TEXT);
+    b->nlines = spm_le32(d + 4);
+    b->first = spm_le64(d + 8);
+    b->namelen = spm_le32(d + 16);
+    b->len = spm_le32(d + 20);
+    const unsigned char *pad = d + len - SPM_MINING_FIMI_PAD;
+    if (b->len > SPM_MINING_MAX_TEXT || b->namelen > 4096 ||
+        len != TEXT_HEAD + (size_t)b->namelen + b->len + SPM_MINING_FIMI_PAD ||
+        (b->len > 0) != (b->nlines > 0) || b->nlines > b->len || b->first == 0 ||
+        b->first > UINT64_MAX - b->nlines || memcmp(pad, "\0\0\0\0\0\0\0\0", 8) != 0)
+        return spm_error(SPM_EFORMAT, "%s: malformed block", SPM_MINING_TEXT);
+    b->name = (const char *)d + TEXT_HEAD;
+    b->text = b->name + b->namelen;
+    if (b->len > 0 && b->text[b->len - 1] != '\n')
+        return spm_error(SPM_EFORMAT, "%s: text does not end in a line end", SPM_MINING_TEXT);
+    return 0;
 }
 
 /* --------------------------------------- BlockOfJoinResult, Candidates, Frequent */
@@ -885,6 +951,12 @@ static int validate_items(const void *data, size_t len)
     return rc;
 }
 
+static int validate_text(const void *data, size_t len)
+{
+    spm_mining_text_t b;
+    return spm_mining_text_view(data, len, &b);
+}
+
 static int validate_trans(const void *data, size_t len)
 {
     spm_mining_trans_t b;
@@ -1035,6 +1107,7 @@ static void summary(const char *type, const void *data, size_t len, char *buf, s
     }
 SUMMARY(summary_items, SPM_MINING_ITEMS)
 SUMMARY(summary_trans, SPM_MINING_TRANS)
+SUMMARY(summary_text, SPM_MINING_TEXT)
 SUMMARY(summary_join, SPM_MINING_JOIN)
 SUMMARY(summary_cands, SPM_MINING_CANDS)
 SUMMARY(summary_fsets, SPM_MINING_FSETS)
@@ -1046,6 +1119,7 @@ SPM_CONSTRUCTOR(mining_sdb)
     static const spm_sdb_type_t types[] = {
         {SPM_MINING_ITEMS, validate_items, merge_items, summary_items},
         {SPM_MINING_TRANS, validate_trans, NULL, summary_trans},
+        {SPM_MINING_TEXT, validate_text, NULL, summary_text},
         {SPM_MINING_JOIN, validate_join, NULL, summary_join},
         {SPM_MINING_CANDS, validate_cands, merge_cands, summary_cands},
         {SPM_MINING_FSETS, validate_fsets, NULL, summary_fsets},

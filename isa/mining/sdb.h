@@ -11,8 +11,10 @@
         BlockOfFrequentSet  mining.frequent      frequent k-itemsets with support counts
         BlockOfRules        mining.rules         rules X => Y with the supports of X u Y and X
 
-    and one type of the depth-first miner (not in the dissertation):
+    and two types not in the dissertation, the client's staged text and
+    the depth-first miner's output:
 
+        BlockOfText         mining.text          lines of a FIMI file, as staged
         BlockOfItemsets     mining.itemsets      frequent itemsets of several lengths
     @discuss
     Every block starts with a 32-bit magic naming its type, then fixed-width
@@ -29,9 +31,11 @@
     the original item numbers, so every sorted block stays sorted when the
     client maps ranks back.
 
-    The transaction block is written raw by the client (items as read,
-    possibly unsorted and repeated: normalized = 0) and normalized by
-    LoadDataBlock (sorted, distinct: normalized = 1).
+    A client stages a FIMI file as text blocks, which LoadDataBlock parses
+    (so the IEUs parse a file in parallel, not the client alone), and a
+    file of named items as transaction blocks written raw (items as
+    numbered, possibly unsorted and repeated: normalized = 0), which
+    LoadDataBlock normalizes (sorted, distinct: normalized = 1).
     @end
     =========================================================================
 */
@@ -43,6 +47,7 @@
 
 #define SPM_MINING_ITEMS "mining.items"
 #define SPM_MINING_TRANS "mining.transactions"
+#define SPM_MINING_TEXT "mining.text"
 #define SPM_MINING_JOIN "mining.join"
 #define SPM_MINING_CANDS "mining.candidates"
 #define SPM_MINING_FSETS "mining.frequent"
@@ -83,6 +88,35 @@ typedef struct {
 int spm_mining_trans_encode(const spm_mining_trans_t *b, void **data, size_t *len);
 int spm_mining_trans_decode(const void *data, size_t len, spm_mining_trans_t *b);
 void spm_mining_trans_free(spm_mining_trans_t *b);
+
+/* ------------------------------------------------------------- BlockOfText */
+
+/*  Most bytes of text in one block (a line may be up to 64 MiB). */
+#define SPM_MINING_MAX_TEXT (128u << 20)
+
+/*  NLINES whole lines of a FIMI file, each ending in '\n', the first of
+    them line FIRST of the file NAME (for messages). A view: the pointers
+    point into the block's bytes, where the text is followed by
+    SPM_MINING_FIMI_PAD zero bytes (isa/mining/fimi.h), and NAME is not
+    NUL-terminated. */
+typedef struct {
+    uint64_t first;   /* 1-based line number of the first line */
+    uint32_t nlines;  /* lines in text */
+    uint32_t namelen; /* bytes of name */
+    const char *name; /* the file's name as the client gave it */
+    const char *text; /* the lines */
+    size_t len;       /* bytes of text */
+} spm_mining_text_t;
+
+/*  Encodes B into *DATA (malloc'd, caller frees) and *LEN. Returns 0,
+    SPM_ERANGE (text over SPM_MINING_MAX_TEXT) or SPM_ENOMEM. */
+int spm_mining_text_encode(const spm_mining_text_t *b, void **data, size_t *len);
+/*  Views the LEN bytes at DATA as *B (no copy). Checks the framing only:
+    that the text ends in a line end and holds NLINES of them is the
+    parser's to check. Returns 0 or SPM_EFORMAT (detail set). */
+int spm_mining_text_view(const void *data, size_t len, spm_mining_text_t *b);
+/*  1 when the LEN bytes at DATA start as a text block does (its magic). */
+int spm_mining_text_is(const void *data, size_t len);
 
 /* --------------------------------------- BlockOfJoinResult, Candidates, Frequent */
 

@@ -10,6 +10,7 @@
 */
 #include "isa/core/codec.h"
 #include "isa/core/keysort.h"
+#include "isa/mining/fimi.h"
 #include "isa/mining/isa.h"
 
 #include <stdlib.h>
@@ -129,6 +130,23 @@ static int reply_trans(spm_si_ctx_t *ctx, const spm_mining_trans_t *t)
     return spm_mining_reply_u32(ctx, r, 2);
 }
 
+/*  The staged block of operand 0, a text block parsed or a transaction
+    block decoded, into *T. */
+static int staged_trans(spm_si_ctx_t *ctx, spm_mining_trans_t *t)
+{
+    const void *d;
+    size_t l;
+    spm_mining_text_t x;
+    int rc = spm_si_input(ctx, 0, &d, &l);
+    if (rc != 0)
+        return spm_error(rc, "operand 0 is not readable");
+    if (!spm_mining_text_is(d, l))
+        return spm_mining_trans_decode(d, l, t);
+    if ((rc = spm_mining_text_view(d, l, &x)) != 0)
+        return rc;
+    return spm_mining_fimi_parse(&x, t);
+}
+
 /*  LoadDataBlock (staged R, raw W; u32 s). */
 static int load(spm_si_ctx_t *ctx)
 {
@@ -137,7 +155,7 @@ static int load(spm_si_ctx_t *ctx)
     spm_mining_trans_t t;
     if (spm_get_u32(&p, &s) != 0)
         return spm_error(SPM_EINVAL, "%s: missing parameter s", SPM_MINING_LOAD);
-    int rc = spm_mining_in_trans(ctx, 0, &t);
+    int rc = staged_trans(ctx, &t);
     if (rc != 0)
         return rc;
     if (t.n > s) {
@@ -146,7 +164,7 @@ static int load(spm_si_ctx_t *ctx)
         goto out;
     }
     /* Sort each transaction and drop repeated items, in place. */
-    uint32_t w = 0, start = 0;
+    uint32_t w = 0, start = 0, hi = 0;
     for (uint32_t i = 0; i < t.n; i++) {
         uint32_t *a = t.items + start, l = t.off[i + 1] - start, m = 0;
         start = t.off[i + 1];
@@ -157,12 +175,14 @@ static int load(spm_si_ctx_t *ctx)
         memmove(t.items + w, a, (size_t)m * 4);
         t.off[i] = w;
         w += m;
+        hi = m > 0 && a[m - 1] + 1 > hi ? a[m - 1] + 1 : hi;
     }
     if (t.n > 0)
         t.off[t.n] = w;
     t.normalized = 1;
+    uint32_t r[3] = {t.n, w, hi};
     if ((rc = spm_mining_out_trans(ctx, 1, &t)) == 0)
-        rc = reply_trans(ctx, &t);
+        rc = spm_mining_reply_u32(ctx, r, 3);
 out:
     spm_mining_trans_free(&t);
     return rc;

@@ -54,7 +54,6 @@ typedef enum {
 
 typedef struct {
     uint64_t ntrans;    /* transactions in the input */
-    uint32_t domain;    /* every item is below this */
     uint64_t minsup;    /* minimum support, absolute (>= 1) */
     double minconf;     /* minimum confidence, a fraction in [0, 1] */
     uint32_t maxcons;   /* longest consequent (0: any) */
@@ -63,7 +62,7 @@ typedef struct {
     uint32_t algorithm; /* spm_apriori_algorithm_t */
     uint32_t block;     /* transactions per block */
     uint32_t join_cap;  /* most candidates per join block (<= SPM_MINING_MAX_FSETS) */
-    uint32_t nstaged;   /* staged BlockOfTransaction ids */
+    uint32_t nstaged;   /* staged blocks: BlockOfText or BlockOfTransaction */
     spm_sdb_t *staged;
     uint64_t rule_room; /* bytes of rules the client can sort (0: no bound) */
 } spm_apriori_args_t;

@@ -13,7 +13,7 @@ int spm_apriori_args_encode(const spm_apriori_args_t *a, void **data, size_t *le
 {
     spm_buf_t b = {0};
     spm_buf_put_u64(&b, a->ntrans);
-    spm_buf_put_u32(&b, a->domain);
+    spm_buf_put_u32(&b, 0); /* once the item domain: see decode */
     spm_buf_put_u64(&b, a->minsup);
     spm_buf_put_f64(&b, a->minconf);
     spm_buf_put_u32(&b, a->maxcons);
@@ -42,8 +42,10 @@ static int get_ids(spm_cursor_t *c, uint32_t n, spm_sdb_t **ids)
 int spm_apriori_args_decode(const void *data, size_t len, spm_apriori_args_t *a)
 {
     spm_cursor_t c = spm_cursor(data, len);
+    uint32_t domain; /* the client's, before LoadDataBlock replied it: read and ignored, so
+                        that the arguments of a journal kept before still decode */
     memset(a, 0, sizeof *a);
-    if (spm_get_u64(&c, &a->ntrans) || spm_get_u32(&c, &a->domain) || spm_get_u64(&c, &a->minsup) ||
+    if (spm_get_u64(&c, &a->ntrans) || spm_get_u32(&c, &domain) || spm_get_u64(&c, &a->minsup) ||
         spm_get_f64(&c, &a->minconf) || spm_get_u32(&c, &a->maxcons) ||
         spm_get_u32(&c, &a->maxlen) || spm_get_u32(&c, &a->flags) ||
         spm_get_u32(&c, &a->algorithm) || spm_get_u32(&c, &a->block) ||

@@ -113,27 +113,6 @@ static int intern(spm_reader_t *r, const char *s, size_t n, uint32_t *item)
     return 0;
 }
 
-/*  Parses the number S (N bytes): digits only, at most SPM_READER_MAX_ITEM. */
-static int number(spm_reader_t *r, const char *s, size_t n, uint32_t *item)
-{
-    uint64_t v = 0;
-    if (s[0] == '-')
-        return spm_lines_error(r->lines, SPM_EFORMAT, "negative item '%.*s'", (int)n, s);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return spm_lines_error(r->lines, SPM_EFORMAT,
-                                   "item '%.*s' is not a non-negative integer (use --names "
-                                   "for named items)",
-                                   (int)(n > 40 ? 40 : n), s);
-        v = v * 10 + (uint64_t)(s[i] - '0');
-        if (v > SPM_READER_MAX_ITEM)
-            return spm_lines_error(r->lines, SPM_EFORMAT, "item '%.*s' is over %u", (int)n, s,
-                                   SPM_READER_MAX_ITEM);
-    }
-    *item = (uint32_t)v;
-    return 0;
-}
-
 /*  Room for item M in R->items. */
 static int grow(spm_reader_t *r, size_t m)
 {
@@ -155,11 +134,9 @@ static int blank(char c)
     return c == ' ' || c == '\t';
 }
 
-/*  The next item of LINE (LEN bytes) from *AT, into *ITEM; *AT moves past
-    it. Returns 1, 0 at the end of the line, or an error. Item by item:
-    for names, and for the numbers of a line that plain_numbers refused,
-    so that number() names what is wrong. */
-static int next_item(spm_reader_t *r, const char *line, size_t len, size_t *at, uint32_t *item)
+/*  The next name of LINE (LEN bytes) from *AT, as its number in *ITEM;
+ *AT moves past it. Returns 1, 0 at the end of the line, or an error. */
+static int next_name(spm_reader_t *r, const char *line, size_t len, size_t *at, uint32_t *item)
 {
     size_t i = *at;
     while (i < len && blank(line[i]))
@@ -170,71 +147,11 @@ static int next_item(spm_reader_t *r, const char *line, size_t len, size_t *at, 
     while (i < len && !blank(line[i]))
         i++;
     *at = i;
-    int rc;
-    if (!r->names)
-        return (rc = number(r, line + start, i - start, item)) != 0 ? rc : 1;
-    if ((rc = intern(r, line + start, i - start, item)) != 0)
+    int rc = intern(r, line + start, i - start, item);
+    if (rc != 0)
         return rc == SPM_ENOMEM ? spm_error(rc, "out of memory")
                                 : spm_lines_error(r->lines, rc, "too many names");
     return 1;
-}
-
-/*  The leading digits of the 8 bytes W (first byte lowest): a mask with
-    the high bit of every byte that is '0' to '9'. */
-static uint64_t digit_bytes(uint64_t w)
-{
-    const uint64_t hi = 0x8080808080808080ull, lo7 = w & ~hi;
-    uint64_t ge0 = (lo7 + 0x5050505050505050ull) & hi; /* byte >= '0' */
-    uint64_t gt9 = (lo7 + 0x4646464646464646ull) & hi; /* byte >= ':' */
-    return ge0 & ~gt9 & ~(w & hi);
-}
-
-/*  The value of the first N (1 to 7) digit bytes of W: eight digits at
-    once by multiply-and-add of byte pairs, then pairs of pairs. */
-static uint32_t swar_value(uint64_t w, unsigned n)
-{
-    uint64_t x = (w & 0x0f0f0f0f0f0f0f0full) << (8 * (8 - n)); /* leading zeros */
-    x = (x * 10) + (x >> 8);
-    x = (((x & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
-         (((x >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >>
-        32;
-    return (uint32_t)x;
-}
-
-/*  The numbers of a plain FIMI line S (LEN bytes, readable to LEN + 8)
-    into OUT, which has room for LEN / 2 + 1. Numbers of up to 7 digits
-    are read 8 bytes at a time (no branch per digit, so their varying
-    lengths cost no mispredictions); longer ones digit by digit. Returns
-    how many, or -1 when the line has anything but blanks and numbers up
-    to SPM_READER_MAX_ITEM: the careful path (next_item) then finds the
-    error to report. */
-static long plain_numbers(const char *s, size_t len, uint32_t *out)
-{
-    size_t i = 0, m = 0;
-    for (;;) {
-        while (i < len && blank(s[i]))
-            i++;
-        if (i >= len)
-            return (long)m;
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        uint64_t nd = ~digit_bytes(w) & 0x8080808080808080ull;
-        unsigned n = nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
-        if (n == 0)
-            return -1;
-        if (n < 8) {
-            out[m++] = swar_value(w, n);
-            i += n;
-        } else {
-            uint64_t v = 0;
-            for (; i < len && (unsigned)(s[i] - '0') < 10; i++)
-                if ((v = v * 10 + (uint64_t)(s[i] - '0')) > SPM_READER_MAX_ITEM)
-                    return -1;
-            out[m++] = (uint32_t)v;
-        }
-        if (i < len && !blank(s[i]))
-            return -1;
-    }
 }
 
 int spm_reader_next(spm_reader_t *r, const uint32_t **items, size_t *n)
@@ -251,22 +168,17 @@ int spm_reader_next(spm_reader_t *r, const uint32_t **items, size_t *n)
     size_t m = 0, at = 0;
     uint32_t item = 0;
     if (!r->names) {
-        if ((rc = grow(r, len / 2 + 1)) != 0)
+        if ((rc = grow(r, len / 2 + 1)) != 0 ||
+            (rc = spm_mining_fimi_line(line, len, r->items, &m, spm_lines_path(r->lines),
+                                       spm_lines_lineno(r->lines))) != 0)
             return rc;
-        long fast = plain_numbers(line, len, r->items);
-        if (fast >= 0) {
-            uint32_t top = 0;
-            for (m = 0; m < (size_t)fast; m++)
-                top = r->items[m] > top ? r->items[m] : top;
-            if (fast > 0 && (uint64_t)top + 1 > r->domain)
-                r->domain = (uint64_t)top + 1;
-            r->count++;
-            *items = r->items;
-            *n = m;
-            return 1;
-        }
+        uint32_t top = 0;
+        for (size_t j = 0; j < m; j++)
+            top = r->items[j] > top ? r->items[j] : top;
+        if (m > 0 && (uint64_t)top + 1 > r->domain)
+            r->domain = (uint64_t)top + 1;
     }
-    while ((rc = next_item(r, line, len, &at, &item)) == 1) {
+    while (r->names && (rc = next_name(r, line, len, &at, &item)) == 1) {
         if ((rc = grow(r, m)) != 0)
             return rc;
         r->items[m++] = item;

@@ -4,9 +4,11 @@
     @header
     Reads a transaction database one line (one transaction) at a time,
     never the whole file. FIMI format: items are non-negative integers
-    separated by spaces or tabs. Named format (--names): items are any
-    words without blanks, mapped to integers in order of first appearance
-    and back for output.
+    separated by spaces or tabs (read by isa/mining/fimi.h, as
+    LoadDataBlock reads the text blocks `spm mine` stages for them). Named
+    format (--names): items are any words without blanks, mapped to
+    integers in order of first appearance and back for output; `spm mine`
+    reads such a file with this reader and stages transaction blocks.
     @discuss
     CRLF line ends are accepted and an empty line is an empty transaction.
     Items are returned as read (a repeated item is repeated; the VM drops
@@ -24,13 +26,15 @@
 #ifndef SPM_APRIORI_READER_H_INCLUDED
 #define SPM_APRIORI_READER_H_INCLUDED
 
+#include "isa/mining/fimi.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct spm_reader spm_reader_t;
 
 /*  Largest item number accepted (the item domain must fit in 32 bits). */
-#define SPM_READER_MAX_ITEM 4294967294u
+#define SPM_READER_MAX_ITEM SPM_MINING_FIMI_MAX_ITEM
 
 /*  Opens PATH ("-": stdin); NAMES selects the named format. Returns NULL
     with the detail set (SPM_EIO for a missing file, SPM_ENOMEM). */

@@ -78,28 +78,44 @@ int spm_apriori_check(spm_sf_t *sf, const spm_result_t *r)
 
 /* ----------------------------------------------------------------- initial */
 
+/*  Issues a LoadDataBlock per staged block: text or transactions. The
+    item domain (the counting SIs' partitions) is known from their
+    replies, since a client that stages text has not parsed it. */
 static int initial_start(spm_sf_t *sf, const void *args, size_t len)
 {
     spm_apriori_job_t *job = spm_apriori_child_job(sf, args, len, NULL);
     if (!job)
         return SPM_EINVAL;
+    uint32_t n = job->a.nstaged;
+    spm_operand_t ops[2];
+    spm_buf_t p = {0};
+    int rc = 0;
+    if (!(job->raw = calloc((size_t)n + 1, sizeof *job->raw)))
+        return SPM_ENOMEM;
+    spm_buf_put_u32(&p, job->a.block);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        job->raw[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
+        ops[0] = (spm_operand_t){job->a.staged[i], SPM_R, SPM_NOCACHE}; /* read once */
+        ops[1] = (spm_operand_t){job->raw[i], SPM_W, 0};
+        rc = spm_apriori_issue(sf, SPM_MINING_LOAD, ops, 2, &p, TAG(TAG_LOAD, i));
+    }
+    spm_buf_free(&p);
+    return rc;
+}
+
+/*  Every block is loaded: counts the items, finds the frequent ones and
+    shrinks the transactions. */
+static int count_and_shrink(spm_sf_t *sf, spm_apriori_job_t *job)
+{
+    job->width = job->domain / 32 + 1 > 1024 ? job->domain / 32 + 1 : 1024;
+    job->np = job->domain / job->width + 1;
     uint32_t n = job->a.nstaged, np = job->np;
-    spm_sdb_t *raw = calloc((size_t)n + 1, sizeof *raw), items[np];
+    spm_sdb_t *raw = job->raw, items[np];
     spm_operand_t ops[MAX_OPS];
     spm_buf_t p = {0};
     int rc = 0;
-    if (!raw)
-        return SPM_ENOMEM;
     for (uint32_t q = 0; q < np; q++)
         items[q] = spm_sdb_new(sf, SPM_MINING_ITEMS);
-    spm_buf_put_u32(&p, job->a.block);
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        raw[i] = spm_sdb_new(sf, SPM_MINING_TRANS);
-        ops[0] = (spm_operand_t){job->a.staged[i], SPM_R, SPM_NOCACHE}; /* read once */
-        ops[1] = (spm_operand_t){raw[i], SPM_W, 0};
-        rc = spm_apriori_issue(sf, SPM_MINING_LOAD, ops, 2, &p, 0);
-    }
-    spm_buf_free(&p);
     spm_buf_put_u32(&p, np);
     spm_buf_put_u32(&p, job->width);
     /* A few counting SIs per IEU, each over consecutive raw blocks: fewer
@@ -139,7 +155,6 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
         ops[2] = (spm_operand_t){job->trans[i], SPM_W, 0};
         rc = spm_apriori_issue(sf, SPM_MINING_SHRINK_TRANS, ops, 3, NULL, TAG(TAG_SHRINK, i));
     }
-    free(raw);
     return rc;
 }
 
@@ -179,8 +194,16 @@ static void initial_commit(spm_sf_t *sf, const spm_result_t *r)
     if (spm_apriori_check(sf, r) != 0 || r->kind != SPM_RESULT_SI)
         return;
     spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
-    uint32_t v;
-    if (TAG_KIND(r->tag) == TAG_FITEMS && spm_get_u32(&c, &v) == 0) {
+    uint32_t v, items, hi;
+    if (TAG_KIND(r->tag) == TAG_LOAD) {
+        if (spm_get_u32(&c, &v) || spm_get_u32(&c, &items) || spm_get_u32(&c, &hi)) {
+            spm_sf_fail(sf, SPM_EPROTO, "apriori: malformed reply of %s", SPM_MINING_LOAD);
+            return;
+        }
+        job->domain = hi > job->domain ? hi : job->domain;
+        if (++job->loaded == job->a.nstaged && count_and_shrink(sf, job) != 0)
+            return; /* the job has failed */
+    } else if (TAG_KIND(r->tag) == TAG_FITEMS && spm_get_u32(&c, &v) == 0) {
         job->f1 = v;
     } else if (TAG_KIND(r->tag) == TAG_SHRINK && spm_get_u32(&c, &v) == 0) {
         job->trans_n[TAG_N(r->tag)] = v;
@@ -753,6 +776,7 @@ static void job_free(spm_apriori_job_t *job)
         free(job->lv[k].info);
     }
     free(job->lv);
+    free(job->raw);
     free(job->trans);
     free(job->trans_n);
     free(job->tlist);
@@ -909,8 +933,6 @@ static int root_start(spm_sf_t *sf, const void *args, size_t len)
     }
     spm_sf_set_state(sf, job);
     uint32_t n = job->a.nstaged;
-    job->width = job->a.domain / 32 + 1 > 1024 ? job->a.domain / 32 + 1 : 1024;
-    job->np = job->a.domain / job->width + 1;
     job->trans = calloc((size_t)n + 1, sizeof *job->trans);
     job->trans_n = calloc((size_t)n + 1, sizeof *job->trans_n);
     job->tlist = calloc((size_t)n + 1, sizeof *job->tlist);

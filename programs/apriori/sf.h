@@ -29,7 +29,8 @@ enum {
     TAG_PRUNE,
     TAG_ECLAT,
     TAG_CLASS,
-    TAG_CUT
+    TAG_CUT,
+    TAG_LOAD
 };
 #define TAG(kind, n) ((uint64_t)(kind) << 32 | (uint32_t)(n))
 #define TAG_KIND(t) ((uint32_t)((t) >> 32))
@@ -45,6 +46,9 @@ typedef struct {
 
 typedef struct {
     spm_apriori_args_t a;
+    spm_sdb_t *raw;         /* loaded transaction blocks (per staged block) */
+    uint32_t loaded;        /* load replies so far */
+    uint32_t domain;        /* one more than the largest item loaded */
     uint32_t np, width;     /* item partitions and their width */
     spm_sdb_t fitems;       /* the frequent items */
     uint32_t f1;            /* how many */

@@ -225,6 +225,15 @@ static void mining_seeds(void)
     if (spm_mining_trans_encode(&tr, &data, &len) != 0)
         exit(1);
     sdb_seed("mining.transactions", SPM_MINING_TRANS, data, len);
+    spm_mining_text_t tx = {.first = 41,
+                            .nlines = 3,
+                            .name = "t.dat",
+                            .namelen = 5,
+                            .text = "3 1 2\r\n\n12 7\n",
+                            .len = 13};
+    if (spm_mining_text_encode(&tx, &data, &len) != 0)
+        exit(1);
+    sdb_seed("mining.text", SPM_MINING_TEXT, data, len);
     const char *kinds[3] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
     for (int k = 0; k < 3; k++) {
         spm_mining_sets_t st = {.kind = (spm_mining_kind_t)k,

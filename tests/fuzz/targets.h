@@ -18,7 +18,8 @@
             id (or, for an unknown id, the id-modulo-count-th registered
             type); a block it accepts goes through summary and merge, and
             the ISA's own decoders (matrix: decode, view; mining: each
-            kind's decode), and whatever those make must validate again.
+            kind's decode; a text block is also parsed as LoadDataBlock
+            parses it), and whatever those make must validate again.
       mtx   a Matrix Market file through the streaming reader; every entry
             it hands out lies inside the declared shape.
       fimi  [mode][file...]: a transaction file through the apriori reader
@@ -39,6 +40,7 @@
 #include "isa/matrix/block.h"
 #include "isa/matrix/mmio.h"
 #include "isa/matrix/raw.h"
+#include "isa/mining/fimi.h"
 #include "isa/mining/sdb.h"
 #include "programs/apriori/reader.h"
 #include "vm/journal.h"
@@ -216,6 +218,20 @@ static inline void fuzz_mining(const char *type, const void *data, size_t len)
         if ((rc = spm_mining_trans_decode(data, len, &b)) == 0)
             rc = spm_mining_trans_encode(&b, &out, &outlen);
         spm_mining_trans_free(&b);
+    } else if (strcmp(type, SPM_MINING_TEXT) == 0) {
+        /* LoadDataBlock's parse: a line a transaction, items in range */
+        spm_mining_text_t b;
+        spm_mining_trans_t t;
+        if ((rc = spm_mining_text_view(data, len, &b)) == 0 && spm_mining_fimi_parse(&b, &t) == 0) {
+            if (t.n != b.nlines)
+                spm_fuzz_broken("sdb", "a text block parsed into other than its lines");
+            for (uint32_t j = 0; t.n && j < t.off[t.n]; j++)
+                if (t.items[j] > SPM_MINING_FIMI_MAX_ITEM)
+                    spm_fuzz_broken("sdb", "a text block parsed into an item out of range");
+            spm_mining_trans_free(&t);
+        }
+        if (rc == 0)
+            rc = spm_mining_text_encode(&b, &out, &outlen);
     } else if (strcmp(type, SPM_MINING_ITEMSETS) == 0) {
         spm_mining_itemsets_t b;
         if ((rc = spm_mining_itemsets_decode(data, len, &b)) == 0)

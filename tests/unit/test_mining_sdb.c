@@ -61,6 +61,46 @@ START_TEST(transactions)
 }
 END_TEST
 
+/*  A staged text block is viewed in place (its pointers into the block),
+    and only whole lines after a real line number, with the padding the
+    parser reads into, are accepted. */
+START_TEST(text)
+{
+    const char *lines = "3 1 2\r\n\n12 7\n";
+    spm_mining_text_t t = {.first = 41,
+                           .nlines = 3,
+                           .name = "t.dat",
+                           .namelen = 5,
+                           .text = lines,
+                           .len = strlen(lines)},
+                      v;
+    void *data;
+    size_t len;
+    ck_assert_int_eq(spm_mining_text_encode(&t, &data, &len), 0);
+    ck_assert(spm_mining_text_is(data, len));
+    ck_assert_int_eq(spm_mining_text_view(data, len, &v), 0);
+    ck_assert_uint_eq(v.first, 41);
+    ck_assert_uint_eq(v.nlines, 3);
+    ck_assert_int_eq(memcmp(v.name, "t.dat", 5), 0);
+    ck_assert_uint_eq(v.len, t.len);
+    ck_assert_ptr_eq(v.text, (const char *)data + 24 + 5);
+    ck_assert_int_eq(memcmp(v.text, lines, t.len), 0);
+    refuse_truncated_and_forged(SPM_MINING_TEXT, data, len);
+    unsigned char *b = data;
+    b[len - 1] = 'x'; /* the padding is zeros */
+    ck_assert_int_eq(spm_mining_text_view(data, len, &v), SPM_EFORMAT);
+    b[len - 1] = 0;
+    b[24 + 5 + t.len - 1] = ' '; /* the last line has no end */
+    ck_assert_int_eq(spm_mining_text_view(data, len, &v), SPM_EFORMAT);
+    free(data);
+    t.first = 0; /* line numbers start at 1 */
+    ck_assert_int_eq(spm_mining_text_encode(&t, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_text_view(data, len, &v), SPM_EFORMAT);
+    free(data);
+    ck_assert(!spm_mining_text_is("MTR", 3));
+}
+END_TEST
+
 START_TEST(items_and_merge)
 {
     uint32_t ia[] = {10, 12}, ib[] = {11, 12, 19};
@@ -409,6 +449,7 @@ static Suite *suite(void)
     Suite *s = suite_create("mining_sdb");
     TCase *t = tcase_create("sdb");
     tcase_add_test(t, transactions);
+    tcase_add_test(t, text);
     tcase_add_test(t, items_and_merge);
     tcase_add_test(t, sets_of_each_kind);
     tcase_add_test(t, candidate_merge_sums_counts);

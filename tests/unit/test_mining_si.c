@@ -208,12 +208,86 @@ START_TEST(load_normalizes)
     ck_assert_int_eq(exec(&s, SPM_MINING_LOAD), 0);
     ck_assert_str_eq(trans_spec(s.ops[1].out, s.ops[1].out_len), "1 2 3||5|");
     ck_assert_uint_eq(reply(&s, 0), 3);
+    ck_assert_uint_eq(reply(&s, 2), 6); /* the item domain: one more than the largest */
     done(&s);
     /* A staged block over the block size is refused. */
     in(&s, SPM_R, trans(0, "1|2|3|"));
     out(&s, SPM_W);
     spm_buf_put_u32(&s.params, 2);
     ck_assert_int_eq(exec(&s, SPM_MINING_LOAD), SPM_EFORMAT);
+    done(&s);
+}
+END_TEST
+
+/*  A text block of TEXT, whose first line is line FIRST of "in.dat". */
+static blob_t text(const char *body, uint64_t first)
+{
+    uint32_t lines = 0;
+    for (const char *c = body; *c; c++)
+        lines += *c == '\n';
+    spm_mining_text_t t = {.first = first,
+                           .nlines = lines,
+                           .name = "in.dat",
+                           .namelen = 6,
+                           .text = body,
+                           .len = strlen(body)};
+    blob_t o;
+    ck_assert_int_eq(spm_mining_text_encode(&t, &o.data, &o.len), 0);
+    return o;
+}
+
+/*  LoadDataBlock of the text block BODY (first line FIRST); returns its
+    status, and the transactions (as a spec) in *SPEC when it succeeded. */
+static int load_text(const char *body, uint64_t first, const char **spec, uint32_t *hi)
+{
+    si_t s = {0};
+    in(&s, SPM_R, text(body, first));
+    out(&s, SPM_W);
+    spm_buf_put_u32(&s.params, 10);
+    int rc = exec(&s, SPM_MINING_LOAD);
+    if (rc == 0) {
+        *spec = trans_spec(s.ops[1].out, s.ops[1].out_len);
+        ck_assert_uint_eq(s.reply_len, 12);
+        *hi = reply(&s, 2);
+    }
+    done(&s);
+    return rc;
+}
+
+/*  A staged text block is parsed on the IEU exactly as the client's reader
+    parses a file, and a bad line is named by the file's name and its line
+    number in the file, not in the block. */
+START_TEST(load_parses_text)
+{
+    const char *spec;
+    uint32_t hi = 0;
+    ck_assert_int_eq(load_text("3 1 3 2\r\n\n 5\t5 \n12345678 0\n", 1, &spec, &hi), 0);
+    ck_assert_str_eq(spec, "1 2 3||5|0 12345678|");
+    ck_assert_uint_eq(hi, 12345679);
+    ck_assert_int_eq(load_text("1 2\n3 x4 5\n", 41, &spec, &hi), SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat:42: item 'x4' is not"));
+    ck_assert_int_eq(load_text("1\n2\n-3\n", 7, &spec, &hi), SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat:9: negative item '-3'"));
+    ck_assert_int_eq(load_text("1\n4294967295\n", 1, &spec, &hi), SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat:2: item '4294967295' is over"));
+    /* A block whose line count is forged, and a NUL byte. */
+    blob_t b = text("1 2\n3\n", 5);
+    ((unsigned char *)b.data)[4] = 3; /* three lines, of two */
+    si_t s = {0};
+    in(&s, SPM_R, b);
+    out(&s, SPM_W);
+    spm_buf_put_u32(&s.params, 10);
+    ck_assert_int_eq(exec(&s, SPM_MINING_LOAD), SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "3 lines promised, 2 found"));
+    done(&s);
+    spm_mining_text_t t = {
+        .first = 1, .nlines = 2, .name = "in.dat", .namelen = 6, .text = "1\n2 \0 3\n", .len = 8};
+    ck_assert_int_eq(spm_mining_text_encode(&t, &b.data, &b.len), 0);
+    in(&s, SPM_R, b);
+    out(&s, SPM_W);
+    spm_buf_put_u32(&s.params, 10);
+    ck_assert_int_eq(exec(&s, SPM_MINING_LOAD), SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat:2: NUL byte in a text line"));
     done(&s);
 }
 END_TEST
@@ -1014,7 +1088,6 @@ static size_t program_run(uint32_t block, uint32_t join_cap, uint64_t minsup, ui
     spm_quest_t *q = spm_quest_new(&p);
     spm_inproc_t *vm = spm_inproc_new();
     spm_apriori_args_t a = {.ntrans = p.transactions,
-                            .domain = p.items,
                             .minsup = minsup,
                             .minconf = 0.6,
                             .maxcons = maxcons,
@@ -1160,6 +1233,7 @@ static Suite *suite(void)
     Suite *s = suite_create("mining_si");
     TCase *t = tcase_create("si");
     tcase_add_test(t, load_normalizes);
+    tcase_add_test(t, load_parses_text);
     tcase_add_test(t, count_shrink_and_collect_items);
     tcase_add_test(t, shrink_and_merge_transactions);
     tcase_add_test(t, join_families_across_blocks);
