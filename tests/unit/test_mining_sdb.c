@@ -53,6 +53,35 @@ START_TEST(transactions)
     ck_assert_int_eq(spm_mining_trans_decode(data, len, &d), 0);
     spm_mining_trans_free(&d);
     free(data);
+    /* Random blocks (empty transactions, long ones, a transaction's first
+       item below the last one's), each possibly with one pair in one
+       transaction that does not increase: refused exactly when it has one,
+       wherever it is. */
+    srand(7);
+    for (int trial = 0; trial < 2000; trial++) {
+        uint32_t n = 1 + (uint32_t)rand() % 20, o[21] = {0}, ws[20], it[20 * 40];
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t l = (uint32_t)rand() % 4 == 0 ? 0 : 1 + (uint32_t)rand() % 39, v = 0;
+            for (uint32_t j = 0; j < l; j++)
+                it[o[i] + j] = v += 1 + (uint32_t)rand() % 5;
+            o[i + 1] = o[i] + l;
+            ws[i] = 1;
+        }
+        int broken = 0;
+        uint32_t at = o[n] > 1 ? 1 + (uint32_t)rand() % (o[n] - 1) : 0;
+        for (uint32_t i = 0; at && trial % 2 && i < n; i++)
+            if (at > o[i] && at < o[i + 1]) { /* not a transaction's first item */
+                it[at] = it[at - 1] - (uint32_t)rand() % 2;
+                broken = 1;
+            }
+        spm_mining_trans_t r = {.n = n, .normalized = 1, .off = o, .weight = ws, .items = it};
+        ck_assert_int_eq(spm_mining_trans_encode(&r, &data, &len), 0);
+        int rc = spm_mining_trans_decode(data, len, &d);
+        ck_assert_msg(rc == (broken ? SPM_EFORMAT : 0), "trial %d: %d", trial, rc);
+        if (rc == 0)
+            spm_mining_trans_free(&d);
+        free(data);
+    }
     /* A zero weight is refused. */
     w[0] = 0;
     ck_assert_int_eq(spm_mining_trans_encode(&b, &data, &len), 0);
