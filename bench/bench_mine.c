@@ -184,13 +184,15 @@ static void stage_idle(const char *file, const char *support)
     printf("\n");
 }
 
+static const char *tmp; /* the bench's directory */
+
 static void bench(const char *name, const char *file, const char *support, uint64_t count)
 {
     int n = bench_reps();
     double ref[16], one[16], two[16], idle1 = 0, idle2 = 0;
     size_t nsets = 0;
     char sets[512];
-    snprintf(sets, sizeof sets, "%s.sets", file);
+    snprintf(sets, sizeof sets, "%s/bench.sets", tmp); /* not beside FILE: it may be read-only */
     for (int i = 0; i < n; i++) {
         double t0 = now();
         ref_db_t db;
@@ -215,6 +217,7 @@ static void bench(const char *name, const char *file, const char *support, uint6
     free(got);
     if (f)
         fclose(f);
+    remove(sets);
     if (lines != nsets)
         SPM_TEST_FAIL("bench_mine: %s: spm found %zu itemsets, the reference %zu\n", name, lines,
                       nsets);
@@ -227,8 +230,6 @@ static void bench(const char *name, const char *file, const char *support, uint6
 }
 
 /* ------------------------------------------------- algorithms and memory */
-
-static const char *tmp; /* the bench's directory */
 
 typedef struct {
     double wall, mib; /* whole command; peak Pss of all its processes */
