@@ -802,10 +802,11 @@ START_TEST(corrupt_copies_are_fetched_elsewhere)
                  n ? (int)spm_test_json_num(n, "node") : -1);
         int ready = n && strstr(n, "\"up\": true") && count(s, "\"state\": \"idle\"") == 4 &&
                     !strstr(s, pat);
+        CHECK(ready || i < 100, "the cluster did not come up with host 4 serving blocks only: %s",
+              s);
         free(s);
         if (ready)
             break;
-        CHECK(i < 100, "the cluster did not come up with host 4 serving blocks only");
         usleep(100000);
     }
     int job = job_start(1, "fixed:20ms", args);
