@@ -1461,6 +1461,8 @@ static const char ieu_help[] =
     "                      its SIs' buffers (default 0: taken as SIs ask for it)\n"
     "  --no-store-reads    with an ipc:// center, read blocks through it as a remote\n"
     "                      node does, not straight from its store\n"
+    "  --local-files       SIs may read a client's input file by its path (an\n"
+    "                      embedded VM's IEUs: same machine, same user)\n"
     "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
     "  --insecure          allow plain TCP without keys\n"
     "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
@@ -1479,6 +1481,7 @@ static int ieu_main(int argc, char **argv)
                                          {"keys", required_argument, 0, 'k'},
                                          {"insecure", no_argument, 0, 'I'},
                                          {"no-store-reads", no_argument, 0, 'S'},
+                                         {"local-files", no_argument, 0, 'L'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *center = NULL, *cache_dir = NULL, *keys = NULL;
@@ -1518,6 +1521,9 @@ static int ieu_main(int argc, char **argv)
             break;
         case 'S':
             store_reads = 0;
+            break;
+        case 'L':
+            spm_si_set_local_files(1);
             break;
         case 'm':
             rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);

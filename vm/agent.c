@@ -52,6 +52,7 @@ typedef struct {
     const char *keys;                         /* key directory given with --keys, or NULL */
     int insecure;                             /* plain TCP allowed */
     int store_reads;                          /* IEUs may read an ipc:// center's store directly */
+    int local_files;                          /* IEUs may read clients' files by path */
     spm_security_t *security;
     long slots, prefetch;
     long cache_mb; /* node cache budget, MiB (0: none) */
@@ -95,12 +96,14 @@ static pid_t start_ieu(agent_t *a)
                     "--heap-mb",   heap_mb,
                     NULL,          NULL,
                     NULL,          NULL,
-                    NULL};
+                    NULL,          NULL};
     size_t n = 18;
     if (a->insecure)
         argv[n++] = "--insecure";
     if (!a->store_reads)
         argv[n++] = "--no-store-reads";
+    if (a->local_files)
+        argv[n++] = "--local-files";
     if (a->keys) {
         argv[n++] = "--keys";
         argv[n++] = (char *)a->keys;
@@ -406,6 +409,9 @@ static const char agent_help[] =
     "  --no-store-reads    with an ipc:// center (on this host), IEUs read blocks\n"
     "                      through it and other nodes' caches, not straight from\n"
     "                      its store (default agent.store_reads = true)\n"
+    "  --local-files       IEUs may read a client's input file where it lies, by its\n"
+    "                      path (an embedded VM's: it shares the client's machine\n"
+    "                      and user); without it, a client stages its input\n"
     "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
     "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
     "                      pid file) and wait until it has exited\n"
@@ -429,6 +435,7 @@ static int agent_main(int argc, char **argv)
                                          {"drain-s", required_argument, 0, 'T'},
                                          {"drain", no_argument, 0, 'R'},
                                          {"no-store-reads", no_argument, 0, 'S'},
+                                         {"local-files", no_argument, 0, 'F'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
@@ -498,6 +505,9 @@ static int agent_main(int argc, char **argv)
             break;
         case 'S':
             a.store_reads = 0;
+            break;
+        case 'F':
+            a.local_files = 1;
             break;
         case 'v':
             rc = spm_log_parse_level(optarg, &level);

@@ -347,10 +347,12 @@ static int start_embedded(spm_session_t *s)
         s->center = 0;
         return SPM_ESYS;
     }
+    /* The IEUs share this machine and user: they may read the client's
+       input file where it lies (spm_session_local_files). */
     char *agent[18] = {"spm",         "agent",   "--center",   s->endpoint,  "--ieus",
                        ieus,          "--slots", slots,        "--prefetch", pre,
-                       "--cache-dir", cache,     "--cache-mb", cache_mb};
-    n = 14;
+                       "--cache-dir", cache,     "--cache-mb", cache_mb,     "--local-files"};
+    n = 15;
     if (s->o.no_store_reads)
         agent[n++] = "--no-store-reads";
     if (s->o.heap_mb > 0) {
@@ -1072,6 +1074,11 @@ int spm_session_cancel(spm_session_t *s, uint64_t job)
 const char *spm_session_rundir(const spm_session_t *s)
 {
     return s->rundir;
+}
+
+int spm_session_local_files(const spm_session_t *s)
+{
+    return s->rundir != NULL;
 }
 
 int spm_session_interrupted(void)

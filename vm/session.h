@@ -114,6 +114,10 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out);
     a running VM. */
 const char *spm_session_rundir(const spm_session_t *s);
 
+/*  Whether the VM's IEUs may read the client's files by path (an embedded
+    VM's: `spm agent --local-files`), so that an input need not be staged. */
+int spm_session_local_files(const spm_session_t *s);
+
 /*  Stores a new SDB of TYPE with LEN bytes (copied) in the VM as version
     1: on a cluster, on as many nodes as the VM keeps replicas of (pushed
     to their data agents straight from here; the center only names them);

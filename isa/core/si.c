@@ -7,6 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int local_files; /* set once at the IEU's start */
+
+int spm_si_local_files(void)
+{
+    return local_files;
+}
+
+void spm_si_set_local_files(int on)
+{
+    local_files = on;
+}
+
 size_t spm_si_noperands(const spm_si_ctx_t *ctx)
 {
     return ctx->nops;

@@ -33,6 +33,13 @@ struct spm_si_ctx {
     size_t reply_len;
 };
 
+/*  Whether SIs in this process may read a client's input file by its path
+    (spm_si_set_local_files): only an embedded VM's IEUs, which share the
+    client's machine and user; elsewhere a path names another machine's
+    files, and a client could read them through an SI's error message. */
+int spm_si_local_files(void);
+void spm_si_set_local_files(int on);
+
 /*  Runs CTX->op on CTX. Afterwards every W, RW and ACC operand must have an
     output; a missing one fails the SI with SPM_EEXEC. Returns 0 or the SPM_E*
     code of the failure (detail in spm_error_detail()). */

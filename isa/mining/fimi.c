@@ -10,9 +10,12 @@
 #include "isa/mining/fimi.h"
 #include "vm/spm.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int blank(char c)
 {
@@ -172,4 +175,45 @@ int spm_mining_fimi_parse(const spm_mining_text_t *b, spm_mining_trans_t *t)
     }
     t->n = b->nlines;
     return 0;
+}
+
+int spm_mining_fimi_read(const spm_mining_file_t *b, spm_mining_trans_t *t)
+{
+    char path[4097], name[4097];
+    snprintf(path, sizeof path, "%.*s", (int)b->pathlen, b->path);
+    snprintf(name, sizeof name, "%.*s", (int)b->namelen, b->name);
+    memset(t, 0, sizeof *t);
+    char *text = malloc(b->len + SPM_MINING_FIMI_PAD);
+    if (!text)
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_FILE);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+    size_t got = 0;
+    if (fd < 0)
+        rc = spm_error(SPM_EIO, "%s: %s", name, strerror(errno));
+    while (rc == 0 && got < b->len) {
+        ssize_t n = pread(fd, text + got, b->len - got, (off_t)(b->offset + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = spm_error(SPM_EIO, "%s: %s", name,
+                           n < 0 ? strerror(errno) : "the file got shorter while it was read");
+        else
+            got += (size_t)n;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0 && b->len > 0 && text[b->len - 1] != '\n')
+        rc = spm_error(SPM_EIO, "%s: the file changed while it was read", name);
+    if (rc == 0) {
+        memset(text + b->len, 0, SPM_MINING_FIMI_PAD);
+        spm_mining_text_t x = {.first = b->first,
+                               .nlines = b->nlines,
+                               .namelen = b->namelen,
+                               .name = b->name,
+                               .text = text,
+                               .len = b->len};
+        rc = spm_mining_fimi_parse(&x, t);
+    }
+    free(text);
+    return rc;
 }

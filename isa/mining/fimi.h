@@ -43,4 +43,10 @@ int spm_mining_fimi_line(const char *line, size_t len, uint32_t *items, size_t *
     items, or lines other than the block says. */
 int spm_mining_fimi_parse(const spm_mining_text_t *b, spm_mining_trans_t *t);
 
+/*  Reads the lines block B names from its file and parses them as
+    spm_mining_fimi_parse does. Returns 0, SPM_ENOMEM, SPM_EIO (the file
+    cannot be read, or no longer holds those lines: "NAME: ...") or
+    SPM_EFORMAT. */
+int spm_mining_fimi_read(const spm_mining_file_t *b, spm_mining_trans_t *t);
+
 #endif

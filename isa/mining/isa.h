@@ -11,8 +11,10 @@
 
       LoadDataBlock          staged R, raw W;  params: u32 s (most transactions);
                              reply: u32 transactions, u32 items, u32 domain
-                             parses a staged text block (lines of a FIMI file) or
-                             reads a staged transaction block, and normalizes it:
+                             parses a staged text block (lines of a FIMI file),
+                             or the lines a file-lines block names, read from the
+                             file (an embedded VM's IEUs only: spm_si_local_files),
+                             or reads a staged transaction block, and normalizes it:
                              items sorted, duplicates dropped; domain is one more
                              than its largest item (0: none)
       CountItemSupport       raw[0..r) R, items[0..P) ACC;  params: u32 P, u32 width

@@ -23,6 +23,7 @@
 #define MAGIC_RULES 0x4d52554cu /* "MRUL" */
 #define MAGIC_ISETS 0x4d495354u /* "MIST" */
 #define MAGIC_TEXT 0x4d545854u  /* "MTXT" */
+#define MAGIC_FILE 0x4d46494cu  /* "MFIL" */
 
 static const uint32_t set_magic[] = {MAGIC_JOIN, MAGIC_CANDS, MAGIC_FSETS};
 static const char *const set_name[] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
@@ -514,16 +515,22 @@ int spm_mining_text_encode(const spm_mining_text_t *b, void **data, size_t *len)
     return 0;
 }
 
+/*  1 when the LEN bytes at DATA start with MAGIC. */
+static int has_magic(const void *data, size_t len, uint32_t magic)
+{
+    return len >= 4 && spm_le32(data) == magic;
+}
+
 int spm_mining_text_is(const void *data, size_t len)
 {
-    return len >= 4 && spm_le32(data) == MAGIC_TEXT;
+    return has_magic(data, len, MAGIC_TEXT);
 }
 
 int spm_mining_text_view(const void *data, size_t len, spm_mining_text_t *b)
 {
     const unsigned char *d = data;
     memset(b, 0, sizeof *b);
-    if (len < TEXT_HEAD + SPM_MINING_FIMI_PAD || spm_le32(d) != MAGIC_TEXT)
+    if (len < TEXT_HEAD + SPM_MINING_FIMI_PAD || !has_magic(d, len, MAGIC_TEXT))
         return spm_error(SPM_EFORMAT, "%s: bad magic or truncated block", SPM_MINING_TEXT);
     b->nlines = spm_le32(d + 4);
     b->first = spm_le64(d + 8);
@@ -973,6 +980,66 @@ static int validate_items(const void *data, size_t len)
     return rc;
 }
 
+/*  A file-lines block: u32 magic, u32 nlines, u64 first, u64 offset, u64
+    len, u32 pathlen, u32 namelen, the path, the name. */
+#define FILE_HEAD 40
+#define FILE_NAME_MAX 4096
+
+int spm_mining_file_encode(const spm_mining_file_t *b, void **data, size_t *len)
+{
+    size_t n = FILE_HEAD + (size_t)b->pathlen + b->namelen;
+    unsigned char *d = malloc(n);
+    if (!d)
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_FILE);
+    spm_put_le32(d, MAGIC_FILE);
+    spm_put_le32(d + 4, b->nlines);
+    spm_put_le64(d + 8, b->first);
+    spm_put_le64(d + 16, b->offset);
+    spm_put_le64(d + 24, b->len);
+    spm_put_le32(d + 32, b->pathlen);
+    spm_put_le32(d + 36, b->namelen);
+    memcpy(d + FILE_HEAD, b->path, b->pathlen);
+    memcpy(d + FILE_HEAD + b->pathlen, b->name, b->namelen);
+    *data = d;
+    *len = n;
+    return 0;
+}
+
+int spm_mining_file_is(const void *data, size_t len)
+{
+    return has_magic(data, len, MAGIC_FILE);
+}
+
+int spm_mining_file_view(const void *data, size_t len, spm_mining_file_t *b)
+{
+    const unsigned char *d = data;
+    memset(b, 0, sizeof *b);
+    if (len < FILE_HEAD || !has_magic(d, len, MAGIC_FILE))
+        return spm_error(SPM_EFORMAT, "%s: bad magic or truncated block", SPM_MINING_FILE);
+    b->nlines = spm_le32(d + 4);
+    b->first = spm_le64(d + 8);
+    b->offset = spm_le64(d + 16);
+    b->len = spm_le64(d + 24);
+    b->pathlen = spm_le32(d + 32);
+    b->namelen = spm_le32(d + 36);
+    if (b->pathlen == 0 || b->pathlen > FILE_NAME_MAX || b->namelen > FILE_NAME_MAX ||
+        len != FILE_HEAD + (size_t)b->pathlen + b->namelen || b->len > SPM_MINING_MAX_TEXT ||
+        (b->len > 0) != (b->nlines > 0) || b->nlines > b->len || b->first == 0 ||
+        b->first > UINT64_MAX - b->nlines || b->offset > UINT64_MAX - b->len)
+        return spm_error(SPM_EFORMAT, "%s: malformed block", SPM_MINING_FILE);
+    b->path = (const char *)d + FILE_HEAD;
+    b->name = b->path + b->pathlen;
+    if (b->path[0] != '/' || memchr(b->path, '\0', b->pathlen))
+        return spm_error(SPM_EFORMAT, "%s: the path is not absolute", SPM_MINING_FILE);
+    return 0;
+}
+
+static int validate_file(const void *data, size_t len)
+{
+    spm_mining_file_t b;
+    return spm_mining_file_view(data, len, &b);
+}
+
 static int validate_text(const void *data, size_t len)
 {
     spm_mining_text_t b;
@@ -1130,6 +1197,7 @@ static void summary(const char *type, const void *data, size_t len, char *buf, s
 SUMMARY(summary_items, SPM_MINING_ITEMS)
 SUMMARY(summary_trans, SPM_MINING_TRANS)
 SUMMARY(summary_text, SPM_MINING_TEXT)
+SUMMARY(summary_file, SPM_MINING_FILE)
 SUMMARY(summary_join, SPM_MINING_JOIN)
 SUMMARY(summary_cands, SPM_MINING_CANDS)
 SUMMARY(summary_fsets, SPM_MINING_FSETS)
@@ -1142,6 +1210,7 @@ SPM_CONSTRUCTOR(mining_sdb)
         {SPM_MINING_ITEMS, validate_items, merge_items, summary_items},
         {SPM_MINING_TRANS, validate_trans, NULL, summary_trans},
         {SPM_MINING_TEXT, validate_text, NULL, summary_text},
+        {SPM_MINING_FILE, validate_file, NULL, summary_file},
         {SPM_MINING_JOIN, validate_join, NULL, summary_join},
         {SPM_MINING_CANDS, validate_cands, merge_cands, summary_cands},
         {SPM_MINING_FSETS, validate_fsets, NULL, summary_fsets},

@@ -11,10 +11,12 @@
         BlockOfFrequentSet  mining.frequent      frequent k-itemsets with support counts
         BlockOfRules        mining.rules         rules X => Y with the supports of X u Y and X
 
-    and two types not in the dissertation, the client's staged text and
-    the depth-first miner's output:
+    and three types not in the dissertation, the client's staged input
+    (text, or where it is for an embedded VM) and the depth-first miner's
+    output:
 
         BlockOfText         mining.text          lines of a FIMI file, as staged
+        BlockOfFileLines    mining.filelines     where lines of a FIMI file are
         BlockOfItemsets     mining.itemsets      frequent itemsets of several lengths
     @discuss
     Every block starts with a 32-bit magic naming its type, then fixed-width
@@ -48,6 +50,7 @@
 #define SPM_MINING_ITEMS "mining.items"
 #define SPM_MINING_TRANS "mining.transactions"
 #define SPM_MINING_TEXT "mining.text"
+#define SPM_MINING_FILE "mining.filelines"
 #define SPM_MINING_JOIN "mining.join"
 #define SPM_MINING_CANDS "mining.candidates"
 #define SPM_MINING_FSETS "mining.frequent"
@@ -117,6 +120,32 @@ int spm_mining_text_encode(const spm_mining_text_t *b, void **data, size_t *len)
 int spm_mining_text_view(const void *data, size_t len, spm_mining_text_t *b);
 /*  1 when the LEN bytes at DATA start as a text block does (its magic). */
 int spm_mining_text_is(const void *data, size_t len);
+
+/* -------------------------------------------------------- BlockOfFileLines */
+
+/*  NLINES whole lines of a FIMI file, in place: bytes OFFSET .. OFFSET +
+    LEN of the file at PATH (absolute), the first of them line FIRST of
+    the file the user named NAME (for messages). An embedded VM's IEUs
+    read them there (spm_si_local_files), so its input is neither copied
+    into the store nor sent through a socket. A view, as spm_mining_text_t. */
+typedef struct {
+    uint64_t first;   /* 1-based line number of the first line */
+    uint32_t nlines;  /* lines in the range */
+    uint64_t offset;  /* where they start in the file */
+    uint64_t len;     /* their bytes, line ends included */
+    uint32_t pathlen; /* bytes of path */
+    const char *path; /* the file, absolute, not NUL-terminated */
+    uint32_t namelen; /* bytes of name */
+    const char *name; /* the file's name as the user gave it */
+} spm_mining_file_t;
+
+/*  Encodes B into *DATA (malloc'd, caller frees) and *LEN. Returns 0 or
+    SPM_ENOMEM. */
+int spm_mining_file_encode(const spm_mining_file_t *b, void **data, size_t *len);
+/*  Views the LEN bytes at DATA as *B (no copy). Returns 0 or SPM_EFORMAT. */
+int spm_mining_file_view(const void *data, size_t len, spm_mining_file_t *b);
+/*  1 when the LEN bytes at DATA start as a file-lines block does (its magic). */
+int spm_mining_file_is(const void *data, size_t len);
 
 /* --------------------------------------- BlockOfJoinResult, Candidates, Frequent */
 

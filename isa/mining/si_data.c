@@ -10,6 +10,7 @@
 */
 #include "isa/core/codec.h"
 #include "isa/core/keysort.h"
+#include "isa/core/si.h"
 #include "isa/mining/fimi.h"
 #include "isa/mining/isa.h"
 
@@ -130,8 +131,8 @@ static int reply_trans(spm_si_ctx_t *ctx, const spm_mining_trans_t *t)
     return spm_mining_reply_u32(ctx, r, 2);
 }
 
-/*  The staged block of operand 0, a text block parsed or a transaction
-    block decoded, into *T. */
+/*  The staged block of operand 0, lines of text (staged, or read from the
+    file in place) parsed or a transaction block decoded, into *T. */
 static int staged_trans(spm_si_ctx_t *ctx, spm_mining_trans_t *t)
 {
     const void *d;
@@ -140,6 +141,14 @@ static int staged_trans(spm_si_ctx_t *ctx, spm_mining_trans_t *t)
     int rc = spm_si_input(ctx, 0, &d, &l);
     if (rc != 0)
         return spm_error(rc, "operand 0 is not readable");
+    if (spm_mining_file_is(d, l)) {
+        spm_mining_file_t f;
+        if (!spm_si_local_files())
+            return spm_error(SPM_EDENIED,
+                             "%s: only an embedded VM's IEUs read input files in place",
+                             SPM_MINING_LOAD);
+        return (rc = spm_mining_file_view(d, l, &f)) != 0 ? rc : spm_mining_fimi_read(&f, t);
+    }
     if (!spm_mining_text_is(d, l))
         return spm_mining_trans_decode(d, l, t);
     if ((rc = spm_mining_text_view(d, l, &x)) != 0)

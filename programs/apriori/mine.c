@@ -22,9 +22,11 @@
 #include "vm/session.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
     "usage: spm mine FILE --min-support S [options]\n"
@@ -345,18 +347,36 @@ static int stage_text(spm_session_t *s, spm_lines_t *in, const opts_t *o, spm_ap
     size_t namelen = strlen(o->input), lines;
     spm_mining_text_t t = {
         .first = 1, .name = o->input, .namelen = namelen < 4096 ? namelen : 4096};
+    /* An embedded VM's IEUs read a regular file where it lies: only where
+       its blocks' lines are is staged, not the lines (T25I10D100K at 0.6%,
+       whole command, medians of 15: 119.6 -> 112.6 ms). */
+    spm_mining_file_t f = {.first = 1, .name = t.name, .namelen = t.namelen};
+    struct stat st;
+    char *path = spm_session_local_files(s) && strcmp(o->input, "-") != 0 &&
+                         stat(o->input, &st) == 0 && S_ISREG(st.st_mode)
+                     ? realpath(o->input, NULL)
+                     : NULL;
+    if (path && strlen(path) <= 4096) {
+        f.path = path;
+        f.pathlen = (uint32_t)strlen(path);
+    }
     uint32_t cap = 0;
     int rc;
     while ((rc = spm_lines_chunk(in, (size_t)o->block, TEXT_BYTES, &t.text, &t.len, &lines)) == 1) {
         void *data;
         size_t len;
-        t.nlines = (uint32_t)lines;
-        if ((rc = spm_mining_text_encode(&t, &data, &len)) != 0 ||
-            (rc = stage_put(s, SPM_MINING_TEXT, data, len, &a->staged, &a->nstaged, &cap)) != 0)
+        t.nlines = f.nlines = (uint32_t)lines;
+        f.len = t.len;
+        if ((rc = f.path ? spm_mining_file_encode(&f, &data, &len)
+                         : spm_mining_text_encode(&t, &data, &len)) != 0 ||
+            (rc = stage_put(s, f.path ? SPM_MINING_FILE : SPM_MINING_TEXT, data, len, &a->staged,
+                            &a->nstaged, &cap)) != 0)
             break;
-        t.first += lines;
+        t.first = f.first += lines;
+        f.offset += t.len;
         a->ntrans += lines;
     }
+    free(path);
     int done = spm_session_put_flush(s);
     return rc ? rc : done;
 }

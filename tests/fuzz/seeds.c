@@ -234,6 +234,17 @@ static void mining_seeds(void)
     if (spm_mining_text_encode(&tx, &data, &len) != 0)
         exit(1);
     sdb_seed("mining.text", SPM_MINING_TEXT, data, len);
+    spm_mining_file_t fl = {.first = 41,
+                            .nlines = 3,
+                            .offset = 100,
+                            .len = 13,
+                            .path = "/data/t.dat",
+                            .pathlen = 11,
+                            .name = "t.dat",
+                            .namelen = 5};
+    if (spm_mining_file_encode(&fl, &data, &len) != 0)
+        exit(1);
+    sdb_seed("mining.filelines", SPM_MINING_FILE, data, len);
     const char *kinds[3] = {SPM_MINING_JOIN, SPM_MINING_CANDS, SPM_MINING_FSETS};
     for (int k = 0; k < 3; k++) {
         spm_mining_sets_t st = {.kind = (spm_mining_kind_t)k,

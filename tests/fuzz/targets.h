@@ -232,6 +232,11 @@ static inline void fuzz_mining(const char *type, const void *data, size_t len)
         }
         if (rc == 0)
             rc = spm_mining_text_encode(&b, &out, &outlen);
+    } else if (strcmp(type, SPM_MINING_FILE) == 0) {
+        /* no file is read here: the block names one on some machine */
+        spm_mining_file_t b;
+        if ((rc = spm_mining_file_view(data, len, &b)) == 0)
+            rc = spm_mining_file_encode(&b, &out, &outlen);
     } else if (strcmp(type, SPM_MINING_ITEMSETS) == 0) {
         spm_mining_itemsets_t b;
         if ((rc = spm_mining_itemsets_decode(data, len, &b)) == 0)

@@ -130,6 +130,41 @@ START_TEST(text)
 }
 END_TEST
 
+/*  Where an embedded VM's input lines are: viewed in place, an absolute
+    path and a real line number required. */
+START_TEST(file_lines)
+{
+    spm_mining_file_t f = {.first = 7,
+                           .nlines = 2,
+                           .offset = 4096,
+                           .len = 10,
+                           .path = "/d/t.dat",
+                           .pathlen = 8,
+                           .name = "t.dat",
+                           .namelen = 5},
+                      v;
+    void *data;
+    size_t len;
+    ck_assert_int_eq(spm_mining_file_encode(&f, &data, &len), 0);
+    ck_assert(spm_mining_file_is(data, len));
+    ck_assert(!spm_mining_text_is(data, len));
+    ck_assert_int_eq(spm_mining_file_view(data, len, &v), 0);
+    ck_assert_uint_eq(v.first, 7);
+    ck_assert_uint_eq(v.nlines, 2);
+    ck_assert_uint_eq(v.offset, 4096);
+    ck_assert_uint_eq(v.len, 10);
+    ck_assert_int_eq(memcmp(v.path, "/d/t.dat", 8), 0);
+    ck_assert_int_eq(memcmp(v.name, "t.dat", 5), 0);
+    refuse_truncated_and_forged(SPM_MINING_FILE, data, len);
+    free(data);
+    f.path = "d/t.dat"; /* relative: which directory? */
+    f.pathlen = 7;
+    ck_assert_int_eq(spm_mining_file_encode(&f, &data, &len), 0);
+    ck_assert_int_eq(spm_mining_file_view(data, len, &v), SPM_EFORMAT);
+    free(data);
+}
+END_TEST
+
 START_TEST(items_and_merge)
 {
     uint32_t ia[] = {10, 12}, ib[] = {11, 12, 19};
@@ -479,6 +514,7 @@ static Suite *suite(void)
     TCase *t = tcase_create("sdb");
     tcase_add_test(t, transactions);
     tcase_add_test(t, text);
+    tcase_add_test(t, file_lines);
     tcase_add_test(t, items_and_merge);
     tcase_add_test(t, sets_of_each_kind);
     tcase_add_test(t, candidate_merge_sums_counts);

@@ -292,6 +292,61 @@ START_TEST(load_parses_text)
 }
 END_TEST
 
+/*  LoadDataBlock of the lines of FILE from byte OFFSET (LEN bytes, NLINES
+    lines, the first line FIRST): its status, and the transactions in *SPEC. */
+static int load_file(const char *file, uint64_t offset, uint64_t len, uint32_t nlines,
+                     uint64_t first, const char **spec)
+{
+    spm_mining_file_t f = {.first = first,
+                           .nlines = nlines,
+                           .offset = offset,
+                           .len = len,
+                           .path = file,
+                           .pathlen = (uint32_t)strlen(file),
+                           .name = "in.dat",
+                           .namelen = 6};
+    blob_t b;
+    ck_assert_int_eq(spm_mining_file_encode(&f, &b.data, &b.len), 0);
+    si_t s = {0};
+    in(&s, SPM_R, b);
+    out(&s, SPM_W);
+    spm_buf_put_u32(&s.params, 10);
+    int rc = exec(&s, SPM_MINING_LOAD);
+    if (rc == 0)
+        *spec = trans_spec(s.ops[1].out, s.ops[1].out_len);
+    done(&s);
+    return rc;
+}
+
+/*  An embedded VM's IEU reads a block's lines from the client's file where
+    they lie, as it would parse them staged; any other IEU refuses to read
+    a file a client names. */
+START_TEST(load_reads_file_lines)
+{
+    char file[] = "/tmp/spm_load_file.XXXXXX";
+    int fd = mkstemp(file);
+    const char *body = "9 8\n3 1 3 2\r\n\n5 5\n7 x 1\n";
+    ck_assert_int_eq(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+    close(fd);
+    const char *spec;
+    ck_assert_int_eq(load_file(file, 4, 14, 3, 2, &spec), SPM_EDENIED);
+    spm_si_set_local_files(1);
+    ck_assert_int_eq(load_file(file, 4, 14, 3, 2, &spec), 0); /* lines 2-4 */
+    ck_assert_str_eq(spec, "1 2 3||5|");
+    ck_assert_int_eq(load_file(file, 18, 6, 1, 5, &spec), SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat:5: item 'x' is not"));
+    /* The file no longer holds the lines: it changed or got shorter. */
+    ck_assert_int_eq(load_file(file, 4, 13, 3, 2, &spec), SPM_EIO);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat: the file changed"));
+    ck_assert_int_eq(load_file(file, 18, 80, 1, 5, &spec), SPM_EIO);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat: the file got shorter"));
+    unlink(file);
+    ck_assert_int_eq(load_file(file, 4, 14, 3, 2, &spec), SPM_EIO);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat: No such file"));
+    spm_si_set_local_files(0);
+}
+END_TEST
+
 START_TEST(count_shrink_and_collect_items)
 {
     si_t s = {0};
@@ -1234,6 +1289,7 @@ static Suite *suite(void)
     TCase *t = tcase_create("si");
     tcase_add_test(t, load_normalizes);
     tcase_add_test(t, load_parses_text);
+    tcase_add_test(t, load_reads_file_lines);
     tcase_add_test(t, count_shrink_and_collect_items);
     tcase_add_test(t, shrink_and_merge_transactions);
     tcase_add_test(t, join_families_across_blocks);
