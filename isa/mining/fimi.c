@@ -130,7 +130,7 @@ static uint64_t line_of(const char *text, size_t n, uint64_t first)
 int spm_mining_fimi_parse(const spm_mining_text_t *b, spm_mining_trans_t *t)
 {
     const char *p = b->text, *end = b->text + b->len, *nul = memchr(p, '\0', b->len);
-    char where[4097];
+    char where[SPM_MINING_NAME_MAX + 1];
     snprintf(where, sizeof where, "%.*s", (int)b->namelen, b->name);
     memset(t, 0, sizeof *t);
     if (nul)
@@ -179,7 +179,7 @@ int spm_mining_fimi_parse(const spm_mining_text_t *b, spm_mining_trans_t *t)
 
 int spm_mining_fimi_read(const spm_mining_file_t *b, spm_mining_trans_t *t)
 {
-    char path[4097], name[4097];
+    char path[SPM_MINING_NAME_MAX + 1], name[SPM_MINING_NAME_MAX + 1];
     snprintf(path, sizeof path, "%.*s", (int)b->pathlen, b->path);
     snprintf(name, sizeof name, "%.*s", (int)b->namelen, b->name);
     memset(t, 0, sizeof *t);

@@ -537,7 +537,7 @@ int spm_mining_text_view(const void *data, size_t len, spm_mining_text_t *b)
     b->namelen = spm_le32(d + 16);
     b->len = spm_le32(d + 20);
     const unsigned char *pad = d + len - SPM_MINING_FIMI_PAD;
-    if (b->len > SPM_MINING_MAX_TEXT || b->namelen > 4096 ||
+    if (b->len > SPM_MINING_MAX_TEXT || b->namelen > SPM_MINING_NAME_MAX ||
         len != TEXT_HEAD + (size_t)b->namelen + b->len + SPM_MINING_FIMI_PAD ||
         (b->len > 0) != (b->nlines > 0) || b->nlines > b->len || b->first == 0 ||
         b->first > UINT64_MAX - b->nlines || memcmp(pad, "\0\0\0\0\0\0\0\0", 8) != 0)
@@ -983,7 +983,6 @@ static int validate_items(const void *data, size_t len)
 /*  A file-lines block: u32 magic, u32 nlines, u64 first, u64 offset, u64
     len, u32 pathlen, u32 namelen, the path, the name. */
 #define FILE_HEAD 40
-#define FILE_NAME_MAX 4096
 
 int spm_mining_file_encode(const spm_mining_file_t *b, void **data, size_t *len)
 {
@@ -1022,7 +1021,7 @@ int spm_mining_file_view(const void *data, size_t len, spm_mining_file_t *b)
     b->len = spm_le64(d + 24);
     b->pathlen = spm_le32(d + 32);
     b->namelen = spm_le32(d + 36);
-    if (b->pathlen == 0 || b->pathlen > FILE_NAME_MAX || b->namelen > FILE_NAME_MAX ||
+    if (b->pathlen == 0 || b->pathlen > SPM_MINING_NAME_MAX || b->namelen > SPM_MINING_NAME_MAX ||
         len != FILE_HEAD + (size_t)b->pathlen + b->namelen || b->len > SPM_MINING_MAX_TEXT ||
         (b->len > 0) != (b->nlines > 0) || b->nlines > b->len || b->first == 0 ||
         b->first > UINT64_MAX - b->nlines || b->offset > UINT64_MAX - b->len)

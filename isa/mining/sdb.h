@@ -94,6 +94,9 @@ void spm_mining_trans_free(spm_mining_trans_t *b);
 
 /* ------------------------------------------------------------- BlockOfText */
 
+/*  Most bytes of a file's name (or path) a text or file-lines block holds. */
+#define SPM_MINING_NAME_MAX 4096u
+
 /*  Most bytes of text in one block (a line may be up to 64 MiB). */
 #define SPM_MINING_MAX_TEXT (128u << 20)
 

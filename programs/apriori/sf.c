@@ -107,9 +107,8 @@ static int initial_start(spm_sf_t *sf, const void *args, size_t len)
     shrinks the transactions. */
 static int count_and_shrink(spm_sf_t *sf, spm_apriori_job_t *job)
 {
-    job->width = job->domain / 32 + 1 > 1024 ? job->domain / 32 + 1 : 1024;
-    job->np = job->domain / job->width + 1;
-    uint32_t n = job->a.nstaged, np = job->np;
+    uint32_t width = job->domain / 32 + 1 > 1024 ? job->domain / 32 + 1 : 1024;
+    uint32_t n = job->a.nstaged, np = job->domain / width + 1;
     spm_sdb_t *raw = job->raw, items[np];
     spm_operand_t ops[MAX_OPS];
     spm_buf_t p = {0};
@@ -117,7 +116,7 @@ static int count_and_shrink(spm_sf_t *sf, spm_apriori_job_t *job)
     for (uint32_t q = 0; q < np; q++)
         items[q] = spm_sdb_new(sf, SPM_MINING_ITEMS);
     spm_buf_put_u32(&p, np);
-    spm_buf_put_u32(&p, job->width);
+    spm_buf_put_u32(&p, width);
     /* A few counting SIs per IEU, each over consecutive raw blocks: fewer
        partials to merge than one SI per block. */
     uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1, groups = 4 * ieus;

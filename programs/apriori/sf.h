@@ -49,7 +49,6 @@ typedef struct {
     spm_sdb_t *raw;         /* loaded transaction blocks (per staged block) */
     uint32_t loaded;        /* load replies so far */
     uint32_t domain;        /* one more than the largest item loaded */
-    uint32_t np, width;     /* item partitions and their width */
     spm_sdb_t fitems;       /* the frequent items */
     uint32_t f1;            /* how many */
     spm_sdb_t *trans;       /* shrunk transaction blocks (per staged block) */

@@ -236,22 +236,31 @@ static blob_t text(const char *body, uint64_t first)
     return o;
 }
 
-/*  LoadDataBlock of the text block BODY (first line FIRST); returns its
-    status, and the transactions (as a spec) in *SPEC when it succeeded. */
-static int load_text(const char *body, uint64_t first, const char **spec, uint32_t *hi)
+/*  LoadDataBlock of the staged block B; returns its status and, when it
+    succeeded, the transactions (as a spec) in *SPEC and the item domain it
+    replied in *HI (either may be NULL). */
+static int load_staged(blob_t b, const char **spec, uint32_t *hi)
 {
     si_t s = {0};
-    in(&s, SPM_R, text(body, first));
+    in(&s, SPM_R, b);
     out(&s, SPM_W);
     spm_buf_put_u32(&s.params, 10);
     int rc = exec(&s, SPM_MINING_LOAD);
     if (rc == 0) {
-        *spec = trans_spec(s.ops[1].out, s.ops[1].out_len);
         ck_assert_uint_eq(s.reply_len, 12);
-        *hi = reply(&s, 2);
+        if (spec)
+            *spec = trans_spec(s.ops[1].out, s.ops[1].out_len);
+        if (hi)
+            *hi = reply(&s, 2);
     }
     done(&s);
     return rc;
+}
+
+/*  LoadDataBlock of the text block BODY (first line FIRST). */
+static int load_text(const char *body, uint64_t first, const char **spec, uint32_t *hi)
+{
+    return load_staged(text(body, first), spec, hi);
 }
 
 /*  A staged text block is parsed on the IEU exactly as the client's reader
@@ -273,22 +282,13 @@ START_TEST(load_parses_text)
     /* A block whose line count is forged, and a NUL byte. */
     blob_t b = text("1 2\n3\n", 5);
     ((unsigned char *)b.data)[4] = 3; /* three lines, of two */
-    si_t s = {0};
-    in(&s, SPM_R, b);
-    out(&s, SPM_W);
-    spm_buf_put_u32(&s.params, 10);
-    ck_assert_int_eq(exec(&s, SPM_MINING_LOAD), SPM_EFORMAT);
+    ck_assert_int_eq(load_staged(b, NULL, NULL), SPM_EFORMAT);
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "3 lines promised, 2 found"));
-    done(&s);
     spm_mining_text_t t = {
         .first = 1, .nlines = 2, .name = "in.dat", .namelen = 6, .text = "1\n2 \0 3\n", .len = 8};
     ck_assert_int_eq(spm_mining_text_encode(&t, &b.data, &b.len), 0);
-    in(&s, SPM_R, b);
-    out(&s, SPM_W);
-    spm_buf_put_u32(&s.params, 10);
-    ck_assert_int_eq(exec(&s, SPM_MINING_LOAD), SPM_EFORMAT);
+    ck_assert_int_eq(load_staged(b, NULL, NULL), SPM_EFORMAT);
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "in.dat:2: NUL byte in a text line"));
-    done(&s);
 }
 END_TEST
 
@@ -307,15 +307,7 @@ static int load_file(const char *file, uint64_t offset, uint64_t len, uint32_t n
                            .namelen = 6};
     blob_t b;
     ck_assert_int_eq(spm_mining_file_encode(&f, &b.data, &b.len), 0);
-    si_t s = {0};
-    in(&s, SPM_R, b);
-    out(&s, SPM_W);
-    spm_buf_put_u32(&s.params, 10);
-    int rc = exec(&s, SPM_MINING_LOAD);
-    if (rc == 0)
-        *spec = trans_spec(s.ops[1].out, s.ops[1].out_len);
-    done(&s);
-    return rc;
+    return load_staged(b, spec, NULL);
 }
 
 /*  An embedded VM's IEU reads a block's lines from the client's file where
