@@ -25,6 +25,14 @@ int spm_mining_in_trans(spm_si_ctx_t *ctx, size_t i, spm_mining_trans_t *b)
     return rc ? rc : spm_mining_trans_decode(d, l, b);
 }
 
+int spm_mining_in_trans_view(spm_si_ctx_t *ctx, size_t i, spm_mining_trans_t *b)
+{
+    const void *d;
+    size_t l;
+    int rc = input(ctx, i, &d, &l);
+    return rc ? rc : spm_mining_trans_view(d, l, b);
+}
+
 int spm_mining_in_items(spm_si_ctx_t *ctx, size_t i, spm_mining_items_t *b)
 {
     const void *d;

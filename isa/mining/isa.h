@@ -155,6 +155,9 @@ int spm_mining_confident(uint64_t supz, uint64_t supx, double minconf);
 /*  Helpers for SI bodies: fetch input I and decode it as a given type. On
     failure the detail names the opcode and operand. */
 int spm_mining_in_trans(spm_si_ctx_t *ctx, size_t i, spm_mining_trans_t *b);
+/*  As spm_mining_in_trans, with the items read in place where they can be
+    (spm_mining_trans_view): for an SI that does not write them. */
+int spm_mining_in_trans_view(spm_si_ctx_t *ctx, size_t i, spm_mining_trans_t *b);
 int spm_mining_in_items(spm_si_ctx_t *ctx, size_t i, spm_mining_items_t *b);
 int spm_mining_in_sets(spm_si_ctx_t *ctx, size_t i, spm_mining_kind_t kind, spm_mining_sets_t *b);
 

@@ -86,10 +86,18 @@ typedef struct {
     uint32_t *off;       /* n + 1 offsets into items */
     uint32_t *weight;    /* n weights (identical transactions merged), >= 1 */
     uint32_t *items;     /* off[n] items */
+    int view;            /* items point into the block's bytes: read only */
 } spm_mining_trans_t;
 
 int spm_mining_trans_encode(const spm_mining_trans_t *b, void **data, size_t *len);
+/*  Decodes LEN bytes into *B (arrays malloc'd; free with
+    spm_mining_trans_free). Returns 0, SPM_EFORMAT (detail set) or
+    SPM_ENOMEM. */
 int spm_mining_trans_decode(const void *data, size_t len, spm_mining_trans_t *b);
+/*  As decode, but on a little-endian host B's items point into DATA when
+    it is 4-byte aligned (b->view): they must not be written, and DATA
+    must outlive B. */
+int spm_mining_trans_view(const void *data, size_t len, spm_mining_trans_t *b);
 void spm_mining_trans_free(spm_mining_trans_t *b);
 
 /* ------------------------------------------------------------- BlockOfText */

@@ -661,7 +661,7 @@ static int build(spm_si_ctx_t *ctx, miner_t *m, size_t nt)
     uint64_t total = 0;
     int rc = t ? 0 : spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     for (size_t q = 0; q < nt && rc == 0; q++)
-        if ((rc = spm_mining_in_trans(ctx, q, &t[q])) == 0 && !t[q].normalized)
+        if ((rc = spm_mining_in_trans_view(ctx, q, &t[q])) == 0 && !t[q].normalized)
             rc = spm_error(SPM_EFORMAT, "%s: operand %zu: transactions not normalized",
                            SPM_MINING_MINE_CLASS, q);
         else if (rc == 0)

@@ -305,7 +305,7 @@ static int count(spm_si_ctx_t *ctx)
     if (!c.counts || (!k.pairs && !k.trie))
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_COUNT_CANDS);
     for (size_t q = 1; q + 1 < m && rc == 0; q++) {
-        if ((rc = spm_mining_in_trans(ctx, q, &t)) != 0)
+        if ((rc = spm_mining_in_trans_view(ctx, q, &t)) != 0)
             break;
         rc = count_block(&k, &t);
         spm_mining_trans_free(&t);

@@ -41,6 +41,23 @@ START_TEST(transactions)
     ck_assert_mem_eq(d.weight, w, sizeof w);
     ck_assert_mem_eq(d.items, items, sizeof items);
     spm_mining_trans_free(&d);
+    /* Viewed, the items are read where they lie when they are aligned,
+       and copied when they are not; the block reads the same either way. */
+    uint32_t *aligned = malloc(len + 4);
+    for (size_t shift = 0; shift < 2; shift++) {
+        unsigned char *at = (unsigned char *)aligned + shift;
+        memcpy(at, data, len);
+        ck_assert_int_eq(spm_mining_trans_view(at, len, &d), 0);
+        ck_assert_int_eq(d.view, shift == 0);
+        ck_assert_uint_eq(d.n, 3);
+        ck_assert_mem_eq(d.off, off, sizeof off);
+        ck_assert_mem_eq(d.weight, w, sizeof w);
+        ck_assert_mem_eq(d.items, items, sizeof items);
+        if (shift == 0)
+            ck_assert_ptr_eq(d.items, at + 16 + 3 * 8);
+        spm_mining_trans_free(&d);
+    }
+    free(aligned);
     refuse_truncated_and_forged(SPM_MINING_TRANS, data, len);
     free(data);
     /* Unsorted items are refused in a normalized block, kept in a raw one. */
@@ -307,7 +324,7 @@ START_TEST(forged_counts_refused_before_allocating)
 {
     /* A header claiming 2^24 transactions of 2^32-1 items in 16 bytes. */
     unsigned char forged[16];
-    spm_put_le32(forged, 0x4d54524eu);
+    spm_put_le32(forged, 0x4d545243u);
     spm_put_le32(forged + 4, 1);
     spm_put_le32(forged + 8, SPM_MINING_MAX_ENTRIES);
     spm_put_le32(forged + 12, 0xffffffffu);
