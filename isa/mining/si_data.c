@@ -131,8 +131,17 @@ static uint32_t normalize(spm_mining_trans_t *t)
 {
     uint32_t w = 0, start = 0, hi = 0;
     for (uint32_t i = 0; i < t->n; i++) {
-        uint32_t *a = t->items + start, l = t->off[i + 1] - start, m = 0;
+        uint32_t *a = t->items + start, l = t->off[i + 1] - start, m = 0, down = 0;
         start = t->off[i + 1];
+        /* Files mostly list a transaction's items in order already:
+           such a transaction stays where it is, with no branch per item. */
+        for (uint32_t j = 1; j < l; j++)
+            down += a[j] <= a[j - 1];
+        if (down == 0 && w == t->off[i]) {
+            w += l;
+            hi = l > 0 && a[l - 1] + 1 > hi ? a[l - 1] + 1 : hi;
+            continue;
+        }
         sort_u32(a, l);
         for (uint32_t j = 0; j < l; j++)
             if (m == 0 || a[j] != a[m - 1])
