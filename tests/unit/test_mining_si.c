@@ -202,13 +202,14 @@ static void done(si_t *s)
 START_TEST(load_normalizes)
 {
     si_t s = {0};
-    in(&s, SPM_R, trans(0, "3 1 3 2|| 5 5|"));
+    /* in-order transactions kept in place, then moved up after a repeat */
+    in(&s, SPM_R, trans(0, "2 4|3 1 3 2|4 6|| 5 5|7 8 9|"));
     out(&s, SPM_W);
     spm_buf_put_u32(&s.params, 10);
     ck_assert_int_eq(exec(&s, SPM_MINING_LOAD), 0);
-    ck_assert_str_eq(trans_spec(s.ops[1].out, s.ops[1].out_len), "1 2 3||5|");
-    ck_assert_uint_eq(reply(&s, 0), 3);
-    ck_assert_uint_eq(reply(&s, 2), 6); /* the item domain: one more than the largest */
+    ck_assert_str_eq(trans_spec(s.ops[1].out, s.ops[1].out_len), "2 4|1 2 3|4 6||5|7 8 9|");
+    ck_assert_uint_eq(reply(&s, 0), 6);
+    ck_assert_uint_eq(reply(&s, 2), 10); /* the item domain: one more than the largest */
     done(&s);
     /* A staged block over the block size is refused. */
     in(&s, SPM_R, trans(0, "1|2|3|"));
