@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #define MAX_LINE (64u << 20)
 #define CHUNK (1u << 20)               /* bytes asked of read() at a time */
@@ -126,12 +129,69 @@ int spm_lines_next(spm_lines_t *r, char **line, size_t *len, int *truncated)
     return 1;
 }
 
+/*  A mask of the newlines among the 64 bytes at P, byte i as bit i. */
+static uint64_t newlines64(const char *p)
+{
+#if defined(__x86_64__)
+    const __m128i nl = _mm_set1_epi8('\n');
+    uint64_t m = 0;
+    for (int i = 0; i < 4; i++)
+        m |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+                 _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)), nl))
+             << (16 * i);
+    return m;
+#else
+    uint64_t m = 0;
+    for (int i = 0; i < 64; i++)
+        m |= (uint64_t)(p[i] == '\n') << i;
+    return m;
+#endif
+}
+
+/*  The bytes after P (of the N at P) up to and including its WANT-th
+    newline, with *GOT = WANT; or, where P has fewer, up to and including
+    its last, with *GOT the newlines found. 64 bytes at a time: a memchr
+    for each line was most of cutting a file of short lines (T25I10D100K,
+    100,000 lines: 2.7 ms). */
+static size_t nth_newline(const char *p, size_t n, size_t want, size_t *got)
+{
+    size_t i = 0, k = 0, last = 0;
+    for (; i + 64 <= n && k < want; i += 64) {
+        uint64_t m = newlines64(p + i);
+        size_t c = (size_t)__builtin_popcountll(m);
+        if (k + c >= want) { /* the one wanted is in these 64 bytes */
+            for (; k + 1 < want; k++)
+                m &= m - 1;
+            *got = want;
+            return i + (size_t)__builtin_ctzll(m) + 1;
+        }
+        if (c > 0)
+            last = i + 64 - (size_t)__builtin_clzll(m);
+        k += c;
+    }
+    for (; i < n && k < want; i++)
+        if (p[i] == '\n') {
+            k++;
+            last = i + 1;
+        }
+    *got = k;
+    return last;
+}
+
 int spm_lines_chunk(spm_lines_t *r, size_t maxlines, size_t maxbytes, const char **data,
                     size_t *len, size_t *lines)
 {
     size_t scanned = 0, n = 0; /* bytes after start that hold N whole lines */
     for (;;) {
         const char *nl;
+        /* whole lines within maxbytes at once, then one line at a time to
+           the first past it */
+        size_t room = r->end - r->start - scanned, got;
+        if (n < maxlines && scanned < maxbytes) {
+            size_t upto = maxbytes - scanned < room ? maxbytes - scanned : room;
+            scanned += nth_newline(r->buf + r->start + scanned, upto, maxlines - n, &got);
+            n += got;
+        }
         while (n < maxlines && scanned < maxbytes &&
                (nl = memchr(r->buf + r->start + scanned, '\n', r->end - r->start - scanned))) {
             scanned = (size_t)(nl - (r->buf + r->start)) + 1;

@@ -69,6 +69,9 @@ static void cut(size_t maxlines, size_t maxbytes)
         const char *last = len >= 2 ? memrchr(data, '\n', len - 1) : NULL;
         ck_assert_msg(lines == 1 || !last || (size_t)(last - data) + 1 < maxbytes,
                       "a block goes on past %zu bytes", maxbytes);
+        /* and stops only at a bound or at the end of the file */
+        ck_assert_msg(lines == maxlines || len >= maxbytes || got + len == at,
+                      "a block of %zu lines, %zu bytes stops early", lines, len);
         got += len;
         total += lines;
         ck_assert_uint_eq(spm_lines_lineno(r), total);
@@ -87,6 +90,10 @@ START_TEST(blocks_of_whole_lines)
     cut(1, (size_t)16 << 20);
     cut(1000000, 100000);
     cut(3, 10);
+    /* bounds near the 64 bytes searched at a time */
+    cut(64, (size_t)1 << 20);
+    cut(63, 64);
+    cut(1000, 65);
 }
 END_TEST
 
