@@ -413,9 +413,10 @@ static int stage_input(spm_session_t *s, spm_reader_t *r, const opts_t *o, spm_a
     return rc;
 }
 
-static int session_get(void *s, spm_sdb_t id, void **data, size_t *len)
+static int session_get(void *s, const spm_sdb_t *ids, size_t n,
+                       int (*fn)(void *arg, size_t i, const void *data, size_t len), void *arg)
 {
-    return spm_session_get(s, id, data, len);
+    return spm_session_get_each(s, ids, n, fn, arg);
 }
 
 /*  Transactions per block by default. Every block costs an SI of each

@@ -106,7 +106,31 @@ typedef struct {
     uint32_t nitems;      /* ranks */
     unsigned bits;        /* bits of the largest item (the sorts' keys) */
     uint64_t *rec;        /* one record being built: head and items */
+    spm_mine_out_t *o;    /* where the blocks fetched go */
+    uint32_t k;           /* fetch_level: the length of its sets */
+    uint32_t (*one)[3];   /* fetch_ones: m (item, support) entries */
+    size_t m;
+    spm_extsort_t *sort; /* fetch_rules: the sort its rules go to */
+    uint64_t *key;       /* and scratch for s(Y) (NULL: not looked up) */
 } fetch_t;
+
+/*  Blocks asked for at once. A round trip each, one at a time, made the
+    dense set at 5% (163 class blocks of about 250 KB) 35 ms slower,
+    medians of 9. A few at a time bound what is in flight to a few blocks:
+    a class block mostly stops past 2 MiB (SPM_MINING_CLASS_CAP / 16), a
+    rule block at SPM_APRIORI_RULE_BYTES. */
+#define FETCH_AHEAD 8
+
+/*  Fetches the N blocks IDS through f->get, FETCH_AHEAD at a time,
+    handing each to FN(ARG, ...). */
+static int get_blocks(const fetch_t *f, const spm_sdb_t *ids, size_t n,
+                      int (*fn)(void *arg, size_t i, const void *data, size_t len), void *arg)
+{
+    int rc = 0;
+    for (size_t at = 0; at < n && rc == 0; at += FETCH_AHEAD)
+        rc = f->get(f->vm, ids + at, n - at < FETCH_AHEAD ? n - at : FETCH_AHEAD, fn, arg);
+    return rc;
+}
 
 /*  Maps the N ranks at A to items, in place, and sorts them. */
 static int to_items(const fetch_t *f, uint32_t *a, uint32_t n)
@@ -121,41 +145,34 @@ static int to_items(const fetch_t *f, uint32_t *a, uint32_t n)
     return 0;
 }
 
-/*  Fetches block ID, a BlockOfFrequentSet, into *BLK. Returns 0, or the
-    SPM_E* of the get or of the decoding. */
-static int get_fsets(const fetch_t *f, spm_sdb_t id, spm_mining_sets_t *blk)
+/*  A frequent-set block of f->k-sets fetched: into the itemsets' sort. */
+static int level_block(void *arg, size_t b, const void *data, size_t len)
 {
-    void *data;
-    size_t len;
-    int rc = f->get(f->vm, id, &data, &len);
+    (void)b;
+    fetch_t *f = arg;
+    set_head_t *h = (set_head_t *)f->rec;
+    uint32_t *items = (uint32_t *)(h + 1), k = f->k;
+    spm_mining_sets_t blk;
+    int rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, &blk);
     if (rc != 0)
         return rc;
-    rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, blk);
-    free(data);
+    if (blk.n > 0 && blk.k != k)
+        rc = spm_error(SPM_EPROTO, "frequent %u-sets block holds %u-sets", k, blk.k);
+    for (uint32_t i = 0; i < blk.n && rc == 0; i++) {
+        *h = (set_head_t){.k = k, .count = blk.counts[i]};
+        memcpy(items, blk.items + (size_t)i * k, (size_t)k * 4);
+        if ((rc = to_items(f, items, k)) == 0)
+            rc = spm_extsort_add(f->o->sets, h, sizeof *h + (size_t)k * 4);
+    }
+    spm_mining_sets_free(&blk);
     return rc;
 }
 
 /*  Fetches the frequent-set blocks IDS[0..N) of length K into O's sort. */
-static int fetch_level(fetch_t *f, const spm_sdb_t *ids, uint32_t n, uint32_t k, spm_mine_out_t *o)
+static int fetch_level(fetch_t *f, const spm_sdb_t *ids, uint32_t n, uint32_t k)
 {
-    set_head_t *h = (set_head_t *)f->rec;
-    uint32_t *items = (uint32_t *)(h + 1);
-    int rc = 0;
-    for (uint32_t b = 0; b < n && rc == 0; b++) {
-        spm_mining_sets_t blk;
-        if ((rc = get_fsets(f, ids[b], &blk)) != 0)
-            return rc;
-        if (blk.n > 0 && blk.k != k)
-            rc = spm_error(SPM_EPROTO, "frequent %u-sets block holds %u-sets", k, blk.k);
-        for (uint32_t i = 0; i < blk.n && rc == 0; i++) {
-            *h = (set_head_t){.k = k, .count = blk.counts[i]};
-            memcpy(items, blk.items + (size_t)i * k, (size_t)k * 4);
-            if ((rc = to_items(f, items, k)) == 0)
-                rc = spm_extsort_add(o->sets, h, sizeof *h + (size_t)k * 4);
-        }
-        spm_mining_sets_free(&blk);
-    }
-    return rc;
+    f->k = k;
+    return get_blocks(f, ids, n, level_block, f);
 }
 
 static int cmp_one(const void *a, const void *b)
@@ -164,31 +181,39 @@ static int cmp_one(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
+/*  A block of 1-itemsets fetched: its (item, support) entries onto f->one. */
+static int ones_block(void *arg, size_t b, const void *data, size_t len)
+{
+    (void)b;
+    fetch_t *f = arg;
+    spm_mining_sets_t blk;
+    int rc = spm_mining_sets_decode(SPM_MINING_KIND_FSETS, data, len, &blk);
+    if (rc != 0)
+        return rc;
+    void *v = NULL;
+    if (blk.n > 0 && blk.k != 1)
+        rc = spm_error(SPM_EPROTO, "frequent 1-sets block holds %u-sets", blk.k);
+    else if (!(v = realloc(f->one, (f->m + blk.n + 1) * sizeof *f->one)))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+    else
+        f->one = v;
+    for (uint32_t i = 0; rc == 0 && i < blk.n; i++) {
+        f->one[f->m][0] = blk.items[i];
+        memcpy(&f->one[f->m][1], &blk.counts[i], 8);
+        rc = to_items(f, f->one[f->m++], 1);
+    }
+    spm_mining_sets_free(&blk);
+    return rc;
+}
+
 /*  Fetches the 1-itemsets, blocks IDS[0..N), into O's runs as one run in
     item order (the classes' blocks come after it, each a run of its own). */
 static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out_t *o)
 {
-    uint32_t(*one)[3] = NULL;
-    size_t m = 0;
-    int rc = 0;
-    for (uint32_t b = 0; b < n && rc == 0; b++) {
-        spm_mining_sets_t blk;
-        if ((rc = get_fsets(f, ids[b], &blk)) != 0)
-            break;
-        void *v = NULL;
-        if (blk.n > 0 && blk.k != 1)
-            rc = spm_error(SPM_EPROTO, "frequent 1-sets block holds %u-sets", blk.k);
-        else if (!(v = realloc(one, (m + blk.n + 1) * sizeof *one)))
-            rc = spm_error(SPM_ENOMEM, "out of memory");
-        else
-            one = v;
-        for (uint32_t i = 0; rc == 0 && i < blk.n; i++) {
-            one[m][0] = blk.items[i];
-            memcpy(&one[m][1], &blk.counts[i], 8);
-            rc = to_items(f, one[m++], 1);
-        }
-        spm_mining_sets_free(&blk);
-    }
+    int rc = get_blocks(f, ids, n, ones_block, f);
+    uint32_t(*one)[3] = f->one;
+    size_t m = f->m;
+    f->one = NULL;
     uint32_t *items = NULL;
     uint64_t *counts = NULL;
     if (rc == 0 && m > 0) {
@@ -220,18 +245,22 @@ static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out
     return rc;
 }
 
+/*  A class block fetched: a copy of it is a run of f->o's. */
+static int class_block(void *arg, size_t b, const void *data, size_t len)
+{
+    (void)b;
+    fetch_t *f = arg;
+    void *mine = malloc(len ? len : 1); /* the runs keep the block */
+    if (!mine)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    return spm_mine_runs_add(f->o->runs, memcpy(mine, data, len), len);
+}
+
 /*  Fetches the class blocks of R into O's runs, a class a run: its
     BlockOfItemsets, kept as it came. */
-static int fetch_classes(fetch_t *f, const spm_apriori_result_t *r, spm_mine_out_t *o)
+static int fetch_classes(fetch_t *f, const spm_apriori_result_t *r)
 {
-    int rc = 0;
-    for (uint32_t b = 0; b < r->nclasses && rc == 0; b++) {
-        void *data;
-        size_t len;
-        if ((rc = f->get(f->vm, r->classes[b], &data, &len)) == 0)
-            rc = spm_mine_runs_add(o->runs, data, len);
-    }
-    return rc;
+    return get_blocks(f, r->classes, r->nclasses, class_block, f);
 }
 
 /*  s(Y) of rule record H from the itemsets held in memory, or 0. */
@@ -244,37 +273,40 @@ static uint64_t support_of_y(const spm_mine_out_t *o, const rule_head_t *h, uint
     return s ? s->count : 0;
 }
 
-/*  Fetches the rules of all store blocks into SORT, with s(Y) when the
-    itemsets are in memory (then KEY is scratch for the look-up). */
-static int fetch_rules(fetch_t *f, const spm_apriori_result_t *r, spm_mine_out_t *o,
-                       spm_extsort_t *sort, uint64_t *key)
+/*  A rule block fetched: its rules into f->sort, with s(Y) looked up when
+    f->key is set. */
+static int rules_block(void *arg, size_t b, const void *data, size_t len)
 {
+    (void)b;
+    fetch_t *f = arg;
     rule_head_t *h = (rule_head_t *)f->rec;
     uint32_t *items = (uint32_t *)(h + 1);
-    int rc = 0;
-    for (uint32_t b = 0; b < r->nstore && rc == 0; b++) {
-        void *data;
-        size_t len;
-        spm_mining_rules_t blk;
-        if ((rc = f->get(f->vm, r->store[b], &data, &len)) != 0)
-            return rc;
-        rc = spm_mining_rules_decode(data, len, &blk);
-        free(data);
-        if (rc != 0)
-            return rc;
-        for (uint32_t i = 0; i < blk.n && rc == 0; i++) {
-            uint32_t xl = blk.xlen[i], yl = blk.ylen[i];
-            *h = (rule_head_t){.xlen = xl, .ylen = yl, .supz = blk.supz[i], .supx = blk.supx[i]};
-            memcpy(items, blk.items + blk.off[i], (size_t)(xl + yl) * 4);
-            if ((rc = to_items(f, items, xl)) != 0 || (rc = to_items(f, items + xl, yl)) != 0)
-                break;
-            if (key)
-                h->supy = support_of_y(o, h, key);
-            rc = spm_extsort_add(sort, h, sizeof *h + (size_t)(xl + yl) * 4);
-        }
-        spm_mining_rules_free(&blk);
+    spm_mining_rules_t blk;
+    int rc = spm_mining_rules_decode(data, len, &blk);
+    if (rc != 0)
+        return rc;
+    for (uint32_t i = 0; i < blk.n && rc == 0; i++) {
+        uint32_t xl = blk.xlen[i], yl = blk.ylen[i];
+        *h = (rule_head_t){.xlen = xl, .ylen = yl, .supz = blk.supz[i], .supx = blk.supx[i]};
+        memcpy(items, blk.items + blk.off[i], (size_t)(xl + yl) * 4);
+        if ((rc = to_items(f, items, xl)) != 0 || (rc = to_items(f, items + xl, yl)) != 0)
+            break;
+        if (f->key)
+            h->supy = support_of_y(f->o, h, f->key);
+        rc = spm_extsort_add(f->sort, h, sizeof *h + (size_t)(xl + yl) * 4);
     }
+    spm_mining_rules_free(&blk);
     return rc;
+}
+
+/*  Fetches the rules of all store blocks into SORT, with s(Y) when the
+    itemsets are in memory (then KEY is scratch for the look-up). */
+static int fetch_rules(fetch_t *f, const spm_apriori_result_t *r, spm_extsort_t *sort,
+                       uint64_t *key)
+{
+    f->sort = sort;
+    f->key = key;
+    return get_blocks(f, r->store, r->nstore, rules_block, f);
 }
 
 /*  Attaches s(Y) to the rules of BY_Y (sorted by consequent) from the
@@ -304,18 +336,14 @@ static int join_supports(spm_mine_out_t *o, spm_extsort_t *by_y, uint64_t *buf)
     return rc < 0 ? rc : spm_extsort_rewind(o->sets);
 }
 
-/*  The frequent items in rank order into F. */
-static int fetch_items(fetch_t *f, spm_sdb_t id)
+/*  The frequent items block fetched: the items in rank order into f->item. */
+static int items_block(void *arg, size_t b, const void *data, size_t len)
 {
-    void *data;
-    size_t len;
+    (void)b;
+    fetch_t *f = arg;
     spm_mining_items_t it;
     uint32_t *order = NULL;
-    int rc = f->get(f->vm, id, &data, &len);
-    if (rc != 0)
-        return rc;
-    rc = spm_mining_items_decode(data, len, &it);
-    free(data);
+    int rc = spm_mining_items_decode(data, len, &it);
     if (rc != 0)
         return rc;
     if ((rc = spm_mining_rank_order(&it, &order)) == 0 &&
@@ -334,7 +362,7 @@ static int fetch_items(fetch_t *f, spm_sdb_t id)
 
 int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r, spm_mine_out_t *o)
 {
-    fetch_t f = {.get = get, .vm = vm};
+    fetch_t f = {.get = get, .vm = vm, .o = o};
     spm_extsort_t *by_y = NULL;
     uint64_t *key = NULL;
     size_t budget = o->budget ? o->budget : SPM_MINE_SORT_BUDGET, left;
@@ -346,7 +374,7 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
         !(o->sets = spm_extsort_new(r->nstore ? budget / 2 : budget, o->tmpdir, cmp_set, NULL)))
         rc = spm_error(SPM_ENOMEM, "out of memory");
     if (rc == 0 && r->fitems)
-        rc = fetch_items(&f, r->fitems);
+        rc = get_blocks(&f, &r->fitems, 1, items_block, &f);
     if (rc == 0) /* the keys are made as records come, all within this call */
         spm_extsort_set_key(o->sets, key_set, &f.bits);
     if (rc == 0 && r->nclasses > 0 && !(o->runs = spm_mine_runs_new(budget, o->tmpdir, f.bits)))
@@ -354,9 +382,9 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
     if (r->nclasses > 0 && r->nlevels > 0 && rc == 0)
         rc = fetch_ones(&f, r->levels[0], r->nblocks[0], o);
     for (uint32_t k = 0; k < r->nlevels && r->nclasses == 0 && rc == 0; k++)
-        rc = fetch_level(&f, r->levels[k], r->nblocks[k], k + 1, o);
+        rc = fetch_level(&f, r->levels[k], r->nblocks[k], k + 1);
     if (rc == 0)
-        rc = fetch_classes(&f, r, o);
+        rc = fetch_classes(&f, r);
     if (rc == 0 && o->runs)
         rc = spm_mine_runs_start(o->runs);
     if (rc == 0)
@@ -369,7 +397,7 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
         else
             spm_extsort_set_key(o->rules, key_rule, &f.bits);
         if (rc == 0)
-            rc = fetch_rules(&f, r, o, o->rules, key); /* s(Y) by binary search */
+            rc = fetch_rules(&f, r, o->rules, key); /* s(Y) by binary search */
     } else if (rc == 0) {
         /* The rules are sorted twice; the first sort's buffer is gone once
            it spilled, else it still holds its half. */
@@ -377,7 +405,7 @@ int spm_mine_fetch(spm_mine_get_fn *get, void *vm, const spm_apriori_result_t *r
             rc = spm_error(SPM_ENOMEM, "out of memory");
         else
             spm_extsort_set_key(by_y, key_rule_y, &f.bits);
-        if (rc == 0 && (rc = fetch_rules(&f, r, o, by_y, NULL)) == 0 &&
+        if (rc == 0 && (rc = fetch_rules(&f, r, by_y, NULL)) == 0 &&
             (rc = spm_extsort_sort(by_y)) == 0) {
             size_t held = spm_extsort_memory(by_y);
             malloc_trim(0); /* the buffer it spilled from goes back before the next fills */

@@ -3,7 +3,7 @@
 
     @header
     After the job, the client fetches the frequent-set blocks of every
-    length and the sorted rule blocks (spm_session_get) one at a time, maps
+    length and the sorted rule blocks (spm_session_get_each), maps
     ranks back to item numbers (or to names' first-appearance numbers),
     computes each rule's lift, and writes text, CSV or JSON, all sorted the
     same way: itemsets by length, then items; rules by antecedent (length,
@@ -65,9 +65,13 @@ typedef struct {
     uint64_t supz, supx, supy; /* supports of X u Y, X and Y (0: Y not found) */
 } spm_mine_rule_t;
 
-/*  How results are fetched: spm_session_get, or spm_inproc_get in tests.
-    Copies the newest version of ID into *DATA (malloc'd) and *LEN. */
-typedef int(spm_mine_get_fn)(void *vm, spm_sdb_t id, void **data, size_t *len);
+/*  How results are fetched: spm_session_get_each, or spm_inproc_get in
+    tests. Calls FN(ARG, I, DATA, LEN) with the newest version of each of
+    the N blocks IDS[I] (DATA valid during the call only), in any order;
+    stops at the first error, FN's or its own, and returns it. */
+typedef int(spm_mine_get_fn)(void *vm, const spm_sdb_t *ids, size_t n,
+                             int (*fn)(void *arg, size_t i, const void *data, size_t len),
+                             void *arg);
 
 /*  Fetches everything result R names, through GET on VM, a block at a time,
     into the sorts of O (ntrans, minsup, minconf, names, budget and tmpdir

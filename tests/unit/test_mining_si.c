@@ -1113,9 +1113,19 @@ END_TEST
 
 /* ------------------------------------------------------- the whole program */
 
-static int inproc_get(void *vm, spm_sdb_t id, void **data, size_t *len)
+static int inproc_get(void *vm, const spm_sdb_t *ids, size_t n,
+                      int (*fn)(void *arg, size_t i, const void *data, size_t len), void *arg)
 {
-    return spm_inproc_get(vm, id, data, len);
+    int rc = 0;
+    for (size_t i = n; i-- > 0 && rc == 0;) { /* last first: any order is allowed */
+        void *data;
+        size_t len;
+        if ((rc = spm_inproc_get(vm, ids[i], &data, &len)) == 0) {
+            rc = fn(arg, i, data, len);
+            free(data);
+        }
+    }
+    return rc;
 }
 
 /*  Mines a Quest database on the in-process VM with tiny blocks and join
