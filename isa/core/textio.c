@@ -41,7 +41,7 @@ spm_lines_t *spm_lines_open(const char *path)
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
-    r->path = strdup(path);
+    r->path = strdup(strcmp(path, "-") == 0 ? "stdin" : path); /* as messages name it */
     r->cap = CHUNK;
     r->buf = malloc(r->cap + 1 + SPM_LINES_PAD);
     if (!r->path || !r->buf) {

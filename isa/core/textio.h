@@ -20,7 +20,8 @@
 typedef struct spm_lines spm_lines_t;
 
 /*  Opens PATH ("-" is stdin) for reading. Returns NULL with the detail set
-    (SPM_EIO: "PATH: No such file or directory"). */
+    (SPM_EIO: "PATH: No such file or directory"). Messages about its lines
+    name it PATH, or "stdin". */
 spm_lines_t *spm_lines_open(const char *path);
 
 /*  Bytes that may be read past a line's NUL (their values are unspecified):
@@ -50,7 +51,7 @@ int spm_lines_chunk(spm_lines_t *r, size_t maxlines, size_t maxbytes, const char
 /*  Line number of the last line returned (1-based). */
 unsigned long spm_lines_lineno(const spm_lines_t *r);
 
-/*  The path given to open. */
+/*  The path given to open ("stdin" for "-"), as messages name it. */
 const char *spm_lines_path(const spm_lines_t *r);
 
 /*  Records CODE with "PATH:LINE: MESSAGE" as the error detail; returns CODE. */

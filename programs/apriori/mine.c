@@ -344,9 +344,10 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
     command's 130 ms, with both IEUs idle). */
 static int stage_text(spm_session_t *s, spm_lines_t *in, const opts_t *o, spm_apriori_args_t *a)
 {
-    size_t namelen = strlen(o->input), lines;
+    const char *name = spm_lines_path(in); /* "stdin" for "-" */
+    size_t namelen = strlen(name), lines;
     spm_mining_text_t t = {.first = 1,
-                           .name = o->input,
+                           .name = name,
                            .namelen =
                                namelen < SPM_MINING_NAME_MAX ? namelen : SPM_MINING_NAME_MAX};
     /* An embedded VM's IEUs read a regular file where it lies: only where

@@ -466,6 +466,12 @@ START_TEST(bad_inputs)
     write_file(path("trunc.dat"), "1 2\n3 4");
     expect_failure(path("trunc.dat"), "--min-support 1", "trunc.dat:2: last line has no line end");
     expect_failure(path("missing.dat"), "--min-support 1", "missing.dat: No such file");
+    /* Read from stdin ("-"), a line is named by "stdin". */
+    char from[600];
+    snprintf(from, sizeof from, "- < %s", path("word.dat"));
+    expect_failure(from, "--min-support 1", "stdin:2: item 'x4'");
+    snprintf(from, sizeof from, "- < %s", path("trunc.dat"));
+    expect_failure(from, "--min-support 1", "stdin:2: last line has no line end");
     write_file(path("ok.dat"), "1 2\n");
     expect_failure(path("ok.dat"), "--min-support 0", "outside (0, 100%]");
     expect_failure(path("ok.dat"), "--min-support 150%", "outside (0, 100%]");
