@@ -1,15 +1,17 @@
 /*  =========================================================================
     mine - `spm mine`: association rules from a transaction file
 
-    The file is read on the client, a line at a time, and cut into blocks of
-    --block transactions, each put into the VM's store as a raw
-    BlockOfTransaction (spm_session_put): a cluster has no shared file
-    system, so this works the same against an embedded VM and a remote
-    center, and the file is never held whole in memory. The apriori program
-    then starts from those staged blocks (LoadDataBlock normalizes each),
-    and the results come back by id. Both output files are written through
-    spm_outfile_t (written aside and renamed into place), so a failure leaves no
-    partial output behind.
+    The client cuts the file into blocks of --block whole lines and stages
+    each (spm_session_put_async): as text (BlockOfText) for a remote center,
+    since a cluster has no shared file system, or, for an embedded VM and a
+    regular file, as where the block's lines lie in the file
+    (BlockOfFileLines), which its IEUs read in place. With --names the
+    client numbers the items itself and stages raw BlockOfTransaction
+    blocks. The file is never held whole in memory. The apriori program
+    then starts from the staged blocks (LoadDataBlock parses and normalizes
+    each), and the results come back by id. Both output files are written
+    through spm_outfile_t (written aside and renamed into place), so a
+    failure leaves no partial output behind.
     =========================================================================
 */
 #include "isa/core/extsort.h"
