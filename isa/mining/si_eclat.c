@@ -782,13 +782,80 @@ static int cmp_rest(uint32_t x, uint32_t y, void *arg)
                               r->k - r->fit);
 }
 
+/*  Makes ITEMS and COUNTS (malloc'd) the sets of S, freeing its own. */
+static int put_sets(spm_mining_sets_t *s, uint32_t *items, uint64_t *counts)
+{
+    free(s->items);
+    free(s->counts);
+    s->items = items;
+    s->counts = counts;
+    return 0;
+}
+
+/*  Orders sets X and Y of equal first keys by their second (ARG). */
+static int cmp_second(uint32_t x, uint32_t y, void *arg)
+{
+    const uint64_t *second = arg;
+    return (second[x] > second[y]) - (second[x] < second[y]);
+}
+
+/*  to_item_order with at most 128 frequent items (dense data): a set is
+    the bitmap of its positions, position p at bit 63 - p of the first
+    word (p < 64) or of the second (p - 64). Sets of one length in item
+    order are the bitmaps in decreasing order (the first position where
+    two sets differ is in the set that comes first), so the complements
+    are sorted, the first words by keysort, the second where the first
+    tie; each set is then read back from its bitmap, in order. Neither a
+    set's positions nor the sets are sorted by comparisons or gathered:
+    that was a quarter of MineClassBlock's time on the dense set at 5%. */
+static int bitmap_item_order(const miner_t *m, spm_mining_sets_t *s, spm_keyed_t *a, spm_keyed_t *t)
+{
+    uint32_t k = s->k, n = s->n;
+    const uint32_t *p = s->items;
+    uint32_t *items = malloc((size_t)n * k * sizeof *items);
+    uint64_t *counts = malloc((size_t)n * sizeof *counts);
+    uint64_t *second = m->f1 > 64 ? malloc((size_t)n * sizeof *second) : NULL;
+    if (!items || !counts || (m->f1 > 64 && !second)) {
+        free(items);
+        free(counts);
+        free(second);
+        return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *x = p + (size_t)i * k;
+        uint64_t w[2] = {0, 0};
+        for (uint32_t j = 0; j < k; j++) {
+            uint32_t q = m->pos[x[j]];
+            w[q >> 6] |= 1ull << (63 - (q & 63));
+        }
+        a[i] = (spm_keyed_t){.key = ~w[0], .i = i};
+        if (second)
+            second[i] = ~w[1];
+    }
+    spm_keyed_t *o = spm_keysort(a, t, n);
+    if (second)
+        spm_keysort_ties(o, n, cmp_second, second);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t *y = items + (size_t)i * k, j = 0;
+        uint64_t w[2] = {~o[i].key, second ? ~second[o[i].i] : 0};
+        for (uint32_t h = 0; h < 2; h++)
+            for (; w[h]; w[h] &= ~(1ull << 63 >> __builtin_clzll(w[h])))
+                y[j++] = m->item[64 * h + (uint32_t)__builtin_clzll(w[h])];
+        counts[i] = s->counts[o[i].i];
+    }
+    free(second);
+    return put_sets(s, items, counts);
+}
+
 /*  Puts group S (sets of ranks) in item order: each set's ranks become
     positions, sorted within the set; the sets are sorted by a key of their
-    first positions packed (as many as fit in 64 bits: 9 of 120 items, 6 of
-    1,000), then by the rest where keys tie, and copied out in that order
-    as items. A, T: S->n entries each. Returns 0 or SPM_ENOMEM. */
+    first positions packed (as many as fit in 64 bits: 6 of 1,000 items),
+    then by the rest where keys tie, and copied out in that order as
+    items. A, T: S->n entries each. Returns 0 or SPM_ENOMEM. */
 static int to_item_order(const miner_t *m, spm_mining_sets_t *s, spm_keyed_t *a, spm_keyed_t *t)
 {
+    if (m->f1 <= 128)
+        return bitmap_item_order(m, s, a, t);
     uint32_t k = s->k, n = s->n, *p = s->items, bits = 1;
     while (bits < 32 && (m->f1 - 1) >> bits)
         bits++;
@@ -802,7 +869,7 @@ static int to_item_order(const miner_t *m, spm_mining_sets_t *s, spm_keyed_t *a,
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t *x = p + (size_t)i * k;
-        if (m->f1 <= 256) { /* few items (dense data, long sets): through a bit mask */
+        if (m->f1 <= 256) { /* few items (long sets): through a bit mask */
             uint64_t w[4] = {0};
             for (uint32_t j = 0; j < k; j++)
                 w[m->pos[x[j]] >> 6] |= 1ull << (m->pos[x[j]] & 63);
@@ -836,11 +903,7 @@ static int to_item_order(const miner_t *m, spm_mining_sets_t *s, spm_keyed_t *a,
             items[(size_t)i * k + j] = m->item[x[j]];
         counts[i] = s->counts[o[i].i];
     }
-    free(s->items);
-    free(s->counts);
-    s->items = items;
-    s->counts = counts;
-    return 0;
+    return put_sets(s, items, counts);
 }
 
 /*  Item order: every group found into it (none when too big). */

@@ -1023,8 +1023,10 @@ static void class_in_item_order(uint32_t f1)
 /*  ... and a block of the wrong number of items is refused. */
 START_TEST(eclat_class_in_item_order)
 {
-    class_in_item_order(12);
-    class_in_item_order(5000);
+    class_in_item_order(12);   /* sets as one word of bits */
+    class_in_item_order(100);  /* two words: ranks at positions on both sides of 64 */
+    class_in_item_order(200);  /* through a bit mask, sorted by packed keys */
+    class_in_item_order(5000); /* sorted within each set */
     static mdb_t db;
     mdb_fill(&db, 12, 500, 55, 3, 21);
     uint32_t items[11];
