@@ -207,13 +207,23 @@ size_t spm_fmt_g17(char *buf, double v)
     return (size_t)(p - buf);
 }
 
+/*  Digits of V: from its bit length (1233 / 4096 is just above log10 2),
+    one less where V is below that power of ten (V | 1 for 0, which has
+    one digit; it moves no V across a power of ten, which is even). */
+static size_t ndigits(uint64_t v)
+{
+    unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+    return t + 1 - ((v | 1) < pow10_64[t]);
+}
+
+/*  The digits go straight to their place, their count known first: made
+    aside and copied, the copy (a call, of a varying length) was most of
+    formatting a short number (writing itemsets: a line holds a few). */
 size_t spm_fmt_u64(char *buf, uint64_t v)
 {
-    char tmp[SPM_FMT_U64_MAX];
-    char *start = digits_back(tmp + sizeof tmp, v);
-    size_t len = (size_t)(tmp + sizeof tmp - start);
-    memcpy(buf, start, len);
+    size_t len = ndigits(v);
     buf[len] = '\0';
+    digits_back(buf + len, v);
     return len;
 }
 
