@@ -6,18 +6,26 @@
 
 #include <stdlib.h>
 
+/*  The counts of every byte of the keys come from one pass over them, not
+    one pass a byte: a byte's scatter does not change how many keys have
+    each value of another byte. */
 spm_keyed_t *spm_keysort(spm_keyed_t *a, spm_keyed_t *t, size_t n)
 {
-    for (unsigned shift = 0; n > 1 && shift < 64; shift += 8) {
-        size_t cnt[257] = {0};
-        for (size_t i = 0; i < n; i++)
-            cnt[((a[i].key >> shift) & 255) + 1]++;
-        if (cnt[((a[0].key >> shift) & 255) + 1] == n)
+    if (n < 2)
+        return a;
+    size_t cnt[8][257] = {{0}};
+    for (size_t i = 0; i < n; i++)
+        for (unsigned b = 0; b < 8; b++)
+            cnt[b][((a[i].key >> (8 * b)) & 255) + 1]++;
+    for (unsigned b = 0; b < 8; b++) {
+        size_t *c = cnt[b];
+        unsigned shift = 8 * b;
+        if (c[((a[0].key >> shift) & 255) + 1] == n)
             continue; /* every key has this byte */
         for (int v = 0; v < 256; v++)
-            cnt[v + 1] += cnt[v];
+            c[v + 1] += c[v];
         for (size_t i = 0; i < n; i++)
-            t[cnt[(a[i].key >> shift) & 255]++] = a[i];
+            t[c[(a[i].key >> shift) & 255]++] = a[i];
         spm_keyed_t *x = a;
         a = t;
         t = x;
