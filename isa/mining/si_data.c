@@ -515,7 +515,7 @@ static int shrink_trans(spm_si_ctx_t *ctx)
         for (uint32_t i = 0; i < f.n; i++)
             table[f.items[i]] = (int32_t)rank[i];
     }
-    /* ranks are sorted per transaction below, which needs them distinct */
+    /* sort_block below needs each transaction's ranks distinct */
     if (!t.normalized)
         normalize(&t);
     uint32_t w = 0, start = 0;
