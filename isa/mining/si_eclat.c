@@ -114,6 +114,10 @@ typedef struct {
     uint32_t nlv;          /* lengths allocated */
     uint32_t *pos;         /* item order: f1, a rank's position by item number */
     uint32_t *item;        /* and f1 items by position (NULL: rank order) */
+    int bm;                /* item order by bitmaps (f1 <= 128; see bitmap_item_order) */
+    spm_keyed_t **bkey;    /* bitmaps: bkey[k - 2][i], ~ the first word of k-set i */
+    uint64_t **bsec;       /* and ~ its second (f1 > 64; else NULL) */
+    uint64_t pbm[129][2];  /* bitmaps: pbm[d], of the prefix's first d items */
     arena_t arena;         /* the walk's extensions and tidsets */
 } miner_t;
 
@@ -364,8 +368,64 @@ static int keep_scratch(miner_t *m, int full, uint32_t nz, tids_t *t)
     return 0;
 }
 
+/*  Makes room for sets of length K (lengths up to K). */
+static int grow_lengths(miner_t *m, uint32_t k)
+{
+    spm_mining_sets_t *lv = realloc(m->lv, (size_t)(k - 1) * sizeof *lv);
+    m->lv = lv ? lv : m->lv;
+    size_t *c = lv ? realloc(m->lvcap, (size_t)(k - 1) * sizeof *c) : NULL;
+    m->lvcap = c ? c : m->lvcap;
+    spm_keyed_t **bk = c ? realloc(m->bkey, (size_t)(k - 1) * sizeof *bk) : NULL;
+    m->bkey = bk ? bk : m->bkey;
+    uint64_t **bs = bk ? realloc(m->bsec, (size_t)(k - 1) * sizeof *bs) : NULL;
+    m->bsec = bs ? bs : m->bsec;
+    if (!bs)
+        return m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    for (; m->nlv < k - 1; m->nlv++) {
+        m->lv[m->nlv] = (spm_mining_sets_t){.kind = SPM_MINING_KIND_FSETS, .k = m->nlv + 2};
+        m->lvcap[m->nlv] = 0;
+        m->bkey[m->nlv] = NULL;
+        m->bsec[m->nlv] = NULL;
+    }
+    return 0;
+}
+
+/*  Doubles the room of group G (sets of length G + 2). */
+static int grow_group(miner_t *m, uint32_t g)
+{
+    spm_mining_sets_t *s = &m->lv[g];
+    size_t c = s->n ? 2 * (size_t)s->n : 64;
+    uint64_t *ct = realloc(s->counts, c * sizeof *ct);
+    s->counts = ct ? ct : s->counts;
+    int ok = ct != NULL;
+    if (ok && m->bm) {
+        spm_keyed_t *bk = realloc(m->bkey[g], c * sizeof *bk);
+        m->bkey[g] = bk ? bk : m->bkey[g];
+        uint64_t *bs = bk && m->f1 > 64 ? realloc(m->bsec[g], c * sizeof *bs) : NULL;
+        m->bsec[g] = bs ? bs : m->bsec[g];
+        ok = bk && (m->f1 <= 64 || bs);
+    } else if (ok) {
+        uint32_t *it = realloc(s->items, c * s->k * sizeof *it);
+        s->items = it ? it : s->items;
+        ok = it != NULL;
+    }
+    if (!ok)
+        return m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    m->lvcap[g] = c;
+    return 0;
+}
+
+/*  Bitmaps: OUT is bitmap IN with rank ITEM's position added. */
+static void add_bit(const miner_t *m, const uint64_t in[2], uint32_t item, uint64_t out[2])
+{
+    uint32_t q = m->pos[item];
+    out[0] = in[0] | (q < 64 ? 1ull << (63 - q) : 0);
+    out[1] = in[1] | (q >= 64 ? 1ull << (127 - q) : 0);
+}
+
 /*  Appends the K-set (the prefix's first K-1 items and ITEM) with support
-    SUP to its length's group; sets too_big past the cap. */
+    SUP to its length's group, as items or (bitmaps) as the complements
+    of its bitmap; sets too_big past the cap. */
 static void emit(miner_t *m, uint32_t k, uint32_t item, uint64_t sup)
 {
     m->bytes += 4 * (size_t)k + 8;
@@ -373,36 +433,21 @@ static void emit(miner_t *m, uint32_t k, uint32_t item, uint64_t sup)
         m->too_big = 1;
         return;
     }
-    if (k - 2 >= m->nlv) {
-        spm_mining_sets_t *lv = realloc(m->lv, (size_t)(k - 1) * sizeof *lv);
-        size_t *c = lv ? realloc(m->lvcap, (size_t)(k - 1) * sizeof *c) : NULL;
-        m->lv = lv ? lv : m->lv;
-        m->lvcap = c ? c : m->lvcap;
-        if (!c) {
-            m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
-            return;
-        }
-        for (; m->nlv < k - 1; m->nlv++) {
-            m->lv[m->nlv] = (spm_mining_sets_t){.kind = SPM_MINING_KIND_FSETS, .k = m->nlv + 2};
-            m->lvcap[m->nlv] = 0;
-        }
-    }
+    if ((k - 2 >= m->nlv && grow_lengths(m, k) != 0) ||
+        (m->lv[k - 2].n == m->lvcap[k - 2] && grow_group(m, k - 2) != 0))
+        return;
     spm_mining_sets_t *s = &m->lv[k - 2];
-    if (s->n == m->lvcap[k - 2]) {
-        size_t c = s->n ? 2 * (size_t)s->n : 64;
-        uint32_t *it = realloc(s->items, c * k * sizeof *it);
-        uint64_t *ct = it ? realloc(s->counts, c * sizeof *ct) : NULL;
-        s->items = it ? it : s->items;
-        s->counts = ct ? ct : s->counts;
-        if (!ct) {
-            m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
-            return;
-        }
-        m->lvcap[k - 2] = c;
+    if (m->bm) {
+        uint64_t w[2];
+        add_bit(m, m->pbm[k - 1], item, w);
+        m->bkey[k - 2][s->n] = (spm_keyed_t){.key = ~w[0], .i = (uint32_t)s->n};
+        if (m->f1 > 64)
+            m->bsec[k - 2][s->n] = ~w[1];
+    } else {
+        uint32_t *dst = s->items + (size_t)s->n * k;
+        memcpy(dst, m->prefix, (size_t)(k - 1) * sizeof *dst);
+        dst[k - 1] = item;
     }
-    uint32_t *dst = s->items + (size_t)s->n * k;
-    memcpy(dst, m->prefix, (size_t)(k - 1) * sizeof *dst);
-    dst[k - 1] = item;
     s->counts[s->n++] = sup;
 }
 
@@ -441,6 +486,8 @@ static void walk(miner_t *m, uint32_t d, const ext_t *e, uint32_t n, uint32_t st
         uint32_t nk;
         mark_t mark = arena_mark(&m->arena);
         m->prefix[d] = e[i].item;
+        if (m->bm)
+            add_bit(m, m->pbm[d], e[i].item, m->pbm[d + 1]);
         extend(m, d, e, i, n, &kids, &nk);
         if (nk > 0)
             walk(m, d + 1, kids, nk, nk);
@@ -498,6 +545,8 @@ static void mine_first(miner_t *m, uint32_t a)
     if (from < m->f1 && !e)
         m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     m->prefix[0] = a;
+    if (m->bm)
+        add_bit(m, m->pbm[0], a, m->pbm[1]);
     m->n2 = m->nlv ? m->lv[0].n : 0;
     /* Partners past shi are not in the class, but extend those before it. */
     for (uint32_t j = from; j < m->f1 && !m->rc && !m->too_big; j++) {
@@ -733,8 +782,13 @@ done:
 
 static void miner_free(miner_t *m)
 {
-    for (uint32_t g = 0; g < m->nlv; g++)
+    for (uint32_t g = 0; g < m->nlv; g++) {
         spm_mining_sets_free(&m->lv[g]);
+        free(m->bkey[g]);
+        free(m->bsec[g]);
+    }
+    free(m->bkey);
+    free(m->bsec);
     free(m->lv);
     free(m->lvcap);
     free(m->bits);
@@ -799,51 +853,43 @@ static int cmp_second(uint32_t x, uint32_t y, void *arg)
     return (second[x] > second[y]) - (second[x] < second[y]);
 }
 
-/*  to_item_order with at most 128 frequent items (dense data): a set is
-    the bitmap of its positions, position p at bit 63 - p of the first
-    word (p < 64) or of the second (p - 64). Sets of one length in item
-    order are the bitmaps in decreasing order (the first position where
-    two sets differ is in the set that comes first), so the complements
-    are sorted, the first words by keysort, the second where the first
-    tie; each set is then read back from its bitmap, in order. Neither a
-    set's positions nor the sets are sorted by comparisons or gathered:
-    that was a quarter of MineClassBlock's time on the dense set at 5%. */
-static int bitmap_item_order(const miner_t *m, spm_mining_sets_t *s, spm_keyed_t *a, spm_keyed_t *t)
+/*  Item order with at most 128 frequent items (dense data), for group G:
+    a set is the bitmap of its positions, position p at bit 63 - p of the
+    first word (p < 64) or of the second (p - 64), which emit() keeps as
+    its complements (bkey, bsec), made from the prefix's bitmap. Sets of
+    one length in item order are the bitmaps in decreasing order (the
+    first position where two sets differ is in the set that comes first),
+    so the complements are sorted, the first words by keysort, the second
+    where the first tie; each set is then read back from its bitmap, in
+    order. Neither a set's positions nor the sets are sorted by
+    comparisons or gathered: that was a quarter of MineClassBlock's time
+    on the dense set at 5%. T: the group's size of scratch. */
+static int bitmap_item_order(const miner_t *m, uint32_t g, spm_keyed_t *t)
 {
+    spm_mining_sets_t *s = &m->lv[g];
     uint32_t k = s->k, n = s->n;
-    const uint32_t *p = s->items;
     uint32_t *items = malloc((size_t)n * k * sizeof *items);
     uint64_t *counts = malloc((size_t)n * sizeof *counts);
-    uint64_t *second = m->f1 > 64 ? malloc((size_t)n * sizeof *second) : NULL;
-    if (!items || !counts || (m->f1 > 64 && !second)) {
+    const uint64_t *second = m->bsec[g];
+    if (!items || !counts) {
         free(items);
         free(counts);
-        free(second);
         return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     }
-    for (uint32_t i = 0; i < n; i++) {
-        const uint32_t *x = p + (size_t)i * k;
-        uint64_t w[2] = {0, 0};
-        for (uint32_t j = 0; j < k; j++) {
-            uint32_t q = m->pos[x[j]];
-            w[q >> 6] |= 1ull << (63 - (q & 63));
-        }
-        a[i] = (spm_keyed_t){.key = ~w[0], .i = i};
-        if (second)
-            second[i] = ~w[1];
-    }
-    spm_keyed_t *o = spm_keysort(a, t, n);
+    spm_keyed_t *o = spm_keysort(m->bkey[g], t, n);
     if (second)
-        spm_keysort_ties(o, n, cmp_second, second);
+        spm_keysort_ties(o, n, cmp_second, (void *)second);
+    /* Read from the lowest bit (the last position) back: clearing it is
+       one instruction, the highest's three. */
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t *y = items + (size_t)i * k, j = 0;
-        uint64_t w[2] = {~o[i].key, second ? ~second[o[i].i] : 0};
-        for (uint32_t h = 0; h < 2; h++)
-            for (; w[h]; w[h] &= ~(1ull << 63 >> __builtin_clzll(w[h])))
-                y[j++] = m->item[64 * h + (uint32_t)__builtin_clzll(w[h])];
+        uint32_t *y = items + (size_t)i * k, j = k;
+        uint64_t w0 = ~o[i].key, w1 = second ? ~second[o[i].i] : 0;
+        for (; w1 && j > 0; w1 &= w1 - 1)
+            y[--j] = m->item[127 - (uint32_t)__builtin_ctzll(w1)];
+        for (; w0 && j > 0; w0 &= w0 - 1)
+            y[--j] = m->item[63 - (uint32_t)__builtin_ctzll(w0)];
         counts[i] = s->counts[o[i].i];
     }
-    free(second);
     return put_sets(s, items, counts);
 }
 
@@ -854,8 +900,6 @@ static int bitmap_item_order(const miner_t *m, spm_mining_sets_t *s, spm_keyed_t
     items. A, T: S->n entries each. Returns 0 or SPM_ENOMEM. */
 static int to_item_order(const miner_t *m, spm_mining_sets_t *s, spm_keyed_t *a, spm_keyed_t *t)
 {
-    if (m->f1 <= 128)
-        return bitmap_item_order(m, s, a, t);
     uint32_t k = s->k, n = s->n, *p = s->items, bits = 1;
     while (bits < 32 && (m->f1 - 1) >> bits)
         bits++;
@@ -914,11 +958,12 @@ static int groups_to_item_order(miner_t *m)
         most = m->lv[i].n > most ? m->lv[i].n : most;
     if (!m->item || m->too_big || most == 0)
         return 0;
-    spm_keyed_t *a = malloc(most * sizeof *a), *t = malloc(most * sizeof *t);
-    int rc = a && t ? 0 : spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    spm_keyed_t *a = m->bm ? NULL : malloc(most * sizeof *a), *t = malloc(most * sizeof *t);
+    int rc =
+        (a || m->bm) && t ? 0 : spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     for (uint32_t i = 0; i < m->nlv && rc == 0; i++)
         if (m->lv[i].n > 0)
-            rc = to_item_order(m, &m->lv[i], a, t);
+            rc = m->bm ? bitmap_item_order(m, i, t) : to_item_order(m, &m->lv[i], a, t);
     free(a);
     free(t);
     return rc;
@@ -971,6 +1016,7 @@ static int mine_class(spm_si_ctx_t *ctx)
     m.bits_cap = bits_kb ? (uint64_t)bits_kb << 10 : MAX_BITS_BYTES;
     m.soft = soft ? soft : m.cap / 16;
     int rc = order ? read_items(ctx, &m, n - 2) : 0;
+    m.bm = m.item && m.f1 <= 128;
     if (rc == 0)
         rc = build(ctx, &m, n - 1 - order);
     for (uint32_t a = m.lo;
