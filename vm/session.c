@@ -77,6 +77,7 @@ struct spm_session {
     int get_rc; /* the first failed get's code */
     got_fn got; /* where fetched blocks go */
     void *got_arg;
+    zmq_msg_t *arriving; /* the block got() is given (spm_session_keep) */
     uint64_t last_heard; /* when the center last answered a put or get */
     uint64_t last_ping;  /* when it was last asked whether it is there */
     int released;        /* embedded VM: told to stop (spm_session_release) */
@@ -554,9 +555,11 @@ static void get_failed(spm_session_t *s, get_t *g, int code, const char *why)
     get_done(s, g);
 }
 
-static void get_arrived(spm_session_t *s, get_t *g, const void *data, size_t len)
+static void get_arrived(spm_session_t *s, get_t *g, zmq_msg_t *block)
 {
-    int rc = s->got(s->got_arg, g->index, data, len);
+    s->arriving = block;
+    int rc = s->got(s->got_arg, g->index, zmq_msg_data(block), zmq_msg_size(block));
+    s->arriving = NULL;
     if (rc != 0 && s->get_rc == 0)
         s->get_rc = rc;
     get_done(s, g);
@@ -568,7 +571,7 @@ static void get_fetched(void *arg, int status, zmq_msg_t *block, uint32_t node, 
     (void)node;
     get_t *g = arg;
     if (status == 0)
-        get_arrived(g->s, g, zmq_msg_data(block), zmq_msg_size(block));
+        get_arrived(g->s, g, block);
     else
         get_failed(g->s, g, status, why);
 }
@@ -588,7 +591,7 @@ static void on_get_reply(spm_session_t *s, spm_msg_t *m)
         return;
     }
     if (m->nframes == 1) {
-        get_arrived(s, g, zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]));
+        get_arrived(s, g, &m->frames[0]);
         return;
     }
     uint32_t nodes[16];
@@ -824,6 +827,34 @@ int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
     }
     abandon(s); /* after a failure: the rest is not wanted */
     return rc ? rc : s->get_rc;
+}
+
+struct spm_kept {
+    zmq_msg_t msg;
+};
+
+spm_kept_t *spm_session_keep(spm_session_t *s, const void **data)
+{
+    spm_kept_t *k = s->arriving ? malloc(sizeof *k) : NULL;
+    if (!k)
+        return NULL;
+    zmq_msg_init(&k->msg);
+    if (zmq_msg_move(&k->msg, s->arriving) != 0) {
+        zmq_msg_close(&k->msg);
+        free(k);
+        return NULL;
+    }
+    s->arriving = NULL; /* kept once */
+    *data = zmq_msg_data(&k->msg);
+    return k;
+}
+
+void spm_kept_free(void *k)
+{
+    if (k) {
+        zmq_msg_close(&((spm_kept_t *)k)->msg);
+        free(k);
+    }
 }
 
 /*  spm_session_get's callback: keeps a copy of the one block. */

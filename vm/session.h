@@ -155,6 +155,18 @@ int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
                          int (*fn)(void *arg, size_t index, const void *data, size_t len),
                          void *arg);
 
+/*  A block kept past spm_session_get_each's callback without a copy. */
+typedef struct spm_kept spm_kept_t;
+
+/*  Called from inside spm_session_get_each's FN: keeps the block FN was
+    given, whose bytes are then at *DATA (not always where FN had them;
+    the length is the same) until spm_kept_free, even after the session
+    is closed. NULL when out of memory or not inside FN (copy them then). */
+spm_kept_t *spm_session_keep(spm_session_t *s, const void **data);
+
+/*  Frees a kept block (an spm_kept_t; NULL is a no-op). */
+void spm_kept_free(void *kept);
+
 /*  Submits PROGRAM with ARGS, shows progress on a terminal (unless quiet or
     json), waits for the end and prints the report (text, or JSON on stdout).
     With o->detach it prints the job id and returns 0 at once.

@@ -422,6 +422,11 @@ static int session_get(void *s, const spm_sdb_t *ids, size_t n,
     return spm_session_get_each(s, ids, n, fn, arg);
 }
 
+static void *session_keep(void *s, const void **data)
+{
+    return spm_session_keep(s, data);
+}
+
 /*  Transactions per block by default. Every block costs an SI of each
     initial step and an operand of every class SI; 5,000 against 1,000,
     whole command, 2 IEUs, medians of 5: T25I10D100K at 0.6% 0.14 -> 0.13 s,
@@ -505,6 +510,8 @@ static int mine_main(int argc, char **argv)
     out.ntrans = a.ntrans;
     out.minsup = a.minsup;
     out.names = o.names ? r : NULL;
+    out.keep = session_keep;
+    out.kept_free = spm_kept_free;
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
     spm_session_release(s); /* an embedded VM stops while the output is written */

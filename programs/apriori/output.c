@@ -237,7 +237,7 @@ static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out
         if ((rc = spm_mining_sets_encode(&b, &data, &len)) == SPM_EINVAL)
             rc = spm_error(SPM_EPROTO, "a result names a frequent item twice");
         if (rc == 0)
-            rc = spm_mine_runs_add(o->runs, data, len);
+            rc = spm_mine_runs_add(o->runs, data, len, free, data);
     }
     free(items);
     free(counts);
@@ -245,15 +245,20 @@ static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out
     return rc;
 }
 
-/*  A class block fetched: a copy of it is a run of f->o's. */
+/*  A class block fetched: it is a run of f->o's, kept as it came where the
+    get can keep it, else copied. The dense set at 5% (163 blocks, 41 MB):
+    copying them, mostly into fresh pages, was 0.2 s of the client's. */
 static int class_block(void *arg, size_t b, const void *data, size_t len)
 {
     (void)b;
     fetch_t *f = arg;
-    void *mine = malloc(len ? len : 1); /* the runs keep the block */
+    void *kept = f->o->keep ? f->o->keep(f->vm, &data) : NULL;
+    if (kept)
+        return spm_mine_runs_add(f->o->runs, data, len, f->o->kept_free, kept);
+    void *mine = malloc(len ? len : 1);
     if (!mine)
         return spm_error(SPM_ENOMEM, "out of memory");
-    return spm_mine_runs_add(f->o->runs, memcpy(mine, data, len), len);
+    return spm_mine_runs_add(f->o->runs, memcpy(mine, data, len), len, free, mine);
 }
 
 /*  Fetches the class blocks of R into O's runs, a class a run: its

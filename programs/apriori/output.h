@@ -47,12 +47,17 @@
 typedef enum { SPM_MINE_TEXT = 0, SPM_MINE_CSV, SPM_MINE_JSON } spm_mine_format_t;
 
 typedef struct {
-    uint64_t ntrans;            /* transactions mined */
-    uint64_t minsup;            /* absolute minimum support */
-    double minconf;             /* minimum confidence */
-    const spm_reader_t *names;  /* named format: item number -> name (else NULL) */
-    size_t budget;              /* bytes for all sorts (0: SPM_MINE_SORT_BUDGET) */
-    const char *tmpdir;         /* temporary files (NULL: $TMPDIR, else /tmp) */
+    uint64_t ntrans;           /* transactions mined */
+    uint64_t minsup;           /* absolute minimum support */
+    double minconf;            /* minimum confidence */
+    const spm_reader_t *names; /* named format: item number -> name (else NULL) */
+    size_t budget;             /* bytes for all sorts (0: SPM_MINE_SORT_BUDGET) */
+    const char *tmpdir;        /* temporary files (NULL: $TMPDIR, else /tmp) */
+    /* How a block the get passes is kept past its callback without a copy
+       (spm_session_keep): its handle, its bytes' place in *DATA, or NULL
+       (copied then); and how the handle is freed. NULL: always copied. */
+    void *(*keep)(void *vm, const void **data);
+    void (*kept_free)(void *kept);
     spm_extsort_t *sets;        /* the itemsets, sorted (owned; set by fetch) */
     struct spm_mine_runs *runs; /* or, of a depth-first job without rules, its runs */
     spm_extsort_t *rules;       /* the rules with s(Y), sorted (owned; set by fetch) */

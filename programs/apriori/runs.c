@@ -21,7 +21,9 @@
 
 /*  A run: one block, in memory or in the file, and its reader. */
 typedef struct {
-    void *mem;             /* the bytes, while in memory (else NULL) */
+    const void *mem; /* the bytes, while in memory (else NULL) */
+    void *owner;     /* and what holds them, released by release() */
+    void (*release)(void *owner);
     uint64_t off;          /* else their place in the file */
     size_t len;            /* bytes */
     uint32_t maxk;         /* its longest set */
@@ -107,7 +109,8 @@ static int spill(spm_mine_runs_t *r, const void *data, size_t len)
     return 0;
 }
 
-int spm_mine_runs_add(spm_mine_runs_t *r, void *data, size_t len)
+int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, void (*release)(void *),
+                      void *owner)
 {
     spm_mining_setrd_t rd;
     int rc = spm_mining_setrd_open(&rd, data, len, NULL);
@@ -119,15 +122,21 @@ int spm_mine_runs_add(spm_mine_runs_t *r, void *data, size_t len)
         r->rcap = v ? cap : r->rcap;
     }
     if (rc != 0) {
-        free(data);
+        release(owner);
         return rc;
     }
     run_t *u = &r->run[r->nrun];
-    *u = (run_t){.mem = data, .off = r->fsize, .len = len, .maxk = rd.maxk};
+    *u = (run_t){.mem = data,
+                 .owner = owner,
+                 .release = release,
+                 .off = r->fsize,
+                 .len = len,
+                 .maxk = rd.maxk};
     if (r->held + len > r->budget) {
         u->mem = NULL;
+        u->owner = NULL;
         rc = spill(r, data, len);
-        free(data);
+        release(owner);
         if (rc != 0)
             return rc;
     } else {
@@ -247,7 +256,8 @@ void spm_mine_runs_free(spm_mine_runs_t **rp)
     if (!r)
         return;
     for (uint32_t i = 0; i < r->nrun; i++) {
-        free(r->run[i].mem);
+        if (r->run[i].owner)
+            r->run[i].release(r->run[i].owner);
         free(r->run[i].set);
     }
     if (r->map)
