@@ -209,47 +209,76 @@ static inline int get_vu(const unsigned char **p, const unsigned char *end, uint
     return -1;
 }
 
+/*  Starts a group of N sets at the end of B: its size word and restart
+    index, filled in as the sets come (put_set) and at the end (end_group).
+    *HEAD, *BASE: where the group and its first set begin. */
+static void begin_group(spm_buf_t *b, uint32_t n, size_t *head, size_t *base)
+{
+    size_t nidx = n ? (n - 1) / RESTART : 0;
+    *head = b->len;
+    spm_buf_put_u32(b, 0);
+    for (size_t r = 0; r < nidx; r++)
+        spm_buf_put_u32(b, 0);
+    *base = b->len;
+}
+
+/*  Appends set I (its K items at S; Q: the set before, unless I is 0) of
+    the group begun at HEAD, BASE, with COUNT unless !HAS_COUNT. Returns
+    0, SPM_EINVAL when S is not a strictly increasing list after Q, or
+    SPM_ENOMEM. */
+static int put_set(spm_buf_t *b, size_t head, size_t base, uint32_t i, const uint32_t *s,
+                   const uint32_t *q, uint32_t k, int has_count, uint64_t count)
+{
+    if (spm_buf_reserve(b, SET_MAX_BYTES(k)) != 0)
+        return SPM_ENOMEM;
+    uint32_t p = 0;
+    uint64_t last = 0; /* the item before item p, plus one */
+    if (i % RESTART == 0 && i > 0) {
+        if (spm_mining_set_cmp(q, s, k) >= 0)
+            return spm_error(SPM_EINVAL, "frequent sets: set %u out of order", i);
+        spm_put_le32(b->data + head + 4 * (i / RESTART), (uint32_t)(b->len - base));
+    }
+    if (i % RESTART != 0) {
+        while (p + 1 < k && s[p] == q[p])
+            p++;
+        last = (uint64_t)q[p] + 1;
+    }
+    unsigned char *w = put_vu(b->data + b->len, p);
+    for (uint32_t j = p; j < k; j++) {
+        if (s[j] < last)
+            return spm_error(SPM_EINVAL, "frequent sets: set %u unsorted or out of order", i);
+        w = put_vu(w, s[j] - last);
+        last = (uint64_t)s[j] + 1;
+    }
+    if (has_count)
+        w = put_vu(w, count);
+    b->len = (size_t)(w - b->data);
+    return 0;
+}
+
+/*  Ends the group begun at HEAD: its size. */
+static int end_group(spm_buf_t *b, size_t head)
+{
+    if (!b->failed)
+        spm_put_le32(b->data + head, (uint32_t)(b->len - head - 4));
+    return b->failed ? SPM_ENOMEM : 0;
+}
+
 /*  Appends the group of the N K-sets at ITEMS (and their COUNTS, unless
     NULL) to B. Returns 0, SPM_EINVAL when the sets are not strictly
     increasing lists in strictly increasing order, or SPM_ENOMEM. */
 static int put_group(spm_buf_t *b, const uint32_t *items, const uint64_t *counts, uint32_t k,
                      uint32_t n)
 {
-    size_t nidx = n ? (n - 1) / RESTART : 0, head = b->len, base;
-    spm_buf_put_u32(b, 0);
-    for (size_t r = 0; r < nidx; r++)
-        spm_buf_put_u32(b, 0);
-    base = b->len;
+    size_t head, base;
+    begin_group(b, n, &head, &base);
     for (uint32_t i = 0; i < n; i++) {
-        if (spm_buf_reserve(b, SET_MAX_BYTES(k)) != 0)
-            return SPM_ENOMEM;
-        const uint32_t *s = items + (size_t)i * k, *q = s - k;
-        uint32_t p = 0;
-        uint64_t last = 0; /* the item before item p, plus one */
-        if (i % RESTART == 0 && i > 0) {
-            if (spm_mining_set_cmp(q, s, k) >= 0)
-                return spm_error(SPM_EINVAL, "frequent sets: set %u out of order", i);
-            spm_put_le32(b->data + head + 4 * (i / RESTART), (uint32_t)(b->len - base));
-        }
-        if (i % RESTART != 0) {
-            while (p + 1 < k && s[p] == q[p])
-                p++;
-            last = (uint64_t)q[p] + 1;
-        }
-        unsigned char *w = put_vu(b->data + b->len, p);
-        for (uint32_t j = p; j < k; j++) {
-            if (s[j] < last)
-                return spm_error(SPM_EINVAL, "frequent sets: set %u unsorted or out of order", i);
-            w = put_vu(w, s[j] - last);
-            last = (uint64_t)s[j] + 1;
-        }
-        if (counts)
-            w = put_vu(w, counts[i]);
-        b->len = (size_t)(w - b->data);
+        const uint32_t *s = items + (size_t)i * k;
+        int rc = put_set(b, head, base, i, s, s - k, k, counts != NULL, counts ? counts[i] : 0);
+        if (rc != 0)
+            return rc;
     }
-    if (!b->failed)
-        spm_put_le32(b->data + head, (uint32_t)(b->len - head - 4));
-    return b->failed ? SPM_ENOMEM : 0;
+    return end_group(b, head);
 }
 
 /*  Opens reader G on the group at C of N K-sets (k, n read and bounded)
@@ -699,6 +728,64 @@ int spm_mining_itemsets_encode(const spm_mining_itemsets_t *b, void **data, size
         }
     }
     return spm_buf_take(&buf, data, len);
+}
+
+int spm_mining_isets_begin(spm_mining_isets_writer_t *w, uint32_t nlen)
+{
+    *w = (spm_mining_isets_writer_t){.nlen = nlen};
+    if (!(w->prev = malloc((size_t)SPM_MINING_MAX_K * sizeof *w->prev)))
+        return SPM_ENOMEM;
+    spm_buf_put_u32(&w->buf, MAGIC_ISETS);
+    spm_buf_put_u32(&w->buf, nlen);
+    return w->buf.failed ? SPM_ENOMEM : 0;
+}
+
+int spm_mining_isets_group(spm_mining_isets_writer_t *w, uint32_t k, uint32_t n)
+{
+    if (w->g == w->nlen || w->i != w->n || k == 0 || k > SPM_MINING_MAX_K || k <= w->k || n == 0)
+        return spm_error(SPM_EINVAL, "itemsets block: group %u of %u sets of %u items out of place",
+                         w->g, n, k);
+    spm_buf_put_u32(&w->buf, k);
+    spm_buf_put_u32(&w->buf, n);
+    begin_group(&w->buf, n, &w->head, &w->base);
+    *w = (spm_mining_isets_writer_t){.buf = w->buf,
+                                     .head = w->head,
+                                     .base = w->base,
+                                     .prev = w->prev,
+                                     .nlen = w->nlen,
+                                     .g = w->g + 1,
+                                     .k = k,
+                                     .n = n};
+    return w->buf.failed ? SPM_ENOMEM : 0;
+}
+
+int spm_mining_isets_put(spm_mining_isets_writer_t *w, const uint32_t *set, uint64_t count)
+{
+    if (w->i == w->n)
+        return spm_error(SPM_EINVAL, "itemsets block: more than %u %u-sets", w->n, w->k);
+    int rc = put_set(&w->buf, w->head, w->base, w->i, set, w->prev, w->k, 1, count);
+    if (rc != 0)
+        return rc;
+    memcpy(w->prev, set, (size_t)w->k * sizeof *set);
+    if (++w->i == w->n)
+        return end_group(&w->buf, w->head);
+    return 0;
+}
+
+int spm_mining_isets_end(spm_mining_isets_writer_t *w, void **data, size_t *len)
+{
+    int rc = w->g != w->nlen || w->i != w->n
+                 ? spm_error(SPM_EINVAL, "itemsets block: %u groups of %u written", w->g, w->nlen)
+                 : spm_buf_take(&w->buf, data, len);
+    spm_mining_isets_abort(w);
+    return rc;
+}
+
+void spm_mining_isets_abort(spm_mining_isets_writer_t *w)
+{
+    spm_buf_free(&w->buf);
+    free(w->prev);
+    w->prev = NULL;
 }
 
 /*  Decodes the groups of an itemsets block: every group of length WANT, or

@@ -44,6 +44,8 @@
 #ifndef SPM_MINING_SDB_H_INCLUDED
 #define SPM_MINING_SDB_H_INCLUDED
 
+#include "isa/core/codec.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -217,6 +219,31 @@ int spm_mining_itemsets_decode_range(const void *data, size_t len, uint32_t k, u
                                      uint32_t count, spm_mining_sets_t *b, uint32_t *total);
 /*  Frees the groups of B and the group array; B may be half decoded. */
 void spm_mining_itemsets_free(spm_mining_itemsets_t *b);
+
+/*  Writes an itemsets block a set at a time, for sets made in order
+    rather than held (MineClassBlock's, read back from bitmaps): the same
+    bytes spm_mining_itemsets_encode makes of them.
+        spm_mining_isets_begin(&w, nlen);
+        for each length:  spm_mining_isets_group(&w, k, n);
+                          n x spm_mining_isets_put(&w, set, count);
+        spm_mining_isets_end(&w, &data, &len);   -- or _abort on the way
+    Each returns 0, SPM_EINVAL (a group out of place or of the wrong size,
+    a set not after the one before; detail set) or SPM_ENOMEM; the writer
+    is then only good for _abort. */
+typedef struct {
+    spm_buf_t buf;
+    size_t head, base; /* the group being written: its size word, its first set */
+    uint32_t *prev;    /* the set written last (SPM_MINING_MAX_K items) */
+    uint32_t nlen, g;  /* groups, and groups begun */
+    uint32_t k, n, i;  /* the group's length, sets, and sets written */
+} spm_mining_isets_writer_t;
+
+int spm_mining_isets_begin(spm_mining_isets_writer_t *w, uint32_t nlen);
+int spm_mining_isets_group(spm_mining_isets_writer_t *w, uint32_t k, uint32_t n);
+int spm_mining_isets_put(spm_mining_isets_writer_t *w, const uint32_t *set, uint64_t count);
+/*  *DATA is malloc'd (the caller frees it); W is freed either way. */
+int spm_mining_isets_end(spm_mining_isets_writer_t *w, void **data, size_t *len);
+void spm_mining_isets_abort(spm_mining_isets_writer_t *w);
 
 /*  A reader of one front-coded group of sets (sdb.c), a set at a time:
     the sets of a frequent-set block or of one length of an itemsets block. */

@@ -853,44 +853,60 @@ static int cmp_second(uint32_t x, uint32_t y, void *arg)
     return (second[x] > second[y]) - (second[x] < second[y]);
 }
 
-/*  Item order with at most 128 frequent items (dense data), for group G:
-    a set is the bitmap of its positions, position p at bit 63 - p of the
-    first word (p < 64) or of the second (p - 64), which emit() keeps as
-    its complements (bkey, bsec), made from the prefix's bitmap. Sets of
-    one length in item order are the bitmaps in decreasing order (the
-    first position where two sets differ is in the set that comes first),
-    so the complements are sorted, the first words by keysort, the second
-    where the first tie; each set is then read back from its bitmap, in
-    order. Neither a set's positions nor the sets are sorted by
+/*  Item order with at most 128 frequent items (dense data): a set is the
+    bitmap of its positions, position p at bit 63 - p of the first word
+    (p < 64) or of the second (p - 64), which emit() keeps as its
+    complements (bkey, bsec), made from the prefix's bitmap. Sets of one
+    length in item order are the bitmaps in decreasing order (the first
+    position where two sets differ is in the set that comes first), so the
+    complements are sorted, the first words by keysort, the second where
+    the first tie; each set is then read back from its bitmap, in order,
+    straight into the block (spm_mining_isets_put): the sets are never
+    held as items. Neither a set's positions nor the sets are sorted by
     comparisons or gathered: that was a quarter of MineClassBlock's time
-    on the dense set at 5%. T: the group's size of scratch. */
-static int bitmap_item_order(const miner_t *m, uint32_t g, spm_keyed_t *t)
+    on the dense set at 5%. The NLEN groups with sets go to *DATA, *LEN. */
+static int encode_bitmaps(const miner_t *m, uint32_t nlen, void **data, size_t *len)
 {
-    spm_mining_sets_t *s = &m->lv[g];
-    uint32_t k = s->k, n = s->n;
-    uint32_t *items = malloc((size_t)n * k * sizeof *items);
-    uint64_t *counts = malloc((size_t)n * sizeof *counts);
-    const uint64_t *second = m->bsec[g];
-    if (!items || !counts) {
-        free(items);
-        free(counts);
+    size_t most = 0;
+    for (uint32_t g = 0; g < m->nlv; g++)
+        most = m->lv[g].n > most ? m->lv[g].n : most;
+    spm_keyed_t *t = malloc((most ? most : 1) * sizeof *t);
+    spm_mining_isets_writer_t w;
+    if (!t || spm_mining_isets_begin(&w, nlen) != 0) {
+        if (t)
+            spm_mining_isets_abort(&w);
+        free(t);
         return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     }
-    spm_keyed_t *o = spm_keysort(m->bkey[g], t, n);
-    if (second)
-        spm_keysort_ties(o, n, cmp_second, (void *)second);
-    /* Read from the lowest bit (the last position) back: clearing it is
-       one instruction, the highest's three. */
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t *y = items + (size_t)i * k, j = k;
-        uint64_t w0 = ~o[i].key, w1 = second ? ~second[o[i].i] : 0;
-        for (; w1 && j > 0; w1 &= w1 - 1)
-            y[--j] = m->item[127 - (uint32_t)__builtin_ctzll(w1)];
-        for (; w0 && j > 0; w0 &= w0 - 1)
-            y[--j] = m->item[63 - (uint32_t)__builtin_ctzll(w0)];
-        counts[i] = s->counts[o[i].i];
+    int rc = 0;
+    for (uint32_t g = 0; g < m->nlv && rc == 0 && !m->too_big; g++) {
+        const spm_mining_sets_t *s = &m->lv[g];
+        uint32_t k = s->k, n = s->n, y[128];
+        const uint64_t *second = m->bsec[g];
+        if (n == 0 || (rc = spm_mining_isets_group(&w, k, n)) != 0)
+            continue;
+        spm_keyed_t *o = spm_keysort(m->bkey[g], t, n);
+        if (second)
+            spm_keysort_ties(o, n, cmp_second, (void *)second);
+        /* Read from the lowest bit (the last position) back: clearing it
+           is one instruction, the highest's three. */
+        for (uint32_t i = 0; i < n && rc == 0; i++) {
+            uint32_t j = k;
+            uint64_t w0 = ~o[i].key, w1 = second ? ~second[o[i].i] : 0;
+            for (; w1 && j > 0; w1 &= w1 - 1)
+                y[--j] = m->item[127 - (uint32_t)__builtin_ctzll(w1)];
+            for (; w0 && j > 0; w0 &= w0 - 1)
+                y[--j] = m->item[63 - (uint32_t)__builtin_ctzll(w0)];
+            rc = spm_mining_isets_put(&w, y, s->counts[o[i].i]);
+        }
     }
-    return put_sets(s, items, counts);
+    free(t);
+    if (rc != 0) {
+        spm_mining_isets_abort(&w);
+        return spm_error(rc, "%s: %s", SPM_MINING_MINE_CLASS,
+                         rc == SPM_ENOMEM ? "out of memory" : spm_error_detail());
+    }
+    return spm_mining_isets_end(&w, data, len);
 }
 
 /*  Puts group S (sets of ranks) in item order: each set's ranks become
@@ -958,12 +974,11 @@ static int groups_to_item_order(miner_t *m)
         most = m->lv[i].n > most ? m->lv[i].n : most;
     if (!m->item || m->too_big || most == 0)
         return 0;
-    spm_keyed_t *a = m->bm ? NULL : malloc(most * sizeof *a), *t = malloc(most * sizeof *t);
-    int rc =
-        (a || m->bm) && t ? 0 : spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
+    spm_keyed_t *a = malloc(most * sizeof *a), *t = malloc(most * sizeof *t);
+    int rc = a && t ? 0 : spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
     for (uint32_t i = 0; i < m->nlv && rc == 0; i++)
         if (m->lv[i].n > 0)
-            rc = m->bm ? bitmap_item_order(m, i, t) : to_item_order(m, &m->lv[i], a, t);
+            rc = to_item_order(m, &m->lv[i], a, t);
     free(a);
     free(t);
     return rc;
@@ -972,7 +987,7 @@ static int groups_to_item_order(miner_t *m)
 /*  Writes the groups found (none when too big) and the reply. */
 static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
 {
-    int rc = groups_to_item_order(m);
+    int rc = m->bm ? 0 : groups_to_item_order(m);
     if (rc != 0)
         return rc;
     spm_mining_sets_t g[m->nlv + 1];
@@ -990,7 +1005,9 @@ static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
     reply[3 + 2 * b.nlen] = m->rb;
     void *d = NULL;
     size_t l = 0;
-    if ((rc = spm_mining_itemsets_encode(&b, &d, &l)) != 0)
+    if (m->bm && (rc = encode_bitmaps(m, b.nlen, &d, &l)) != 0)
+        return rc;
+    if (!m->bm && (rc = spm_mining_itemsets_encode(&b, &d, &l)) != 0)
         return spm_error(rc, "%s: out of memory", SPM_MINING_MINE_CLASS);
     if ((rc = spm_si_output(ctx, out, d, l)) != 0)
         return spm_error(rc, "operand %zu is not writable", out);

@@ -525,6 +525,62 @@ START_TEST(front_coded_groups)
 }
 END_TEST
 
+/*  The itemsets block written a set at a time (MineClassBlock's sets read
+    back from bitmaps) is byte for byte the one encoded from the sets held,
+    across restarts; a writer used out of order says so and writes nothing. */
+START_TEST(itemsets_written_a_set_at_a_time)
+{
+    uint32_t n = 5200, *items; /* 4-sets past four restarts */
+    uint64_t *counts;
+    many_sets(&n, &items, &counts);
+    uint32_t pairs[3 * 2] = {1, 2, 1, 7, 3, 9};
+    uint64_t pc[3] = {5, 4, 3};
+    spm_mining_sets_t g[2] = {
+        {.kind = SPM_MINING_KIND_FSETS, .k = 2, .n = 3, .items = pairs, .counts = pc},
+        {.kind = SPM_MINING_KIND_FSETS, .k = 4, .n = n, .items = items, .counts = counts}};
+    spm_mining_itemsets_t blk = {.nlen = 2, .lv = g};
+    void *want, *got;
+    size_t wlen, glen;
+    ck_assert_int_eq(spm_mining_itemsets_encode(&blk, &want, &wlen), 0);
+    spm_mining_isets_writer_t w;
+    ck_assert_int_eq(spm_mining_isets_begin(&w, 2), 0);
+    for (uint32_t l = 0; l < 2; l++) {
+        ck_assert_int_eq(spm_mining_isets_group(&w, g[l].k, g[l].n), 0);
+        for (uint32_t i = 0; i < g[l].n; i++)
+            ck_assert_int_eq(
+                spm_mining_isets_put(&w, g[l].items + (size_t)i * g[l].k, g[l].counts[i]), 0);
+    }
+    ck_assert_int_eq(spm_mining_isets_end(&w, &got, &glen), 0);
+    ck_assert_uint_eq(glen, wlen);
+    ck_assert_mem_eq(got, want, wlen);
+    free(got);
+    free(want);
+    /* Out of order: a set not after the one before, a shorter length after
+       a longer, a group left short, one set too many. */
+    ck_assert_int_eq(spm_mining_isets_begin(&w, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 2), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, pairs + 2, 4), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, pairs, 5), SPM_EINVAL);
+    spm_mining_isets_abort(&w);
+    ck_assert_int_eq(spm_mining_isets_begin(&w, 2), 0);
+    ck_assert_int_eq(spm_mining_isets_group(&w, 3, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, items, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 1), SPM_EINVAL);
+    spm_mining_isets_abort(&w);
+    ck_assert_int_eq(spm_mining_isets_begin(&w, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 2), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, pairs, 5), 0);
+    ck_assert_int_eq(spm_mining_isets_end(&w, &got, &glen), SPM_EINVAL);
+    ck_assert_int_eq(spm_mining_isets_begin(&w, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, pairs, 5), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, pairs + 2, 4), SPM_EINVAL);
+    spm_mining_isets_abort(&w);
+    free(items);
+    free(counts);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_sdb");
@@ -539,6 +595,7 @@ static Suite *suite(void)
     tcase_add_test(t, forged_counts_refused_before_allocating);
     tcase_add_test(t, itemsets);
     tcase_add_test(t, front_coded_groups);
+    tcase_add_test(t, itemsets_written_a_set_at_a_time);
     suite_add_tcase(s, t);
     return s;
 }
