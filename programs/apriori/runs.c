@@ -28,16 +28,12 @@ typedef struct {
     size_t len;            /* bytes */
     uint32_t maxk;         /* its longest set */
     uint32_t *set;         /* maxk items: the set read last */
-    uint64_t key;          /* its key (spm_mine_list_key) */
     spm_mining_setrd_t rd; /* the reader */
 } run_t;
 
-/*  A place in the merge heap: a run and its set's key, side by side so
-    that the heap's comparisons stay in one array while keys differ. */
-typedef struct {
-    uint64_t key;
-    uint32_t run;
-} entry_t;
+/*  The key of a run read to its end: above every set's (a length is at
+    most SPM_MINING_MAX_K, 2^12, at bit 51). */
+#define DONE UINT64_MAX
 
 struct spm_mine_runs {
     size_t budget, held; /* bytes in memory allowed, and held */
@@ -45,14 +41,14 @@ struct spm_mine_runs {
     unsigned bits;       /* items are below 2^bits */
     run_t *run;
     uint32_t nrun, rcap;
-    entry_t *heap; /* runs with a set, by their set */
-    uint32_t nheap;
+    uint64_t *key;      /* nrun: each run's set's key (spm_mine_list_key; DONE: none) */
+    uint32_t *lt;       /* nrun: the merge's tree of losers, the winner at 0 */
     int fd;             /* the file (-1: none yet) */
     uint64_t fsize;     /* its bytes */
     unsigned char *map; /* mapped while merging */
     uint64_t count;     /* sets in all */
     uint64_t since;     /* sets merged since the mapping's pages were dropped */
-    int pending;        /* the top run's set was returned: advance it first */
+    int pending;        /* the winner's set was returned: advance it first */
 };
 
 uint64_t spm_mine_list_key(const uint32_t *s, uint32_t k, unsigned b)
@@ -147,41 +143,38 @@ int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, void (*r
     return 0;
 }
 
-/*  1 when entry A's set goes before entry B's. */
-static int before(const spm_mine_runs_t *r, const entry_t *a, const entry_t *b)
+/*  1 when run A's set goes before run B's. */
+static int before(const spm_mine_runs_t *r, uint32_t a, uint32_t b)
 {
-    if (a->key != b->key)
-        return a->key < b->key;
-    const run_t *x = &r->run[a->run], *y = &r->run[b->run];
-    return spm_mining_set_cmp(x->set, y->set, x->rd.g.k) < 0;
+    uint64_t x = r->key[a], y = r->key[b];
+    if (x != y)
+        return x < y;
+    return x != DONE && spm_mining_set_cmp(r->run[a].set, r->run[b].set, r->run[a].rd.g.k) < 0;
 }
 
-/*  Moves entry I down to its place: the smaller child moves up into the
-    hole until neither goes before it. */
-static void sift_down(spm_mine_runs_t *r, uint32_t i)
+/*  Reads run I's next set. Returns 1, 0 at the run's end, or SPM_EFORMAT. */
+static int advance(spm_mine_runs_t *r, uint32_t i)
 {
-    entry_t e = r->heap[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= r->nheap)
-            break;
-        if (c + 1 < r->nheap && before(r, &r->heap[c + 1], &r->heap[c]))
-            c++;
-        if (!before(r, &r->heap[c], &e))
-            break;
-        r->heap[i] = r->heap[c];
-        i = c;
-    }
-    r->heap[i] = e;
-}
-
-/*  Reads run U's next set. Returns 1, 0 at the run's end, or SPM_EFORMAT. */
-static int advance(spm_mine_runs_t *r, run_t *u)
-{
+    run_t *u = &r->run[i];
     int rc = spm_mining_setrd_next(&u->rd);
-    if (rc == 1)
-        u->key = spm_mine_list_key(u->set, u->rd.g.k, r->bits);
+    r->key[i] = rc == 1 ? spm_mine_list_key(u->set, u->rd.g.k, r->bits) : DONE;
     return rc;
+}
+
+/*  The merge is a tree of losers over the runs (Knuth, TAOCP 5.4.1):
+    node j (1 <= j < nrun) keeps the run that lost the match there, leaf
+    nrun + i is run i, and the overall winner sits at 0. A new set of the
+    winner replays only the matches on its way up, one comparison a level,
+    where a heap's sift-down makes two (the dense set at 5%: 8,020,425
+    sets from 162 runs). Returns the winner of the subtree at NODE. */
+static uint32_t play(spm_mine_runs_t *r, uint32_t node)
+{
+    if (node >= r->nrun)
+        return node - r->nrun;
+    uint32_t a = play(r, 2 * node), b = play(r, 2 * node + 1);
+    int first = before(r, a, b);
+    r->lt[node] = first ? b : a;
+    return first ? a : b;
 }
 
 int spm_mine_runs_start(spm_mine_runs_t *r)
@@ -193,43 +186,43 @@ int spm_mine_runs_start(spm_mine_runs_t *r)
         r->map = m;
         madvise(m, r->fsize, MADV_SEQUENTIAL);
     }
-    if (!r->heap && !(r->heap = malloc(((size_t)r->nrun + 1) * sizeof *r->heap)))
+    if (!r->key && (!(r->key = malloc(((size_t)r->nrun + 1) * sizeof *r->key)) ||
+                    !(r->lt = malloc(((size_t)r->nrun + 1) * sizeof *r->lt))))
         return spm_error(SPM_ENOMEM, "out of memory");
-    r->nheap = 0;
     r->pending = 0;
     for (uint32_t i = 0; i < r->nrun; i++) {
         run_t *u = &r->run[i];
         if (!u->set && !(u->set = malloc(((size_t)u->maxk + 1) * 4)))
             return spm_error(SPM_ENOMEM, "out of memory");
         const void *bytes = u->mem ? u->mem : r->map + u->off;
+        r->key[i] = DONE;
         int rc = spm_mining_setrd_open(&u->rd, bytes, u->len, u->set);
         if (rc == 0)
-            rc = advance(r, u);
+            rc = advance(r, i);
         if (rc < 0)
             return rc;
-        if (rc == 1)
-            r->heap[r->nheap++] = (entry_t){u->key, i};
     }
-    for (uint32_t i = r->nheap / 2; i-- > 0;)
-        sift_down(r, i);
+    r->lt[0] = r->nrun ? play(r, 1) : 0;
     return 0;
 }
 
 int spm_mine_runs_next(spm_mine_runs_t *r, uint32_t *k, const uint32_t **items, uint64_t *count)
 {
     if (r->pending) {
-        run_t *u = &r->run[r->heap[0].run];
-        int rc = advance(r, u);
+        uint32_t w = r->lt[0];
+        int rc = advance(r, w);
         if (rc < 0)
             return rc;
-        if (rc == 0)
-            r->heap[0] = r->heap[--r->nheap];
-        else
-            r->heap[0].key = u->key;
-        sift_down(r, 0);
+        for (uint32_t node = (w + r->nrun) / 2; node > 0; node /= 2)
+            if (before(r, r->lt[node], w)) {
+                uint32_t loser = w;
+                w = r->lt[node];
+                r->lt[node] = loser;
+            }
+        r->lt[0] = w;
         r->pending = 0;
     }
-    if (r->nheap == 0)
+    if (r->nrun == 0 || r->key[r->lt[0]] == DONE)
         return 0;
     if (r->map && ++r->since >= SPM_MINE_RUNS_DROP) {
         /* The file's pages stay in the page cache; only the mapping lets
@@ -237,7 +230,7 @@ int spm_mine_runs_next(spm_mine_runs_t *r, uint32_t *k, const uint32_t **items, 
         madvise(r->map, r->fsize, MADV_DONTNEED);
         r->since = 0;
     }
-    const run_t *u = &r->run[r->heap[0].run];
+    const run_t *u = &r->run[r->lt[0]];
     *k = u->rd.g.k;
     *items = u->set;
     *count = u->rd.g.count;
@@ -265,7 +258,8 @@ void spm_mine_runs_free(spm_mine_runs_t **rp)
     if (r->fd >= 0)
         close(r->fd);
     free(r->run);
-    free(r->heap);
+    free(r->key);
+    free(r->lt);
     free(r->dir);
     free(r);
     *rp = NULL;
