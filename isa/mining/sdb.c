@@ -304,6 +304,38 @@ static int open_group(spm_cursor_t *c, const char *t, uint32_t k, uint32_t n, in
     return 0;
 }
 
+/*  spm_mining_group_next for a set that is not at a restart, where every
+    byte of its shared length and gaps is a one-byte varint and the group
+    has room for them all: no bounds or order checks a byte (a set after
+    a shared prefix is greater than the one before by construction), the
+    items made as gaps are read. Returns 1 with the set read (its count
+    not yet), or 0 having changed nothing but set[p..) when the slow path
+    must read it. The dense set at 5%: about nine in ten sets. */
+static int next_fast(spm_mining_group_t *g)
+{
+    const unsigned char *q = g->p;
+    uint32_t p = q[0], k = g->k;
+    if (p >= 0x80 || p >= k || (size_t)(g->end - q) < (size_t)(k - p) + 1)
+        return 0;
+    uint32_t before = g->set[p];
+    uint64_t x = (uint64_t)before + 1;
+    for (uint32_t j = p; j < k; j++) {
+        unsigned c = *++q;
+        if (c >= 0x80) {
+            g->set[p] = before;
+            return 0;
+        }
+        x += c;
+        g->set[j] = (uint32_t)x++;
+    }
+    if (x - 1 > UINT32_MAX) {
+        g->set[p] = before;
+        return 0;
+    }
+    g->p = q + 1;
+    return 1;
+}
+
 int spm_mining_group_next(spm_mining_group_t *g)
 {
     const char *t = g->type;
@@ -315,6 +347,14 @@ int spm_mining_group_next(spm_mining_group_t *g)
     }
     int restart = g->i % RESTART == 0, fresh = g->i == g->from, order = 0;
     uint64_t p, gap, x = 0;
+    if (!restart && next_fast(g)) {
+        if (g->counts && get_vu(&g->p, g->end, &g->count) != 0)
+            return spm_error(SPM_EFORMAT, "%s: set %u: truncated count", t, g->i);
+        if (g->counts == 2 && g->count == 0)
+            return spm_error(SPM_EFORMAT, "%s: set %u has support 0", t, g->i);
+        g->i++;
+        return 1;
+    }
     if (restart && g->i > 0 &&
         (size_t)(g->p - g->base) != spm_le32(g->idx + 4 * (g->i / RESTART - 1)))
         return spm_error(SPM_EFORMAT, "%s: set %u is not where the index says", t, g->i);
