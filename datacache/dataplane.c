@@ -202,6 +202,11 @@ size_t spm_dataplane_locate(spm_dataplane_t *self, spm_sdb_t id, uint64_t versio
     return k;
 }
 
+int spm_dataplane_in_store(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uint32_t *type)
+{
+    return spm_store_stat(self->store, id, version, type, NULL) == 0;
+}
+
 int spm_dataplane_get(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uint32_t requester,
                       int store_only, Spm__GetReply *r, void **data, size_t *len)
 {

@@ -71,6 +71,10 @@ void spm_dataplane_node_report(spm_dataplane_t *self, uint32_t node, const Spm__
 size_t spm_dataplane_locate(spm_dataplane_t *self, spm_sdb_t id, uint64_t version,
                             uint32_t *holders, size_t max, uint64_t *checksum, uint64_t *bytes);
 
+/*  Whether the store holds block (ID, VERSION), for a reader of it in
+    place (Get.in_place): 1 with *TYPE, else 0. */
+int spm_dataplane_in_store(spm_dataplane_t *self, spm_sdb_t id, uint64_t version, uint32_t *type);
+
 /*  GET (ID, VERSION) from a peer on node FOR (SPM_NODE_STORE: a client):
     fills *R with the holders to fetch from (unless STORE_ONLY), else
     returns the block's bytes from the store in *DATA (malloc'd, the

@@ -541,7 +541,12 @@ static void on_hello(center_t *c, spm_msg_t *m)
             spm_log_warn("node %u: out of memory recording its data agent", p->node);
         spm_log_info("agent of node %u (%s) joined", p->node, h->node);
     } else if ((int)h->role == ROLE_CLIENT) {
-        w.stage_to_nodes = !c->local; /* on an ipc:// center the store is every node's */
+        w.stage_to_nodes = !c->local;   /* on an ipc:// center the store is every node's */
+        if (c->local && c->store_dir) { /* and the client may read it in place */
+            w.store_dir = c->store_dir;
+            w.store_id.data = c->store_id;
+            w.store_id.len = sizeof c->store_id;
+        }
     }
     w.index = p->index;
     spm_hmap_put(c->peers, key, p);
@@ -815,7 +820,7 @@ static void flush_commits(center_t *c)
     nodes where blocks are, a committed block nobody reported yet is not
     gone: the request is parked (returns 1) when PARK allows. */
 static int answer_get(center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t req, spm_sdb_t sdb,
-                      uint64_t version, int store_only, int park)
+                      uint64_t version, int store_only, int in_place, int park)
 {
     uint32_t type = 0;
     uint64_t newest = spm_idu_sdb_version(c->idu, sdb, &type);
@@ -827,9 +832,12 @@ static int answer_get(center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t r
     r.type = type;
     void *data = NULL;
     size_t len = 0;
-    r.status = version
-                   ? spm_dataplane_get(c->dp, sdb, version, requester, store_only, &r, &data, &len)
-                   : spm_error(SPM_ENOTFOUND, "no SDB %llu", (unsigned long long)sdb);
+    if (version && in_place && spm_dataplane_in_store(c->dp, sdb, version, &r.type))
+        r.in_store = 1; /* read where it lies, not copied into a reply */
+    else
+        r.status =
+            version ? spm_dataplane_get(c->dp, sdb, version, requester, store_only, &r, &data, &len)
+                    : spm_error(SPM_ENOTFOUND, "no SDB %llu", (unsigned long long)sdb);
     if (r.status == SPM_ENOTFOUND && park && spm_now_us() < c->locating_us &&
         spm_idu_sdb_live(c->idu, sdb, version) &&
         spm_grow(&c->parked, c->nparked, &c->capparked, sizeof *c->parked, 64) == 0) {
@@ -855,7 +863,7 @@ static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Get *g = m->env->get;
     answer_get(c, &m->id, p->role == ROLE_IEU ? p->node : SPM_NODE_STORE, g->req, g->sdb,
-               g->version, g->store_only, 1);
+               g->version, g->store_only, g->in_place, 1);
 }
 
 /*  The parked GETs, tried again: a node reported blocks, or the wait for
@@ -871,7 +879,7 @@ static void retry_parked(center_t *c, uint64_t now)
     c->parked = NULL;
     c->capparked = 0;
     for (size_t i = 0; i < n; i++) {
-        answer_get(c, &v[i].id, v[i].requester, v[i].req, v[i].sdb, v[i].version, 0, 1);
+        answer_get(c, &v[i].id, v[i].requester, v[i].req, v[i].sdb, v[i].version, 0, 0, 1);
         zmq_msg_close(&v[i].id);
     }
     free(v);

@@ -7,6 +7,7 @@
 #include "datacache/blockclient.h"
 #include "datacache/checksum.h"
 #include "datacache/directory.h"
+#include "datacache/storeview.h"
 #include "isa/core/plugin.h"
 #include "isa/core/registry.h"
 #include "vm/cli.h"
@@ -53,8 +54,40 @@ typedef struct {
     size_t index; /* in the caller's list */
     spm_sdb_t id;
     int done;
+    int bytes; /* ask for the bytes, not where the store holds them */
     struct spm_session *s;
 } get_t;
+
+/*  A view of an ipc:// center's store, read in place (datacache/storeview.h),
+    and a snapshot of it: counted, since blocks kept past a get_each
+    (spm_session_keep) hold the snapshot, and a snapshot the view. */
+typedef struct {
+    spm_store_view_t *view;
+    int refs;
+} storeref_t;
+
+typedef struct {
+    spm_store_snap_t *snap;
+    storeref_t *store;
+    int refs;
+} snapref_t;
+
+static void store_unref(storeref_t *r)
+{
+    if (r && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        spm_store_view_close(&r->view);
+        free(r);
+    }
+}
+
+static void snap_unref(snapref_t *r)
+{
+    if (r && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        spm_store_snap_end(&r->snap);
+        store_unref(r->store);
+        free(r);
+    }
+}
 
 typedef int (*got_fn)(void *arg, size_t index, const void *data, size_t len);
 
@@ -77,7 +110,14 @@ struct spm_session {
     int get_rc; /* the first failed get's code */
     got_fn got; /* where fetched blocks go */
     void *got_arg;
-    zmq_msg_t *arriving; /* the block got() is given (spm_session_keep) */
+    zmq_msg_t *arriving;      /* the block got() is given (spm_session_keep) */
+    snapref_t *arriving_snap; /* or the snapshot it lies in, at arriving_data */
+    const void *arriving_data;
+    char *store_dir; /* an ipc:// center's store (WELCOME), read in place */
+    uint8_t store_id[16];
+    int store_tried;     /* a view of it was tried */
+    storeref_t *store;   /* the view (NULL: blocks come as bytes) */
+    snapref_t *snap;     /* get_each's snapshot of it (NULL: none) */
     uint64_t last_heard; /* when the center last answered a put or get */
     uint64_t last_ping;  /* when it was last asked whether it is there */
     int released;        /* embedded VM: told to stop (spm_session_release) */
@@ -274,7 +314,21 @@ static int hello(spm_session_t *s)
     int rc = send_env(s, &env, NULL, 0);
     spm_msg_t m;
     if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_WELCOME, s->o.timeout_ms, &m)) == 1) {
-        s->stage_to_nodes = m.env->welcome->stage_to_nodes;
+        Spm__Welcome *w = m.env->welcome;
+        s->stage_to_nodes = w->stage_to_nodes;
+        int same = s->store_dir && w->store_dir && strcmp(s->store_dir, w->store_dir) == 0 &&
+                   w->store_id.len == sizeof s->store_id &&
+                   memcmp(s->store_id, w->store_id.data, sizeof s->store_id) == 0;
+        if (!same) { /* another store (or none): a view of the old one is stale */
+            store_unref(s->store);
+            s->store = NULL;
+            s->store_tried = 0;
+            free(s->store_dir);
+            s->store_dir = NULL;
+            if (w->store_dir && *w->store_dir && w->store_id.len == sizeof s->store_id &&
+                !s->o.no_store_reads && (s->store_dir = strdup(w->store_dir)))
+                memcpy(s->store_id, w->store_id.data, sizeof s->store_id);
+        }
         spm_msg_close(&m);
         rc = 0;
     }
@@ -555,11 +609,13 @@ static void get_failed(spm_session_t *s, get_t *g, int code, const char *why)
     get_done(s, g);
 }
 
-static void get_arrived(spm_session_t *s, get_t *g, zmq_msg_t *block)
+static void get_arrived(spm_session_t *s, get_t *g, zmq_msg_t *block, const void *data, size_t len)
 {
     s->arriving = block;
-    int rc = s->got(s->got_arg, g->index, zmq_msg_data(block), zmq_msg_size(block));
+    int rc = s->got(s->got_arg, g->index, block ? zmq_msg_data(block) : data,
+                    block ? zmq_msg_size(block) : len);
     s->arriving = NULL;
+    s->arriving_snap = NULL;
     if (rc != 0 && s->get_rc == 0)
         s->get_rc = rc;
     get_done(s, g);
@@ -571,9 +627,22 @@ static void get_fetched(void *arg, int status, zmq_msg_t *block, uint32_t node, 
     (void)node;
     get_t *g = arg;
     if (status == 0)
-        get_arrived(g->s, g, block);
+        get_arrived(g->s, g, block, NULL, 0);
     else
         get_failed(g->s, g, status, why);
+}
+
+/*  Asks the center for G's block. */
+static int send_get(spm_session_t *s, const get_t *g)
+{
+    Spm__Get q = SPM__GET__INIT;
+    q.req = g->req;
+    q.sdb = g->id;
+    q.in_place = s->snap && !g->bytes;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_GET;
+    env.get = &q;
+    return send_env(s, &env, NULL, 0);
 }
 
 static void on_get_reply(spm_session_t *s, spm_msg_t *m)
@@ -591,7 +660,25 @@ static void on_get_reply(spm_session_t *s, spm_msg_t *m)
         return;
     }
     if (m->nframes == 1) {
-        get_arrived(s, g, &m->frames[0]);
+        get_arrived(s, g, &m->frames[0], NULL, 0);
+        return;
+    }
+    if (r->in_store) { /* read where it lies */
+        const void *data;
+        size_t len;
+        if (s->snap &&
+            spm_store_snap_get(s->snap->snap, g->id, r->version, NULL, &data, &len) == 0) {
+            s->arriving_snap = s->snap;
+            s->arriving_data = data;
+            get_arrived(s, g, NULL, data, len);
+            return;
+        }
+        /* Not in the snapshot (committed after it began): the bytes, then. */
+        g->done = 0;
+        g->bytes = 1;
+        g->req = ++s->next_req;
+        if (send_get(s, g) != 0)
+            get_failed(s, g, SPM_EUNREACH, spm_error_detail());
         return;
     }
     uint32_t nodes[16];
@@ -615,18 +702,6 @@ static int waits_for_center(const spm_session_t *s)
         if (!s->gets[i]->done)
             return 1;
     return 0;
-}
-
-/*  Asks the center for G's block. */
-static int send_get(spm_session_t *s, const get_t *g)
-{
-    Spm__Get q = SPM__GET__INIT;
-    q.req = g->req;
-    q.sdb = g->id;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_GET;
-    env.get = &q;
-    return send_env(s, &env, NULL, 0);
 }
 
 /*  The center restarted and forgot this session: joins it again and asks
@@ -794,6 +869,33 @@ int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t
     return rc ? rc : done;
 }
 
+/*  get_each's snapshot of the center's store, when it can be read in
+    place: a view opened at the first call (an ipc:// center named its
+    store), a snapshot begun for each call. Nothing when it cannot be;
+    the blocks then come as bytes. */
+static void begin_snap(spm_session_t *s)
+{
+    if (s->store_dir && !s->store_tried) {
+        s->store_tried = 1;
+        spm_store_view_t *v = spm_store_view_open(s->store_dir, s->store_id);
+        if (v && (s->store = calloc(1, sizeof *s->store))) {
+            s->store->view = v;
+            s->store->refs = 1; /* the session's */
+        } else {
+            spm_log_info("results come through the center: %s",
+                         v ? "out of memory" : spm_error_detail());
+            spm_store_view_close(&v);
+        }
+    }
+    spm_store_snap_t *snap = s->store ? spm_store_view_snap(s->store->view) : NULL;
+    if (snap && (s->snap = calloc(1, sizeof *s->snap))) {
+        *s->snap = (snapref_t){.snap = snap, .store = s->store, .refs = 1};
+        __atomic_add_fetch(&s->store->refs, 1, __ATOMIC_RELAXED);
+    } else {
+        spm_store_snap_end(&snap);
+    }
+}
+
 int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
                          int (*fn)(void *arg, size_t index, const void *data, size_t len),
                          void *arg)
@@ -801,6 +903,7 @@ int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
     s->got = fn;
     s->got_arg = arg;
     s->get_rc = 0;
+    begin_snap(s);
     int rc = 0;
     size_t next = 0;
     while (rc == 0 && s->get_rc == 0 && (next < n || s->ngets > 0)) {
@@ -825,19 +928,29 @@ int spm_session_get_each(spm_session_t *s, const spm_sdb_t *ids, size_t n,
         if (rc == 0 && s->ngets > 0)
             rc = progress(s);
     }
-    abandon(s); /* after a failure: the rest is not wanted */
+    abandon(s);          /* after a failure: the rest is not wanted */
+    snap_unref(s->snap); /* the blocks kept hold it still */
+    s->snap = NULL;
     return rc ? rc : s->get_rc;
 }
 
 struct spm_kept {
     zmq_msg_t msg;
+    snapref_t *snap; /* the bytes lie in this snapshot of the store (else: msg) */
 };
 
 spm_kept_t *spm_session_keep(spm_session_t *s, const void **data)
 {
-    spm_kept_t *k = s->arriving ? malloc(sizeof *k) : NULL;
+    spm_kept_t *k = s->arriving || s->arriving_snap ? calloc(1, sizeof *k) : NULL;
     if (!k)
         return NULL;
+    if (s->arriving_snap) {
+        k->snap = s->arriving_snap;
+        __atomic_add_fetch(&k->snap->refs, 1, __ATOMIC_RELAXED);
+        s->arriving_snap = NULL; /* kept once */
+        *data = s->arriving_data;
+        return k;
+    }
     zmq_msg_init(&k->msg);
     if (zmq_msg_move(&k->msg, s->arriving) != 0) {
         zmq_msg_close(&k->msg);
@@ -849,12 +962,19 @@ spm_kept_t *spm_session_keep(spm_session_t *s, const void **data)
     return k;
 }
 
-void spm_kept_free(void *k)
+int spm_kept_in_place(const spm_kept_t *k)
 {
-    if (k) {
-        zmq_msg_close(&((spm_kept_t *)k)->msg);
-        free(k);
-    }
+    return k->snap != NULL;
+}
+
+void spm_kept_free(void *kept)
+{
+    spm_kept_t *k = kept;
+    if (k && k->snap)
+        snap_unref(k->snap);
+    else if (k)
+        zmq_msg_close(&k->msg);
+    free(k);
 }
 
 /*  spm_session_get's callback: keeps a copy of the one block. */
@@ -1205,6 +1325,10 @@ void spm_session_close(spm_session_t **sp)
         zmq_ctx_term(s->ctx);
     if (s->rundir)
         spm_rmtree(s->rundir);
+    snap_unref(s->snap); /* blocks kept in place hold them still */
+    s->snap = NULL;
+    store_unref(s->store);
+    free(s->store_dir);
     free(s->rundir);
     free(s->endpoint);
     free(s->mine);

@@ -164,6 +164,11 @@ typedef struct spm_kept spm_kept_t;
     is closed. NULL when out of memory or not inside FN (copy them then). */
 spm_kept_t *spm_session_keep(spm_session_t *s, const void **data);
 
+/*  1 when kept block K lies where the center's store keeps it (an ipc://
+    center's store, read in place: file pages, mapped), 0 when it is the
+    message it came in (memory of this process). */
+int spm_kept_in_place(const spm_kept_t *k);
+
 /*  Frees a kept block (an spm_kept_t; NULL is a no-op). */
 void spm_kept_free(void *kept);
 

@@ -422,9 +422,11 @@ static int session_get(void *s, const spm_sdb_t *ids, size_t n,
     return spm_session_get_each(s, ids, n, fn, arg);
 }
 
-static void *session_keep(void *s, const void **data)
+static void *session_keep(void *s, const void **data, int *mapped)
 {
-    return spm_session_keep(s, data);
+    spm_kept_t *k = spm_session_keep(s, data);
+    *mapped = k && spm_kept_in_place(k);
+    return k;
 }
 
 /*  Transactions per block by default. Every block costs an SI of each

@@ -237,7 +237,7 @@ static int fetch_ones(fetch_t *f, const spm_sdb_t *ids, uint32_t n, spm_mine_out
         if ((rc = spm_mining_sets_encode(&b, &data, &len)) == SPM_EINVAL)
             rc = spm_error(SPM_EPROTO, "a result names a frequent item twice");
         if (rc == 0)
-            rc = spm_mine_runs_add(o->runs, data, len, free, data);
+            rc = spm_mine_runs_add(o->runs, data, len, 0, free, data);
     }
     free(items);
     free(counts);
@@ -252,13 +252,15 @@ static int class_block(void *arg, size_t b, const void *data, size_t len)
 {
     (void)b;
     fetch_t *f = arg;
-    void *kept = f->o->keep ? f->o->keep(f->vm, &data) : NULL;
+    int mapped = 0;
+    void *kept = f->o->keep ? f->o->keep(f->vm, &data, &mapped) : NULL;
     if (kept)
-        return spm_mine_runs_add(f->o->runs, data, len, f->o->kept_free, kept);
+        return spm_mine_runs_add(f->o->runs, data, len, mapped ? SPM_MINE_RUN_MAPPED : 0,
+                                 f->o->kept_free, kept);
     void *mine = malloc(len ? len : 1);
     if (!mine)
         return spm_error(SPM_ENOMEM, "out of memory");
-    return spm_mine_runs_add(f->o->runs, memcpy(mine, data, len), len, free, mine);
+    return spm_mine_runs_add(f->o->runs, memcpy(mine, data, len), len, 0, free, mine);
 }
 
 /*  Fetches the class blocks of R into O's runs, a class a run: its

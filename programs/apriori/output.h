@@ -54,9 +54,10 @@ typedef struct {
     size_t budget;             /* bytes for all sorts (0: SPM_MINE_SORT_BUDGET) */
     const char *tmpdir;        /* temporary files (NULL: $TMPDIR, else /tmp) */
     /* How a block the get passes is kept past its callback without a copy
-       (spm_session_keep): its handle, its bytes' place in *DATA, or NULL
-       (copied then); and how the handle is freed. NULL: always copied. */
-    void *(*keep)(void *vm, const void **data);
+       (spm_session_keep): its handle, its bytes' place in *DATA and
+       whether they are a file's mapped pages (*MAPPED), or NULL (copied
+       then); and how the handle is freed. NULL: always copied. */
+    void *(*keep)(void *vm, const void **data, int *mapped);
     void (*kept_free)(void *kept);
     spm_extsort_t *sets;        /* the itemsets, sorted (owned; set by fetch) */
     struct spm_mine_runs *runs; /* or, of a depth-first job without rules, its runs */

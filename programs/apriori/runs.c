@@ -105,8 +105,8 @@ static int spill(spm_mine_runs_t *r, const void *data, size_t len)
     return 0;
 }
 
-int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, void (*release)(void *),
-                      void *owner)
+int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, unsigned flags,
+                      void (*release)(void *), void *owner)
 {
     spm_mining_setrd_t rd;
     int rc = spm_mining_setrd_open(&rd, data, len, NULL);
@@ -128,14 +128,15 @@ int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, void (*r
                  .off = r->fsize,
                  .len = len,
                  .maxk = rd.maxk};
-    if (r->held + len > r->budget) {
+    int mapped = (flags & SPM_MINE_RUN_MAPPED) != 0; /* kept where it lies */
+    if (!mapped && r->held + len > r->budget) {
         u->mem = NULL;
         u->owner = NULL;
         rc = spill(r, data, len);
         release(owner);
         if (rc != 0)
             return rc;
-    } else {
+    } else if (!mapped) {
         r->held += len;
     }
     r->nrun++;

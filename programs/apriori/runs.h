@@ -11,7 +11,7 @@
     one unlinked temporary file that the merge maps and reads in order.
     @discuss
         spm_mine_runs_t *r = spm_mine_runs_new(budget, tmpdir, bits);
-        spm_mine_runs_add(r, block, len, free, block);   -- a run (takes block)
+        spm_mine_runs_add(r, block, len, 0, free, block);   -- a run (takes block)
         spm_mine_runs_start(r);                  -- from the first set
         while ((rc = spm_mine_runs_next(r, &k, &items, &count)) == 1)
             ...
@@ -39,15 +39,21 @@ typedef struct spm_mine_runs spm_mine_runs_t;
     memory. */
 spm_mine_runs_t *spm_mine_runs_new(size_t budget, const char *dir, unsigned bits);
 
+/*  spm_mine_runs_add's FLAGS: the bytes are a file's mapped pages (a
+    store read in place), kept where they are whatever the budget: copying
+    them to the temporary file would only make a second file of them. */
+#define SPM_MINE_RUN_MAPPED 1u
+
 /*  Adds the LEN bytes at DATA, a BlockOfItemsets or BlockOfFrequentSet,
     as a run. OWNER holds them (DATA itself when malloc'd, with RELEASE
     free); R owns it from now on, even on failure, and calls RELEASE(OWNER)
     once the bytes are no longer needed (at once, when they go to the
-    temporary file). Checks the block's framing; its sets are checked as
-    they are merged. Returns 0, SPM_EFORMAT, SPM_ENOMEM or SPM_EIO (the
-    temporary file). */
-int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, void (*release)(void *),
-                      void *owner);
+    temporary file). Bytes in memory count against the budget unless
+    FLAGS has SPM_MINE_RUN_MAPPED. Checks the block's framing; its sets
+    are checked as they are merged. Returns 0, SPM_EFORMAT, SPM_ENOMEM or
+    SPM_EIO (the temporary file). */
+int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, unsigned flags,
+                      void (*release)(void *), void *owner);
 
 /*  (Re)starts the merge at the first set. Returns 0, SPM_ENOMEM or SPM_EIO. */
 int spm_mine_runs_start(spm_mine_runs_t *r);

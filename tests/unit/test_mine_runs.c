@@ -101,7 +101,7 @@ static void add_run(spm_mine_runs_t *runs, const set_t *s, uint32_t n, uint32_t 
     } else {
         ck_assert_int_eq(spm_mining_itemsets_encode(&b, &data, &len), 0);
     }
-    ck_assert_int_eq(spm_mine_runs_add(runs, data, len, free, data), 0);
+    ck_assert_int_eq(spm_mine_runs_add(runs, data, len, 0, free, data), 0);
     for (uint32_t i = 0; i < ng; i++)
         spm_mining_sets_free(&g[i]);
 }
@@ -218,12 +218,12 @@ START_TEST(forged_runs_refused)
     uint64_t count;
     /* Framing cut short: refused as it is added. */
     block(2, 10, &data, &len);
-    ck_assert_int_eq(spm_mine_runs_add(runs, data, len - 1, free, data), SPM_EFORMAT);
+    ck_assert_int_eq(spm_mine_runs_add(runs, data, len - 1, 0, free, data), SPM_EFORMAT);
     /* The last set's count cut short (its varint goes on past the block):
        the framing holds, the merge refuses it. */
     block(2, 10, &data, &len);
     ((unsigned char *)data)[len - 1] |= 0x80;
-    ck_assert_int_eq(spm_mine_runs_add(runs, data, len, free, data), 0);
+    ck_assert_int_eq(spm_mine_runs_add(runs, data, len, 0, free, data), 0);
     ck_assert_int_eq(spm_mine_runs_start(runs), 0);
     int rc;
     while ((rc = spm_mine_runs_next(runs, &k, &items, &count)) == 1)
@@ -242,7 +242,7 @@ START_TEST(forged_runs_refused)
     /* A directory that cannot take the file: one error naming it. */
     runs = spm_mine_runs_new(0, "/nonexistent/spm-runs-dir", 9);
     block(2, 10, &data, &len);
-    ck_assert_int_eq(spm_mine_runs_add(runs, data, len, free, data), SPM_EIO);
+    ck_assert_int_eq(spm_mine_runs_add(runs, data, len, 0, free, data), SPM_EIO);
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "/nonexistent/spm-runs-dir"));
     spm_mine_runs_free(&runs);
 }
