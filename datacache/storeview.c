@@ -155,6 +155,12 @@ void spm_store_view_unmap_all(spm_store_view_t *v)
         spm_store_unmap(v->env, &v->map, (const void *)v->map.lo, v->map.hi - v->map.lo);
 }
 
+void spm_store_view_unmap(spm_store_view_t *v, const void *data, size_t len)
+{
+    assert(v);
+    spm_store_unmap(v->env, &v->map, data, len);
+}
+
 void spm_store_snap_end(spm_store_snap_t **s)
 {
     if (!s || !*s)

@@ -91,6 +91,12 @@ int spm_store_snap_get(spm_store_snap_t *s, spm_sdb_t id, uint64_t version, uint
     what they touch. */
 void spm_store_view_unmap_all(spm_store_view_t *v);
 
+/*  Gives back this process's mapping of the pages under DATA[0..LEN), a
+    block a snapshot of V gave (and what shares their pages): a reader
+    done with it keeps the bytes it read from counting as its own. They
+    stay valid; reading them maps them again. */
+void spm_store_view_unmap(spm_store_view_t *v, const void *data, size_t len);
+
 /*  Ends the snapshot (its pointers become invalid), frees it and sets *S to
     NULL. Any thread may end it. Does nothing when *S is NULL. */
 void spm_store_snap_end(spm_store_snap_t **s);

@@ -614,6 +614,8 @@ static void get_arrived(spm_session_t *s, get_t *g, zmq_msg_t *block, const void
     s->arriving = block;
     int rc = s->got(s->got_arg, g->index, block ? zmq_msg_data(block) : data,
                     block ? zmq_msg_size(block) : len);
+    if (s->arriving_snap) /* read in place and not kept: its pages are not ours */
+        spm_store_view_unmap(s->store->view, data, len);
     s->arriving = NULL;
     s->arriving_snap = NULL;
     if (rc != 0 && s->get_rc == 0)
