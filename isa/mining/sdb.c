@@ -336,6 +336,18 @@ static int next_fast(spm_mining_group_t *g)
     return 1;
 }
 
+/*  Reads the count of the set G has just read (when its sets carry one)
+    and moves past it. Returns 1, or SPM_EFORMAT. */
+static int end_set(spm_mining_group_t *g)
+{
+    if (g->counts && get_vu(&g->p, g->end, &g->count) != 0)
+        return spm_error(SPM_EFORMAT, "%s: set %u: truncated count", g->type, g->i);
+    if (g->counts == 2 && g->count == 0)
+        return spm_error(SPM_EFORMAT, "%s: set %u has support 0", g->type, g->i);
+    g->i++;
+    return 1;
+}
+
 int spm_mining_group_next(spm_mining_group_t *g)
 {
     const char *t = g->type;
@@ -347,14 +359,8 @@ int spm_mining_group_next(spm_mining_group_t *g)
     }
     int restart = g->i % RESTART == 0, fresh = g->i == g->from, order = 0;
     uint64_t p, gap, x = 0;
-    if (!restart && next_fast(g)) {
-        if (g->counts && get_vu(&g->p, g->end, &g->count) != 0)
-            return spm_error(SPM_EFORMAT, "%s: set %u: truncated count", t, g->i);
-        if (g->counts == 2 && g->count == 0)
-            return spm_error(SPM_EFORMAT, "%s: set %u has support 0", t, g->i);
-        g->i++;
-        return 1;
-    }
+    if (!restart && next_fast(g))
+        return end_set(g);
     if (restart && g->i > 0 &&
         (size_t)(g->p - g->base) != spm_le32(g->idx + 4 * (g->i / RESTART - 1)))
         return spm_error(SPM_EFORMAT, "%s: set %u is not where the index says", t, g->i);
@@ -375,12 +381,7 @@ int spm_mining_group_next(spm_mining_group_t *g)
     }
     if (!order)
         return spm_error(SPM_EFORMAT, "%s: set %u repeats the one before", t, g->i);
-    if (g->counts && get_vu(&g->p, g->end, &g->count) != 0)
-        return spm_error(SPM_EFORMAT, "%s: set %u: truncated count", t, g->i);
-    if (g->counts == 2 && g->count == 0)
-        return spm_error(SPM_EFORMAT, "%s: set %u has support 0", t, g->i);
-    g->i++;
-    return 1;
+    return end_set(g);
 }
 
 /*  Moves G to set FROM (at most n): read from the restart before it. */
