@@ -789,14 +789,10 @@ int spm_mining_isets_group(spm_mining_isets_writer_t *w, uint32_t k, uint32_t n)
     spm_buf_put_u32(&w->buf, k);
     spm_buf_put_u32(&w->buf, n);
     begin_group(&w->buf, n, &w->head, &w->base);
-    *w = (spm_mining_isets_writer_t){.buf = w->buf,
-                                     .head = w->head,
-                                     .base = w->base,
-                                     .prev = w->prev,
-                                     .nlen = w->nlen,
-                                     .g = w->g + 1,
-                                     .k = k,
-                                     .n = n};
+    w->g++;
+    w->k = k;
+    w->n = n;
+    w->i = 0;
     return w->buf.failed ? SPM_ENOMEM : 0;
 }
 

@@ -114,7 +114,7 @@ typedef struct {
     uint32_t nlv;          /* lengths allocated */
     uint32_t *pos;         /* item order: f1, a rank's position by item number */
     uint32_t *item;        /* and f1 items by position (NULL: rank order) */
-    int bm;                /* item order by bitmaps (f1 <= 128; see bitmap_item_order) */
+    int bm;                /* item order by bitmaps (f1 <= 128; see encode_bitmaps) */
     spm_keyed_t **bkey;    /* bitmaps: bkey[k - 2][i], ~ the first word of k-set i */
     uint64_t **bsec;       /* and ~ its second (f1 > 64; else NULL) */
     uint64_t pbm[129][2];  /* bitmaps: pbm[d], of the prefix's first d items */

@@ -187,8 +187,8 @@ int spm_mine_runs_start(spm_mine_runs_t *r)
         r->map = m;
         madvise(m, r->fsize, MADV_SEQUENTIAL);
     }
-    if (!r->key && (!(r->key = malloc(((size_t)r->nrun + 1) * sizeof *r->key)) ||
-                    !(r->lt = malloc(((size_t)r->nrun + 1) * sizeof *r->lt))))
+    if ((!r->key && !(r->key = malloc(((size_t)r->nrun + 1) * sizeof *r->key))) ||
+        (!r->lt && !(r->lt = malloc(((size_t)r->nrun + 1) * sizeof *r->lt))))
         return spm_error(SPM_ENOMEM, "out of memory");
     r->pending = 0;
     for (uint32_t i = 0; i < r->nrun; i++) {
