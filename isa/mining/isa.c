@@ -250,3 +250,25 @@ int spm_mining_rank_order(const spm_mining_items_t *f, uint32_t **order)
     qsort_r(*order, f->n, sizeof **order, cmp_rank, (void *)f);
     return 0;
 }
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*  Insertion sort for the short lists transactions mostly are (qsort's
+    indirect compare dominates there), qsort beyond. */
+void spm_mining_sort_items(uint32_t *a, uint32_t n)
+{
+    if (n > 64) {
+        qsort(a, n, 4, cmp_u32);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = a[i], j = i;
+        for (; j > 0 && a[j - 1] > v; j--)
+            a[j] = a[j - 1];
+        a[j] = v;
+    }
+}

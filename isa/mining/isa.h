@@ -61,7 +61,10 @@
                              (bytes, 0: cap / 16), and optionally u32 order (0: rank
                              order; 1: an operand fitems R comes before isets, and
                              every group of isets is in item order: sets of items,
-                             sorted by items) and u32 bits (KiB, 0: 1 GiB): a class
+                             sorted by items; with F1 <= 128 the first and second
+                             items below are then positions among the frequent
+                             items by number, not ranks) and u32 bits (KiB, 0:
+                             1 GiB): a class
                              of several first items whose bitsets would take more
                              replies "too big" without mining
                              every frequent itemset of length >= 2 (and <= maxlen)
@@ -106,10 +109,11 @@
 #define SPM_MINING_MINE_CLASS "mining.MineClassBlock"
 #define SPM_MINING_CUT_SETS "mining.CutFrequentSetBlock"
 
-/*  Most bytes a MineClassBlock output may take, encoded (4k + 8 per set of
-    length k), unless its params say otherwise: the block is then empty and
-    the reply says "too big", and the super-function splits the class. The
-    SI stops early, at a 2-item prefix boundary, past a sixteenth of it. */
+/*  Most bytes a MineClassBlock output may take, counted as 4k + 8 per set
+    of length k (as front coded, in item order by position), unless its
+    params say otherwise: the block is then empty and the reply says "too
+    big", and the super-function splits the class. The SI stops early, at
+    a 2-item prefix boundary, past a sixteenth of it. */
 #define SPM_MINING_CLASS_CAP (32u << 20)
 
 /*  The reply of GetFrequentSetBlock, which the super-functions plan the next
@@ -136,6 +140,9 @@ void spm_mining_fsets_reply_free(spm_mining_fsets_reply_t *r);
     then consequent likewise. */
 int spm_mining_rule_cmp(const uint32_t *x1, uint32_t xl1, const uint32_t *y1, uint32_t yl1,
                         const uint32_t *x2, uint32_t xl2, const uint32_t *y2, uint32_t yl2);
+
+/*  Sorts the N items at A into increasing order. */
+void spm_mining_sort_items(uint32_t *a, uint32_t n);
 
 /*  The rank order of the frequent items F (sorted by item): rank r is item
     F->items[(*ORDER)[r]], ranks going by ascending support, then item. Rare

@@ -222,6 +222,30 @@ static void begin_group(spm_buf_t *b, uint32_t n, size_t *head, size_t *base)
     *base = b->len;
 }
 
+/*  Front codes the K items at S after Q (NULL: at a restart, sharing
+    nothing) at W, then COUNT unless !HAS_COUNT, with room for
+    SET_MAX_BYTES(K). Returns the end, or NULL when S is not a strictly
+    increasing list after Q (a restart's order is checked by the caller). */
+static unsigned char *encode_set(unsigned char *w, const uint32_t *s, const uint32_t *q, uint32_t k,
+                                 int has_count, uint64_t count)
+{
+    uint32_t p = 0;
+    uint64_t last = 0; /* the item before item p, plus one */
+    if (q) {
+        while (p + 1 < k && s[p] == q[p])
+            p++;
+        last = (uint64_t)q[p] + 1;
+    }
+    w = put_vu(w, p);
+    for (uint32_t j = p; j < k; j++) {
+        if (s[j] < last)
+            return NULL;
+        w = put_vu(w, s[j] - last);
+        last = (uint64_t)s[j] + 1;
+    }
+    return has_count ? put_vu(w, count) : w;
+}
+
 /*  Appends set I (its K items at S; Q: the set before, unless I is 0) of
     the group begun at HEAD, BASE, with COUNT unless !HAS_COUNT. Returns
     0, SPM_EINVAL when S is not a strictly increasing list after Q, or
@@ -231,27 +255,14 @@ static int put_set(spm_buf_t *b, size_t head, size_t base, uint32_t i, const uin
 {
     if (spm_buf_reserve(b, SET_MAX_BYTES(k)) != 0)
         return SPM_ENOMEM;
-    uint32_t p = 0;
-    uint64_t last = 0; /* the item before item p, plus one */
     if (i % RESTART == 0 && i > 0) {
         if (spm_mining_set_cmp(q, s, k) >= 0)
             return spm_error(SPM_EINVAL, "frequent sets: set %u out of order", i);
         spm_put_le32(b->data + head + 4 * (i / RESTART), (uint32_t)(b->len - base));
     }
-    if (i % RESTART != 0) {
-        while (p + 1 < k && s[p] == q[p])
-            p++;
-        last = (uint64_t)q[p] + 1;
-    }
-    unsigned char *w = put_vu(b->data + b->len, p);
-    for (uint32_t j = p; j < k; j++) {
-        if (s[j] < last)
-            return spm_error(SPM_EINVAL, "frequent sets: set %u unsorted or out of order", i);
-        w = put_vu(w, s[j] - last);
-        last = (uint64_t)s[j] + 1;
-    }
-    if (has_count)
-        w = put_vu(w, count);
+    unsigned char *w = encode_set(b->data + b->len, s, i % RESTART ? q : NULL, k, has_count, count);
+    if (!w)
+        return spm_error(SPM_EINVAL, "frequent sets: set %u unsorted or out of order", i);
     b->len = (size_t)(w - b->data);
     return 0;
 }
@@ -771,58 +782,95 @@ int spm_mining_itemsets_encode(const spm_mining_itemsets_t *b, void **data, size
     return spm_buf_take(&buf, data, len);
 }
 
-int spm_mining_isets_begin(spm_mining_isets_writer_t *w, uint32_t nlen)
+/*  Room for sets of length K in W. */
+static int isets_room(spm_mining_isets_writer_t *w, uint32_t k)
 {
-    *w = (spm_mining_isets_writer_t){.nlen = nlen};
-    if (!(w->prev = malloc((size_t)SPM_MINING_MAX_K * sizeof *w->prev)))
+    if (k <= w->nlen)
+        return 0;
+    spm_mining_isets_len_t *g = realloc(w->len, (size_t)k * sizeof *g);
+    if (!g)
         return SPM_ENOMEM;
-    spm_buf_put_u32(&w->buf, MAGIC_ISETS);
-    spm_buf_put_u32(&w->buf, nlen);
-    return w->buf.failed ? SPM_ENOMEM : 0;
-}
-
-int spm_mining_isets_group(spm_mining_isets_writer_t *w, uint32_t k, uint32_t n)
-{
-    if (w->g == w->nlen || w->i != w->n || k == 0 || k > SPM_MINING_MAX_K || k <= w->k || n == 0)
-        return spm_error(SPM_EINVAL, "itemsets block: group %u of %u sets of %u items out of place",
-                         w->g, n, k);
-    spm_buf_put_u32(&w->buf, k);
-    spm_buf_put_u32(&w->buf, n);
-    begin_group(&w->buf, n, &w->head, &w->base);
-    w->g++;
-    w->k = k;
-    w->n = n;
-    w->i = 0;
-    return w->buf.failed ? SPM_ENOMEM : 0;
-}
-
-int spm_mining_isets_put(spm_mining_isets_writer_t *w, const uint32_t *set, uint64_t count)
-{
-    if (w->i == w->n)
-        return spm_error(SPM_EINVAL, "itemsets block: more than %u %u-sets", w->n, w->k);
-    int rc = put_set(&w->buf, w->head, w->base, w->i, set, w->prev, w->k, 1, count);
-    if (rc != 0)
-        return rc;
-    memcpy(w->prev, set, (size_t)w->k * sizeof *set);
-    if (++w->i == w->n)
-        return end_group(&w->buf, w->head);
+    w->len = g;
+    for (; w->nlen < k; w->nlen++)
+        g[w->nlen] = (spm_mining_isets_len_t){0};
     return 0;
+}
+
+int spm_mining_isets_put(spm_mining_isets_writer_t *w, const uint32_t *set, uint32_t k,
+                         uint64_t count)
+{
+    if (k == 0 || k > SPM_MINING_MAX_K || w->sets == SPM_MINING_MAX_ENTRIES)
+        return spm_error(SPM_EINVAL, "itemsets block: a set of %u items, or over %u sets", k,
+                         SPM_MINING_MAX_ENTRIES);
+    if (isets_room(w, k) != 0)
+        return SPM_ENOMEM;
+    spm_mining_isets_len_t *g = &w->len[k - 1];
+    if (!g->prev && !(g->prev = malloc((size_t)k * sizeof *g->prev)))
+        return SPM_ENOMEM;
+    if (spm_buf_reserve(&g->sets, SET_MAX_BYTES(k)) != 0)
+        return SPM_ENOMEM;
+    int restart = g->n % RESTART == 0;
+    if (restart && g->n > 0) {
+        if (spm_mining_set_cmp(g->prev, set, k) >= 0)
+            return spm_error(SPM_EINVAL, "itemsets block: %u-set %u out of order", k, g->n);
+        spm_buf_put_u32(&g->idx, (uint32_t)g->sets.len);
+        if (g->idx.failed)
+            return SPM_ENOMEM;
+    }
+    unsigned char *e =
+        encode_set(g->sets.data + g->sets.len, set, restart ? NULL : g->prev, k, 1, count);
+    if (!e)
+        return spm_error(SPM_EINVAL, "itemsets block: %u-set %u unsorted or out of order", k, g->n);
+    w->bytes += (size_t)(e - g->sets.data) - g->sets.len;
+    g->sets.len = (size_t)(e - g->sets.data);
+    memcpy(g->prev, set, (size_t)k * sizeof *set);
+    g->n++;
+    w->sets++;
+    return 0;
+}
+
+uint32_t spm_mining_isets_count(const spm_mining_isets_writer_t *w, uint32_t k)
+{
+    return k >= 1 && k <= w->nlen ? w->len[k - 1].n : 0;
 }
 
 int spm_mining_isets_end(spm_mining_isets_writer_t *w, void **data, size_t *len)
 {
-    int rc = w->g != w->nlen || w->i != w->n
-                 ? spm_error(SPM_EINVAL, "itemsets block: %u groups of %u written", w->g, w->nlen)
-                 : spm_buf_take(&w->buf, data, len);
+    spm_buf_t b = {0};
+    uint32_t nlen = 0;
+    size_t total = 8;
+    for (uint32_t k = 1; k <= w->nlen; k++) {
+        const spm_mining_isets_len_t *g = &w->len[k - 1];
+        nlen += g->n > 0;
+        total += g->n > 0 ? 12 + g->idx.len + g->sets.len : 0;
+    }
+    if (spm_buf_reserve(&b, total) == 0) {
+        spm_buf_put_u32(&b, MAGIC_ISETS);
+        spm_buf_put_u32(&b, nlen);
+    }
+    for (uint32_t k = 1; k <= w->nlen; k++) {
+        const spm_mining_isets_len_t *g = &w->len[k - 1];
+        if (g->n == 0)
+            continue;
+        spm_buf_put_u32(&b, k);
+        spm_buf_put_u32(&b, g->n);
+        spm_buf_put_u32(&b, (uint32_t)(g->idx.len + g->sets.len));
+        spm_buf_put(&b, g->idx.data, g->idx.len);
+        spm_buf_put(&b, g->sets.data, g->sets.len);
+    }
     spm_mining_isets_abort(w);
-    return rc;
+    return spm_buf_take(&b, data, len);
 }
 
 void spm_mining_isets_abort(spm_mining_isets_writer_t *w)
 {
-    spm_buf_free(&w->buf);
-    free(w->prev);
-    w->prev = NULL;
+    for (uint32_t k = 0; k < w->nlen; k++) {
+        spm_buf_free(&w->len[k].sets);
+        spm_buf_free(&w->len[k].idx);
+        free(w->len[k].prev);
+    }
+    free(w->len);
+    *w = (spm_mining_isets_writer_t){0};
 }
 
 /*  Decodes the groups of an itemsets block: every group of length WANT, or

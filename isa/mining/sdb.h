@@ -220,28 +220,37 @@ int spm_mining_itemsets_decode_range(const void *data, size_t len, uint32_t k, u
 /*  Frees the groups of B and the group array; B may be half decoded. */
 void spm_mining_itemsets_free(spm_mining_itemsets_t *b);
 
-/*  Writes an itemsets block a set at a time, for sets made in order
-    rather than held (MineClassBlock's, read back from bitmaps): the same
-    bytes spm_mining_itemsets_encode makes of them.
-        spm_mining_isets_begin(&w, nlen);
-        for each length:  spm_mining_isets_group(&w, k, n);
-                          n x spm_mining_isets_put(&w, set, count);
-        spm_mining_isets_end(&w, &data, &len);   -- or _abort on the way
-    Each returns 0, SPM_EINVAL (a group out of place or of the wrong size,
-    a set not after the one before; detail set) or SPM_ENOMEM; the writer
-    is then only good for _abort. */
+/*  Writes an itemsets block a set at a time, for sets found rather than
+    held: a depth-first walk (MineClassBlock) finds sets of every length
+    interleaved, each length's in order. Each length is front coded as its
+    sets come, into bytes of its own, and the block is put together at the
+    end: the same bytes spm_mining_itemsets_encode makes of the sets.
+        spm_mining_isets_writer_t w = {0};
+        spm_mining_isets_put(&w, set, k, count);   -- any length, in any turn
+        spm_mining_isets_end(&w, &data, &len);     -- or _abort on the way
+    _put returns 0, SPM_EINVAL (a set not after the one of its length
+    before, a length of 0 or over SPM_MINING_MAX_K, too many sets; detail
+    set) or SPM_ENOMEM; the writer is then only good for _abort. */
 typedef struct {
-    spm_buf_t buf;
-    size_t head, base; /* the group being written: its size word, its first set */
-    uint32_t *prev;    /* the set written last (SPM_MINING_MAX_K items) */
-    uint32_t nlen, g;  /* groups, and groups begun */
-    uint32_t k, n, i;  /* the group's length, sets, and sets written */
+    spm_buf_t sets; /* front coded */
+    spm_buf_t idx;  /* restart offsets (u32) */
+    uint32_t n;     /* sets */
+    uint32_t *prev; /* the set written last */
+} spm_mining_isets_len_t;
+
+typedef struct {
+    spm_mining_isets_len_t *len; /* len[k - 1]: the k-sets */
+    uint32_t nlen;               /* lengths with room */
+    uint32_t sets;               /* in all */
+    size_t bytes;                /* the sets' encoding, in all */
 } spm_mining_isets_writer_t;
 
-int spm_mining_isets_begin(spm_mining_isets_writer_t *w, uint32_t nlen);
-int spm_mining_isets_group(spm_mining_isets_writer_t *w, uint32_t k, uint32_t n);
-int spm_mining_isets_put(spm_mining_isets_writer_t *w, const uint32_t *set, uint64_t count);
-/*  *DATA is malloc'd (the caller frees it); W is freed either way. */
+int spm_mining_isets_put(spm_mining_isets_writer_t *w, const uint32_t *set, uint32_t k,
+                         uint64_t count);
+/*  Sets of length K written so far. */
+uint32_t spm_mining_isets_count(const spm_mining_isets_writer_t *w, uint32_t k);
+/*  *DATA is malloc'd (the caller frees it); W is freed either way.
+    Returns 0 or SPM_ENOMEM. */
 int spm_mining_isets_end(spm_mining_isets_writer_t *w, void **data, size_t *len);
 void spm_mining_isets_abort(spm_mining_isets_writer_t *w);
 

@@ -20,28 +20,6 @@
 /*  Item domains up to this size are counted and ranked with direct tables. */
 #define DENSE_MAX (1u << 20)
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/*  Sorts N items: insertion sort for the short lists transactions mostly
-    are (qsort's indirect compare dominates there), qsort beyond. */
-static void sort_u32(uint32_t *a, uint32_t n)
-{
-    if (n > 64) {
-        qsort(a, n, 4, cmp_u32);
-        return;
-    }
-    for (uint32_t i = 1; i < n; i++) {
-        uint32_t v = a[i], j = i;
-        for (; j > 0 && a[j - 1] > v; j--)
-            a[j] = a[j - 1];
-        a[j] = v;
-    }
-}
-
 /*  Transaction order for merging duplicates: by length, then items. */
 static int cmp_trans(uint32_t i, uint32_t j, void *arg)
 {
@@ -142,7 +120,7 @@ static uint32_t normalize(spm_mining_trans_t *t)
             hi = l > 0 && a[l - 1] + 1 > hi ? a[l - 1] + 1 : hi;
             continue;
         }
-        sort_u32(a, l);
+        spm_mining_sort_items(a, l);
         for (uint32_t j = 0; j < l; j++)
             if (m == 0 || a[j] != a[m - 1])
                 a[m++] = a[j];

@@ -22,10 +22,12 @@
     A job that wants the itemsets alone gives each class SI the frequent
     items too, so that its block holds items in output order; the class
     blocks are then the job's result (after P1), and the client merges
-    them. Otherwise, when every class has replied with its counts per
-    length, CutFrequentSetBlock
-    SIs cut the class blocks, in order, into the level-wise path's full
-    BlockOfFrequentSet blocks of each length, whose replies fill the job's
+    them. With at most 128 frequent items the SI then walks by the items'
+    positions (by number) rather than by rank, and a class's range is of
+    positions: the blocks, in class order, follow one another in each
+    length, and the client's merge reads them almost as one run. Otherwise, when every class has
+   replied with its counts per length, CutFrequentSetBlock SIs cut the class blocks, in order, into
+   the level-wise path's full BlockOfFrequentSet blocks of each length, whose replies fill the job's
     levels. The SF then finishes, and the root starts find_rules for each
     length and finish_job exactly as after the level-wise stages. Every
     callback does work in proportion to the classes and blocks, never to
@@ -325,7 +327,7 @@ static int cut_level(spm_sf_t *sf, eclat_t *e, uint32_t k, uint64_t n)
 }
 
 /*  Every class is in, and the job wants the itemsets alone: its result
-    names the class blocks that hold sets, in rank order, each one run of
+    names the class blocks that hold sets, in class order, each one run of
     the output (front coded, the client holds them as they are). */
 static void keep_classes(spm_sf_t *sf, eclat_t *e)
 {

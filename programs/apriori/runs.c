@@ -49,6 +49,7 @@ struct spm_mine_runs {
     uint64_t count;     /* sets in all */
     uint64_t since;     /* sets merged since the mapping's pages were dropped */
     int pending;        /* the winner's set was returned: advance it first */
+    uint64_t bound;     /* every other run's key is at least this (0: not known) */
 };
 
 uint64_t spm_mine_list_key(const uint32_t *s, uint32_t k, unsigned b)
@@ -191,6 +192,7 @@ int spm_mine_runs_start(spm_mine_runs_t *r)
         (!r->lt && !(r->lt = malloc(((size_t)r->nrun + 1) * sizeof *r->lt))))
         return spm_error(SPM_ENOMEM, "out of memory");
     r->pending = 0;
+    r->bound = 0;
     for (uint32_t i = 0; i < r->nrun; i++) {
         run_t *u = &r->run[i];
         if (!u->set && !(u->set = malloc(((size_t)u->maxk + 1) * 4)))
@@ -214,14 +216,27 @@ int spm_mine_runs_next(spm_mine_runs_t *r, uint32_t *k, const uint32_t **items, 
         int rc = advance(r, w);
         if (rc < 0)
             return rc;
-        for (uint32_t node = (w + r->nrun) / 2; node > 0; node /= 2)
-            if (before(r, r->lt[node], w)) {
-                uint32_t loser = w;
-                w = r->lt[node];
-                r->lt[node] = loser;
-            }
-        r->lt[0] = w;
         r->pending = 0;
+        /* Runs that follow one another (classes walked in item order) make
+           long stretches of one winner: while its key stays below every
+           other run's, the tree stands as it is. */
+        if (r->key[w] >= r->bound) {
+            uint64_t least = DONE;
+            int kept = 1;
+            for (uint32_t node = (w + r->nrun) / 2; node > 0; node /= 2)
+                if (before(r, r->lt[node], w)) {
+                    uint32_t loser = w;
+                    w = r->lt[node];
+                    r->lt[node] = loser;
+                    kept = 0;
+                } else if (r->key[r->lt[node]] < least) {
+                    least = r->key[r->lt[node]];
+                }
+            /* A winner that kept its place beat every loser on its way:
+               the least of their keys bounds all the other runs'. */
+            r->bound = kept ? least : 0;
+            r->lt[0] = w;
+        }
     }
     if (r->nrun == 0 || r->key[r->lt[0]] == DONE)
         return 0;

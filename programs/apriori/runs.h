@@ -5,8 +5,10 @@
     A job that wants the itemsets alone returns them as runs: the frequent
     items, then one run per class (its BlockOfItemsets), every run already
     in output order (by length, then items). The client keeps the blocks as they came, front coded
-    (isa/mining/sdb.h), and merges the runs through a heap as it writes, a
-    set at a time: nothing is decoded whole, copied into records or sorted.
+    (isa/mining/sdb.h), and merges the runs through a tree of losers as it
+    writes, a set at a time: nothing is decoded whole, copied into records
+    or sorted. Runs that follow one another (classes walked by position)
+    cost one comparison a set.
     Blocks are held in memory up to a budget; the rest go, as they are, to
     one unlinked temporary file that the merge maps and reads in order.
     @discuss

@@ -39,8 +39,13 @@ static int cmp_u32(const void *x, const void *y)
 
 /*  Distinct random sets of 1..MAXK items below 300, each in one of NRUN
     runs (the 1-sets in run 0, as the client has them), sorted as the
-    output is; returns how many. */
-static uint32_t make_sets(set_t *s, uint32_t nrun, uint64_t seed)
+    output is; returns how many. BY_FIRST: a set's run follows from its
+    first item, as classes walked in item order make them (runs that
+    follow one another), but for every seventh set when BY_FIRST is 1;
+    and six 6-sets that
+    only their last items tell apart alternate between two runs (their
+    keys tie: 5 items of 9 bits fit). */
+static uint32_t make_sets(set_t *s, uint32_t nrun, uint64_t seed, int by_first)
 {
     spm_rng_t rng;
     spm_rng_seed(&rng, seed);
@@ -55,9 +60,13 @@ static uint32_t make_sets(set_t *s, uint32_t nrun, uint64_t seed)
         for (uint32_t j = 1; j < t->k; j++)
             ok &= t->items[j] != t->items[j - 1];
         t->run = t->k == 1 ? 0 : 1 + (uint32_t)spm_rng_below(&rng, nrun - 1);
+        if (by_first && t->k > 1 && (by_first == 2 || i % 7 != 0))
+            t->run = 1 + t->items[0] * (nrun - 1) / 300;
         t->count = 1 + spm_rng_next(&rng) % 100000;
         n += (uint32_t)ok;
     }
+    for (uint32_t i = 0; by_first && i < 6; i++)
+        s[n++] = (set_t){.k = 6, .run = 1 + i % 2, .items = {1, 2, 3, 4, 5, 10 + i}, .count = 7};
     qsort(s, n, sizeof *s, cmp_set);
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -144,11 +153,13 @@ static void merged_like_sorted(spm_mine_runs_t *runs, const set_t *want, uint32_
     same_sets(from_runs, runs, want, n);
 }
 
+/*  Runs that overlap everywhere (classes walked by rank), runs that
+    mostly follow one another, and runs that do (walked by position). */
 START_TEST(merged_like_a_sort)
 {
-    static set_t s[NSETS];
+    static set_t s[NSETS + 6];
     const uint32_t nrun = 40;
-    uint32_t n = make_sets(s, nrun, 7);
+    uint32_t n = make_sets(s, nrun, 7, _i);
     ck_assert_uint_gt(n, 5000);
     /* all in memory; a few blocks spilled; every block spilled */
     const size_t budget[] = {1u << 30, 20000, 0};
@@ -171,7 +182,7 @@ START_TEST(read_ahead_like_the_merge)
 {
     static set_t s[NSETS];
     const uint32_t nrun = 40;
-    uint32_t n = make_sets(s, nrun, 11);
+    uint32_t n = make_sets(s, nrun, 11, 0);
     spm_mine_runs_t *runs = spm_mine_runs_new(20000, NULL, 9);
     for (uint32_t r = 0; r < nrun; r++)
         add_run(runs, s, n, r);
@@ -252,7 +263,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("mine_runs");
     TCase *t = tcase_create("runs");
-    tcase_add_test(t, merged_like_a_sort);
+    tcase_add_loop_test(t, merged_like_a_sort, 0, 3);
     tcase_add_test(t, forged_runs_refused);
     tcase_add_test(t, read_ahead_like_the_merge);
     suite_add_tcase(s, t);

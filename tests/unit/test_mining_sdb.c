@@ -525,9 +525,10 @@ START_TEST(front_coded_groups)
 }
 END_TEST
 
-/*  The itemsets block written a set at a time (MineClassBlock's sets read
-    back from bitmaps) is byte for byte the one encoded from the sets held,
-    across restarts; a writer used out of order says so and writes nothing. */
+/*  The itemsets block written a set at a time, the lengths interleaved as
+    a depth-first walk finds them (MineClassBlock), is byte for byte the one
+    encoded from the sets held, across restarts; a set out of order within
+    its length, or of no length, is refused. */
 START_TEST(itemsets_written_a_set_at_a_time)
 {
     uint32_t n = 5200, *items; /* 4-sets past four restarts */
@@ -542,39 +543,30 @@ START_TEST(itemsets_written_a_set_at_a_time)
     void *want, *got;
     size_t wlen, glen;
     ck_assert_int_eq(spm_mining_itemsets_encode(&blk, &want, &wlen), 0);
-    spm_mining_isets_writer_t w;
-    ck_assert_int_eq(spm_mining_isets_begin(&w, 2), 0);
-    for (uint32_t l = 0; l < 2; l++) {
-        ck_assert_int_eq(spm_mining_isets_group(&w, g[l].k, g[l].n), 0);
-        for (uint32_t i = 0; i < g[l].n; i++)
-            ck_assert_int_eq(
-                spm_mining_isets_put(&w, g[l].items + (size_t)i * g[l].k, g[l].counts[i]), 0);
+    spm_mining_isets_writer_t w = {0};
+    for (uint32_t i = 0; i < n; i++) { /* a pair after every 2,000 4-sets */
+        if (i % 2000 == 0)
+            ck_assert_int_eq(spm_mining_isets_put(&w, pairs + i / 2000 * 2, 2, pc[i / 2000]), 0);
+        ck_assert_int_eq(spm_mining_isets_put(&w, items + (size_t)i * 4, 4, counts[i]), 0);
     }
+    ck_assert_uint_eq(spm_mining_isets_count(&w, 2), 3);
+    ck_assert_uint_eq(spm_mining_isets_count(&w, 4), n);
+    ck_assert_uint_eq(spm_mining_isets_count(&w, 3), 0);
     ck_assert_int_eq(spm_mining_isets_end(&w, &got, &glen), 0);
     ck_assert_uint_eq(glen, wlen);
     ck_assert_mem_eq(got, want, wlen);
     free(got);
     free(want);
-    /* Out of order: a set not after the one before, a shorter length after
-       a longer, a group left short, one set too many. */
-    ck_assert_int_eq(spm_mining_isets_begin(&w, 1), 0);
-    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 2), 0);
-    ck_assert_int_eq(spm_mining_isets_put(&w, pairs + 2, 4), 0);
-    ck_assert_int_eq(spm_mining_isets_put(&w, pairs, 5), SPM_EINVAL);
+    /* Out of order within a length (next to the set before, and at a
+       restart), and a set of no items. */
+    ck_assert_int_eq(spm_mining_isets_put(&w, pairs + 2, 2, 4), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, items, 4, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, pairs, 2, 5), SPM_EINVAL);
     spm_mining_isets_abort(&w);
-    ck_assert_int_eq(spm_mining_isets_begin(&w, 2), 0);
-    ck_assert_int_eq(spm_mining_isets_group(&w, 3, 1), 0);
-    ck_assert_int_eq(spm_mining_isets_put(&w, items, 1), 0);
-    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 1), SPM_EINVAL);
-    spm_mining_isets_abort(&w);
-    ck_assert_int_eq(spm_mining_isets_begin(&w, 1), 0);
-    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 2), 0);
-    ck_assert_int_eq(spm_mining_isets_put(&w, pairs, 5), 0);
-    ck_assert_int_eq(spm_mining_isets_end(&w, &got, &glen), SPM_EINVAL);
-    ck_assert_int_eq(spm_mining_isets_begin(&w, 1), 0);
-    ck_assert_int_eq(spm_mining_isets_group(&w, 2, 1), 0);
-    ck_assert_int_eq(spm_mining_isets_put(&w, pairs, 5), 0);
-    ck_assert_int_eq(spm_mining_isets_put(&w, pairs + 2, 4), SPM_EINVAL);
+    for (uint32_t i = 0; i < 1024; i++)
+        ck_assert_int_eq(spm_mining_isets_put(&w, items + (size_t)i * 4, 4, 1), 0);
+    ck_assert_int_eq(spm_mining_isets_put(&w, items, 4, 1), SPM_EINVAL);
+    ck_assert_int_eq(spm_mining_isets_put(&w, items, 0, 1), SPM_EINVAL);
     spm_mining_isets_abort(&w);
     free(items);
     free(counts);

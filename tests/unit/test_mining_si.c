@@ -956,11 +956,15 @@ static int cmp_set3(const void *a, const void *b, void *k)
     return spm_mining_set_cmp(a, b, *(const uint32_t *)k);
 }
 
-/*  In item order, a class block holds the sets of the same class in rank
-    order, each mapped to its items (rank r is the item of the r-th lowest
-    count) and sorted, within the set and then as a group, for every length;
-    with F1 items, only the first 12 ranks in the transactions. With 5,000
-    items a sort key holds 4 of them, and longer sets are ordered past it. */
+/*  In item order, with at most 128 frequent items, classes go by the
+    items' positions (by item number), not by rank: the class [lo, hi)
+    holds the sets whose first item is at a position in it. Over classes
+    that cover every position, each length's sets, read block after block
+    in class order, are the rank-order classes' sets mapped to their items
+    (rank r is the item of the r-th lowest count) and sorted: the client
+    reads them so, with no merge. With more items, classes go by rank: each
+    block holds its rank-order class's sets mapped and sorted. With F1
+    items, only the first 12 ranks in the transactions. */
 static void class_in_item_order(uint32_t f1)
 {
     static mdb_t db;
@@ -973,48 +977,67 @@ static void class_in_item_order(uint32_t f1)
         counts[p] = 1000 + (p * 5) % f1;
     }
     spm_mining_items_t f = {.n = f1, .lo = 0, .hi = 5 + 7 * f1, .items = items, .counts = counts};
-    blob_t fb;
+    blob_t fb, rb[3], ib[3];
     ck_assert_int_eq(spm_mining_items_encode(&f, &fb.data, &fb.len), 0);
     uint32_t *order;
     ck_assert_int_eq(spm_mining_rank_order(&f, &order), 0);
-    uint32_t classes[][2] = {{0, 3}, {3, 4}, {4, 11}};
+    uint32_t classes[][2] = {{0, 3}, {3, 4}, {4, f1}};
     for (int c = 0; c < 3; c++) {
-        blob_t rb, ib;
-        mine_class_order(&db, f1, classes[c][0], classes[c][1], NULL, &rb);
-        mine_class_order(&db, f1, classes[c][0], classes[c][1], &fb, &ib);
-        uint32_t found = 0;
-        for (uint32_t k = 2; k <= 12; k++) {
-            spm_mining_sets_t r, i;
-            ck_assert_int_eq(spm_mining_itemsets_decode_length(rb.data, rb.len, k, &r), 0);
-            ck_assert_int_eq(spm_mining_itemsets_decode_length(ib.data, ib.len, k, &i), 0);
-            ck_assert_uint_eq(r.n, i.n);
-            /* rank sets to items, with counts after the items, then sorted */
-            uint32_t w = k + 2, *want = malloc(((size_t)r.n + 1) * w * 4);
-            for (uint32_t s = 0; s < r.n; s++) {
+        mine_class_order(&db, f1, classes[c][0], classes[c][1], NULL, &rb[c]);
+        mine_class_order(&db, f1, classes[c][0], classes[c][1], &fb, &ib[c]);
+    }
+    uint32_t found = 0;
+    for (uint32_t k = 2; k <= 12; k++) {
+        spm_mining_sets_t r[3], i[3];
+        uint32_t nr = 0, ni = 0;
+        for (int c = 0; c < 3; c++) {
+            ck_assert_int_eq(spm_mining_itemsets_decode_length(rb[c].data, rb[c].len, k, &r[c]), 0);
+            ck_assert_int_eq(spm_mining_itemsets_decode_length(ib[c].data, ib[c].len, k, &i[c]), 0);
+            nr += r[c].n;
+            ni += i[c].n;
+        }
+        ck_assert_uint_eq(nr, ni);
+        /* rank sets to items, with counts after the items, then sorted */
+        uint32_t w = k + 2, *want = malloc(((size_t)nr + 1) * w * 4), s = 0;
+        for (int c = 0; c < 3; c++)
+            for (uint32_t q = 0; q < r[c].n; q++, s++) {
                 uint32_t *x = want + (size_t)s * w;
                 for (uint32_t j = 0; j < k; j++)
-                    x[j] = items[order[r.items[(size_t)s * k + j]]];
+                    x[j] = items[order[r[c].items[(size_t)q * k + j]]];
                 for (uint32_t j = 1; j < k; j++)
-                    for (uint32_t q = j; q > 0 && x[q - 1] > x[q]; q--) {
-                        uint32_t t = x[q];
-                        x[q] = x[q - 1];
-                        x[q - 1] = t;
+                    for (uint32_t m = j; m > 0 && x[m - 1] > x[m]; m--) {
+                        uint32_t t = x[m];
+                        x[m] = x[m - 1];
+                        x[m - 1] = t;
                     }
-                memcpy(x + k, &r.counts[s], 8);
+                memcpy(x + k, &r[c].counts[q], 8);
             }
-            qsort_r(want, r.n, (size_t)w * 4, cmp_set3, &k);
-            for (uint32_t s = 0; s < r.n; s++) {
-                ck_assert_int_eq(memcmp(want + (size_t)s * w, i.items + (size_t)s * k, 4 * k), 0);
-                ck_assert_int_eq(memcmp(want + (size_t)s * w + k, &i.counts[s], 8), 0);
-            }
-            found += r.n;
-            free(want);
-            spm_mining_sets_free(&r);
-            spm_mining_sets_free(&i);
+        if (f1 <= 128) {
+            qsort_r(want, nr, (size_t)w * 4, cmp_set3, &k);
+        } else {
+            for (int c = 0, at = 0; c < 3; at += (int)r[c++].n)
+                qsort_r(want + (size_t)at * w, r[c].n, (size_t)w * 4, cmp_set3, &k);
         }
-        ck_assert_uint_gt(found, 10);
-        free(rb.data);
-        free(ib.data);
+        s = 0;
+        for (int c = 0; c < 3; c++)
+            for (uint32_t q = 0; q < i[c].n; q++, s++) {
+                const uint32_t *y = i[c].items + (size_t)q * k;
+                ck_assert_int_eq(memcmp(want + (size_t)s * w, y, 4 * k), 0);
+                ck_assert_int_eq(memcmp(want + (size_t)s * w + k, &i[c].counts[q], 8), 0);
+                uint32_t first = (y[0] - 5) / 7; /* its position */
+                ck_assert(f1 > 128 || (first >= classes[c][0] && first < classes[c][1]));
+            }
+        found += nr;
+        free(want);
+        for (int c = 0; c < 3; c++) {
+            spm_mining_sets_free(&r[c]);
+            spm_mining_sets_free(&i[c]);
+        }
+    }
+    ck_assert_uint_gt(found, 10);
+    for (int c = 0; c < 3; c++) {
+        free(rb[c].data);
+        free(ib[c].data);
     }
     free(order);
     free(fb.data);
@@ -1023,10 +1046,10 @@ static void class_in_item_order(uint32_t f1)
 /*  ... and a block of the wrong number of items is refused. */
 START_TEST(eclat_class_in_item_order)
 {
-    class_in_item_order(12);   /* sets as one word of bits */
-    class_in_item_order(100);  /* two words: ranks at positions on both sides of 64 */
-    class_in_item_order(200);  /* through a bit mask, sorted by packed keys */
-    class_in_item_order(5000); /* sorted within each set */
+    class_in_item_order(12);
+    class_in_item_order(100);  /* positions beyond the transactions' ranks */
+    class_in_item_order(200);  /* by rank, sorted through a bit mask */
+    class_in_item_order(5000); /* by rank, sorted within each set */
     static mdb_t db;
     mdb_fill(&db, 12, 500, 55, 3, 21);
     uint32_t items[11];
