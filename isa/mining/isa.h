@@ -63,8 +63,14 @@
                              every group of isets is in item order: sets of items,
                              sorted by items; with F1 <= 128 the first and second
                              items below are then positions among the frequent
-                             items by number, not ranks) and u32 bits (KiB, 0:
-                             1 GiB): a class
+                             items by number, not ranks), u32 bits (KiB, 0:
+                             1 GiB) and a prefix: u32 depth (0: none), depth
+                             items P strictly increasing (lo = P[0], hi = lo + 1,
+                             slo past the last; at most SPM_MINING_MAX_DEPTH)
+                             and u32 own (0, or 2 .. depth). A prefix class is
+                             every frequent itemset that starts with P and
+                             whose next item lies in [slo, shi), and P's first
+                             j items for every j >= own. A class
                              of several first items whose bitsets would take more
                              replies "too big" without mining
                              every frequent itemset of length >= 2 (and <= maxlen)
@@ -76,8 +82,9 @@
                              status 0: the whole class; 2: the block passed soft
                              bytes, so the SI stopped after a complete 2-item
                              prefix: the rest of the class is first item ra with
-                             second items >= rb (rb = 0: first items >= ra);
-                             1: a 2-item prefix alone passed cap: isets is empty
+                             second items >= rb (rb = 0: first items >= ra), or
+                             for a prefix class P with next items >= rb;
+                             1: the block passed cap: isets is empty
       CutFrequentSetBlock    isets[0..m) R, fsets W;  params: u32 k, u32 skip, u32 take;
                              the k-sets skip..skip+take of the operands in order
                              (at most SPM_MINING_MAX_FSETS);  reply: see
@@ -115,6 +122,9 @@
     big", and the super-function splits the class. The SI stops early, at
     a 2-item prefix boundary, past a sixteenth of it. */
 #define SPM_MINING_CLASS_CAP (32u << 20)
+
+/*  Longest prefix of a MineClassBlock prefix class. */
+#define SPM_MINING_MAX_DEPTH 16
 
 /*  The reply of GetFrequentSetBlock, which the super-functions plan the next
     stage with: the block's size, first and last sets, and the sizes of the

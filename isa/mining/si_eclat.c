@@ -100,25 +100,29 @@ typedef struct {
 } mark_t;
 
 typedef struct {
-    uint32_t f1, maxlen;           /* the rank domain; longest set (0: any) */
-    uint32_t lo, hi;               /* first items of the class */
-    uint32_t slo, shi;             /* second items of the class */
-    uint64_t minsup;               /* minimum support */
-    size_t cap, bytes;             /* output bound, and encoded bytes found so far */
-    uint64_t bits_cap;             /* bitsets of a class of several first items, at most */
-    size_t soft;                   /* past this, stop at the next 2-prefix boundary */
-    int too_big;                   /* the class went over cap */
-    int partial;                   /* stopped early: the rest starts at (ra, rb) */
-    uint32_t ra, rb;               /* first item, and second item (0: any) to resume at */
-    uint32_t a;                    /* the current first item */
-    int rc;                        /* first error (0: none) */
-    uint32_t nwords;               /* words per bitset */
-    uint64_t *bits;                /* the bitsets the class needs, nwords each */
-    uint32_t *row;                 /* f1: an item's bitset in bits (NO_ROW: none) */
-    uint32_t nhw;                  /* words of heavy transactions (weight > 1): the first */
-    uint64_t *plane;               /* nhw x npad: word i's bits p of each weight - 1 */
-    uint32_t nplanes;              /* bits of the largest weight - 1 */
-    uint32_t npad;                 /* nplanes rounded up to a multiple of 8 */
+    uint32_t f1, maxlen; /* the rank domain; longest set (0: any) */
+    uint32_t lo, hi;     /* first items of the class */
+    uint32_t slo, shi;   /* second items of the class */
+    uint64_t minsup;     /* minimum support */
+    size_t cap, bytes;   /* output bound, and encoded bytes found so far */
+    uint64_t bits_cap;   /* bitsets of a class of several first items, at most */
+    size_t soft;         /* past this, stop at the next 2-prefix boundary */
+    int too_big;         /* the class went over cap */
+    int partial;         /* stopped early: the rest starts at (ra, rb) */
+    uint32_t ra, rb;     /* first item, and second item (0: any) to resume at */
+    uint32_t a;          /* the current first item */
+    uint32_t depth;      /* a prefix class: its prefix's items (0: none, see isa.h) */
+    uint32_t pre[SPM_MINING_MAX_DEPTH]; /* the prefix */
+    uint32_t own;                       /* its shortest prefix of its own to emit (0: none) */
+    uint32_t top;                       /* the walk's level whose extensions are the class's */
+    int rc;                             /* first error (0: none) */
+    uint32_t nwords;                    /* words per bitset */
+    uint64_t *bits;                     /* the bitsets the class needs, nwords each */
+    uint32_t *row;                      /* f1: an item's bitset in bits (NO_ROW: none) */
+    uint32_t nhw;                       /* words of heavy transactions (weight > 1): the first */
+    uint64_t *plane;                    /* nhw x npad: word i's bits p of each weight - 1 */
+    uint32_t nplanes;                   /* bits of the largest weight - 1 */
+    uint32_t npad;                      /* nplanes rounded up to a multiple of 8 */
     uint64_t *pairs;               /* supports of {a, b}, a in [lo, hi), b in [lo, f1); or NULL */
     uint32_t *sidx;                /* scratch tidset: nwords indices */
     uint64_t *sw;                  /* and words */
@@ -428,18 +432,19 @@ static void extend(miner_t *m, uint32_t d, const ext_t *e, uint32_t i, uint32_t 
 
 /*  Walks the prefix of D items whose frequent extensions are E[0..N),
     descending into the first STOP of them. Each extension is emitted by
-    its parent (extend), but those of a first item here, as the walk comes
-    to them: a class that stops early has emitted none past that point. */
+    its parent (extend), but those of the class's prefix (m->top items)
+    here, as the walk comes to them: a class that stops early has emitted
+    none past that point. */
 static void walk(miner_t *m, uint32_t d, const ext_t *e, uint32_t n, uint32_t stop)
 {
     int deeper = !(m->maxlen && d + 2 > m->maxlen) && d + 2 <= SPM_MINING_MAX_K;
-    if (d > 1 && !deeper)
+    if (d > m->top && !deeper)
         return;
     for (uint32_t i = 0; i < stop && !m->rc && !m->too_big; i++) {
         ext_t *kids;
         uint32_t nk;
-        if (d == 1)
-            emit(m, 2, e[i].item, e[i].t.sup);
+        if (d == m->top)
+            emit(m, d + 1, e[i].item, e[i].t.sup);
         if (!deeper || m->rc || m->too_big)
             continue;
         mark_t mark = arena_mark(&m->arena);
@@ -448,8 +453,9 @@ static void walk(miner_t *m, uint32_t d, const ext_t *e, uint32_t n, uint32_t st
         if (nk > 0)
             walk(m, d + 1, kids, nk, nk);
         arena_release(&m->arena, mark);
-        /* A 2-prefix is complete: stop here if the block is big enough. */
-        if (d == 1 && i + 1 < stop && m->bytes >= m->soft && !m->rc && !m->too_big) {
+        /* A prefix of the class's is complete: stop here if the block is
+           big enough. */
+        if (d == m->top && i + 1 < stop && m->bytes >= m->soft && !m->rc && !m->too_big) {
             m->partial = 1;
             m->ra = m->a;
             m->rb = e[i + 1].item;
@@ -467,10 +473,13 @@ static uint64_t *pair_row(const miner_t *m, uint32_t a)
     return m->pairs + (size_t)(a - m->lo) * (m->f1 - m->lo);
 }
 
-/*  Mines the class of first item A: its 2-sets with a second item in
-    [slo, shi), and everything below them. */
-static void mine_first(miner_t *m, uint32_t a)
+/*  Mines the class of the D-item prefix PRE: its (D + 1)-sets whose item
+    D + 1 lies in [SLO, SHI), and everything below them; and, from m->own
+    items on, the prefix's own first items (a class made a level deeper
+    emits the sets it was split below). */
+static void mine_prefix(miner_t *m, const uint32_t *pre, uint32_t d, uint32_t slo, uint32_t shi)
 {
+    uint32_t a = pre[0];
     /* A's tidset: its bitset, as the non-zero words where it is rare. */
     if (m->row[a] == NO_ROW)
         return; /* no frequent partner: no class */
@@ -493,13 +502,26 @@ static void mine_first(miner_t *m, uint32_t a)
         (m->rc = keep_scratch(m, 0, nw, &root.t)) != 0)
         return;
     root.t.sup = own;
+    m->a = a;
+    m->set[0] = label(m, a);
+    /* The rest of a longer prefix, its own sets emitted from m->own on. */
+    uint32_t k = 1;
+    for (; k < d && !m->rc && !m->too_big; k++) {
+        uint64_t sup = m->row[pre[k]] == NO_ROW ? 0 : intersect(m, &root.t, pre[k], &nw);
+        if (sup < m->minsup || (m->rc = keep_scratch(m, !root.t.idx, nw, &root.t)) != 0)
+            break; /* the prefix is not frequent: nothing in the class */
+        root.t.sup = sup;
+        m->set[k] = label(m, pre[k]);
+        if (m->own && k + 1 >= m->own && !(m->maxlen && k + 1 > m->maxlen))
+            emit(m, k + 1, pre[k], sup);
+    }
     const uint64_t *pairs = m->pairs ? pair_row(m, a) : NULL;
-    uint32_t from = m->slo > a + 1 ? m->slo : a + 1, n = 0, stop = 0;
+    uint32_t from = slo > pre[d - 1] + 1 ? slo : pre[d - 1] + 1, n = 0, stop = 0;
+    if (k < d || (m->maxlen && d + 1 > m->maxlen))
+        from = m->f1; /* nothing in the class, or no set of it short enough */
     ext_t *e = from < m->f1 ? arena_alloc(&m->arena, (size_t)(m->f1 - from) * sizeof *e) : NULL;
     if (from < m->f1 && !e)
         m->rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_MINE_CLASS);
-    m->a = a;
-    m->set[0] = label(m, a);
     /* Partners past shi are not in the class, but extend those before it. */
     for (uint32_t j = from; j < m->f1 && !m->rc && !m->too_big; j++) {
         if (pairs && pairs[j - m->lo] < m->minsup)
@@ -507,14 +529,15 @@ static void mine_first(miner_t *m, uint32_t a)
         uint64_t sup = intersect(m, &root.t, j, &nw);
         if (sup < m->minsup)
             continue;
-        stop += j < m->shi;
+        stop += j < shi;
         e[n].item = j;
         if (!m->rc && !m->too_big && (m->rc = keep_scratch(m, !root.t.idx, nw, &e[n].t)) == 0)
             e[n++].t.sup = sup;
     }
     if (stop > n)
         stop = n;
-    walk(m, 1, e, n, stop);
+    m->top = d;
+    walk(m, d, e, n, stop);
     arena_release(&m->arena, mark);
 }
 
@@ -578,6 +601,8 @@ static uint64_t need_rows(miner_t *m)
             if (pairs[j - m->lo] >= m->minsup)
                 m->row[a] = m->row[j] = 0;
     }
+    for (uint32_t k = 1; k < m->depth; k++) /* a prefix's items, before slo */
+        m->row[m->lo] = m->row[m->pre[k]] = 0;
     uint64_t n = 0;
     for (uint32_t j = 0; j < m->f1; j++)
         if (m->row[j] != NO_ROW)
@@ -915,6 +940,27 @@ static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
     return spm_mining_reply_u32(ctx, reply, 4 + 2 * (size_t)nlen);
 }
 
+/*  A prefix class's params, when there (see isa.h): u32 depth (0: none),
+    then depth items, strictly increasing below F1, the first lo (hi =
+    lo + 1), the last below slo, and u32 own (0, or 2 .. depth). */
+static int read_prefix(spm_cursor_t *p, miner_t *m)
+{
+    if (spm_cursor_left(p) == 0)
+        return 0;
+    if (spm_get_u32(p, &m->depth) || m->depth == 1 || m->depth > SPM_MINING_MAX_DEPTH)
+        return SPM_EINVAL;
+    for (uint32_t k = 0; k < m->depth; k++)
+        if (spm_get_u32(p, &m->pre[k]) || m->pre[k] >= m->f1 ||
+            (k > 0 && m->pre[k] <= m->pre[k - 1]))
+            return SPM_EINVAL;
+    if (m->depth > 0 && (m->lo != m->pre[0] || m->hi != m->lo + 1 ||
+                         (m->slo > 0 && m->slo <= m->pre[m->depth - 1])))
+        return SPM_EINVAL;
+    if (spm_get_u32(p, &m->own) || m->own == 1 || m->own > m->depth || spm_cursor_left(p) != 0)
+        return SPM_EINVAL;
+    return 0;
+}
+
 /*  MineClassBlock (trans[0..m) R, [fitems R,] isets W; see isa.h). */
 static int mine_class(spm_si_ctx_t *ctx)
 {
@@ -928,7 +974,8 @@ static int mine_class(spm_si_ctx_t *ctx)
         spm_get_u32(&p, &m.shi) || spm_get_u32(&p, &cap) || spm_get_u32(&p, &soft) || n < 1 ||
         m.minsup == 0 || m.f1 > SPM_MINING_MAX_ENTRIES || m.lo > m.hi || m.hi > m.f1 ||
         m.slo > m.shi || (spm_cursor_left(&p) > 0 && spm_get_u32(&p, &order)) || order > 1 ||
-        (spm_cursor_left(&p) > 0 && spm_get_u32(&p, &bits_kb)) || n < 1 + order)
+        (spm_cursor_left(&p) > 0 && spm_get_u32(&p, &bits_kb)) || n < 1 + order ||
+        read_prefix(&p, &m) != 0)
         return spm_error(SPM_EINVAL, "%s: bad parameters or operands", SPM_MINING_MINE_CLASS);
     m.cap = cap ? cap : SPM_MINING_CLASS_CAP;
     m.bits_cap = bits_kb ? (uint64_t)bits_kb << 10 : MAX_BITS_BYTES;
@@ -937,9 +984,12 @@ static int mine_class(spm_si_ctx_t *ctx)
     m.by_pos = m.item && m.f1 <= BY_POSITION;
     if (rc == 0)
         rc = build(ctx, &m, n - 1 - order);
+    if (m.depth > 0 && rc == 0 && m.maxlen != 1)
+        mine_prefix(&m, m.pre, m.depth, m.slo, m.shi);
     for (uint32_t a = m.lo;
-         a < m.hi && rc == 0 && !m.rc && !m.too_big && !m.partial && m.maxlen != 1; a++) {
-        mine_first(&m, a);
+         m.depth == 0 && a < m.hi && rc == 0 && !m.rc && !m.too_big && !m.partial && m.maxlen != 1;
+         a++) {
+        mine_prefix(&m, &a, 1, m.slo, m.shi);
         if (!m.partial && m.bytes >= m.soft && a + 1 < m.hi) {
             m.partial = 1;
             m.ra = a + 1;

@@ -15,7 +15,8 @@
     work done twice. A block whose first 2-item prefix alone passes the
     hard bound replies "too big": the class is split in two, by first items
     or, for one first item, by second items, and issued again; a class of
-    one 2-item prefix still too big fails the job. (join_cap x 512 bytes
+    one 2-item prefix still too big becomes the class of that prefix (see
+    split()), and so on down to SPM_MINING_MAX_DEPTH items. (join_cap x 512 bytes
     replaces the hard bound when a job asks for smaller join blocks: a test
     hook.)
 
@@ -74,12 +75,15 @@ static uint64_t classes_for_pairs(uint64_t f1)
 
 typedef struct {
     uint32_t lo, hi;   /* first items of the class */
-    uint32_t slo, shi; /* second items (0, NONE: any) */
-    spm_sdb_t id;      /* its BlockOfItemsets */
-    uint32_t next;     /* the next class in rank order (NONE: last) */
-    int done;          /* its counts are in */
-    uint32_t nlen;     /* lengths it holds */
-    uint32_t *len;     /* nlen x (k, sets) */
+    uint32_t slo, shi; /* second items (0, NONE: any); of a prefix class, next items */
+    uint32_t depth;    /* a prefix class: its prefix's items (0: none) */
+    uint32_t pre[SPM_MINING_MAX_DEPTH]; /* its prefix (pre[0] = lo) */
+    uint32_t own;                       /* and the shortest of its first items it emits (0: none) */
+    spm_sdb_t id;                       /* its BlockOfItemsets */
+    uint32_t next;                      /* the next class in rank order (NONE: last) */
+    int done;                           /* its counts are in */
+    uint32_t nlen;                      /* lengths it holds */
+    uint32_t *len;                      /* nlen x (k, sets) */
 } piece_t;
 
 typedef struct {
@@ -122,6 +126,10 @@ static int issue_class(spm_sf_t *sf, eclat_t *e, uint32_t i)
     spm_buf_put_u32(&p, e->class_cap / 16);
     spm_buf_put_u32(&p, e->item_order ? 1 : 0);
     spm_buf_put_u32(&p, e->bits_kb);
+    spm_buf_put_u32(&p, c->depth);
+    for (uint32_t k = 0; k < c->depth; k++)
+        spm_buf_put_u32(&p, c->pre[k]);
+    spm_buf_put_u32(&p, c->own);
     int rc = spm_apriori_issue(sf, SPM_MINING_MINE_CLASS, ops, n, &p, TAG(TAG_CLASS, i));
     spm_buf_free(&p);
     if (rc == 0)
@@ -129,17 +137,20 @@ static int issue_class(spm_sf_t *sf, eclat_t *e, uint32_t i)
     return rc;
 }
 
-/*  Adds the class (LO, HI, SLO, SHI) after class AFTER (NONE: as the
-    last) and issues it. Returns its index, or NONE when the job failed. */
-static uint32_t add_class(spm_sf_t *sf, eclat_t *e, uint32_t after, uint32_t lo, uint32_t hi,
-                          uint32_t slo, uint32_t shi)
+/*  Adds class C after class AFTER (NONE: as the last) and issues it.
+    Returns its index, or NONE when the job failed. */
+static uint32_t add_piece(spm_sf_t *sf, eclat_t *e, uint32_t after, const piece_t *c)
 {
     if (spm_grow(&e->p, e->np, &e->cap, sizeof *e->p, 64) != 0) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
         return NONE;
     }
     uint32_t i = e->np++;
-    e->p[i] = (piece_t){.lo = lo, .hi = hi, .slo = slo, .shi = shi, .next = NONE};
+    e->p[i] = *c;
+    e->p[i].next = NONE;
+    e->p[i].done = 0;
+    e->p[i].nlen = 0;
+    e->p[i].len = NULL;
     if (after != NONE) {
         e->p[i].next = e->p[after].next;
         e->p[after].next = i;
@@ -149,29 +160,45 @@ static uint32_t add_class(spm_sf_t *sf, eclat_t *e, uint32_t after, uint32_t lo,
     return issue_class(sf, e, i) == 0 ? i : NONE;
 }
 
-/*  Adds the classes of first items [LO, HI) with second items [SLO, SHI)
-    after class AFTER, in two halves (by first items, else by second items)
-    so that the rest of a large class runs on two IEUs. Returns the last
-    class added (AFTER when none), or NONE when the job failed. */
-static uint32_t add_halves(spm_sf_t *sf, eclat_t *e, uint32_t after, uint32_t lo, uint32_t hi,
-                           uint32_t slo, uint32_t shi)
+/*  The class (LO, HI, SLO, SHI) of no prefix, after AFTER (see add_piece). */
+static uint32_t add_class(spm_sf_t *sf, eclat_t *e, uint32_t after, uint32_t lo, uint32_t hi,
+                          uint32_t slo, uint32_t shi)
+{
+    piece_t c = {.lo = lo, .hi = hi, .slo = slo, .shi = shi};
+    return add_piece(sf, e, after, &c);
+}
+
+/*  The first of C's next items (its second, or past its prefix). */
+static uint32_t next_from(const piece_t *c)
+{
+    uint32_t last = c->depth ? c->pre[c->depth - 1] : c->lo;
+    return c->slo > last + 1 ? c->slo : last + 1;
+}
+
+/*  Adds class C after class AFTER in two halves (by first items, else by
+    next items) so that the rest of a large class runs on two IEUs. Returns
+    the last class added (AFTER when none), or NONE when the job failed. */
+static uint32_t add_halves(spm_sf_t *sf, eclat_t *e, uint32_t after, piece_t c)
 {
     uint32_t f1 = e->job->f1;
-    if (lo >= hi)
+    if (c.lo >= c.hi)
         return after;
-    if (hi - lo >= 2) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        after = add_class(sf, e, after, lo, mid, 0, NONE);
-        return after == NONE ? NONE : add_class(sf, e, after, mid, hi, 0, NONE);
+    if (c.depth == 0 && c.hi - c.lo >= 2) {
+        uint32_t mid = c.lo + (c.hi - c.lo) / 2;
+        after = add_class(sf, e, after, c.lo, mid, 0, NONE);
+        return after == NONE ? NONE : add_class(sf, e, after, mid, c.hi, 0, NONE);
     }
-    uint32_t s0 = slo > lo + 1 ? slo : lo + 1, s1 = shi < f1 ? shi : f1;
+    uint32_t s0 = next_from(&c), s1 = c.shi < f1 ? c.shi : f1;
     if (s0 >= s1)
         return after;
+    c.slo = s0;
     if (s1 - s0 < 2)
-        return add_class(sf, e, after, lo, hi, s0, shi);
-    uint32_t mid = s0 + (s1 - s0) / 2;
-    after = add_class(sf, e, after, lo, hi, s0, mid);
-    return after == NONE ? NONE : add_class(sf, e, after, lo, hi, mid, shi);
+        return add_piece(sf, e, after, &c);
+    piece_t b = c;
+    c.shi = b.slo = s0 + (s1 - s0) / 2;
+    b.own = 0; /* the first half emits the prefix's own sets */
+    after = add_piece(sf, e, after, &c);
+    return after == NONE ? NONE : add_piece(sf, e, after, &b);
 }
 
 /*  Issues planned classes, the last first, while fewer than the window
@@ -215,31 +242,50 @@ static int plan(spm_sf_t *sf, eclat_t *e)
 }
 
 /*  Class I was too big: its first half is issued again in its place, the
-    second as a new class after it. */
+    second as a new class after it. A class of one prefix (a first item
+    and one second item, or a prefix and one next item) becomes the class
+    of that longer prefix, which emits the prefix itself too: a prefix
+    whose sets pass the bound is mined a level deeper, so a job fails only
+    past SPM_MINING_MAX_DEPTH items. */
 static void split(spm_sf_t *sf, eclat_t *e, uint32_t i)
 {
     piece_t c = e->p[i];
     uint32_t f1 = e->job->f1;
-    if (c.hi - c.lo >= 2) {
+    if (c.depth == 0 && c.hi - c.lo >= 2) {
         uint32_t mid = c.lo + (c.hi - c.lo) / 2;
         e->p[i].hi = mid;
         if (issue_class(sf, e, i) == 0)
             add_class(sf, e, i, mid, c.hi, 0, NONE);
         return;
     }
-    uint32_t s0 = c.slo > c.lo + 1 ? c.slo : c.lo + 1, s1 = c.shi < f1 ? c.shi : f1;
-    if (s0 >= s1 || s1 - s0 < 2) {
-        spm_sf_fail(sf, SPM_ERANGE,
-                    "apriori: the frequent itemsets sharing their first two items exceed %u "
-                    "bytes (a higher --min-support is needed)",
-                    e->class_cap);
+    uint32_t s0 = next_from(&c), s1 = c.shi < f1 ? c.shi : f1;
+    if (s1 > s0 + 1) {
+        piece_t b = c;
+        e->p[i].slo = s0;
+        e->p[i].shi = b.slo = s0 + (s1 - s0) / 2;
+        b.own = 0;
+        if (issue_class(sf, e, i) == 0)
+            add_piece(sf, e, i, &b);
         return;
     }
-    uint32_t mid = s0 + (s1 - s0) / 2;
-    e->p[i].slo = s0;
-    e->p[i].shi = mid;
-    if (issue_class(sf, e, i) == 0)
-        add_class(sf, e, i, c.lo, c.hi, mid, c.shi);
+    if (s0 >= s1 || (c.depth ? c.depth + 1 : 2) > SPM_MINING_MAX_DEPTH) {
+        spm_sf_fail(sf, SPM_ERANGE,
+                    "apriori: the frequent itemsets sharing their first %u items exceed %u "
+                    "bytes (a higher --min-support is needed)",
+                    SPM_MINING_MAX_DEPTH, e->class_cap);
+        return;
+    }
+    piece_t *d = &e->p[i];
+    if (d->depth == 0) {
+        d->pre[d->depth++] = c.lo;
+        d->own = 2;
+    } else if (d->own == 0) {
+        d->own = d->depth + 1;
+    }
+    d->pre[d->depth++] = s0;
+    d->slo = s0 + 1;
+    d->shi = NONE;
+    issue_class(sf, e, i);
 }
 
 /*  Class I stopped early at (RA, RB): it keeps what it found, and the rest
@@ -248,16 +294,25 @@ static void resume(spm_sf_t *sf, eclat_t *e, uint32_t i, uint32_t ra, uint32_t r
 {
     piece_t c = e->p[i];
     uint32_t after = i;
-    if (ra < c.lo || ra >= c.hi || (rb > 0 && rb <= ra)) {
+    if (ra < c.lo || ra >= c.hi || (rb > 0 && rb <= ra) ||
+        (c.depth > 0 && rb <= c.pre[c.depth - 1])) {
         spm_sf_fail(sf, SPM_EPROTO, "apriori: %s resumes outside its class", SPM_MINING_MINE_CLASS);
         return;
     }
+    c.own = 0;         /* emitted already */
+    if (c.depth > 0) { /* the rest of the prefix's next items */
+        c.slo = rb;
+        add_halves(sf, e, after, c);
+        return;
+    }
     if (rb > 0) {
-        after = add_halves(sf, e, after, ra, ra + 1, rb, c.shi);
+        piece_t r = {.lo = ra, .hi = ra + 1, .slo = rb, .shi = c.shi};
+        after = add_halves(sf, e, after, r);
         ra++;
     }
+    piece_t r = {.lo = ra, .hi = c.hi, .shi = NONE};
     if (after != NONE)
-        add_halves(sf, e, after, ra, c.hi, 0, NONE);
+        add_halves(sf, e, after, r);
 }
 
 /*  Sets of length K in class I. */

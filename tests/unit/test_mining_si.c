@@ -1311,6 +1311,20 @@ START_TEST(program_eclat_maxlen_and_itemsets_only)
 }
 END_TEST
 
+/*  Class blocks of 512 bytes (join_cap 1): a 2-item prefix alone passes
+    them, and its class is mined a level deeper, and deeper again, each
+    prefix class emitting the prefix it stands for; the result is still the
+    reference's, in item order (by position) and with rules (by rank). */
+START_TEST(program_eclat_deep_prefixes)
+{
+    size_t split = program_run(50, 64, 30, 0, SPM_APRIORI_ECLAT, 0, SPM_APRIORI_ITEMSETS_ONLY);
+    size_t deep = program_run(50, 1, 30, 0, SPM_APRIORI_ECLAT, 0, SPM_APRIORI_ITEMSETS_ONLY);
+    ck_assert_uint_gt(deep, split);
+    program_run(50, 8, 60, 0, SPM_APRIORI_ECLAT, 0, 0);
+    program_run(50, 1, 30, 0, SPM_APRIORI_ECLAT, 4, SPM_APRIORI_ITEMSETS_ONLY);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_si");
@@ -1339,6 +1353,7 @@ static Suite *suite(void)
     tcase_add_test(p, program_tiny_joins);
     tcase_add_test(p, program_eclat);
     tcase_add_test(p, program_eclat_maxlen_and_itemsets_only);
+    tcase_add_test(p, program_eclat_deep_prefixes);
     suite_add_tcase(s, p);
     return s;
 }
