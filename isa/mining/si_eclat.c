@@ -106,10 +106,10 @@ typedef struct {
     uint64_t minsup;     /* minimum support */
     size_t cap, bytes;   /* output bound, and encoded bytes found so far */
     uint64_t bits_cap;   /* bitsets of a class of several first items, at most */
-    size_t soft;         /* past this, stop at the next 2-prefix boundary */
+    size_t soft;         /* past this, stop between two of the class's top prefixes */
     int too_big;         /* the class went over cap */
     int partial;         /* stopped early: the rest starts at (ra, rb) */
-    uint32_t ra, rb;     /* first item, and second item (0: any) to resume at */
+    uint32_t ra, rb;     /* first item, and next item (0: any) to resume at */
     uint32_t a;          /* the current first item */
     uint32_t depth;      /* a prefix class: its prefix's items (0: none, see isa.h) */
     uint32_t pre[SPM_MINING_MAX_DEPTH]; /* the prefix */

@@ -16,9 +16,9 @@
     hard bound replies "too big": the class is split in two, by first items
     or, for one first item, by second items, and issued again; a class of
     one 2-item prefix still too big becomes the class of that prefix (see
-    split()), and so on down to SPM_MINING_MAX_DEPTH items. (join_cap x 512 bytes
-    replaces the hard bound when a job asks for smaller join blocks: a test
-    hook.)
+    split()), and so on down to SPM_MINING_MAX_DEPTH items. (join_cap x
+    512 bytes replaces the hard bound when a job asks for smaller join
+    blocks: a test hook.)
 
     A job that wants the itemsets alone gives each class SI the frequent
     items too, so that its block holds items in output order; the class
@@ -26,13 +26,14 @@
     them. With at most 128 frequent items the SI then walks by the items'
     positions (by number) rather than by rank, and a class's range is of
     positions: the blocks, in class order, follow one another in each
-    length, and the client's merge reads them almost as one run. Otherwise, when every class has
-   replied with its counts per length, CutFrequentSetBlock SIs cut the class blocks, in order, into
-   the level-wise path's full BlockOfFrequentSet blocks of each length, whose replies fill the job's
-    levels. The SF then finishes, and the root starts find_rules for each
-    length and finish_job exactly as after the level-wise stages. Every
-    callback does work in proportion to the classes and blocks, never to
-    the sets.
+    length, and the client's merge reads them almost as one run.
+    Otherwise, when every class has replied with its counts per length,
+    CutFrequentSetBlock SIs cut the class blocks, in order, into the
+    level-wise path's full BlockOfFrequentSet blocks of each length, whose
+    replies fill the job's levels. The SF then finishes, and the root
+    starts find_rules for each length and finish_job exactly as after the
+    level-wise stages. Every callback does work in proportion to the
+    classes and blocks, never to the sets.
     =========================================================================
 */
 #include "programs/apriori/sf.h"
@@ -80,7 +81,7 @@ typedef struct {
     uint32_t pre[SPM_MINING_MAX_DEPTH]; /* its prefix (pre[0] = lo) */
     uint32_t own;                       /* and the shortest of its first items it emits (0: none) */
     spm_sdb_t id;                       /* its BlockOfItemsets */
-    uint32_t next;                      /* the next class in rank order (NONE: last) */
+    uint32_t next;                      /* the next class in class order (NONE: last) */
     int done;                           /* its counts are in */
     uint32_t nlen;                      /* lengths it holds */
     uint32_t *len;                      /* nlen x (k, sets) */
