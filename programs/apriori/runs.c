@@ -26,7 +26,6 @@ typedef struct {
     void (*release)(void *owner);
     uint64_t off;          /* else their place in the file */
     size_t len;            /* bytes */
-    int mapped;            /* mem is a file's pages (SPM_MINE_RUN_MAPPED) */
     uint32_t maxk;         /* its longest set */
     uint32_t *set;         /* maxk items: the set read last */
     spm_mining_setrd_t rd; /* the reader */
@@ -48,8 +47,7 @@ struct spm_mine_runs {
     uint64_t fsize;     /* its bytes */
     unsigned char *map; /* mapped while merging */
     uint64_t count;     /* sets in all */
-    uint64_t since;     /* sets merged since the mappings' pages were dropped */
-    uint32_t nmapped;   /* runs whose bytes are a file's pages */
+    uint64_t since;     /* sets merged since the mapping's pages were dropped */
     int pending;        /* the winner's set was returned: advance it first */
     uint64_t bound;     /* every other run's key is at least this (0: not known) */
 };
@@ -132,8 +130,6 @@ int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, unsigned
                  .len = len,
                  .maxk = rd.maxk};
     int mapped = (flags & SPM_MINE_RUN_MAPPED) != 0; /* kept where it lies */
-    u->mapped = mapped;
-    r->nmapped += (uint32_t)mapped;
     if (!mapped && r->held + len > r->budget) {
         u->mem = NULL;
         u->owner = NULL;
@@ -147,15 +143,6 @@ int spm_mine_runs_add(spm_mine_runs_t *r, const void *data, size_t len, unsigned
     r->nrun++;
     r->count += rd.total;
     return 0;
-}
-
-/*  Lets go of the mapped pages under the LEN bytes at P (whole pages
-    round them: a block's first and last pages are its mapping's too). */
-static void drop_pages(const void *p, size_t len)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p & ~(page - 1),
-              e = ((uintptr_t)p + len + page - 1) & ~(page - 1);
-    madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
 /*  1 when run A's set goes before run B's. */
@@ -253,16 +240,10 @@ int spm_mine_runs_next(spm_mine_runs_t *r, uint32_t *k, const uint32_t **items, 
     }
     if (r->nrun == 0 || r->key[r->lt[0]] == DONE)
         return 0;
-    if ((r->map || r->nmapped) && ++r->since >= SPM_MINE_RUNS_DROP) {
-        /* The files' pages stay in the page cache; only the mappings let
-           them go, so that they are not counted as the client's: blocks
-           read in place from the store (40 million itemsets of the dense
-           set at 3.5%, 200 MB) as well as the temporary file. */
-        if (r->map)
-            madvise(r->map, r->fsize, MADV_DONTNEED);
-        for (uint32_t i = 0; i < r->nrun && r->nmapped; i++)
-            if (r->run[i].mapped)
-                drop_pages(r->run[i].mem, r->run[i].len);
+    if (r->map && ++r->since >= SPM_MINE_RUNS_DROP) {
+        /* The file's pages stay in the page cache; only the mapping lets
+           them go, so that they are not counted as the client's. */
+        madvise(r->map, r->fsize, MADV_DONTNEED);
         r->since = 0;
     }
     const run_t *u = &r->run[r->lt[0]];
