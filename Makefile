@@ -22,13 +22,13 @@ FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
 PKGS     := libzmq libprotobuf-c lmdb inih libxxhash
-# Opened with dlopen where they are used (isa/matrix/kernels.c, vm/http.c),
+# Opened with dlopen where they are used (isa/matrix/kernels.c, vm/center/http.c),
 # not linked: loading them took half of every spm process's start. The
 # build passes their paths; the benchmarks that call them link them.
 LAZY     := openblas libmicrohttpd
 lazy_lib  = $(shell d=$$(pkg-config --variable=libdir $(1) 2>/dev/null); \
               objdump -p "$$d/lib$(2).so" 2>/dev/null | awk -v d="$$d" '/SONAME/ {print d "/" $$2}')
-CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I/usr/include/suitesparse
+CPPFLAGS += -D_GNU_SOURCE -I. -Iinclude -I$(BUILD)/gen -I/usr/include/suitesparse
 CPPFLAGS += -DSPM_OPENBLAS='"$(call lazy_lib,openblas,openblas)"'
 CPPFLAGS += -DSPM_MICROHTTPD='"$(call lazy_lib,libmicrohttpd,microhttpd)"'
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Werror -pthread
@@ -41,13 +41,14 @@ LDFLAGS  += -fsanitize=$(SANITIZE)
 BUILD    := build/san
 endif
 
-PROTO    := vm/spm.proto
-GEN_C    := $(BUILD)/gen/vm/spm.pb-c.c
-GEN_H    := $(BUILD)/gen/vm/spm.pb-c.h
-SRCS     := $(sort $(wildcard vm/*.c idu/*.c ieu/*.c datacache/*.c isa/*/*.c programs/*/*.c))
-LIB_SRCS := $(filter-out vm/main.c,$(SRCS))
+PROTO    := transport/spm.proto
+GEN_C    := $(BUILD)/gen/transport/spm.pb-c.c
+GEN_H    := $(BUILD)/gen/transport/spm.pb-c.h
+SRCS     := $(sort $(wildcard base/*.c transport/*.c runtime/*.c datacache/*.c idu/*.c ieu/*.c \
+                isa/*/*.c vm/*/*.c programs/*/*.c))
+LIB_SRCS := $(filter-out vm/cmd/main.c,$(SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/spm.pb-c.o
-MAIN_OBJ := $(BUILD)/obj/vm/main.o
+MAIN_OBJ := $(BUILD)/obj/vm/cmd/main.o
 BIN      := $(BUILD)/spm
 TESTS    := $(sort $(wildcard tests/unit/test_*.c tests/integration/test_*.c))
 TEST_BINS:= $(patsubst tests/%.c,$(BUILD)/tests/%,$(TESTS))
@@ -80,7 +81,7 @@ $(BUILD)/obj/gen/spm.pb-c.o: $(GEN_C)
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
 
 # The dashboard's page is assembled into its object (.incbin).
-$(BUILD)/obj/vm/dashboard.o: vm/dashboard.html
+$(BUILD)/obj/vm/center/dashboard.o: vm/center/dashboard.html
 
 $(BUILD)/obj/%.o: %.c $(GEN_H)
 	@mkdir -p $(dir $@)
@@ -126,24 +127,24 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libspm.a $(wildcard bench/*.h bench/paper/*
 # against the tree's spm.h as `make examples` builds them against the
 # installed one; version.c twice (two versions of one program).
 PLUGIN_FLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -ffp-contract=off -fPIC \
-                -shared -Ivm
+                -shared -Iinclude/spm
 TEST_PLUGINS := $(patsubst tests/plugins/%.c,$(BUILD)/plugins/lib%.so,$(wildcard tests/plugins/*.c))
 EXAMPLE_NAMES := $(notdir $(patsubst %/,%,$(dir $(wildcard examples/*/*.c))))
 PLUGINS  := $(TEST_PLUGINS) $(BUILD)/plugins/libversion2.so \
             $(EXAMPLE_NAMES:%=$(BUILD)/plugins/lib%.so)
 
-$(BUILD)/plugins/lib%.so: tests/plugins/%.c vm/spm.h
+$(BUILD)/plugins/lib%.so: tests/plugins/%.c include/spm/spm.h
 	@mkdir -p $(dir $@)
 	@echo "  PLUGIN  $@"
 	@$(CC) $(PLUGIN_FLAGS) -o $@ $<
 
-$(BUILD)/plugins/libversion2.so: tests/plugins/version.c vm/spm.h
+$(BUILD)/plugins/libversion2.so: tests/plugins/version.c include/spm/spm.h
 	@mkdir -p $(dir $@)
 	@echo "  PLUGIN  $@"
 	@$(CC) $(PLUGIN_FLAGS) -DPLUGIN_VERSION=2 -o $@ $<
 
 define example_rule
-$(BUILD)/plugins/lib$(1).so: examples/$(1)/$(1).c vm/spm.h
+$(BUILD)/plugins/lib$(1).so: examples/$(1)/$(1).c include/spm/spm.h
 	@mkdir -p $$(dir $$@)
 	@echo "  PLUGIN  $$@"
 	@$$(CC) $$(PLUGIN_FLAGS) -o $$@ $$< -lm
@@ -213,7 +214,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/spm
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/spm
-	install -m 644 vm/spm.h $(DESTDIR)$(PREFIX)/include/spm/spm.h
+	install -m 644 include/spm/spm.h $(DESTDIR)$(PREFIX)/include/spm/spm.h
 	install -m 644 docs/man/spm.1 $(DESTDIR)$(PREFIX)/share/man/man1/spm.1
 	install -m 644 conf/spm.conf conf/spm-center.service conf/spm-agent.service $(DESTDIR)$(PREFIX)/share/spm/
 	install -m 755 conf/spm.slurm $(DESTDIR)$(PREFIX)/share/spm/

@@ -2,7 +2,7 @@
     checksum - the 64-bit checksum of a block (XXH3_64bits, see checksum.h)
     =========================================================================
 */
-#include "datacache/checksum.h"
+#include "base/checksum.h"
 
 #include <xxhash.h>
 

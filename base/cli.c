@@ -2,8 +2,8 @@
     cli - subcommands of the spm binary, and the helpers they share
     =========================================================================
 */
-#include "vm/cli.h"
-#include "vm/spm.h"
+#include "base/cli.h"
+#include "spm/spm.h"
 
 #include <errno.h>
 #include <math.h>

@@ -3,7 +3,7 @@
 
     @discuss
     Each subcommand registers itself from a constructor, so `spm matmul`
-    lives in programs/matmul and vm/main.c knows no program by name. A
+    lives in programs/matmul and vm/cmd/main.c knows no program by name. A
     command's main gets argv with argv[0] set to "spm NAME" and returns the
     process exit code. On failure it prints one line through spm_cli_fail.
     `spm gen KIND` dispatches the same way over registered generators.
@@ -34,7 +34,7 @@ const spm_command_t *spm_runner_find(const char *name);
 const spm_command_t *spm_runner_at(unsigned i);
 
 /*  `spm run --plugin LIB PROGRAM ARG...` (DETACH 0, CMD "run") and `spm
-    submit --plugin ...` (DETACH 1): see vm/pluginrun.c. */
+    submit --plugin ...` (DETACH 1): see vm/client/pluginrun.c. */
 int spm_plugin_run_main(int argc, char **argv, const char *cmd, int detach);
 
 /*  Prints "spm: WHAT: DETAIL" on stderr, DETAIL being spm_error_detail() or,

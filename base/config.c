@@ -8,10 +8,10 @@
     names file, line and key.
     =========================================================================
 */
-#include "vm/config.h"
-#include "vm/cli.h"
-#include "vm/heap.h"
-#include "vm/spm.h"
+#include "base/config.h"
+#include "base/cli.h"
+#include "base/heap.h"
+#include "spm/spm.h"
 
 #include <errno.h>
 #include <ini.h>

@@ -3,7 +3,7 @@
     environment and flags
 
     @discuss
-    One table (vm/config.c) names every setting: its INI section and key,
+    One table (base/config.c) names every setting: its INI section and key,
     its environment variable, its default and its range. The value a process
     uses is the first of: the command-line flag, the environment variable
     (SPM_*), the configuration file, the default. The file is the one given

@@ -6,7 +6,7 @@
     the failure is found; the command that gives up prints it once.
     =========================================================================
 */
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stdarg.h>
 #include <stdio.h>

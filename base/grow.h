@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 /*  ITEMSP points at an array pointer of N used elements of SIZE bytes and
     *CAP allocated. When it is full, reallocates it to twice the capacity

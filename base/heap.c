@@ -2,8 +2,8 @@
     heap - how spm processes get memory from malloc
     =========================================================================
 */
-#include "vm/heap.h"
-#include "vm/spm.h"
+#include "base/heap.h"
+#include "spm/spm.h"
 
 #include <malloc.h>
 #include <stdlib.h>

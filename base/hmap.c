@@ -2,8 +2,8 @@
     hmap - a hash map from 64-bit keys to pointers
     =========================================================================
 */
-#include "vm/hmap.h"
-#include "vm/spm.h"
+#include "base/hmap.h"
+#include "spm/spm.h"
 
 #include <stdlib.h>
 

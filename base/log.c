@@ -2,8 +2,8 @@
     log - the one logger: levels, to stderr
     =========================================================================
 */
-#include "vm/log.h"
-#include "vm/spm.h"
+#include "base/log.h"
+#include "spm/spm.h"
 
 #include <stdarg.h>
 #include <stdio.h>

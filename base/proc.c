@@ -3,9 +3,9 @@
     =========================================================================
 */
 #define _XOPEN_SOURCE 700
-#include "vm/proc.h"
-#include "vm/cli.h"
-#include "vm/spm.h"
+#include "base/proc.h"
+#include "base/cli.h"
+#include "spm/spm.h"
 
 #include <dirent.h>
 #include <errno.h>

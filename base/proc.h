@@ -19,7 +19,7 @@
 #ifndef SPM_PROC_H_INCLUDED
 #define SPM_PROC_H_INCLUDED
 
-#include "vm/cli.h"
+#include "base/cli.h"
 
 #include <sys/types.h>
 

@@ -2,8 +2,8 @@
     textio - streaming line input with line numbers, and all-or-nothing output
     =========================================================================
 */
-#include "isa/core/textio.h"
-#include "vm/spm.h"
+#include "base/textio.h"
+#include "spm/spm.h"
 
 #include <errno.h>
 #include <fcntl.h>

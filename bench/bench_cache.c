@@ -11,9 +11,9 @@
 
 #include "datacache/nodecache.h"
 #include "isa/core/codec.h"
-#include "isa/core/registry.h"
+#include "runtime/registry.h"
 #include "tests/spm_test.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 #define WINDOW 4 /* requests in flight for throughput */
 

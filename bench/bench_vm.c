@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include "bench/bench.h"
 
-#include "isa/core/si.h"
+#include "runtime/si.h"
 #include "tests/spm_test.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

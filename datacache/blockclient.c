@@ -4,9 +4,9 @@
     =========================================================================
 */
 #include "datacache/blockclient.h"
-#include "datacache/checksum.h"
-#include "vm/grow.h"
-#include "vm/hmap.h"
+#include "base/checksum.h"
+#include "base/grow.h"
+#include "base/hmap.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -29,9 +29,9 @@
 #ifndef SPM_BLOCKCLIENT_H_INCLUDED
 #define SPM_BLOCKCLIENT_H_INCLUDED
 
-#include "vm/security.h"
-#include "vm/spm.h"
-#include "vm/wire.h"
+#include "transport/security.h"
+#include "spm/spm.h"
+#include "transport/wire.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
     =========================================================================
 */
 #include "datacache/dataagent.h"
-#include "datacache/checksum.h"
-#include "vm/log.h"
+#include "base/checksum.h"
+#include "base/log.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

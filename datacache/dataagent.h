@@ -27,7 +27,7 @@
 
 #include "datacache/blockclient.h"
 #include "datacache/nodecache.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 typedef struct spm_dataagent spm_dataagent_t;
 

@@ -14,10 +14,10 @@
     =========================================================================
 */
 #include "datacache/dataplane.h"
-#include "datacache/checksum.h"
-#include "vm/grow.h"
-#include "vm/hmap.h"
-#include "vm/log.h"
+#include "base/checksum.h"
+#include "base/grow.h"
+#include "base/hmap.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

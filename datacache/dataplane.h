@@ -27,7 +27,7 @@
 
 #include "datacache/directory.h"
 #include "datacache/store.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 typedef struct spm_dataplane spm_dataplane_t;
 

@@ -8,8 +8,8 @@
     =========================================================================
 */
 #include "datacache/directory.h"
-#include "vm/grow.h"
-#include "vm/hmap.h"
+#include "base/grow.h"
+#include "base/hmap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -29,7 +29,7 @@
 #ifndef SPM_DIRECTORY_H_INCLUDED
 #define SPM_DIRECTORY_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stddef.h>
 #include <stdint.h>

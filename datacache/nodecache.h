@@ -12,7 +12,7 @@
       an input a client staged). A kept block is never evicted; it leaves
       only when it is dropped (spm_nodecache_drop, spm_nodecache_drop_all),
       which the node does when the center says it is garbage. Each carries
-      its checksum (datacache/checksum.h), stored beside it for whoever the
+      its checksum (base/checksum.h), stored beside it for whoever the
       node serves it to.
     * Evictable copies (spm_nodecache_put): blocks fetched only to be read.
       They live within a byte BUDGET: the least recently used ones are
@@ -81,7 +81,7 @@
 #ifndef SPM_NODECACHE_H_INCLUDED
 #define SPM_NODECACHE_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stddef.h>
 #include <stdint.h>

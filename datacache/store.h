@@ -48,7 +48,7 @@
 #ifndef SPM_STORE_H_INCLUDED
 #define SPM_STORE_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <lmdb.h>
 #include <stddef.h>

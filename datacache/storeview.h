@@ -42,7 +42,7 @@
 #ifndef SPM_STOREVIEW_H_INCLUDED
 #define SPM_STOREVIEW_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
     =========================================================================
 */
 #include "datacache/warmer.h"
-#include "vm/log.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -21,10 +21,10 @@
     =========================================================================
 */
 #include "idu/idu_int.h"
-#include "isa/core/plugin.h"
-#include "isa/core/registry.h"
-#include "vm/grow.h"
-#include "vm/log.h"
+#include "runtime/plugin.h"
+#include "runtime/registry.h"
+#include "base/grow.h"
+#include "base/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -9,10 +9,10 @@
     =========================================================================
 */
 #include "idu/idu_int.h"
-#include "isa/core/registry.h"
-#include "vm/grow.h"
-#include "vm/log.h"
-#include "vm/wire.h"
+#include "runtime/registry.h"
+#include "base/grow.h"
+#include "base/log.h"
+#include "base/clock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -1436,7 +1436,7 @@ void spm_idu_sdb_floor(spm_idu_t *self, spm_sdb_t floor)
         self->next_sdb = floor;
 }
 
-/* ------------------------------------------------- the SF API (vm/spm.h) */
+/* ------------------------------------------------- the SF API (include/spm/spm.h) */
 
 void *spm_sf_state(spm_sf_t *sf)
 {

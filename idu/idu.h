@@ -29,7 +29,7 @@
 
 #include <stdint.h>
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 typedef struct spm_idu spm_idu_t;
 
@@ -108,7 +108,7 @@ void spm_idu_destroy(spm_idu_t **self);
 int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_t len, int priority,
                    uint64_t *job);
 
-/*  The same for PROGRAM of a plugin loaded into SCOPE (isa/core/plugin.h),
+/*  The same for PROGRAM of a plugin loaded into SCOPE (runtime/plugin.h),
     whose bytes are SDB PLUGIN: its SFs' names are looked up in SCOPE
     first, and its SIs carry PLUGIN for the IEUs to load. */
 int spm_idu_submit_plugin(spm_idu_t *self, const char *program, const char *scope, spm_sdb_t plugin,

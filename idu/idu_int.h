@@ -9,7 +9,7 @@
 
 #include "datacache/directory.h"
 #include "idu/idu.h"
-#include "vm/hmap.h"
+#include "base/hmap.h"
 
 typedef struct si si_t;
 typedef struct job job_t;

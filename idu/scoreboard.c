@@ -15,8 +15,8 @@
     =========================================================================
 */
 #include "idu/idu_int.h"
-#include "isa/core/registry.h"
-#include "vm/grow.h"
+#include "runtime/registry.h"
+#include "base/grow.h"
 
 #include <stdlib.h>
 #include <string.h>

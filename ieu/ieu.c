@@ -27,21 +27,21 @@
     =========================================================================
 */
 #include "datacache/blockclient.h"
-#include "datacache/checksum.h"
+#include "base/checksum.h"
 #include "datacache/directory.h"
 #include "datacache/nodecache.h"
 #include "datacache/storeview.h"
-#include "isa/core/plugin.h"
-#include "isa/core/registry.h"
-#include "isa/core/si.h"
-#include "vm/cli.h"
-#include "vm/grow.h"
-#include "vm/heap.h"
-#include "vm/hmap.h"
-#include "vm/log.h"
-#include "vm/security.h"
+#include "runtime/plugin.h"
+#include "runtime/registry.h"
+#include "runtime/si.h"
+#include "base/cli.h"
+#include "base/grow.h"
+#include "base/heap.h"
+#include "base/hmap.h"
+#include "base/log.h"
+#include "transport/security.h"
 
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -180,7 +180,7 @@ typedef struct {
     pthread_t *workers;
     spm_wire_stats_t wire;
     uint32_t heartbeat_ms, dead_ms;
-    size_t heap_bytes;       /* memory each thread touches at start, for its SIs (vm/heap.h) */
+    size_t heap_bytes;       /* memory each thread touches at start, for its SIs (base/heap.h) */
     _Atomic uint64_t mapped; /* store bytes read since its map was last given back */
 } ieu_t;
 

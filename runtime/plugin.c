@@ -6,10 +6,10 @@
     truncated or forged object is refused before dlopen sees it.
     =========================================================================
 */
-#include "isa/core/plugin.h"
+#include "runtime/plugin.h"
 
-#include "datacache/checksum.h"
-#include "isa/core/registry.h"
+#include "base/checksum.h"
+#include "runtime/registry.h"
 
 #include <dlfcn.h>
 #include <elf.h>

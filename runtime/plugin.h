@@ -2,7 +2,7 @@
     plugin - programs built out of tree, loaded from their bytes
 
     @discuss
-    A plugin is a shared object built against vm/spm.h with SPM_PLUGIN in
+    A plugin is a shared object built against include/spm/spm.h with SPM_PLUGIN in
     it. The client sends it to the VM as a block of type "spm.plugin" (in
     the center's store); the center loads it to run its super-functions,
     and each IEU that is issued an SI of its job fetches the block through
@@ -23,7 +23,7 @@
 #ifndef SPM_PLUGIN_H_INCLUDED
 #define SPM_PLUGIN_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #define SPM_PLUGIN_TYPE "spm.plugin" /* the SDB type of a plugin's bytes */
 #define SPM_PLUGIN_MAX 256           /* distinct plugins one process loads */

@@ -2,14 +2,14 @@
     registry - the opcodes, SDB types and programs this process knows
 
     Tables are filled from constructors: the binary's own before main(),
-    a plugin's while it is loaded (isa/core/plugin.c), which may happen
+    a plugin's while it is loaded (runtime/plugin.c), which may happen
     while IEU worker threads look opcodes up. An entry is written before
     the count that makes it visible is published (release/acquire), and
     entries are never removed or moved, so readers need no lock. Only one
     thread (the process's main loop) registers at a time.
     =========================================================================
 */
-#include "isa/core/registry.h"
+#include "runtime/registry.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

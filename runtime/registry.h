@@ -7,7 +7,7 @@
     a name whose hash collides with another's, so a hash names one thing.
     Every process of a VM runs the same binary and so has the same built-in
     tables. A plugin's names are registered in a scope (its content hash,
-    isa/core/plugin.h): their ids hash "SCOPE/NAME", so two plugins that
+    runtime/plugin.h): their ids hash "SCOPE/NAME", so two plugins that
     use one name do not meet; lookups in a scope find its names first,
     then the built-in ones.
     @end
@@ -16,7 +16,7 @@
 #ifndef SPM_REGISTRY_H_INCLUDED
 #define SPM_REGISTRY_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 /*  FNV-1a hash of NAME, never 0. */
 uint32_t spm_name_id(const char *name);

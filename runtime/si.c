@@ -2,7 +2,7 @@
     si - the execution context of one super-instruction
     =========================================================================
 */
-#include "isa/core/si.h"
+#include "runtime/si.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #ifndef SPM_SI_H_INCLUDED
 #define SPM_SI_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 typedef struct {
     spm_mode_t mode; /* access mode */

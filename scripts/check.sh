@@ -10,6 +10,17 @@ fail=0
 failed=""
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+# The folder graph first: no folder includes one above it (scripts/layers.sh).
+if [ -z "$only" ] || [ "$only" = layers ]; then
+    echo "== layers"
+    if sh "$(dirname "$0")/layers.sh" --quiet >"$logs/layers.log" 2>&1; then
+        pass=$((pass + 1))
+    else
+        cat "$logs/layers.log"
+        fail=$((fail + 1))
+        failed="$failed layers"
+    fi
+fi
 for t in $(find "$dir" -type f -name 'test_*' | sort); do
     name=$(basename "$t")
     [ -n "$only" ] && [ "$name" != "test_$only" ] && continue

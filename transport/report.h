@@ -15,11 +15,8 @@
 
 #include <stdio.h>
 
-#include "idu/idu.h"
-#include "vm/spm.pb-c.h" /* generated into build/gen */
+#include "transport/spm.pb-c.h" /* generated into build/gen */
 
-/*  Builds the report of JOB (malloc'd; free with spm_report_free), or NULL. */
-Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job);
 void spm_report_free(Spm__Report *r);
 
 typedef struct {

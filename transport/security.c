@@ -2,11 +2,11 @@
     security - CurveZMQ on every TCP endpoint, keys, and the allow-list
     =========================================================================
 */
-#include "vm/security.h"
-#include "vm/cli.h"
-#include "vm/config.h"
-#include "vm/log.h"
-#include "vm/spm.h"
+#include "transport/security.h"
+#include "base/cli.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "spm/spm.h"
 
 #include <dirent.h>
 #include <errno.h>

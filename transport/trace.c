@@ -2,10 +2,10 @@
     trace - a job's SIs as Chrome trace events (`--trace FILE`)
     =========================================================================
 */
-#include "vm/trace.h"
-#include "isa/core/textio.h"
-#include "vm/grow.h"
-#include "vm/spm.h"
+#include "transport/trace.h"
+#include "base/textio.h"
+#include "base/grow.h"
+#include "spm/spm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vm/spm.pb-c.h" /* generated into build/gen */
+#include "transport/spm.pb-c.h" /* generated into build/gen */
 
 typedef struct {
     char name[40]; /* opcode, or what happened */

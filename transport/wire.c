@@ -2,10 +2,10 @@
     wire - one spm message on a ZeroMQ socket: envelope frame + block frames
     =========================================================================
 */
-#include "vm/wire.h"
-#include "vm/grow.h"
-#include "vm/log.h"
-#include "vm/spm.h"
+#include "transport/wire.h"
+#include "base/grow.h"
+#include "base/log.h"
+#include "spm/spm.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,13 +14,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-uint64_t spm_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 void spm_wire_free(void *data, void *hint)
 {

@@ -19,7 +19,8 @@
 #include <stdint.h>
 #include <zmq.h>
 
-#include "vm/spm.pb-c.h" /* generated into build/gen */
+#include "base/clock.h"
+#include "transport/spm.pb-c.h" /* generated into build/gen */
 
 #define SPM_PROTOCOL_VERSION 2
 #define SPM_MAX_MSG_BYTES (512ll << 20) /* largest frame ZeroMQ accepts */
@@ -73,9 +74,6 @@ int spm_wire_send(void *sock, const zmq_msg_t *id, Spm__Envelope *env, spm_frame
 
 /*  zmq_free_fn that calls free(DATA). */
 void spm_wire_free(void *data, void *hint);
-
-/*  Microseconds on the monotonic clock. */
-uint64_t spm_now_us(void);
 
 /*  For an ipc:// ENDPOINT, waits until its socket file is there, at most
     TIMEOUT_MS; other transports return at once. A process that starts

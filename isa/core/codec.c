@@ -3,7 +3,7 @@
     =========================================================================
 */
 #include "isa/core/codec.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
     =========================================================================
 */
 #include "isa/core/extsort.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <assert.h>
 #include <errno.h>

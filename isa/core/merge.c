@@ -9,8 +9,8 @@
     =========================================================================
 */
 #include "isa/core/codec.h"
-#include "isa/core/registry.h"
-#include "vm/spm.h"
+#include "runtime/registry.h"
+#include "spm/spm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 */
 #include "isa/matrix/block.h"
 #include "isa/core/codec.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <inttypes.h>
 #include <math.h>

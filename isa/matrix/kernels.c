@@ -3,7 +3,7 @@
     =========================================================================
 */
 #include "isa/matrix/kernels.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <cblas.h>
 #include <dlfcn.h>

@@ -10,8 +10,8 @@
 #include "isa/matrix/mmio.h"
 #include "isa/core/numfmt.h"
 #include "isa/core/numparse.h"
-#include "isa/core/textio.h"
-#include "vm/spm.h"
+#include "base/textio.h"
+#include "spm/spm.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -25,7 +25,7 @@
 #include "isa/matrix/block.h"
 #include "isa/matrix/kernels.h"
 #include "isa/matrix/raw.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <inttypes.h>
 #include <stdio.h>

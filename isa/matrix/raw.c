@@ -3,7 +3,7 @@
     =========================================================================
 */
 #include "isa/matrix/raw.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 /*  Direct tables are used while they stay this small relative to the block,
     since each SI builds its tree anew. */

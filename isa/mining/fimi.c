@@ -8,7 +8,7 @@
     =========================================================================
 */
 #include "isa/mining/fimi.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <errno.h>
 #include <fcntl.h>

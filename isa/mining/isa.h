@@ -96,7 +96,7 @@
 #define SPM_MINING_ISA_H_INCLUDED
 
 #include "isa/mining/sdb.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #define SPM_MINING_LOAD "mining.LoadDataBlock"
 #define SPM_MINING_COUNT_ITEMS "mining.CountItemSupport"

@@ -12,7 +12,7 @@
 #include "isa/mining/sdb.h"
 #include "isa/core/codec.h"
 #include "isa/mining/fimi.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 */
 #include "isa/core/codec.h"
 #include "isa/core/keysort.h"
-#include "isa/core/si.h"
+#include "runtime/si.h"
 #include "isa/mining/fimi.h"
 #include "isa/mining/isa.h"
 

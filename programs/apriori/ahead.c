@@ -8,7 +8,7 @@
     =========================================================================
 */
 #include "programs/apriori/ahead.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <pthread.h>
 #include <stdio.h>

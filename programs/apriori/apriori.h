@@ -21,7 +21,7 @@
 #ifndef SPM_APRIORI_H_INCLUDED
 #define SPM_APRIORI_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #define SPM_APRIORI_PROGRAM "apriori"
 

@@ -37,7 +37,7 @@
     =========================================================================
 */
 #include "programs/apriori/sf.h"
-#include "vm/grow.h"
+#include "base/grow.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,11 +5,11 @@
     so an interrupted run leaves no partial file.
     =========================================================================
 */
-#include "isa/core/textio.h"
+#include "base/textio.h"
 #include "programs/apriori/quest.h"
-#include "isa/core/textio.h"
-#include "vm/cli.h"
-#include "vm/spm.h"
+#include "base/textio.h"
+#include "base/cli.h"
+#include "spm/spm.h"
 
 #include <getopt.h>
 #include <stdio.h>

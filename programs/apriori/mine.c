@@ -15,13 +15,13 @@
     =========================================================================
 */
 #include "isa/core/extsort.h"
-#include "isa/core/textio.h"
+#include "base/textio.h"
 #include "isa/mining/isa.h"
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/output.h"
 #include "programs/apriori/reader.h"
-#include "vm/cli.h"
-#include "vm/session.h"
+#include "base/cli.h"
+#include "vm/client/session.h"
 
 #include <getopt.h>
 #include <limits.h>

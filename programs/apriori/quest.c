@@ -8,7 +8,7 @@
 */
 #include "programs/apriori/quest.h"
 #include "isa/core/rng.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
     =========================================================================
 */
 #include "programs/apriori/reader.h"
-#include "isa/core/textio.h"
-#include "vm/spm.h"
+#include "base/textio.h"
+#include "spm/spm.h"
 
 #include <stdlib.h>
 #include <string.h>

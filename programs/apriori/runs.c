@@ -10,7 +10,7 @@
 */
 #include "programs/apriori/runs.h"
 #include "isa/mining/sdb.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <errno.h>
 #include <stdio.h>

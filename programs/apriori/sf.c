@@ -25,7 +25,7 @@
     =========================================================================
 */
 #include "programs/apriori/sf.h"
-#include "vm/grow.h"
+#include "base/grow.h"
 #include "isa/core/codec.h"
 #include "isa/mining/isa.h"
 

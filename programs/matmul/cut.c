@@ -7,7 +7,7 @@
 #include "isa/matrix/block.h"
 #include "isa/matrix/raw.h"
 #include "programs/matmul/job.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stdlib.h>
 

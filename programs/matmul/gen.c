@@ -11,10 +11,10 @@
     =========================================================================
 */
 #include "isa/core/rng.h"
-#include "isa/core/textio.h"
+#include "base/textio.h"
 #include "isa/matrix/mmio.h"
-#include "vm/cli.h"
-#include "vm/spm.h"
+#include "base/cli.h"
+#include "spm/spm.h"
 
 #include <getopt.h>
 #include <math.h>

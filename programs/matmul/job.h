@@ -25,7 +25,7 @@
 #ifndef SPM_MM_JOB_H_INCLUDED
 #define SPM_MM_JOB_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 /*  The dissertation's scheduling policies (section 4.2.3). */
 typedef enum {

@@ -13,7 +13,7 @@
     or pattern, else real.
     =========================================================================
 */
-#include "isa/core/textio.h"
+#include "base/textio.h"
 #include "isa/matrix/block.h"
 #include "isa/matrix/mmio.h"
 #include "isa/matrix/raw.h"
@@ -21,10 +21,10 @@
 #include "programs/matmul/job.h"
 #include "programs/matmul/rows.h"
 #include "programs/matmul/stage.h"
-#include "vm/cli.h"
-#include "vm/progress.h"
-#include "vm/session.h"
-#include "vm/spm.h"
+#include "base/cli.h"
+#include "vm/client/progress.h"
+#include "vm/client/session.h"
+#include "spm/spm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -86,7 +86,7 @@ static const char usage_text[] =
 /*  Everything one run holds, released in one place. */
 typedef struct {
     const char *a_path, *b_path, *out_path;
-    int bar; /* progress meters (vm/progress.h) */
+    int bar; /* progress meters (vm/client/progress.h) */
     spm_mm_job_t job;
     spm_mmio_t *ra, *rb;
     spm_outfile_t *out;
@@ -297,7 +297,7 @@ static long dense_store_mb(const spm_mm_job_t *j)
     return (long)(elements * 8 / (1 << 20)) + 1;
 }
 
-/*  MiB each thread of the embedded VM's IEUs touches at start (vm/heap.h)
+/*  MiB each thread of the embedded VM's IEUs touches at start (base/heap.h)
     for a dense product: two blocks of C, the accumulator an SI fills and
     the one its IEU is still copying into the store. */
 static long dense_heap_mb(const spm_mm_job_t *j)

@@ -21,7 +21,7 @@
 
 #include "isa/matrix/block.h"
 #include "isa/matrix/mmio.h"
-#include "vm/progress.h"
+#include "vm/client/progress.h"
 
 /*  A block row of C: its blocks and where it sits. */
 typedef struct {

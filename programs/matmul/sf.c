@@ -36,12 +36,12 @@
     other policies let an idle IEU take over work another IEU left.
     =========================================================================
 */
-#include "vm/grow.h"
+#include "base/grow.h"
 #include "isa/core/rng.h"
 #include "isa/matrix/block.h"
 #include "programs/matmul/job.h"
-#include "vm/grow.h"
-#include "vm/spm.h"
+#include "base/grow.h"
+#include "spm/spm.h"
 
 #include <math.h>
 #include <stdlib.h>

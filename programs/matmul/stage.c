@@ -3,7 +3,7 @@
     =========================================================================
 */
 #include "programs/matmul/stage.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -20,7 +20,7 @@
 #define SPM_MM_STAGE_H_INCLUDED
 
 #include "programs/matmul/cut.h"
-#include "vm/progress.h"
+#include "vm/client/progress.h"
 
 /*  One input: its open reader, its block sides (at most RK rows by CK
     columns) and where its blocks go (the callback runs on the caller's

@@ -17,9 +17,9 @@
 */
 #include "isa/core/codec.h"
 #include "isa/core/rng.h"
-#include "vm/cli.h"
-#include "vm/session.h"
-#include "vm/spm.h"
+#include "base/cli.h"
+#include "vm/client/session.h"
+#include "spm/spm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,12 +3,12 @@
     the fuzzers start from what peers really send. `make fuzz-seeds` runs it
     into tests/fuzz/corpus; the files are kept in the tree. */
 #include "isa/core/codec.h"
-#include "isa/core/registry.h"
+#include "runtime/registry.h"
 #include "isa/matrix/block.h"
 #include "isa/matrix/raw.h"
 #include "isa/mining/sdb.h"
-#include "vm/journal.h"
-#include "vm/wire.h"
+#include "vm/center/journal.h"
+#include "transport/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

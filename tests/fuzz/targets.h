@@ -26,7 +26,7 @@
             (mode bit 0: named items); items are in range and named ones
             have names.
       journal  [file...]: the file of job 7 in a scratch journal directory
-            (vm/journal.h), replayed: the intact records come back, the rest
+            (vm/center/journal.h), replayed: the intact records come back, the rest
             is counted as damage and cut off, and a record appended after
             that replays after them on the next open, with no damage.
     @end
@@ -36,15 +36,15 @@
 #define SPM_FUZZ_TARGETS_H_INCLUDED
 
 #include "isa/core/codec.h"
-#include "isa/core/registry.h"
+#include "runtime/registry.h"
 #include "isa/matrix/block.h"
 #include "isa/matrix/mmio.h"
 #include "isa/matrix/raw.h"
 #include "isa/mining/fimi.h"
 #include "isa/mining/sdb.h"
 #include "programs/apriori/reader.h"
-#include "vm/journal.h"
-#include "vm/wire.h"
+#include "vm/center/journal.h"
+#include "transport/wire.h"
 
 #include <dirent.h>
 #include <stdint.h>

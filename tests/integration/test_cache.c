@@ -8,7 +8,7 @@
     holders. */
 #include "tests/check_main.h"
 #include "tests/spm_test.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 typedef spm_test_vm_t vm_t;
 

@@ -4,13 +4,13 @@
     client asking for things that do not exist. In every case the job
     commits every SI once with the checksum a quiet VM gives, and the
     center still answers afterwards. The test speaks the protocol itself
-    through vm/wire.h. */
-#include "datacache/checksum.h"
+    through transport/wire.h. */
+#include "base/checksum.h"
 #include "isa/core/codec.h"
-#include "isa/core/registry.h"
+#include "runtime/registry.h"
 #include "tests/check_main.h"
 #include "tests/spm_test.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 #define SIS "400"
 #define DEAD_MS "1000"

@@ -4,7 +4,7 @@
     the configuration file. */
 #include "tests/check_main.h"
 #include "tests/spm_test.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 #include <sys/resource.h>
 #include <sys/stat.h>

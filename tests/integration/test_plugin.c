@@ -145,7 +145,8 @@ START_TEST(examples_build_out_of_tree_with_pkg_config)
     char dir[64], cmd[2048];
     snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
     snprintf(cmd, sizeof cmd,
-             "set -e; mkdir -p %s/include/spm %s/lib/pkgconfig; cp %s/vm/spm.h %s/include/spm/; "
+             "set -e; mkdir -p %s/include/spm %s/lib/pkgconfig; cp %s/include/spm/spm.h "
+             "%s/include/spm/; "
              "sed 's|@PREFIX@|%s|' %s/conf/spm.pc.in > %s/lib/pkgconfig/spm.pc; "
              "cp -r %s/examples %s/examples; rm -f %s/examples/*/*.so; "
              "PKG_CONFIG_PATH=%s/lib/pkgconfig make -s -C %s/examples >%s/make.log 2>&1 || "

@@ -273,7 +273,7 @@ typedef struct {
     uint8_t *type; /* the first of them */
 } journal_file_t;
 
-/*  Reads PATH (vm/journal.h: a 16-byte header, then records of a u64
+/*  Reads PATH (vm/center/journal.h: a 16-byte header, then records of a u64
     checksum, a u32 LE length and the payload) and finds its records; the
     file must end at a record's end, as the center writes it. */
 static void journal_read(const char *path, journal_file_t *jf)

@@ -1,7 +1,7 @@
 /*  Tests of datacache/dataplane: the center's decisions about where blocks live. Each test runs a
     data plane over a real store in a fresh directory below a mkdtemp base, and a SEND callback
     that keeps a copy of every envelope the data plane sends to a node's agent. */
-#include "datacache/checksum.h"
+#include "base/checksum.h"
 #include "datacache/dataplane.h"
 #include "tests/check_main.h"
 

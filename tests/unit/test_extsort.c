@@ -11,7 +11,7 @@
 #include "isa/core/extsort.h"
 #include "isa/core/rng.h"
 #include "tests/check_main.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -2,7 +2,7 @@
     SIs' large buffers then use. Page faults are counted per thread with
     getrusage(RUSAGE_THREAD), on real threads of this process: an 8 MiB
     buffer is 2048 pages, each a fault when the kernel must supply it. */
-#include "vm/heap.h"
+#include "base/heap.h"
 #include "tests/check_main.h"
 #include "tests/spm_test.h"
 

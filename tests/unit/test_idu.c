@@ -3,7 +3,7 @@
     driven directly, as the center drives it, without sockets. */
 #include "datacache/directory.h"
 #include "idu/idu.h"
-#include "isa/core/registry.h"
+#include "runtime/registry.h"
 #include "tests/check_main.h"
 
 #include <stdio.h>

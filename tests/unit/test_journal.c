@@ -1,8 +1,8 @@
 /*  Tests of vm/journal: each job's records in its own file, buffered, flushed, synced,
     dropped, reset, and read back with tolerance for torn and damaged files. Every test works
     on real files in a fresh mkdtemp directory that is removed at the end. */
-#include "vm/journal.h"
-#include "vm/spm.h"
+#include "vm/center/journal.h"
+#include "spm/spm.h"
 #include "tests/check_main.h"
 #include "tests/scratch.h"
 

@@ -8,9 +8,9 @@
     whole; a last line without its line end is an error naming its line.
     =========================================================================
 */
-#include "isa/core/textio.h"
+#include "base/textio.h"
 #include "tests/check_main.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "programs/apriori/ahead.h"
 #include "programs/apriori/runs.h"
 #include "tests/check_main.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 */
 #include "programs/apriori/reader.h"
 #include "tests/check_main.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,8 +4,8 @@
     =========================================================================
 */
 #include "isa/core/codec.h"
-#include "isa/core/inproc.h"
-#include "isa/core/si.h"
+#include "vm/embedded/inproc.h"
+#include "runtime/si.h"
 #include "isa/mining/isa.h"
 #include "programs/apriori/apriori.h"
 #include "programs/apriori/output.h"

@@ -5,7 +5,7 @@
 #include "isa/matrix/raw.h"
 #include "tests/check_main.h"
 #include "tests/ref/matmul_ref.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 /*  Encodes the best form of a copy of dense A (m x n). */
 static void encode(const double *a, uint32_t m, uint32_t n, void **data, size_t *len)

@@ -1,6 +1,6 @@
 /*  The matrix SIs run in-process (spm_si_exec_local), every kernel checked
     against the plain triple loop of tests/ref/matmul_ref.h. */
-#include "isa/core/si.h"
+#include "runtime/si.h"
 #include "isa/matrix/block.h"
 #include "isa/matrix/kernels.h"
 #include "isa/matrix/raw.h"

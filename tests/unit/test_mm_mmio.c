@@ -4,7 +4,7 @@
 #include "isa/matrix/mmio.h"
 #include "tests/check_main.h"
 #include "tests/ref/matmul_ref.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <unistd.h>
 

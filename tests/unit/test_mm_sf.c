@@ -3,8 +3,8 @@
     among the IEUs, one or two at a time), so every policy and update
     method is checked against the reference without starting processes. */
 #include "idu/idu.h"
-#include "isa/core/registry.h"
-#include "isa/core/si.h"
+#include "runtime/registry.h"
+#include "runtime/si.h"
 #include "isa/matrix/block.h"
 #include "programs/matmul/cut.h"
 #include "programs/matmul/job.h"

@@ -1,6 +1,6 @@
 /*  Tests of datacache/nodecache: the node's level-1 cache shared by IEU processes. Every test
     works on real LMDB files below a mkdtemp directory that is removed at the end. */
-#include "datacache/checksum.h"
+#include "base/checksum.h"
 #include "datacache/nodecache.h"
 #include "tests/check_main.h"
 #include "tests/mapped.h"

@@ -6,10 +6,10 @@
     a target says the disk is full; an abort leaves an older file as it
     was; the file gets the mode a plain create gives, or that of the file
     it replaces. */
-#include "isa/core/textio.h"
+#include "base/textio.h"
 #include "tests/check_main.h"
 #include "tests/scratch.h"
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -2,8 +2,8 @@
     and on forged headers, loading two versions of one program into their
     own scopes, and loading one object once. The plugins are the ones
     `make tests` builds into $SPM_PLUGINS (tests/plugins/version.c twice). */
-#include "isa/core/plugin.h"
-#include "isa/core/registry.h"
+#include "runtime/plugin.h"
+#include "runtime/registry.h"
 #include "tests/check_main.h"
 
 #include <check.h>

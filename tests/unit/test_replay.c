@@ -8,7 +8,7 @@
     who asks, queries about the world (spm_sf_ieus, spm_sf_nodes), and
     replies that steer what it issues next. */
 #include "idu/idu.h"
-#include "isa/core/registry.h"
+#include "runtime/registry.h"
 #include "tests/check_main.h"
 
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include "datacache/store.h"
 #include "datacache/warmer.h"
 #include "tests/check_main.h"
-#include "vm/wire.h"
+#include "transport/wire.h"
 
 #include <fcntl.h>
 #include <ftw.h>

@@ -2,9 +2,9 @@
     block frames, and strict rejection of malformed, foreign-version,
     bodiless and oversized messages (counted and dropped, never delivered). */
 #include "tests/check_main.h"
-#include "vm/hmap.h"
-#include "vm/spm.h"
-#include "vm/wire.h"
+#include "base/hmap.h"
+#include "spm/spm.h"
+#include "transport/wire.h"
 
 #include <stdlib.h>
 #include <string.h>

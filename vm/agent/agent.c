@@ -15,14 +15,14 @@
 #include "datacache/blockclient.h"
 #include "datacache/dataagent.h"
 #include "datacache/nodecache.h"
-#include "isa/core/registry.h"
-#include "vm/cli.h"
-#include "vm/config.h"
-#include "vm/heap.h"
-#include "vm/log.h"
-#include "vm/proc.h"
-#include "vm/security.h"
-#include "vm/wire.h"
+#include "runtime/registry.h"
+#include "base/cli.h"
+#include "base/config.h"
+#include "base/heap.h"
+#include "base/log.h"
+#include "base/proc.h"
+#include "transport/security.h"
+#include "transport/wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,7 +56,7 @@ typedef struct {
     spm_security_t *security;
     long slots, prefetch;
     long cache_mb; /* node cache budget, MiB (0: none) */
-    long heap_mb;  /* memory each IEU thread touches at start (vm/heap.h) */
+    long heap_mb;  /* memory each IEU thread touches at start (base/heap.h) */
     long drain_s;  /* how long running SIs may take to finish on SIGTERM */
     const char *log_level;
     uint32_t node;
@@ -548,7 +548,7 @@ static int agent_main(int argc, char **argv)
     a.security = spm_security_new(a.keys, "agent", a.insecure);
     a.nkids = nieus;
     /* made before the IEUs are forked: it has no thread until its first
-       socket, and they inherit OpenPGM's start (vm/session.c) */
+       socket, and they inherit OpenPGM's start (vm/client/session.c) */
     ctx = zmq_ctx_new();
     if (!ctx || !a.security || !(a.kids = calloc((size_t)nieus, sizeof *a.kids))) {
         spm_cli_fail("agent", SPM_ENOMEM);
@@ -565,7 +565,7 @@ static int agent_main(int argc, char **argv)
     /* The IEUs start now, not once the center has welcomed the node:
        starting them takes as long as the center's start, and the node index
        they need reaches them through a pipe (4 bytes each). This process
-       has no thread yet, so they are forked copies of it (vm/proc.h). */
+       has no thread yet, so they are forked copies of it (base/proc.h). */
     if (pipe2(node_pipe, O_CLOEXEC) == 0 && fcntl(node_pipe[0], F_SETFD, 0) == 0) {
         a.node_fd = node_pipe[0];
         start_all(&a);

@@ -8,27 +8,27 @@
     process uses while a job runs is that job's management overhead (w_man).
     =========================================================================
 */
-#include "isa/core/plugin.h"
+#include "runtime/plugin.h"
 #include "datacache/dataplane.h"
 #include "datacache/store.h"
 #include "datacache/warmer.h"
 #include "idu/idu.h"
-#include "isa/core/registry.h"
-#include "vm/cli.h"
-#include "vm/config.h"
-#include "vm/durable.h"
-#include "vm/grow.h"
-#include "vm/http.h"
-#include "vm/metrics.h"
-#include "vm/plugins.h"
-#include "vm/security.h"
-#include "vm/status.h"
-#include "vm/trace.h"
+#include "runtime/registry.h"
+#include "base/cli.h"
+#include "base/config.h"
+#include "vm/center/durable.h"
+#include "base/grow.h"
+#include "vm/center/http.h"
+#include "vm/center/metrics.h"
+#include "vm/center/plugins.h"
+#include "transport/security.h"
+#include "vm/center/status.h"
+#include "transport/trace.h"
 
-#include "vm/hmap.h"
-#include "vm/log.h"
-#include "vm/report.h"
-#include "vm/wire.h"
+#include "base/hmap.h"
+#include "base/log.h"
+#include "vm/center/report_build.h"
+#include "transport/wire.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -1253,7 +1253,7 @@ static void handle(center_t *c, spm_msg_t *m)
 }
 
 /*  With --http, once a tick: what the HTTP thread serves, built here and
-    handed over without waiting (vm/http.h). */
+    handed over without waiting (vm/center/http.h). */
 static void publish(center_t *c, uint64_t now)
 {
     spm_metrics_sample(c->metrics, c->idu, now);

@@ -1,19 +1,19 @@
 /*  =========================================================================
     dashboard - the page `spm center --http` serves at /
 
-    The page is written as HTML in vm/dashboard.html, where it reads and
+    The page is written as HTML in vm/center/dashboard.html, where it reads and
     diffs as what it is, and assembled into this object as bytes with
     `.incbin` (the Makefile makes this object depend on the page). No
     generator and nothing from the network takes part in the build.
     =========================================================================
 */
-#include "vm/dashboard.h"
+#include "vm/center/dashboard.h"
 
 __asm__(".section .rodata\n"
         ".global spm_dashboard_bytes\n"
         ".type spm_dashboard_bytes, @object\n"
         "spm_dashboard_bytes:\n"
-        ".incbin \"vm/dashboard.html\"\n"
+        ".incbin \"vm/center/dashboard.html\"\n"
         ".global spm_dashboard_end\n"
         "spm_dashboard_end:\n"
         ".byte 0\n"

@@ -2,7 +2,7 @@
     dashboard - the page `spm center --http` serves at /
 
     @discuss
-    One self-contained HTML page (vm/dashboard.html, its script inline,
+    One self-contained HTML page (vm/center/dashboard.html, its script inline,
     nothing fetched from elsewhere) built into the binary. Its script asks
     /api/status and /api/history every second and draws nodes and IEUs,
     jobs with progress, rate and ETA, the utilisation of the last minutes,

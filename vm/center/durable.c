@@ -11,13 +11,13 @@
     and nothing they allowed to be deleted has been.
     =========================================================================
 */
-#include "vm/durable.h"
-#include "vm/grow.h"
-#include "vm/journal.h"
-#include "vm/log.h"
-#include "vm/spm.h"
-#include "vm/syncer.h"
-#include "vm/wire.h"
+#include "vm/center/durable.h"
+#include "base/grow.h"
+#include "vm/center/journal.h"
+#include "base/log.h"
+#include "spm/spm.h"
+#include "vm/center/syncer.h"
+#include "transport/wire.h"
 
 #include <stdlib.h>
 #include <string.h>

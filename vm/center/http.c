@@ -3,7 +3,7 @@
 
     The center's loop must never wait on a browser or a scraper, so the
     server lives in libmicrohttpd's own polling thread and sees the VM only
-    through the snapshot the loop publishes (vm/http.h). The listening
+    through the snapshot the loop publishes (vm/center/http.h). The listening
     socket is bound here, not by libmicrohttpd, so that a used port or a
     bad address is refused at start in one line that says which.
     libmicrohttpd is opened when the server starts, not linked: loading it
@@ -11,10 +11,10 @@
     process, and only a center with --http uses it.
     =========================================================================
 */
-#include "vm/http.h"
-#include "vm/dashboard.h"
-#include "vm/log.h"
-#include "vm/spm.h"
+#include "vm/center/http.h"
+#include "vm/center/dashboard.h"
+#include "base/log.h"
+#include "spm/spm.h"
 
 #include <arpa/inet.h>
 #include <assert.h>

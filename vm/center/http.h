@@ -12,9 +12,9 @@
     connection slot (at most 256, each closed after 10 s of silence), never
     the center a turn.
 
-    Paths: `/` (the dashboard page, vm/dashboard.c), `/api/status` (what
+    Paths: `/` (the dashboard page, vm/center/dashboard.c), `/api/status` (what
     `spm status --json` prints), `/api/history` (the utilisation curve and
-    totals, vm/metrics.c), `/metrics` (Prometheus text format). Anything
+    totals, vm/center/metrics.c), `/metrics` (Prometheus text format). Anything
     else is 404; methods other than GET and HEAD are 405. Whoever reaches
     the port sees the VM's state; with a token (center.http_token) every
     request needs `Authorization: Bearer TOKEN` or `?token=TOKEN`, else 401.

@@ -43,11 +43,11 @@
     meanwhile.
     =========================================================================
 */
-#include "vm/journal.h"
-#include "datacache/checksum.h"
-#include "vm/grow.h"
-#include "vm/hmap.h"
-#include "vm/spm.h"
+#include "vm/center/journal.h"
+#include "base/checksum.h"
+#include "base/grow.h"
+#include "base/hmap.h"
+#include "spm/spm.h"
 
 #include <assert.h>
 #include <dirent.h>

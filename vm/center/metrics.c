@@ -7,8 +7,8 @@
     by `promtool check metrics` in tests/integration/test_http.c.
     =========================================================================
 */
-#include "vm/metrics.h"
-#include "vm/spm.h"
+#include "vm/center/metrics.h"
+#include "spm/spm.h"
 
 #include <assert.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
     and the totals are those plus the jobs still known. spm_metrics_sample,
     called every tick, keeps one utilisation sample a second for the last
     ten minutes (the dashboard's curve). Everything runs on the center's
-    thread; the texts built here are what vm/http.c serves.
+    thread; the texts built here are what vm/center/http.c serves.
     @end
     =========================================================================
 */
@@ -20,7 +20,7 @@
 
 #include "datacache/dataplane.h"
 #include "idu/idu.h"
-#include "vm/status.h"
+#include "vm/center/status.h"
 
 typedef struct spm_metrics spm_metrics_t;
 

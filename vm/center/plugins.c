@@ -7,11 +7,11 @@
     have (default action, raised again on return).
     =========================================================================
 */
-#include "vm/plugins.h"
+#include "vm/center/plugins.h"
 
-#include "isa/core/plugin.h"
-#include "isa/core/registry.h"
-#include "vm/log.h"
+#include "runtime/plugin.h"
+#include "runtime/registry.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

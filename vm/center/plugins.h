@@ -26,7 +26,7 @@
 
 #include "datacache/store.h"
 #include "idu/idu.h"
-#include "vm/security.h"
+#include "transport/security.h"
 
 typedef enum { SPM_PLUGINS_NO = 0, SPM_PLUGINS_YES, SPM_PLUGINS_KEYS } spm_plugins_policy_t;
 
@@ -42,7 +42,7 @@ int spm_plugins_allowed(spm_plugins_policy_t policy, spm_security_t *security, c
 
 /*  Loads the plugin whose bytes are SDB ID (version 1) in STORE, into
     SCOPE (17 bytes). Returns 0, or SPM_ENOTFOUND (no such block, or not a
-    plugin's), or isa/core/plugin.h's failures, with the detail set. */
+    plugin's), or runtime/plugin.h's failures, with the detail set. */
 int spm_plugins_load(spm_store_t *store, spm_sdb_t id, char *scope);
 
 /*  Arms the crash guard for a center on the store in DIR. Returns 0 or

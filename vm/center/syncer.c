@@ -2,9 +2,9 @@
     syncer - flushes the center's store and journal to disk off its loop
     =========================================================================
 */
-#include "vm/syncer.h"
-#include "vm/log.h"
-#include "vm/spm.h"
+#include "vm/center/syncer.h"
+#include "base/log.h"
+#include "spm/spm.h"
 
 #include <pthread.h>
 #include <stdlib.h>

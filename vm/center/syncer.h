@@ -26,7 +26,7 @@
 #include "datacache/store.h"
 
 #include <stdint.h>
-#include "vm/journal.h"
+#include "vm/center/journal.h"
 
 typedef struct spm_syncer spm_syncer_t;
 

@@ -2,14 +2,14 @@
     pluginrun - `spm run --plugin LIB PROGRAM ARG...` and `spm submit
     --plugin ...`: a program built out of tree, sent to the VM and run
 
-    The object is checked here first (isa/core/plugin.h), so a wrong one
+    The object is checked here first (runtime/plugin.h), so a wrong one
     costs no VM; the center checks it again, since a client may be anyone.
     Options before PROGRAM are spm's, everything after it the program's.
     =========================================================================
 */
-#include "isa/core/plugin.h"
-#include "vm/cli.h"
-#include "vm/session.h"
+#include "runtime/plugin.h"
+#include "base/cli.h"
+#include "vm/client/session.h"
 
 #include <errno.h>
 #include <getopt.h>

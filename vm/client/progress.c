@@ -2,8 +2,8 @@
     progress - a one-line meter for a client's long phases on a terminal
     =========================================================================
 */
-#include "vm/progress.h"
-#include "vm/wire.h"
+#include "vm/client/progress.h"
+#include "transport/wire.h"
 
 #include <stdio.h>
 

@@ -2,24 +2,24 @@
     session - a client's connection to a VM, embedded or remote
     =========================================================================
 */
-#include "vm/session.h"
+#include "vm/client/session.h"
 
 #include "datacache/blockclient.h"
-#include "datacache/checksum.h"
+#include "base/checksum.h"
 #include "datacache/directory.h"
 #include "datacache/storeview.h"
-#include "isa/core/plugin.h"
-#include "isa/core/registry.h"
-#include "vm/cli.h"
-#include "vm/grow.h"
-#include "vm/log.h"
-#include "vm/proc.h"
-#include "vm/progress.h"
-#include "vm/security.h"
-#include "vm/trace.h"
+#include "runtime/plugin.h"
+#include "runtime/registry.h"
+#include "base/cli.h"
+#include "base/grow.h"
+#include "base/log.h"
+#include "base/proc.h"
+#include "vm/client/progress.h"
+#include "transport/security.h"
+#include "transport/trace.h"
 
-#include "vm/report.h"
-#include "vm/wire.h"
+#include "transport/report.h"
+#include "transport/wire.h"
 
 #include <errno.h>
 #include <signal.h>

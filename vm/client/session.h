@@ -25,7 +25,7 @@
 
 #include <getopt.h>
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 typedef struct {
     const char *center; /* NULL: start an embedded VM; else the center's endpoint */
@@ -101,7 +101,7 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg);
 typedef struct spm_session spm_session_t;
 
 /*  Whether a client shows progress per O: on a terminal, neither quiet
-    nor json (the job's bar, and vm/progress.h meters). */
+    nor json (the job's bar, and vm/client/progress.h meters). */
 int spm_run_opts_bar(const spm_run_opts_t *o);
 
 /*  Opens a session per O: starts the embedded VM or connects to O->center
@@ -182,7 +182,7 @@ int spm_session_run(spm_session_t *s, const char *program, const void *args, siz
                     void **result, size_t *result_len);
 
 /*  The same for PROGRAM of the plugin whose bytes this session put as SDB
-    PLUGIN (type "spm.plugin", isa/core/plugin.h); 0 is spm_session_run. */
+    PLUGIN (type "spm.plugin", runtime/plugin.h); 0 is spm_session_run. */
 int spm_session_run_plugin(spm_session_t *s, spm_sdb_t plugin, const char *program,
                            const void *args, size_t len, void **result, size_t *result_len);
 

@@ -1,14 +1,14 @@
 /*  =========================================================================
     main - the spm binary: one program, many subcommands (like git)
 
-    Subcommands register themselves (vm/cli.h); this file only dispatches
+    Subcommands register themselves (base/cli.h); this file only dispatches
     and prints the top-level help.
     =========================================================================
 */
-#include "vm/cli.h"
-#include "vm/heap.h"
-#include "vm/proc.h"
-#include "vm/spm.h"
+#include "base/cli.h"
+#include "base/heap.h"
+#include "base/proc.h"
+#include "spm/spm.h"
 
 #include <signal.h>
 #include <stdio.h>

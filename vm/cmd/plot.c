@@ -8,10 +8,10 @@
     for data and idle.
     =========================================================================
 */
-#include "vm/cli.h"
-#include "vm/grow.h"
-#include "vm/proc.h"
-#include "vm/spm.h"
+#include "base/cli.h"
+#include "base/grow.h"
+#include "base/proc.h"
+#include "spm/spm.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
     runners and generators
     =========================================================================
 */
-#include "vm/cli.h"
-#include "vm/spm.h"
+#include "base/cli.h"
+#include "spm/spm.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,11 +7,11 @@
     which is what tests want; concurrency is what the real VM is for.
     =========================================================================
 */
-#include "isa/core/inproc.h"
+#include "vm/embedded/inproc.h"
 #include "idu/idu.h"
-#include "isa/core/registry.h"
-#include "isa/core/si.h"
-#include "vm/hmap.h"
+#include "runtime/registry.h"
+#include "runtime/si.h"
+#include "base/hmap.h"
 
 #include <stdlib.h>
 #include <string.h>

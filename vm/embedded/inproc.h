@@ -20,7 +20,7 @@
 #ifndef SPM_INPROC_H_INCLUDED
 #define SPM_INPROC_H_INCLUDED
 
-#include "vm/spm.h"
+#include "spm/spm.h"
 
 typedef struct spm_inproc spm_inproc_t;
 
