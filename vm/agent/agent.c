@@ -1,5 +1,5 @@
 /*  =========================================================================
-    agent - `spm agent`: one per node; starts and supervises the node's IEUs
+    agent - the agent of one node: starts and supervises the node's IEUs
 
     The agent registers its node with the center, empties the node cache
     (a cache left by an earlier run may hold blocks of ids the center has
@@ -12,21 +12,20 @@
     silent too long stop the IEUs and the agent.
     =========================================================================
 */
+#include "vm/agent/agent.h"
 #include "datacache/blockclient.h"
 #include "datacache/dataagent.h"
 #include "datacache/nodecache.h"
 #include "runtime/registry.h"
-#include "base/cli.h"
 #include "base/config.h"
-#include "base/heap.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "transport/security.h"
 #include "transport/wire.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,24 +45,40 @@ typedef struct {
     uint64_t restart_at; /* monotonic us when to start it again (0: not pending) */
 } child_t;
 
-typedef struct {
-    const char *center, *cache_dir;
+struct spm_agent {
+    const char *center;                       /* the center's endpoint */
+    const char *cache_dir;                    /* the node cache's directory */
     const char *data_listen, *data_advertise; /* the data agent's endpoints */
     const char *keys;                         /* key directory given with --keys, or NULL */
     int insecure;                             /* plain TCP allowed */
     int store_reads;                          /* IEUs may read an ipc:// center's store directly */
     int local_files;                          /* IEUs may read clients' files by path */
-    spm_security_t *security;
-    long slots, prefetch;
-    long cache_mb; /* node cache budget, MiB (0: none) */
-    long heap_mb;  /* memory each IEU thread touches at start (base/heap.h) */
-    long drain_s;  /* how long running SIs may take to finish on SIGTERM */
-    const char *log_level;
-    uint32_t node;
-    int node_fd; /* IEUs started before the WELCOME read the node from it; else -1 */
-    child_t *kids;
+    spm_security_t *security;                 /* this node's CurveZMQ keys */
+    long slots, prefetch;                     /* each IEU's --slots and --prefetch */
+    long cache_mb;                            /* node cache budget, MiB (0: none) */
+    long heap_mb;          /* memory each IEU thread touches at start (base/heap.h) */
+    long drain_s;          /* how long running SIs may take to finish on SIGTERM */
+    const char *log_level; /* the IEUs' --log-level */
+    uint32_t node;         /* this node's index, from the WELCOME */
+    int node_fd;           /* IEUs started before the WELCOME read the node from it; else -1 */
+    child_t *kids;         /* the IEUs, one per --ieus */
     long nkids;
-} agent_t;
+    int node_pipe;           /* the node index to IEUs started before WELCOME (write end), or -1 */
+    void *ctx;               /* the ZeroMQ context */
+    void *dealer;            /* to the center */
+    void *data;              /* the data agent's ROUTER */
+    void *monitor;           /* the DEALER's connects, to say HELLO at once */
+    spm_dataagent_t *served; /* serves this node's blocks on DATA */
+    spm_blockclient_t *copier; /* fetches the copies the center orders */
+    spm_nodecache_t *cache;    /* this node's cache */
+    char advertise[512];       /* the endpoint peers reach DATA at */
+    char host[256];            /* this host's name, for HELLO */
+    char default_cache[128];   /* the cache directory made for this run, or "" */
+    uint32_t hb_ms, dead_ms;   /* the center's heartbeat and dead times, from the WELCOME */
+    uint8_t store_id[16];      /* of the center's store: a restarted one knows our blocks */
+};
+
+typedef struct spm_agent agent_t;
 
 static volatile sig_atomic_t stop_flag;
 
@@ -349,332 +364,219 @@ static int exited(int pid)
     return p && p[1] == ' ' && p[2] == 'Z';
 }
 
-/*  `spm agent --drain`: SIGTERM to the agent whose pid file is in
-    CACHE_DIR, then wait for it to exit. */
-static int drain_running(const char *cache_dir)
+int spm_agent_drain(const char *cache_dir, int *pid)
 {
     char path[1024];
-    if (!cache_dir || !*cache_dir)
-        return spm_cli_usage("agent", "--drain needs the running agent's --cache-dir");
     snprintf(path, sizeof path, "%s/agent.pid", cache_dir);
     FILE *f = fopen(path, "r");
-    int pid = 0;
-    if (!f || fscanf(f, "%d", &pid) != 1 || pid <= 0) {
+    *pid = 0;
+    if (!f || fscanf(f, "%d", pid) != 1 || *pid <= 0) {
         if (f)
             fclose(f);
-        spm_error(SPM_ENOTFOUND, "%s: no running agent's pid file", path);
-        return spm_cli_fail("agent", SPM_ENOTFOUND);
+        return spm_error(SPM_ENOTFOUND, "%s: no running agent's pid file", path);
     }
     fclose(f);
-    if (kill(pid, SIGTERM) != 0) {
-        spm_error(SPM_ENOTFOUND, "agent pid %d: %s", pid, strerror(errno));
-        return spm_cli_fail("agent", SPM_ENOTFOUND);
-    }
-    while (kill(pid, 0) == 0 && !exited(pid))
+    if (kill(*pid, SIGTERM) != 0)
+        return spm_error(SPM_ENOTFOUND, "agent pid %d: %s", *pid, strerror(errno));
+    while (kill(*pid, 0) == 0 && !exited(*pid))
         usleep(50000);
-    printf("agent %d drained\n", pid);
     return 0;
 }
 
-static const char agent_help[] =
-    "usage: spm agent [OPTIONS]\n\n"
-    "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
-    "and reports their deaths to the center. SIGTERM (or --drain) lets running\n"
-    "SIs finish, takes no new ones, then exits. Defaults come from the\n"
-    "configuration (see conf/spm.conf); flags win.\n\n"
-    "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
-    "  --center ENDPOINT   the center, e.g. tcp://head:7700 (default agent.center)\n"
-    "  --keys DIR          CurveZMQ keys: agent.key, center.pub, authorized/\n"
-    "                      (default security.keys); needed for tcp:// endpoints\n"
-    "  --insecure          allow plain TCP without keys\n"
-    "  --ieus N            IEU processes on this node (default: number of cores)\n"
-    "  --slots N           SIs each IEU executes at once (default 1)\n"
-    "  --prefetch N        SIs each IEU asks for ahead (default 1; more while SIs\n"
-    "                      are short: about 2 ms of work, 48 ms while the\n"
-    "                      center has more ready, at most 48)\n"
-    "  --cache-dir DIR     node cache directory, emptied at start\n"
-    "                      (default /tmp/spm-cache-UID-PID)\n"
-    "  --cache-mb N        node cache budget in MiB: copies fetched to read are\n"
-    "                      evicted (least recently used) to stay within it, and\n"
-    "                      blocks the node is asked to keep for the VM beyond it\n"
-    "                      are refused and kept elsewhere (default 0: no limit)\n"
-    "  --heap-mb N         memory in MiB each IEU thread touches at start and keeps\n"
-    "                      for its SIs' buffers, so that the first SIs do not wait\n"
-    "                      for the kernel to supply it (default 0: none)\n"
-    "  --data-listen EP    where this node serves its cached blocks to other nodes\n"
-    "                      (default ipc://CACHE-DIR/data with an ipc center, else\n"
-    "                      tcp://*:RANDOM)\n"
-    "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
-    "                      (default: the bound endpoint, with this host's name)\n"
-    "  --no-store-reads    with an ipc:// center (on this host), IEUs read blocks\n"
-    "                      through it and other nodes' caches, not straight from\n"
-    "                      its store (default agent.store_reads = true)\n"
-    "  --local-files       IEUs may read a client's input file where it lies, by its\n"
-    "                      path (an embedded VM's: it shares the client's machine\n"
-    "                      and user); without it, a client stages its input\n"
-    "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
-    "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
-    "                      pid file) and wait until it has exited\n"
-    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
-
-static int agent_main(int argc, char **argv)
+/*  Says HELLO to the center, as node NODE_INDEX - 1 (0: any node). */
+static void send_hello(agent_t *a, uint32_t node_index)
 {
-    static const struct option opts[] = {{"center", required_argument, 0, 'c'},
-                                         {"ieus", required_argument, 0, 'n'},
-                                         {"slots", required_argument, 0, 's'},
-                                         {"prefetch", required_argument, 0, 'p'},
-                                         {"cache-dir", required_argument, 0, 'd'},
-                                         {"log-level", required_argument, 0, 'v'},
-                                         {"cache-mb", required_argument, 0, 'm'},
-                                         {"heap-mb", required_argument, 0, 'H'},
-                                         {"data-listen", required_argument, 0, 'L'},
-                                         {"data-advertise", required_argument, 0, 'A'},
-                                         {"config", required_argument, 0, 'C'},
-                                         {"keys", required_argument, 0, 'k'},
-                                         {"insecure", no_argument, 0, 'I'},
-                                         {"drain-s", required_argument, 0, 'T'},
-                                         {"drain", no_argument, 0, 'R'},
-                                         {"no-store-reads", no_argument, 0, 'S'},
-                                         {"local-files", no_argument, 0, 'F'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int ch, rc = spm_config_load_args(argc, argv);
-    if (rc != 0)
-        return spm_cli_fail("agent", rc);
-    agent_t a = {.center = spm_config_str("agent", "center"),
-                 .slots = spm_config_long("agent", "slots"),
-                 .prefetch = spm_config_long("agent", "prefetch"),
-                 .cache_mb = spm_config_long("agent", "cache_mb"),
-                 .heap_mb = spm_config_long("agent", "heap_mb"),
-                 .cache_dir = spm_config_str("agent", "cache_dir"),
-                 .data_listen = spm_config_str("agent", "data_listen"),
-                 .data_advertise = spm_config_str("agent", "data_advertise"),
-                 .store_reads = spm_config_bool("agent", "store_reads"),
-                 .log_level = "warn",
-                 .drain_s = 60,
-                 .node_fd = -1};
-    int drain = 0;
-    long nieus = spm_config_long("agent", "ieus");
-    if (nieus == 0)
-        nieus = sysconf(_SC_NPROCESSORS_ONLN);
-    spm_log_level_t level = SPM_LOG_WARN;
-    char default_cache[128];
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        rc = 0;
-        switch (ch) {
-        case 'c':
-            a.center = optarg;
-            break;
-        case 'n':
-            rc = spm_parse_long("--ieus", optarg, 1, 1024, &nieus);
-            break;
-        case 's':
-            rc = spm_parse_long("--slots", optarg, 1, 256, &a.slots);
-            break;
-        case 'p':
-            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &a.prefetch);
-            break;
-        case 'd':
-            a.cache_dir = optarg;
-            break;
-        case 'm':
-            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &a.cache_mb);
-            break;
-        case 'H':
-            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &a.heap_mb);
-            break;
-        case 'L':
-            a.data_listen = optarg;
-            break;
-        case 'A':
-            a.data_advertise = optarg;
-            break;
-        case 'C':
-            break; /* loaded above */
-        case 'k':
-            a.keys = optarg;
-            break;
-        case 'I':
-            a.insecure = 1;
-            break;
-        case 'T':
-            rc = spm_parse_long("--drain-s", optarg, 0, 86400, &a.drain_s);
-            break;
-        case 'R':
-            drain = 1;
-            break;
-        case 'S':
-            a.store_reads = 0;
-            break;
-        case 'F':
-            a.local_files = 1;
-            break;
-        case 'v':
-            rc = spm_log_parse_level(optarg, &level);
-            a.log_level = optarg;
-            break;
-        case 'h':
-            fputs(agent_help, stdout);
-            return 0;
-        default:
-            return spm_cli_usage("agent", "invalid option");
-        }
-        if (rc != 0)
-            return spm_cli_fail("agent", rc);
-    }
-    if (optind < argc)
-        return spm_cli_usage("agent", "unexpected argument '%s'", argv[optind]);
-    if (drain)
-        return drain_running(a.cache_dir);
-    if (!a.cache_dir || !*a.cache_dir) {
-        snprintf(default_cache, sizeof default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
+    Spm__Hello h = SPM__HELLO__INIT;
+    h.role = SPM__HELLO__ROLE__AGENT;
+    h.node = a->host;
+    h.pid = (uint32_t)getpid();
+    h.data_endpoint = a->advertise;
+    h.public_key = (char *)spm_security_public(a->security);
+    h.node_index = node_index;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    spm_wire_send(a->dealer, NULL, &env, NULL, 0, NULL);
+}
+
+int spm_agent_new(const spm_agent_opts_t *o, spm_agent_t **out)
+{
+    assert(o);
+    assert(out);
+    *out = NULL;
+    agent_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return SPM_ENOMEM;
+    *a = (agent_t){.center = o->center,
+                   .cache_dir = o->cache_dir,
+                   .data_listen = o->data_listen,
+                   .data_advertise = o->data_advertise,
+                   .keys = o->keys,
+                   .insecure = o->insecure,
+                   .store_reads = o->store_reads,
+                   .local_files = o->local_files,
+                   .slots = o->slots,
+                   .prefetch = o->prefetch,
+                   .cache_mb = o->cache_mb,
+                   .heap_mb = o->heap_mb,
+                   .drain_s = o->drain_s,
+                   .log_level = o->log_level,
+                   .node_fd = -1,
+                   .node_pipe = -1,
+                   .nkids = o->ieus ? o->ieus : sysconf(_SC_NPROCESSORS_ONLN)};
+    if (!a->cache_dir || !*a->cache_dir) {
+        snprintf(a->default_cache, sizeof a->default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
                  (int)getpid());
-        a.cache_dir = default_cache;
+        a->cache_dir = a->default_cache;
     }
-    spm_log_init("agent", level);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
 
-    int status = 1;
+    int rc = 0;
     int node_pipe[2] = {-1, -1}; /* the node index to IEUs started before WELCOME */
-    void *ctx = NULL, *dealer = NULL;
-    void *data = NULL;
-    spm_dataagent_t *served = NULL;   /* serves this node's blocks on DATA */
-    spm_blockclient_t *copier = NULL; /* fetches the copies the center orders */
-    void *monitor = NULL;             /* the DEALER's connects, to say HELLO at once */
-    char advertise[512] = "";
-    spm_nodecache_t *cache = NULL;
-    a.security = spm_security_new(a.keys, "agent", a.insecure);
-    a.nkids = nieus;
+    a->security = spm_security_new(a->keys, "agent", a->insecure);
     /* made before the IEUs are forked: it has no thread until its first
        socket, and they inherit OpenPGM's start (vm/client/session.c) */
-    ctx = zmq_ctx_new();
-    if (!ctx || !a.security || !(a.kids = calloc((size_t)nieus, sizeof *a.kids))) {
-        spm_cli_fail("agent", SPM_ENOMEM);
-        goto done;
+    a->ctx = zmq_ctx_new();
+    if (!a->ctx || !a->security || !(a->kids = calloc((size_t)a->nkids, sizeof *a->kids))) {
+        rc = SPM_ENOMEM;
+        goto err;
     }
     /* The IEUs get the same security settings, whatever their source. */
-    a.insecure = !spm_security_on(a.security);
-    if (!a.keys)
-        a.keys = spm_config_str("security", "keys");
-    if (spm_nodecache_wipe(a.cache_dir) != 0) {
-        spm_cli_fail("agent", SPM_EIO);
-        goto done;
+    a->insecure = !spm_security_on(a->security);
+    if (!a->keys)
+        a->keys = spm_config_str("security", "keys");
+    if (spm_nodecache_wipe(a->cache_dir) != 0) {
+        rc = SPM_EIO;
+        goto err;
     }
     /* The IEUs start now, not once the center has welcomed the node:
        starting them takes as long as the center's start, and the node index
        they need reaches them through a pipe (4 bytes each). This process
        has no thread yet, so they are forked copies of it (base/proc.h). */
     if (pipe2(node_pipe, O_CLOEXEC) == 0 && fcntl(node_pipe[0], F_SETFD, 0) == 0) {
-        a.node_fd = node_pipe[0];
-        start_all(&a);
-        a.node_fd = -1;
+        a->node_fd = node_pipe[0];
+        start_all(a);
+        a->node_fd = -1;
     } else if (node_pipe[1] >= 0) {
         close(node_pipe[1]); /* they start once the node is known */
         node_pipe[1] = -1;
     }
     if (node_pipe[0] >= 0)
         close(node_pipe[0]); /* the IEUs have theirs; later ones get --node */
-    if (!(cache = spm_nodecache_open(a.cache_dir, (uint64_t)a.cache_mb << 20, 0))) {
-        spm_cli_fail("agent", SPM_EIO);
-        goto done;
+    a->node_pipe = node_pipe[1];
+    if (!(a->cache = spm_nodecache_open(a->cache_dir, (uint64_t)a->cache_mb << 20, 0))) {
+        rc = SPM_EIO;
+        goto err;
     }
-    if (!(data = bind_data(ctx, &a, advertise, sizeof advertise, &rc))) {
-        spm_cli_fail("agent", rc);
-        goto done;
+    if (!(a->data = bind_data(a->ctx, a, a->advertise, sizeof a->advertise, &rc))) {
+        rc = rc ? rc : SPM_ESYS; /* no socket: the detail says why */
+        goto err;
     }
-    if (!(served = spm_dataagent_new(data, cache, spm_sdb_check_known)) ||
-        !(copier = spm_blockclient_new(ctx, a.security))) {
-        spm_cli_fail("agent", SPM_ENOMEM);
-        goto done;
+    if (!(a->served = spm_dataagent_new(a->data, a->cache, spm_sdb_check_known)) ||
+        !(a->copier = spm_blockclient_new(a->ctx, a->security))) {
+        rc = SPM_ENOMEM;
+        goto err;
     }
-    dealer = spm_wire_socket(ctx, ZMQ_DEALER);
-    spm_wire_await_ipc(a.center, 2000); /* an embedded center is starting beside us */
-    if (!dealer || (rc = spm_security_connect(a.security, dealer, a.center, NULL)) != 0) {
-        spm_cli_fail("agent", rc ? rc : SPM_ESYS);
-        goto done;
+    a->dealer = spm_wire_socket(a->ctx, ZMQ_DEALER);
+    spm_wire_await_ipc(a->center, 2000); /* an embedded center is starting beside us */
+    if (!a->dealer || (rc = spm_security_connect(a->security, a->dealer, a->center, NULL)) != 0) {
+        rc = rc ? rc : SPM_ESYS;
+        goto err;
     }
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    Spm__Hello h = SPM__HELLO__INIT;
-    h.role = SPM__HELLO__ROLE__AGENT;
-    h.node = host;
-    h.pid = (uint32_t)getpid();
-    h.data_endpoint = advertise;
-    h.public_key = (char *)spm_security_public(a.security);
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_HELLO;
-    env.hello = &h;
-    spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
-    uint32_t hb_ms = 1000, dead_ms = 5000;
-    int lost = 0; /* the center went silent or forgot us; HELLO until it answers */
-    uint64_t last_hello = 0;
-    uint8_t store_id[16] = {0}; /* of the center's store: a restarted one knows our blocks */
+    *out = a;
+    return 0;
+err:
+    spm_agent_destroy(&a);
+    return rc;
+}
+
+/*  Says HELLO and waits up to 10 s for the center's WELCOME, which gives
+    the node its index. Returns 0, SPM_ECANCELED when a signal came first,
+    or SPM_EUNREACH or SPM_EDENIED with the detail set. */
+static int join(agent_t *a)
+{
+    int rc = 0;
+    gethostname(a->host, sizeof a->host - 1);
+    send_hello(a, 0);
+    a->hb_ms = 1000;
+    a->dead_ms = 5000;
     /* Told at once when the connection to the center is made again: a
        restarted center hears from this node within a round trip. */
-    monitor = spm_security_monitor(ctx, dealer, ZMQ_EVENT_CONNECTED);
+    a->monitor = spm_security_monitor(a->ctx, a->dealer, ZMQ_EVENT_CONNECTED);
     int welcomed = 0;
     uint64_t deadline = spm_now_us() + 10000000;
     while (!welcomed && !stop_flag && spm_now_us() < deadline) {
-        zmq_pollitem_t items[2] = {{dealer, 0, ZMQ_POLLIN, 0}, {monitor, 0, ZMQ_POLLIN, 0}};
-        if (zmq_poll(items, monitor ? 2 : 1, 100) <= 0)
+        zmq_pollitem_t items[2] = {{a->dealer, 0, ZMQ_POLLIN, 0}, {a->monitor, 0, ZMQ_POLLIN, 0}};
+        if (zmq_poll(items, a->monitor ? 2 : 1, 100) <= 0)
             continue;
-        if (monitor && (rc = spm_security_monitor_read(a.security, monitor, a.center)) != 0)
+        if (a->monitor && (rc = spm_security_monitor_read(a->security, a->monitor, a->center)) != 0)
             break;
         spm_msg_t m;
-        if (spm_wire_recv(dealer, 0, 1, &m, NULL) != 1)
+        if (spm_wire_recv(a->dealer, 0, 1, &m, NULL) != 1)
             continue;
         if (m.env->body_case == SPM__ENVELOPE__BODY_WELCOME) {
-            a.node = m.env->welcome->index;
-            hb_ms = m.env->welcome->heartbeat_ms;
-            dead_ms = m.env->welcome->dead_ms;
-            if (m.env->welcome->store_id.len == sizeof store_id)
-                memcpy(store_id, m.env->welcome->store_id.data, sizeof store_id);
+            a->node = m.env->welcome->index;
+            a->hb_ms = m.env->welcome->heartbeat_ms;
+            a->dead_ms = m.env->welcome->dead_ms;
+            if (m.env->welcome->store_id.len == sizeof a->store_id)
+                memcpy(a->store_id, m.env->welcome->store_id.data, sizeof a->store_id);
             welcomed = 1;
         }
         spm_msg_close(&m);
     }
-    if (!welcomed) {
-        if (!stop_flag && rc == 0)
-            spm_error(SPM_EUNREACH, "%s: the center did not answer within 10 s", a.center);
-        if (!stop_flag)
-            spm_cli_fail("agent", rc ? rc : SPM_EUNREACH);
-        goto done;
-    }
-    spm_dataagent_forwarding(served, copier, a.node);
+    if (welcomed)
+        return 0;
+    if (stop_flag)
+        return SPM_ECANCELED;
+    if (rc == 0)
+        spm_error(SPM_EUNREACH, "%s: the center did not answer within 10 s", a->center);
+    return rc ? rc : SPM_EUNREACH;
+}
+
+int spm_agent_run(spm_agent_t *self)
+{
+    assert(self);
+    agent_t *a = self;
+    int rc = join(a);
+    if (rc != 0)
+        return rc;
+    spm_dataagent_forwarding(a->served, a->copier, a->node);
     char pidfile[1024];
-    snprintf(pidfile, sizeof pidfile, "%s/agent.pid", a.cache_dir);
+    snprintf(pidfile, sizeof pidfile, "%s/agent.pid", a->cache_dir);
     FILE *pf = fopen(pidfile, "w");
     if (pf) {
         fprintf(pf, "%d\n", (int)getpid());
         fclose(pf);
     }
-    if (node_pipe[1] < 0)
-        start_all(&a);
-    for (long i = 0; node_pipe[1] >= 0 && i < a.nkids; i++)
-        if (write(node_pipe[1], &a.node, sizeof a.node) != (ssize_t)sizeof a.node)
+    if (a->node_pipe < 0)
+        start_all(a);
+    for (long i = 0; a->node_pipe >= 0 && i < a->nkids; i++)
+        if (write(a->node_pipe, &a->node, sizeof a->node) != (ssize_t)sizeof a->node)
             break; /* no IEU reads (all died): they restart with --node */
-    if (node_pipe[1] >= 0) {
-        close(node_pipe[1]);
-        node_pipe[1] = -1;
+    if (a->node_pipe >= 0) {
+        close(a->node_pipe);
+        a->node_pipe = -1;
     }
-    spm_log_info("node %u: %ld IEUs started, cache %s", a.node, nieus, a.cache_dir);
+    spm_log_info("node %u: %ld IEUs started, cache %s", a->node, a->nkids, a->cache_dir);
+    int lost = 0; /* the center went silent or forgot us; HELLO until it answers */
+    uint64_t last_hello = 0;
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     while (!stop_flag) {
-        zmq_pollitem_t items[4 + 64] = {{dealer, 0, ZMQ_POLLIN, 0}, {data, 0, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t items[4 + 64] = {{a->dealer, 0, ZMQ_POLLIN, 0}, {a->data, 0, ZMQ_POLLIN, 0}};
         int nitems = 2;
-        if (monitor)
-            items[nitems++] = (zmq_pollitem_t){monitor, 0, ZMQ_POLLIN, 0};
-        if (spm_security_zap(a.security))
-            items[nitems++] = (zmq_pollitem_t){spm_security_zap(a.security), 0, ZMQ_POLLIN, 0};
-        nitems += spm_blockclient_items(copier, items + nitems, 64);
+        if (a->monitor)
+            items[nitems++] = (zmq_pollitem_t){a->monitor, 0, ZMQ_POLLIN, 0};
+        if (spm_security_zap(a->security))
+            items[nitems++] = (zmq_pollitem_t){spm_security_zap(a->security), 0, ZMQ_POLLIN, 0};
+        nitems += spm_blockclient_items(a->copier, items + nitems, 64);
         zmq_poll(items, nitems, 100);
-        spm_security_zap_handle(a.security);
-        if (monitor && (items[2].revents & ZMQ_POLLIN)) {
+        spm_security_zap_handle(a->security);
+        if (a->monitor && (items[2].revents & ZMQ_POLLIN)) {
             zmq_msg_t ev;
             zmq_msg_init(&ev);
-            while (zmq_msg_recv(&ev, monitor, ZMQ_DONTWAIT) >= 0) /* event, then address */
+            while (zmq_msg_recv(&ev, a->monitor, ZMQ_DONTWAIT) >= 0) /* event, then address */
                 ;
             zmq_msg_close(&ev);
             last_beat = 0; /* a heartbeat now: a new center says it does not know us */
@@ -682,18 +584,18 @@ static int agent_main(int argc, char **argv)
         int shutdown = 0;
         spm_msg_t m;
         int r;
-        spm_dataagent_serve(served);
-        spm_blockclient_process(copier);
-        spm_blockclient_expire(copier, spm_now_us());
-        while ((r = spm_wire_recv(dealer, 0, 1, &m, NULL)) > 0) {
+        spm_dataagent_serve(a->served);
+        spm_blockclient_process(a->copier);
+        spm_blockclient_expire(a->copier, spm_now_us());
+        while ((r = spm_wire_recv(a->dealer, 0, 1, &m, NULL)) > 0) {
             if (r != 1)
                 continue;
             last_heard = spm_now_us();
             shutdown |= m.env->body_case == SPM__ENVELOPE__BODY_SHUTDOWN;
             if (m.env->body_case == SPM__ENVELOPE__BODY_DROP)
-                spm_dataagent_drop(served, m.env->drop->blocks, m.env->drop->n_blocks);
+                spm_dataagent_drop(a->served, m.env->drop->blocks, m.env->drop->n_blocks);
             if (m.env->body_case == SPM__ENVELOPE__BODY_COPY)
-                spm_dataagent_copy(served, copier, dealer, m.env->copy);
+                spm_dataagent_copy(a->served, a->copier, a->dealer, m.env->copy);
             if (m.env->body_case == SPM__ENVELOPE__BODY_ERROR &&
                 m.env->error->status == SPM_ESTRANGER && !lost) {
                 /* The center restarted: join it again now, as the same node. */
@@ -706,84 +608,84 @@ static int agent_main(int argc, char **argv)
                    one drops heartbeats before HELLO): it had stalled. Its
                    IEUs exited meanwhile; supervise() restarts them. */
                 lost = 0;
-                spm_log_warn("the center answers again; node %u resumes", a.node);
+                spm_log_warn("the center answers again; node %u resumes", a->node);
             }
             if (m.env->body_case == SPM__ENVELOPE__BODY_WELCOME && lost) {
                 /* A restarted center: its IEUs join again under the node's
                    index. A center on the same store resumes its jobs and
                    learns where their blocks are from the nodes: this one
                    keeps its blocks and tells it which. */
-                a.node = m.env->welcome->index;
+                a->node = m.env->welcome->index;
                 lost = 0;
-                int same = m.env->welcome->store_id.len == sizeof store_id &&
-                           memcmp(m.env->welcome->store_id.data, store_id, sizeof store_id) == 0;
+                int same =
+                    m.env->welcome->store_id.len == sizeof a->store_id &&
+                    memcmp(m.env->welcome->store_id.data, a->store_id, sizeof a->store_id) == 0;
                 spm_log_warn("the center is back%s; node %u rejoined, restarting its IEUs",
-                             same ? " on the same store" : " on another store", a.node);
-                if (!same && m.env->welcome->store_id.len == sizeof store_id)
-                    memcpy(store_id, m.env->welcome->store_id.data, sizeof store_id);
+                             same ? " on the same store" : " on another store", a->node);
+                if (!same && m.env->welcome->store_id.len == sizeof a->store_id)
+                    memcpy(a->store_id, m.env->welcome->store_id.data, sizeof a->store_id);
                 /* What the node keeps is told before its IEUs join again, so
                    that the center drops what it no longer knows before they
                    can read it. */
                 if (same)
-                    report_held(cache, dealer);
-                restart_all(&a, cache, same);
-                spm_dataagent_forwarding(served, copier, a.node);
+                    report_held(a->cache, a->dealer);
+                restart_all(a, a->cache, same);
+                spm_dataagent_forwarding(a->served, a->copier, a->node);
             }
             spm_msg_close(&m);
         }
         if (shutdown)
             break;
         if (!lost)
-            supervise(&a, dealer);
+            supervise(a, a->dealer);
         uint64_t now = spm_now_us();
         if (lost && now - last_hello > 2000000) {
-            h.node_index = a.node + 1; /* the same node, if the center will have it */
-            spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
+            send_hello(a, a->node + 1); /* the same node, if the center will have it */
             last_hello = now;
         }
-        if (now - last_beat >= (uint64_t)hb_ms * 1000) {
+        if (now - last_beat >= (uint64_t)a->hb_ms * 1000) {
             Spm__Heartbeat hbm = SPM__HEARTBEAT__INIT;
-            report(served, cache, &hbm);
+            report(a->served, a->cache, &hbm);
             Spm__Envelope e = SPM__ENVELOPE__INIT;
             e.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
             e.heartbeat = &hbm;
-            spm_wire_send(dealer, NULL, &e, NULL, 0, NULL);
+            spm_wire_send(a->dealer, NULL, &e, NULL, 0, NULL);
             last_beat = now;
         }
-        if (!lost && now - last_heard > 2 * (uint64_t)dead_ms * 1000) {
+        if (!lost && now - last_heard > 2 * (uint64_t)a->dead_ms * 1000) {
             /* Wait for it (a restarted center, a healed network) rather than
                exit: its IEUs exit on their own, and come back on rejoin. */
-            spm_log_warn("the center has been silent for %u ms; waiting for it", 2 * dead_ms);
+            spm_log_warn("the center has been silent for %u ms; waiting for it", 2 * a->dead_ms);
             lost = 1;
         }
     }
-    status = 0;
-done:
-    if (node_pipe[1] >= 0)
-        close(node_pipe[1]); /* an IEU still waiting for its node exits */
-    if (monitor)
-        zmq_close(monitor);
-    if (a.kids)
-        stop_all(&a);
-    free(a.kids);
-    if (dealer)
-        zmq_close(dealer);
-    if (data)
-        zmq_close(data);
-    spm_security_destroy(&a.security);
-    spm_blockclient_destroy(&copier);
-    if (ctx)
-        zmq_ctx_term(ctx); /* releases every frame still pointing into the cache */
-    spm_dataagent_destroy(&served);
-    spm_nodecache_close(&cache);
-    if (a.cache_dir == default_cache)
-        spm_rmtree(default_cache);
-    return status;
+    return 0;
 }
 
-SPM_CONSTRUCTOR(agent_cmd)
+void spm_agent_destroy(spm_agent_t **self)
 {
-    spm_command_register(&(spm_command_t){.name = "agent",
-                                          .summary = "run the agent of one node (starts its IEUs)",
-                                          .main = agent_main});
+    if (!self || !*self)
+        return;
+    agent_t *a = *self;
+    if (a->node_pipe >= 0)
+        close(a->node_pipe); /* an IEU still waiting for its node exits */
+    if (a->monitor)
+        zmq_close(a->monitor);
+    if (a->kids)
+        stop_all(a);
+    free(a->kids);
+    if (a->dealer)
+        zmq_close(a->dealer);
+    if (a->data)
+        zmq_close(a->data);
+    spm_security_destroy(&a->security);
+    spm_blockclient_destroy(&a->copier);
+    if (a->ctx)
+        zmq_ctx_term(a->ctx); /* releases every frame still pointing into the cache */
+    spm_dataagent_destroy(&a->served);
+    spm_nodecache_close(&a->cache);
+    if (*a->default_cache)
+        spm_rmtree(a->default_cache);
+    free(a);
+    *self = NULL;
 }

@@ -1,0 +1,202 @@
+/*  =========================================================================
+    agent - `spm agent`: the command that runs the agent of one node
+    (vm/agent/agent.h), and `spm agent --drain`, which stops a running one
+    =========================================================================
+*/
+#include "vm/agent/agent.h"
+#include "base/cli.h"
+#include "base/config.h"
+#include "base/heap.h"
+#include "base/log.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+static const char agent_help[] =
+    "usage: spm agent [OPTIONS]\n\n"
+    "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
+    "and reports their deaths to the center. SIGTERM (or --drain) lets running\n"
+    "SIs finish, takes no new ones, then exits. Defaults come from the\n"
+    "configuration (see conf/spm.conf); flags win.\n\n"
+    "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
+    "  --center ENDPOINT   the center, e.g. tcp://head:7700 (default agent.center)\n"
+    "  --keys DIR          CurveZMQ keys: agent.key, center.pub, authorized/\n"
+    "                      (default security.keys); needed for tcp:// endpoints\n"
+    "  --insecure          allow plain TCP without keys\n"
+    "  --ieus N            IEU processes on this node (default: number of cores)\n"
+    "  --slots N           SIs each IEU executes at once (default 1)\n"
+    "  --prefetch N        SIs each IEU asks for ahead (default 1; more while SIs\n"
+    "                      are short: about 2 ms of work, 48 ms while the\n"
+    "                      center has more ready, at most 48)\n"
+    "  --cache-dir DIR     node cache directory, emptied at start\n"
+    "                      (default /tmp/spm-cache-UID-PID)\n"
+    "  --cache-mb N        node cache budget in MiB: copies fetched to read are\n"
+    "                      evicted (least recently used) to stay within it, and\n"
+    "                      blocks the node is asked to keep for the VM beyond it\n"
+    "                      are refused and kept elsewhere (default 0: no limit)\n"
+    "  --heap-mb N         memory in MiB each IEU thread touches at start and keeps\n"
+    "                      for its SIs' buffers, so that the first SIs do not wait\n"
+    "                      for the kernel to supply it (default 0: none)\n"
+    "  --data-listen EP    where this node serves its cached blocks to other nodes\n"
+    "                      (default ipc://CACHE-DIR/data with an ipc center, else\n"
+    "                      tcp://*:RANDOM)\n"
+    "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
+    "                      (default: the bound endpoint, with this host's name)\n"
+    "  --no-store-reads    with an ipc:// center (on this host), IEUs read blocks\n"
+    "                      through it and other nodes' caches, not straight from\n"
+    "                      its store (default agent.store_reads = true)\n"
+    "  --local-files       IEUs may read a client's input file where it lies, by its\n"
+    "                      path (an embedded VM's: it shares the client's machine\n"
+    "                      and user); without it, a client stages its input\n"
+    "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
+    "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
+    "                      pid file) and wait until it has exited\n"
+    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+
+static const struct option agent_opts[] = {{"center", required_argument, 0, 'c'},
+                                           {"ieus", required_argument, 0, 'n'},
+                                           {"slots", required_argument, 0, 's'},
+                                           {"prefetch", required_argument, 0, 'p'},
+                                           {"cache-dir", required_argument, 0, 'd'},
+                                           {"log-level", required_argument, 0, 'v'},
+                                           {"cache-mb", required_argument, 0, 'm'},
+                                           {"heap-mb", required_argument, 0, 'H'},
+                                           {"data-listen", required_argument, 0, 'L'},
+                                           {"data-advertise", required_argument, 0, 'A'},
+                                           {"config", required_argument, 0, 'C'},
+                                           {"keys", required_argument, 0, 'k'},
+                                           {"insecure", no_argument, 0, 'I'},
+                                           {"drain-s", required_argument, 0, 'T'},
+                                           {"drain", no_argument, 0, 'R'},
+                                           {"no-store-reads", no_argument, 0, 'S'},
+                                           {"local-files", no_argument, 0, 'F'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+
+/*  Parses ARGV into O, DRAIN and LEVEL, over the configuration's agent.*
+    settings (loaded first: --config). Returns -1 to go on, or the exit
+    code: 0 after --help, 1 or 2 (usage) after the one line printed. */
+static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log_level_t *level)
+{
+    int ch, rc = spm_config_load_args(argc, argv);
+    if (rc != 0)
+        return spm_cli_fail("agent", rc);
+    *o = (spm_agent_opts_t){.center = spm_config_str("agent", "center"),
+                            .ieus = spm_config_long("agent", "ieus"),
+                            .slots = spm_config_long("agent", "slots"),
+                            .prefetch = spm_config_long("agent", "prefetch"),
+                            .cache_mb = spm_config_long("agent", "cache_mb"),
+                            .heap_mb = spm_config_long("agent", "heap_mb"),
+                            .cache_dir = spm_config_str("agent", "cache_dir"),
+                            .data_listen = spm_config_str("agent", "data_listen"),
+                            .data_advertise = spm_config_str("agent", "data_advertise"),
+                            .store_reads = spm_config_bool("agent", "store_reads"),
+                            .log_level = "warn",
+                            .drain_s = 60};
+    while ((ch = getopt_long(argc, argv, "", agent_opts, NULL)) != -1) {
+        rc = 0;
+        switch (ch) {
+        case 'c':
+            o->center = optarg;
+            break;
+        case 'n':
+            rc = spm_parse_long("--ieus", optarg, 1, 1024, &o->ieus);
+            break;
+        case 's':
+            rc = spm_parse_long("--slots", optarg, 1, 256, &o->slots);
+            break;
+        case 'p':
+            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &o->prefetch);
+            break;
+        case 'd':
+            o->cache_dir = optarg;
+            break;
+        case 'm':
+            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &o->cache_mb);
+            break;
+        case 'H':
+            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &o->heap_mb);
+            break;
+        case 'L':
+            o->data_listen = optarg;
+            break;
+        case 'A':
+            o->data_advertise = optarg;
+            break;
+        case 'C':
+            break; /* loaded above */
+        case 'k':
+            o->keys = optarg;
+            break;
+        case 'I':
+            o->insecure = 1;
+            break;
+        case 'T':
+            rc = spm_parse_long("--drain-s", optarg, 0, 86400, &o->drain_s);
+            break;
+        case 'R':
+            *drain = 1;
+            break;
+        case 'S':
+            o->store_reads = 0;
+            break;
+        case 'F':
+            o->local_files = 1;
+            break;
+        case 'v':
+            rc = spm_log_parse_level(optarg, level);
+            o->log_level = optarg;
+            break;
+        case 'h':
+            fputs(agent_help, stdout);
+            return 0;
+        default:
+            return spm_cli_usage("agent", "invalid option");
+        }
+        if (rc != 0)
+            return spm_cli_fail("agent", rc);
+    }
+    if (optind < argc)
+        return spm_cli_usage("agent", "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/*  `spm agent --drain`: SIGTERM to the agent whose pid file is in
+    CACHE_DIR, then wait for it to exit. */
+static int drain_running(const char *cache_dir)
+{
+    int pid, rc;
+    if (!cache_dir || !*cache_dir)
+        return spm_cli_usage("agent", "--drain needs the running agent's --cache-dir");
+    if ((rc = spm_agent_drain(cache_dir, &pid)) != 0)
+        return spm_cli_fail("agent", rc);
+    printf("agent %d drained\n", pid);
+    return 0;
+}
+
+static int agent_main(int argc, char **argv)
+{
+    spm_agent_opts_t o;
+    spm_log_level_t level = SPM_LOG_WARN;
+    int drain = 0, rc = parse(argc, argv, &o, &drain, &level);
+    if (rc >= 0)
+        return rc;
+    if (drain)
+        return drain_running(o.cache_dir);
+    spm_log_init("agent", level);
+    spm_agent_t *agent = NULL;
+    if ((rc = spm_agent_new(&o, &agent)) != 0)
+        return spm_cli_fail("agent", rc);
+    rc = spm_agent_run(agent);
+    /* A signal before the center welcomed the node ends it without a word. */
+    int status = rc == 0 ? 0 : rc == SPM_ECANCELED ? 1 : spm_cli_fail("agent", rc);
+    spm_agent_destroy(&agent);
+    return status;
+}
+
+SPM_CONSTRUCTOR(agent_cmd)
+{
+    spm_command_register(&(spm_command_t){.name = "agent",
+                                          .summary = "run the agent of one node (starts its IEUs)",
+                                          .main = agent_main});
+}
