@@ -1,5 +1,6 @@
 /*  =========================================================================
-    agent - the agent of one node: starts and supervises the node's IEUs
+    agent - the agent of one node: its link to the center, its data agent,
+    its IEUs
 
     The agent registers its node with the center, empties the node cache
     (a cache left by an earlier run may hold blocks of ids the center has
@@ -8,11 +9,13 @@
     tells the center at once when one dies (so its SIs are re-issued
     without waiting for heartbeats) and restarts it with a growing delay,
     up to a cap of deaths in a row within a second of starting (a crash
-    loop). SIGTERM or SIGINT, a SHUTDOWN from the center, or a center
-    silent too long stop the IEUs and the agent.
+    loop; vm/agent/ieus.c). It runs the node's data agent, and joins a
+    center that restarted again as the same node. SIGTERM or SIGINT, or a
+    SHUTDOWN from the center, stop the IEUs and the agent; a center silent
+    too long is waited for.
     =========================================================================
 */
-#include "vm/agent/agent.h"
+#include "vm/agent/agent_int.h"
 #include "datacache/blockclient.h"
 #include "datacache/dataagent.h"
 #include "datacache/nodecache.h"
@@ -30,55 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#define MAX_RESTARTS 10
-/* An IEU that ran this long before it died was not crash-looping: its
-   restart count (and delay) starts again from zero. */
-#define HEALTHY_US 1000000
-
-typedef struct {
-    pid_t pid;           /* 0 when not running */
-    uint32_t restarts;   /* since the last death after a healthy run */
-    uint64_t started_at; /* monotonic us when it was started */
-    uint64_t restart_at; /* monotonic us when to start it again (0: not pending) */
-} child_t;
-
-struct spm_agent {
-    const char *center;                       /* the center's endpoint */
-    const char *cache_dir;                    /* the node cache's directory */
-    const char *data_listen, *data_advertise; /* the data agent's endpoints */
-    const char *keys;                         /* key directory given with --keys, or NULL */
-    int insecure;                             /* plain TCP allowed */
-    int store_reads;                          /* IEUs may read an ipc:// center's store directly */
-    int local_files;                          /* IEUs may read clients' files by path */
-    spm_security_t *security;                 /* this node's CurveZMQ keys */
-    long slots, prefetch;                     /* each IEU's --slots and --prefetch */
-    long cache_mb;                            /* node cache budget, MiB (0: none) */
-    long heap_mb;          /* memory each IEU thread touches at start (base/heap.h) */
-    long drain_s;          /* how long running SIs may take to finish on SIGTERM */
-    const char *log_level; /* the IEUs' --log-level */
-    uint32_t node;         /* this node's index, from the WELCOME */
-    int node_fd;           /* IEUs started before the WELCOME read the node from it; else -1 */
-    child_t *kids;         /* the IEUs, one per --ieus */
-    long nkids;
-    int node_pipe;           /* the node index to IEUs started before WELCOME (write end), or -1 */
-    void *ctx;               /* the ZeroMQ context */
-    void *dealer;            /* to the center */
-    void *data;              /* the data agent's ROUTER */
-    void *monitor;           /* the DEALER's connects, to say HELLO at once */
-    spm_dataagent_t *served; /* serves this node's blocks on DATA */
-    spm_blockclient_t *copier; /* fetches the copies the center orders */
-    spm_nodecache_t *cache;    /* this node's cache */
-    char advertise[512];       /* the endpoint peers reach DATA at */
-    char host[256];            /* this host's name, for HELLO */
-    char default_cache[128];   /* the cache directory made for this run, or "" */
-    uint32_t hb_ms, dead_ms;   /* the center's heartbeat and dead times, from the WELCOME */
-    uint8_t store_id[16];      /* of the center's store: a restarted one knows our blocks */
-};
-
-typedef struct spm_agent agent_t;
 
 static volatile sig_atomic_t stop_flag;
 
@@ -86,163 +41,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop_flag = 1;
-}
-
-static pid_t start_ieu(agent_t *a)
-{
-    char node[16], slots[16], prefetch[16], cache_mb[24], heap_mb[24];
-    snprintf(cache_mb, sizeof cache_mb, "%ld", a->cache_mb);
-    snprintf(heap_mb, sizeof heap_mb, "%ld", a->heap_mb);
-    if (a->node_fd >= 0)
-        snprintf(node, sizeof node, "%d", a->node_fd);
-    else
-        snprintf(node, sizeof node, "%u", a->node);
-    snprintf(slots, sizeof slots, "%ld", a->slots);
-    snprintf(prefetch, sizeof prefetch, "%ld", a->prefetch);
-    char *node_opt = a->node_fd >= 0 ? "--node-fd" : "--node";
-    char *argv[] = {"spm",         "ieu",
-                    "--center",    (char *)a->center,
-                    node_opt,      node,
-                    "--cache-dir", (char *)a->cache_dir,
-                    "--slots",     slots,
-                    "--prefetch",  prefetch,
-                    "--log-level", (char *)a->log_level,
-                    "--cache-mb",  cache_mb,
-                    "--heap-mb",   heap_mb,
-                    NULL,          NULL,
-                    NULL,          NULL,
-                    NULL,          NULL};
-    size_t n = 18;
-    if (a->insecure)
-        argv[n++] = "--insecure";
-    if (!a->store_reads)
-        argv[n++] = "--no-store-reads";
-    if (a->local_files)
-        argv[n++] = "--local-files";
-    if (a->keys) {
-        argv[n++] = "--keys";
-        argv[n++] = (char *)a->keys;
-    }
-    /* The first IEUs, started before the agent has a thread, are forked
-       copies of it; later ones (restarts) start the binary afresh. */
-    return a->node_fd >= 0 ? spm_proc_fork(argv) : spm_proc_spawn(argv);
-}
-
-static void report_death(void *dealer, pid_t pid, int status)
-{
-    Spm__IeuDied d = SPM__IEU_DIED__INIT;
-    d.pid = (uint32_t)pid;
-    d.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    d.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_IEU_DIED;
-    env.ieu_died = &d;
-    spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
-}
-
-/*  Reaps dead IEUs, reports them, schedules restarts; starts due ones. */
-static void supervise(agent_t *a, void *dealer)
-{
-    int status;
-    pid_t pid;
-    uint64_t now = spm_now_us();
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (long i = 0; i < a->nkids; i++) {
-            child_t *k = &a->kids[i];
-            if (k->pid != pid)
-                continue;
-            k->pid = 0;
-            report_death(dealer, pid, status);
-            if (now - k->started_at >= HEALTHY_US)
-                k->restarts = 0;
-            if (k->restarts >= MAX_RESTARTS) {
-                spm_log_error("IEU %ld died %u times in a row within %.1f s of starting; not "
-                              "restarting it",
-                              i, k->restarts, HEALTHY_US / 1e6);
-                break;
-            }
-            uint64_t delay = 100000ull << (k->restarts < 8 ? k->restarts : 8);
-            k->restart_at = now + delay;
-            spm_log_warn("IEU pid %d %s %d; restarting in %.1f s", (int)pid,
-                         WIFSIGNALED(status) ? "killed by signal" : "exited with",
-                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), delay / 1e6);
-        }
-    }
-    for (long i = 0; i < a->nkids; i++) {
-        child_t *k = &a->kids[i];
-        if (!k->pid && k->restart_at && now >= k->restart_at) {
-            k->restart_at = 0;
-            k->restarts++;
-            k->started_at = now;
-            k->pid = start_ieu(a);
-            if (k->pid < 0)
-                k->pid = 0;
-        }
-    }
-}
-
-/*  After a rejoin: every IEU is stopped and started again at once under the
-    node's index; the restart does not count against the cap. A center of
-    another store knows nothing of the blocks the node kept (and may give
-    their ids to new blocks): unless SAME_STORE, CACHE is emptied in
-    between. */
-static void restart_all(agent_t *a, spm_nodecache_t *cache, int same_store)
-{
-    for (long i = 0; i < a->nkids; i++)
-        if (a->kids[i].pid > 0)
-            spm_proc_stop(a->kids[i].pid, 3000);
-    if (!same_store && spm_nodecache_clear(cache) != 0)
-        spm_log_warn("emptying the node cache: %s", spm_error_detail());
-    for (long i = 0; i < a->nkids; i++) {
-        child_t *k = &a->kids[i];
-        k->pid = start_ieu(a);
-        if (k->pid < 0)
-            k->pid = 0;
-        k->started_at = spm_now_us();
-        k->restart_at = 0;
-    }
-}
-
-/*  Starts every IEU (the first time). */
-static void start_all(agent_t *a)
-{
-    for (long i = 0; i < a->nkids; i++) {
-        a->kids[i].pid = start_ieu(a);
-        if (a->kids[i].pid < 0)
-            a->kids[i].pid = 0;
-        a->kids[i].started_at = spm_now_us();
-    }
-}
-
-/*  SIGTERM to every IEU: each finishes its running SIs, commits them and
-    exits. Whoever is still there after DRAIN_S seconds is killed. */
-static void stop_all(agent_t *a)
-{
-    for (long i = 0; i < a->nkids; i++)
-        if (a->kids[i].pid > 0)
-            kill(a->kids[i].pid, SIGTERM);
-    uint64_t deadline = spm_now_us() + (uint64_t)a->drain_s * 1000000u;
-    for (;;) {
-        int alive = 0;
-        for (long i = 0; i < a->nkids; i++) {
-            if (a->kids[i].pid <= 0)
-                continue;
-            if (waitpid(a->kids[i].pid, NULL, WNOHANG) == a->kids[i].pid)
-                a->kids[i].pid = 0;
-            else
-                alive = 1;
-        }
-        if (!alive)
-            return;
-        if (spm_now_us() > deadline)
-            break;
-        usleep(1000); /* an IEU exits within ms of its last commit */
-    }
-    for (long i = 0; i < a->nkids; i++)
-        if (a->kids[i].pid > 0) {
-            kill(a->kids[i].pid, SIGKILL);
-            waitpid(a->kids[i].pid, NULL, 0);
-        }
 }
 
 /*  The blocks the node keeps, told to a center that restarted on the same
@@ -457,7 +255,7 @@ int spm_agent_new(const spm_agent_opts_t *o, spm_agent_t **out)
        has no thread yet, so they are forked copies of it (base/proc.h). */
     if (pipe2(node_pipe, O_CLOEXEC) == 0 && fcntl(node_pipe[0], F_SETFD, 0) == 0) {
         a->node_fd = node_pipe[0];
-        start_all(a);
+        spm_ieus_start_all(a);
         a->node_fd = -1;
     } else if (node_pipe[1] >= 0) {
         close(node_pipe[1]); /* they start once the node is known */
@@ -551,7 +349,7 @@ int spm_agent_run(spm_agent_t *self)
         fclose(pf);
     }
     if (a->node_pipe < 0)
-        start_all(a);
+        spm_ieus_start_all(a);
     for (long i = 0; a->node_pipe >= 0 && i < a->nkids; i++)
         if (write(a->node_pipe, &a->node, sizeof a->node) != (ssize_t)sizeof a->node)
             break; /* no IEU reads (all died): they restart with --node */
@@ -606,7 +404,7 @@ int spm_agent_run(spm_agent_t *self)
             if (m.env->body_case == SPM__ENVELOPE__BODY_HEARTBEAT && lost) {
                 /* The center that knows this node answers again (a new
                    one drops heartbeats before HELLO): it had stalled. Its
-                   IEUs exited meanwhile; supervise() restarts them. */
+                   IEUs exited meanwhile; spm_ieus_supervise restarts them. */
                 lost = 0;
                 spm_log_warn("the center answers again; node %u resumes", a->node);
             }
@@ -629,7 +427,7 @@ int spm_agent_run(spm_agent_t *self)
                    can read it. */
                 if (same)
                     report_held(a->cache, a->dealer);
-                restart_all(a, a->cache, same);
+                spm_ieus_restart_all(a, a->cache, same);
                 spm_dataagent_forwarding(a->served, a->copier, a->node);
             }
             spm_msg_close(&m);
@@ -637,7 +435,7 @@ int spm_agent_run(spm_agent_t *self)
         if (shutdown)
             break;
         if (!lost)
-            supervise(a, a->dealer);
+            spm_ieus_supervise(a, a->dealer);
         uint64_t now = spm_now_us();
         if (lost && now - last_hello > 2000000) {
             send_hello(a, a->node + 1); /* the same node, if the center will have it */
@@ -672,7 +470,7 @@ void spm_agent_destroy(spm_agent_t **self)
     if (a->monitor)
         zmq_close(a->monitor);
     if (a->kids)
-        stop_all(a);
+        spm_ieus_stop_all(a);
     free(a->kids);
     if (a->dealer)
         zmq_close(a->dealer);
