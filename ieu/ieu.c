@@ -1,5 +1,5 @@
 /*  =========================================================================
-    ieu - `spm ieu`: an execution unit that pulls SIs and runs them
+    ieu - an execution unit: a process that pulls SIs and runs them
 
     The main thread owns the DEALER socket to the center: it asks for work
     (PULL with credits: slots + prefetch SIs in hand), localizes each SI's
@@ -26,6 +26,7 @@
     holder.
     =========================================================================
 */
+#include "ieu/ieu.h"
 #include "datacache/blockclient.h"
 #include "base/checksum.h"
 #include "datacache/directory.h"
@@ -34,7 +35,6 @@
 #include "runtime/plugin.h"
 #include "runtime/registry.h"
 #include "runtime/si.h"
-#include "base/cli.h"
 #include "base/grow.h"
 #include "base/heap.h"
 #include "base/hmap.h"
@@ -43,9 +43,8 @@
 
 #include "transport/wire.h"
 
+#include <assert.h>
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -141,7 +140,7 @@ typedef struct {
 #define MAX_RELOCALIZE 3
 #define UNMAP_BYTES ((uint64_t)8 << 20) /* store bytes read before they are unmapped */
 
-typedef struct {
+struct spm_ieu_proc {
     void *ctx, *dealer;
     spm_nodecache_t *cache;
     spm_blockclient_t *bc; /* fetches from and pushes to other nodes */
@@ -182,7 +181,13 @@ typedef struct {
     uint32_t heartbeat_ms, dead_ms;
     size_t heap_bytes;       /* memory each thread touches at start, for its SIs (base/heap.h) */
     _Atomic uint64_t mapped; /* store bytes read since its map was last given back */
-} ieu_t;
+    const char *center;      /* its endpoint */
+    int node_fd;             /* the node's index is read from it before HELLO, or -1 */
+    void *monitor;           /* the handshakes with the center, until the WELCOME; or NULL */
+    size_t started;          /* worker threads started */
+};
+
+typedef struct spm_ieu_proc ieu_t;
 
 static volatile sig_atomic_t stop_flag;
 
@@ -1355,7 +1360,9 @@ static int hello(ieu_t *ieu, long timeout_ms, void *monitor, const char *center)
     return SPM_EUNREACH;
 }
 
-static int run(ieu_t *ieu)
+/*  The main thread's loop, from the first PULL to a SHUTDOWN or the end of
+    a drain. Returns 0, SPM_ESYS or SPM_ETIMEOUT (the center went silent). */
+static int loop(ieu_t *ieu)
 {
     uint64_t last_heard = spm_now_us(), last_beat = 0;
     pull(ieu);
@@ -1432,7 +1439,7 @@ static int run(ieu_t *ieu)
         }
         if (now - last_heard > 2 * (uint64_t)ieu->dead_ms * 1000) {
             spm_log_warn("the center has been silent for %u ms; exiting", 2 * ieu->dead_ms);
-            return SPM_EUNREACH;
+            return SPM_ETIMEOUT;
         }
     }
     /* Drained: tell the center, which re-issues what is still held here. */
@@ -1444,218 +1451,149 @@ static int run(ieu_t *ieu)
     return 0;
 }
 
-static const char ieu_help[] =
-    "usage: spm ieu --center ENDPOINT (--node N | --node-fd FD) --cache-dir DIR [OPTIONS]\n\n"
-    "Runs one execution unit. Normally started by `spm agent`, not by hand.\n\n"
-    "  --center ENDPOINT   the center to pull SIs from\n"
-    "  --node N            this node's index, as the center gave it to the agent\n"
-    "  --node-fd FD        read the index from FD (4 bytes) before joining: how an\n"
-    "                      agent starts its IEUs while the center welcomes it\n"
-    "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
-    "  --slots N           SIs executed at once, one thread each (default 1)\n"
-    "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
-    "                      more while SIs are short: about 2 ms of work, 48 ms while\n"
-    "                      the center has more ready, at most 48)\n"
-    "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
-    "  --heap-mb N         memory in MiB each thread touches at start and keeps for\n"
-    "                      its SIs' buffers (default 0: taken as SIs ask for it)\n"
-    "  --no-store-reads    with an ipc:// center, read blocks through it as a remote\n"
-    "                      node does, not straight from its store\n"
-    "  --local-files       SIs may read a client's input file by its path (an\n"
-    "                      embedded VM's IEUs: same machine, same user)\n"
-    "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
-    "  --insecure          allow plain TCP without keys\n"
-    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
-
-static int ieu_main(int argc, char **argv)
+/*  Closes the monitor of the handshakes with the center: once it has
+    answered, or with the IEU. */
+static void monitor_close(ieu_t *ieu)
 {
-    static const struct option opts[] = {{"center", required_argument, 0, 'c'},
-                                         {"node", required_argument, 0, 'n'},
-                                         {"node-fd", required_argument, 0, 'N'},
-                                         {"cache-dir", required_argument, 0, 'd'},
-                                         {"slots", required_argument, 0, 's'},
-                                         {"prefetch", required_argument, 0, 'p'},
-                                         {"log-level", required_argument, 0, 'v'},
-                                         {"cache-mb", required_argument, 0, 'm'},
-                                         {"heap-mb", required_argument, 0, 'H'},
-                                         {"keys", required_argument, 0, 'k'},
-                                         {"insecure", no_argument, 0, 'I'},
-                                         {"no-store-reads", no_argument, 0, 'S'},
-                                         {"local-files", no_argument, 0, 'L'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *center = NULL, *cache_dir = NULL, *keys = NULL;
-    int insecure = 0, store_reads = 1;
-    long node = 0, node_fd = -1, slots = 1, prefetch = 1, cache_mb = 0, heap_mb = 0;
-    spm_log_level_t level = SPM_LOG_WARN;
-    int ch, rc;
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        rc = 0;
-        switch (ch) {
-        case 'c':
-            center = optarg;
-            break;
-        case 'd':
-            cache_dir = optarg;
-            break;
-        case 'n':
-            rc = spm_parse_long("--node", optarg, 0, UINT32_MAX, &node);
-            break;
-        case 'N':
-            rc = spm_parse_long("--node-fd", optarg, 0, INT_MAX, &node_fd);
-            break;
-        case 's':
-            rc = spm_parse_long("--slots", optarg, 1, 256, &slots);
-            break;
-        case 'p':
-            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &prefetch);
-            break;
-        case 'v':
-            rc = spm_log_parse_level(optarg, &level);
-            break;
-        case 'k':
-            keys = optarg;
-            break;
-        case 'I':
-            insecure = 1;
-            break;
-        case 'S':
-            store_reads = 0;
-            break;
-        case 'L':
-            spm_si_set_local_files(1);
-            break;
-        case 'm':
-            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);
-            break;
-        case 'H':
-            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &heap_mb);
-            break;
-        case 'h':
-            fputs(ieu_help, stdout);
-            return 0;
-        default:
-            return spm_cli_usage("ieu", "invalid option");
-        }
-        if (rc != 0)
-            return spm_cli_fail("ieu", rc);
-    }
-    if (!center || !cache_dir)
-        return spm_cli_usage("ieu", "--center and --cache-dir are required");
-    spm_log_init("ieu", level);
+    if (ieu->monitor)
+        zmq_close(ieu->monitor);
+    ieu->monitor = NULL;
+}
+
+int spm_ieu_new(const spm_ieu_opts_t *o, spm_ieu_proc_t **out)
+{
+    assert(o);
+    assert(out);
+    *out = NULL;
+    if (o->local_files)
+        spm_si_set_local_files(1);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
 
-    ieu_t ieu = {.node = (uint32_t)node,
-                 .slots = (uint32_t)slots,
-                 .prefetch = (uint32_t)prefetch,
-                 .store_reads = store_reads && strncmp(center, "ipc://", 6) == 0,
-                 .heartbeat_ms = 1000,
-                 .dead_ms = 5000,
-                 .heap_bytes = (size_t)heap_mb << 20,
-                 .efd = -1};
-    pthread_mutex_init(&ieu.lock, NULL);
-    pthread_cond_init(&ieu.cond, NULL);
-    int status = 1;
-    size_t started = 0;
-    ieu.cache = spm_nodecache_open(cache_dir, (uint64_t)cache_mb << 20, 0);
-    if (ieu.cache)
-        spm_nodecache_on_evict(ieu.cache, on_evict, &ieu);
-    ieu.fetches = spm_hmap_new();
-    ieu.plugins = spm_hmap_new();
-    ieu.security = spm_security_new(keys, "agent", insecure);
-    ieu.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    ieu.ctx = zmq_ctx_new();
-    ieu.workers = calloc((size_t)slots, sizeof *ieu.workers);
-    if (ieu.ctx && ieu.security && (ieu.bc = spm_blockclient_new(ieu.ctx, ieu.security)))
-        spm_blockclient_on_corrupt(ieu.bc, on_corrupt, &ieu);
-    if (!ieu.cache || !ieu.fetches || !ieu.plugins || !ieu.bc || !ieu.security || ieu.efd < 0 ||
-        !ieu.ctx || !ieu.workers) {
-        spm_cli_fail("ieu", SPM_ESYS);
-        goto done;
+    ieu_t *ieu = calloc(1, sizeof *ieu);
+    if (!ieu)
+        return SPM_ENOMEM;
+    *ieu = (ieu_t){.node = (uint32_t)o->node,
+                   .slots = (uint32_t)o->slots,
+                   .prefetch = (uint32_t)o->prefetch,
+                   .store_reads = o->store_reads && strncmp(o->center, "ipc://", 6) == 0,
+                   .heartbeat_ms = 1000,
+                   .dead_ms = 5000,
+                   .heap_bytes = (size_t)o->heap_mb << 20,
+                   .efd = -1,
+                   .center = o->center,
+                   .node_fd = (int)o->node_fd};
+    pthread_mutex_init(&ieu->lock, NULL);
+    pthread_cond_init(&ieu->cond, NULL);
+    int rc = 0;
+    ieu->cache = spm_nodecache_open(o->cache_dir, (uint64_t)o->cache_mb << 20, 0);
+    if (ieu->cache)
+        spm_nodecache_on_evict(ieu->cache, on_evict, ieu);
+    ieu->fetches = spm_hmap_new();
+    ieu->plugins = spm_hmap_new();
+    ieu->security = spm_security_new(o->keys, "agent", o->insecure);
+    ieu->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ieu->ctx = zmq_ctx_new();
+    ieu->workers = calloc((size_t)o->slots, sizeof *ieu->workers);
+    if (ieu->ctx && ieu->security && (ieu->bc = spm_blockclient_new(ieu->ctx, ieu->security)))
+        spm_blockclient_on_corrupt(ieu->bc, on_corrupt, ieu);
+    if (!ieu->cache || !ieu->fetches || !ieu->plugins || !ieu->bc || !ieu->security ||
+        ieu->efd < 0 || !ieu->ctx || !ieu->workers) {
+        rc = SPM_ESYS;
+        goto err;
     }
-    ieu.dealer = spm_wire_socket(ieu.ctx, ZMQ_DEALER);
-    void *monitor = ieu.dealer ? spm_security_monitor(ieu.ctx, ieu.dealer, 0) : NULL;
-    if (node_fd >= 0) /* started with its agent: an embedded center may still be starting */
-        spm_wire_await_ipc(center, 2000);
-    if (!ieu.dealer || (rc = spm_security_connect(ieu.security, ieu.dealer, center, NULL)) != 0) {
-        spm_cli_fail("ieu", rc ? rc : SPM_ESYS);
-        if (monitor)
-            zmq_close(monitor);
-        goto done;
+    ieu->dealer = spm_wire_socket(ieu->ctx, ZMQ_DEALER);
+    ieu->monitor = ieu->dealer ? spm_security_monitor(ieu->ctx, ieu->dealer, 0) : NULL;
+    if (ieu->node_fd >= 0) /* started with its agent: an embedded center may still be starting */
+        spm_wire_await_ipc(ieu->center, 2000);
+    if (!ieu->dealer ||
+        (rc = spm_security_connect(ieu->security, ieu->dealer, ieu->center, NULL)) != 0) {
+        rc = rc ? rc : SPM_ESYS;
+        goto err;
     }
-    /* Connected (the handshake goes on meanwhile), it waits for its node. */
-    if (node_fd >= 0 && await_node((int)node_fd, &ieu.node) != 0) {
-        status = stop_flag ? 0 : 1; /* the agent did not join, and says why */
-        if (monitor)
-            zmq_close(monitor);
-        goto done;
-    }
-    rc = hello(&ieu, 10000, monitor, center);
-    if (monitor)
-        zmq_close(monitor);
-    if (rc != 0) {
-        if (!stop_flag && rc != SPM_EDENIED)
-            spm_error(SPM_EUNREACH, "%s: the center did not answer", center);
-        if (!stop_flag)
-            spm_cli_fail("ieu", rc);
-        goto done;
-    }
-    prepare_heap(&ieu); /* the main thread's: the store's copies of outputs */
-    for (; started < (size_t)slots; started++)
-        if (pthread_create(&ieu.workers[started], NULL, worker, &ieu) != 0)
-            break;
-    rc = run(&ieu);
-    status = rc == 0 ? 0 : 1;
-done:
-    pthread_mutex_lock(&ieu.lock);
-    ieu.stop = 1;
-    pthread_cond_broadcast(&ieu.cond);
-    pthread_mutex_unlock(&ieu.lock);
-    for (size_t i = 0; i < started; i++)
-        pthread_join(ieu.workers[i], NULL);
-    free(ieu.workers);
-    for (task_t *t; (t = pop(&ieu.ready)) || (t = pop(&ieu.done));)
-        task_free(t);
-    for (task_t *t; (t = pop(&ieu.kept));)
-        task_free(t);
-    if (ieu.fetches) {
-        size_t pos = 0;
-        uint64_t key;
-        void *value;
-        while (spm_hmap_next(ieu.fetches, &pos, &key, &value))
-            free(value); /* their tasks are freed with the queues or leak at exit */
-        spm_hmap_destroy(&ieu.fetches);
-    }
-    if (ieu.plugins) {
-        size_t pos = 0;
-        uint64_t key;
-        void *value;
-        while (spm_hmap_next(ieu.plugins, &pos, &key, &value))
-            free(value); /* SIs still waiting leak at exit, as those being fetched */
-        spm_hmap_destroy(&ieu.plugins);
-    }
-    spm_blockclient_destroy(&ieu.bc); /* tasks still being kept leak at exit */
-    free(ieu.nodes);
-    free(ieu.publish.v);
-    free(ieu.drop.v);
-    if (ieu.dealer)
-        zmq_close(ieu.dealer);
-    spm_security_destroy(&ieu.security);
-    if (ieu.ctx)
-        zmq_ctx_term(ieu.ctx);
-    if (ieu.efd >= 0)
-        close(ieu.efd);
-    spm_nodecache_close(&ieu.cache);
-    spm_store_view_close(&ieu.store);
-    return status;
+    *out = ieu;
+    return 0;
+err:
+    spm_ieu_destroy(&ieu);
+    return rc;
 }
 
-SPM_CONSTRUCTOR(ieu_cmd)
+int spm_ieu_run(spm_ieu_proc_t *self)
 {
-    spm_command_register(
-        &(spm_command_t){.name = "ieu",
-                         .summary = "run one execution unit (started by the agent)",
-                         .main = ieu_main});
+    assert(self);
+    ieu_t *ieu = self;
+    /* Connected (the handshake goes on meanwhile), it waits for its node. */
+    if (ieu->node_fd >= 0) {
+        int fd = ieu->node_fd;
+        ieu->node_fd = -1;
+        if (await_node(fd, &ieu->node) != 0)
+            return stop_flag ? 0 : SPM_EDEAD; /* the agent did not join, and says why */
+    }
+    int rc = hello(ieu, 10000, ieu->monitor, ieu->center);
+    monitor_close(ieu);
+    if (rc != 0) {
+        if (stop_flag)
+            return SPM_ECANCELED;
+        if (rc != SPM_EDENIED)
+            spm_error(SPM_EUNREACH, "%s: the center did not answer", ieu->center);
+        return rc;
+    }
+    prepare_heap(ieu); /* the main thread's: the store's copies of outputs */
+    for (; ieu->started < ieu->slots; ieu->started++)
+        if (pthread_create(&ieu->workers[ieu->started], NULL, worker, ieu) != 0)
+            break;
+    return loop(ieu);
+}
+
+void spm_ieu_destroy(spm_ieu_proc_t **self)
+{
+    if (!self || !*self)
+        return;
+    ieu_t *ieu = *self;
+    monitor_close(ieu);
+    pthread_mutex_lock(&ieu->lock);
+    ieu->stop = 1;
+    pthread_cond_broadcast(&ieu->cond);
+    pthread_mutex_unlock(&ieu->lock);
+    for (size_t i = 0; i < ieu->started; i++)
+        pthread_join(ieu->workers[i], NULL);
+    free(ieu->workers);
+    for (task_t *t; (t = pop(&ieu->ready)) || (t = pop(&ieu->done));)
+        task_free(t);
+    for (task_t *t; (t = pop(&ieu->kept));)
+        task_free(t);
+    if (ieu->fetches) {
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (spm_hmap_next(ieu->fetches, &pos, &key, &value))
+            free(value); /* their tasks are freed with the queues or leak at exit */
+        spm_hmap_destroy(&ieu->fetches);
+    }
+    if (ieu->plugins) {
+        size_t pos = 0;
+        uint64_t key;
+        void *value;
+        while (spm_hmap_next(ieu->plugins, &pos, &key, &value))
+            free(value); /* SIs still waiting leak at exit, as those being fetched */
+        spm_hmap_destroy(&ieu->plugins);
+    }
+    spm_blockclient_destroy(&ieu->bc); /* tasks still being kept leak at exit */
+    free(ieu->nodes);
+    free(ieu->publish.v);
+    free(ieu->drop.v);
+    if (ieu->dealer)
+        zmq_close(ieu->dealer);
+    spm_security_destroy(&ieu->security);
+    if (ieu->ctx)
+        zmq_ctx_term(ieu->ctx);
+    if (ieu->efd >= 0)
+        close(ieu->efd);
+    spm_nodecache_close(&ieu->cache);
+    spm_store_view_close(&ieu->store);
+    pthread_cond_destroy(&ieu->cond);
+    pthread_mutex_destroy(&ieu->lock);
+    free(ieu);
+    *self = NULL;
 }

@@ -1,0 +1,143 @@
+/*  =========================================================================
+    ieu - `spm ieu`: the command that runs one execution unit (ieu/ieu.h),
+    started by the agent of its node
+    =========================================================================
+*/
+#include "ieu/ieu.h"
+#include "base/cli.h"
+#include "base/heap.h"
+#include "base/log.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+static const char ieu_help[] =
+    "usage: spm ieu --center ENDPOINT (--node N | --node-fd FD) --cache-dir DIR [OPTIONS]\n\n"
+    "Runs one execution unit. Normally started by `spm agent`, not by hand.\n\n"
+    "  --center ENDPOINT   the center to pull SIs from\n"
+    "  --node N            this node's index, as the center gave it to the agent\n"
+    "  --node-fd FD        read the index from FD (4 bytes) before joining: how an\n"
+    "                      agent starts its IEUs while the center welcomes it\n"
+    "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
+    "  --slots N           SIs executed at once, one thread each (default 1)\n"
+    "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
+    "                      more while SIs are short: about 2 ms of work, 48 ms while\n"
+    "                      the center has more ready, at most 48)\n"
+    "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
+    "  --heap-mb N         memory in MiB each thread touches at start and keeps for\n"
+    "                      its SIs' buffers (default 0: taken as SIs ask for it)\n"
+    "  --no-store-reads    with an ipc:// center, read blocks through it as a remote\n"
+    "                      node does, not straight from its store\n"
+    "  --local-files       SIs may read a client's input file by its path (an\n"
+    "                      embedded VM's IEUs: same machine, same user)\n"
+    "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
+    "  --insecure          allow plain TCP without keys\n"
+    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+
+static const struct option ieu_opts[] = {{"center", required_argument, 0, 'c'},
+                                         {"node", required_argument, 0, 'n'},
+                                         {"node-fd", required_argument, 0, 'N'},
+                                         {"cache-dir", required_argument, 0, 'd'},
+                                         {"slots", required_argument, 0, 's'},
+                                         {"prefetch", required_argument, 0, 'p'},
+                                         {"log-level", required_argument, 0, 'v'},
+                                         {"cache-mb", required_argument, 0, 'm'},
+                                         {"heap-mb", required_argument, 0, 'H'},
+                                         {"keys", required_argument, 0, 'k'},
+                                         {"insecure", no_argument, 0, 'I'},
+                                         {"no-store-reads", no_argument, 0, 'S'},
+                                         {"local-files", no_argument, 0, 'L'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+
+/*  Parses ARGV into O and LEVEL. Returns -1 to go on, or the exit code: 0
+    after --help, 1 or 2 (usage) after the one line printed. */
+static int parse(int argc, char **argv, spm_ieu_opts_t *o, spm_log_level_t *level)
+{
+    int ch, rc;
+    while ((ch = getopt_long(argc, argv, "", ieu_opts, NULL)) != -1) {
+        rc = 0;
+        switch (ch) {
+        case 'c':
+            o->center = optarg;
+            break;
+        case 'd':
+            o->cache_dir = optarg;
+            break;
+        case 'n':
+            rc = spm_parse_long("--node", optarg, 0, UINT32_MAX, &o->node);
+            break;
+        case 'N':
+            rc = spm_parse_long("--node-fd", optarg, 0, INT_MAX, &o->node_fd);
+            break;
+        case 's':
+            rc = spm_parse_long("--slots", optarg, 1, 256, &o->slots);
+            break;
+        case 'p':
+            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &o->prefetch);
+            break;
+        case 'v':
+            rc = spm_log_parse_level(optarg, level);
+            break;
+        case 'k':
+            o->keys = optarg;
+            break;
+        case 'I':
+            o->insecure = 1;
+            break;
+        case 'S':
+            o->store_reads = 0;
+            break;
+        case 'L':
+            o->local_files = 1;
+            break;
+        case 'm':
+            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &o->cache_mb);
+            break;
+        case 'H':
+            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &o->heap_mb);
+            break;
+        case 'h':
+            fputs(ieu_help, stdout);
+            return 0;
+        default:
+            return spm_cli_usage("ieu", "invalid option");
+        }
+        if (rc != 0)
+            return spm_cli_fail("ieu", rc);
+    }
+    if (!o->center || !o->cache_dir)
+        return spm_cli_usage("ieu", "--center and --cache-dir are required");
+    return -1;
+}
+
+static int ieu_main(int argc, char **argv)
+{
+    spm_ieu_opts_t o = {.node_fd = -1, .slots = 1, .prefetch = 1, .store_reads = 1};
+    spm_log_level_t level = SPM_LOG_WARN;
+    int rc = parse(argc, argv, &o, &level);
+    if (rc >= 0)
+        return rc;
+    spm_log_init("ieu", level);
+    spm_ieu_proc_t *ieu = NULL;
+    if ((rc = spm_ieu_new(&o, &ieu)) != 0)
+        return spm_cli_fail("ieu", rc);
+    rc = spm_ieu_run(ieu);
+    /* A user hears of a center that refused the IEU or did not answer it;
+       its other ends are logged, or its agent says why. */
+    int status = rc == 0 ? 0 : 1;
+    if (rc == SPM_EDENIED || rc == SPM_EUNREACH)
+        status = spm_cli_fail("ieu", rc);
+    spm_ieu_destroy(&ieu);
+    return status;
+}
+
+SPM_CONSTRUCTOR(ieu_cmd)
+{
+    spm_command_register(
+        &(spm_command_t){.name = "ieu",
+                         .summary = "run one execution unit (started by the agent)",
+                         .main = ieu_main});
+}
