@@ -5,7 +5,10 @@
     @header
     Every node runs its IEUs (`spm ieu`, vm/cmd/ieu.c), started by its agent
     (vm/agent/ieus.c). One IEU is one process: a main thread that owns the
-    socket to the center, and `slots` worker threads that run SI bodies.
+    socket to the center (ieu/ieu.c), and `slots` worker threads that run SI
+    bodies (ieu/slots.c). The other files of ieu/ each hold one part of its
+    work: credits (pull.c), operands (localize.c, plugins.c), outputs kept
+    on nodes (keep.c), results committed in batches (commit.c).
     @discuss
     The command's main fills the options and makes, runs and destroys:
 
