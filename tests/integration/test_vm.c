@@ -358,7 +358,7 @@ START_TEST(batching_never_delays_what_is_waited_for)
     }
     printf("batching: a lone SI's job, submit to its commit, took %.0f us (best of 5)\n",
            best * 1e6);
-    /* A result held back for a batch waits up to HOLD_US (48 ms, ieu/ieu.c)
+    /* A result held back for a batch waits up to HOLD_US (48 ms, ieu/ieu_int.h)
        for others: a lone SI that waited would take that long. Its own cost
        is under 1 ms here (0.8 ms, 1.1 ms under AddressSanitizer on a slow
        day), so 10 ms tells the two apart on any machine the tests run on. */
