@@ -55,7 +55,7 @@
     another process has not flushed yet (at most about 100 ms of them, while
     it keeps ending readers) do not count when this process evicts.
 
-    Layout: database "blocks" maps the 16-byte key of datacache/store.h to a
+    Layout: database "blocks" maps the 16-byte key of datacache/lmdbenv.h to a
     16-byte header then the bytes. The header holds the type id (u32), the
     flags (u32: bit 0 SPM_NODECACHE_KEPT, bit 1 SPM_NODECACHE_NOSUM) and the
     checksum (u64, 0 when NOSUM), all little-endian. A block larger than

@@ -11,7 +11,7 @@
     =========================================================================
 */
 #include "datacache/storeview.h"
-#include "datacache/store.h"
+#include "datacache/lmdbenv.h"
 
 #include <assert.h>
 #include <stdlib.h>

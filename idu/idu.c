@@ -1,11 +1,17 @@
 /*  =========================================================================
-    idu - the instruction dispatch unit: jobs, super-functions, the task
-    pool, leases
+    idu - the instruction dispatch unit: its life, its jobs and their
+    super-functions
 
     Runs inside the center's single thread: no locks. SF callbacks run from
     here and may re-enter the SF API (issue, spawn, done, fail); anything
     that would tear down state in the middle of such a call (a job ending) is
     deferred to the end of the public entry point (notify()).
+
+    The rest of the IDU is beside it, one concept a file: the ready SIs and
+    the pump (pool.c), the IEUs and their leases (lease.c), commits
+    (commit.c), the SDB table (sdbs.c), the figures of reports (stats.c),
+    dependences (scoreboard.c), recording and replay (events.c), locality
+    (locality.c).
     =========================================================================
 */
 #include "idu/idu_int.h"
@@ -21,21 +27,6 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-#define MAX_TRANSIENT_FAILURES 3
-/* An SI whose holders keep dying is likely what kills them (a crashing SI
-   body): re-issuing it for ever would crash every IEU in turn and leave the
-   job waiting with none. */
-#define MAX_HOLDER_DEATHS 4
-
-static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf);
-typedef struct call {
-    uint64_t t0, prev;
-} call_t;
-static call_t enter(const spm_sf_t *sf);
-static void leave(spm_sf_t *sf, const char *callback, call_t c);
-static void job_fail(job_t *job, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* ----------------------------------------------------------------- life */
 
@@ -55,23 +46,6 @@ spm_idu_t *spm_idu_new(spm_idu_emit_fn emit, spm_idu_job_fn done, void *arg)
         return NULL;
     }
     return self;
-}
-
-void spm_idu_si_free(si_t *si)
-{
-    if (!si)
-        return;
-    free(si->ops);
-    free(si->sdbs);
-    free(si->params);
-    free(si);
-}
-
-/*  Frees SI, which will never commit: its job ended. */
-static void si_drop(spm_idu_t *self, si_t *si)
-{
-    spm_sb_drop(self, si);
-    spm_idu_si_free(si);
 }
 
 static void sf_free(spm_sf_t *sf)
@@ -150,183 +124,12 @@ void spm_idu_destroy(spm_idu_t **selfp)
     *selfp = NULL;
 }
 
-/* ------------------------------------------------------------- the pool */
-
-/*  Returns the level of PRIORITY, creating it in order. NULL: no memory. */
-static level_t *level_of(spm_idu_t *self, int priority)
-{
-    size_t i = 0;
-    while (i < self->nlevels && self->levels[i].priority > priority)
-        i++;
-    if (i < self->nlevels && self->levels[i].priority == priority)
-        return &self->levels[i];
-    level_t *v = realloc(self->levels, (self->nlevels + 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    self->levels = v;
-    memmove(&v[i + 1], &v[i], (self->nlevels - i) * sizeof *v);
-    v[i] = (level_t){.priority = priority};
-    self->nlevels++;
-    return &v[i];
-}
-
-static void ring_insert(spm_idu_t *self, spm_sf_t *sf)
-{
-    level_t *l = level_of(self, sf->priority);
-    if (!l || sf->in_ring)
-        return;
-    if (!l->ring) {
-        sf->ring_prev = sf->ring_next = sf;
-        l->ring = sf;
-    } else {
-        spm_sf_t *head = l->ring;
-        sf->ring_next = head;
-        sf->ring_prev = head->ring_prev;
-        head->ring_prev->ring_next = sf;
-        head->ring_prev = sf;
-    }
-    sf->in_ring = 1;
-}
-
-static void ring_remove(spm_idu_t *self, spm_sf_t *sf)
-{
-    if (!sf->in_ring)
-        return;
-    level_t *l = level_of(self, sf->priority);
-    if (sf->ring_next == sf) {
-        l->ring = NULL;
-    } else {
-        sf->ring_prev->ring_next = sf->ring_next;
-        sf->ring_next->ring_prev = sf->ring_prev;
-        if (l->ring == sf)
-            l->ring = sf->ring_next;
-    }
-    sf->in_ring = 0;
-}
-
-static void feeder_remove(spm_idu_t *self, spm_sf_t *sf)
-{
-    if (!sf->feeder)
-        return;
-    level_t *l = level_of(self, sf->priority);
-    for (size_t i = 0; i < l->nfeeders; i++)
-        if (l->feeders[i] == sf) {
-            l->feeders[i] = l->feeders[--l->nfeeders];
-            break;
-        }
-    sf->feeder = 0;
-}
-
-void spm_idu_make_ready(spm_idu_t *self, si_t *si, int front)
-{
-    if (si->job->replay) { /* held until the job's records are all run */
-        si->state = SI_READY;
-        spm_ev_ready(si->job, si);
-        return;
-    }
-    spm_sf_t *sf = si->sf;
-    si->state = SI_READY;
-    si->ieu = -1;
-    if (front) {
-        si->next = sf->ready_head;
-        sf->ready_head = si;
-        if (!sf->ready_tail)
-            sf->ready_tail = si;
-    } else {
-        si->next = NULL;
-        if (sf->ready_tail)
-            sf->ready_tail->next = si;
-        else
-            sf->ready_head = si;
-        sf->ready_tail = si;
-    }
-    self->ready++;
-    si->job->ready++;
-    ring_insert(self, sf);
-}
-
-#define LOCALITY_WINDOW 8 /* ready SIs of one SF compared for locality */
-
-/*  Takes a ready SI of SF for NODE: of the first LOCALITY_WINDOW, the one
-    whose operands would move the fewest bytes to NODE (the first on ties,
-    so without a directory this is FIFO). */
-static si_t *pop_ready(spm_idu_t *self, spm_sf_t *sf, uint32_t node)
-{
-    si_t **best = &sf->ready_head, *prev = NULL, *best_prev = NULL;
-    if (!*best)
-        return NULL;
-    uint64_t best_cost = spm_dir_si_cost(self, *best, node);
-    si_t *cur = sf->ready_head;
-    for (int k = 0; cur && best_cost > 0 && k < LOCALITY_WINDOW; k++) {
-        uint64_t cost = k ? spm_dir_si_cost(self, cur, node) : best_cost;
-        if (cost < best_cost) {
-            best_cost = cost;
-            best_prev = prev;
-        }
-        prev = cur;
-        cur = cur->next;
-    }
-    best = best_prev ? &best_prev->next : &sf->ready_head;
-    si_t *si = *best;
-    *best = si->next;
-    if (sf->ready_tail == si)
-        sf->ready_tail = best_prev;
-    si->next = NULL;
-    self->ready--;
-    si->job->ready--;
-    return si;
-}
-
-/*  Takes the next SI for IEU WHO: the highest level first; within a level,
-    round-robin over SFs with ready SIs, then the feed hooks. */
-static si_t *take_ready(spm_idu_t *self, uint32_t who)
-{
-    for (size_t li = 0; li < self->nlevels; li++) {
-        level_t *l = &self->levels[li];
-        uint32_t node = self->ieus[who].node;
-        if (l->ring) {
-            spm_sf_t *sf = l->ring;
-            si_t *si = pop_ready(self, sf, node);
-            if (!sf->ready_head)
-                ring_remove(self, sf);
-            else
-                l->ring = sf->ring_next;
-            return si;
-        }
-        ieu_t *ieu = &self->ieus[who];
-        spm_ieu_t info = {.ieu = who, .node = ieu->node, .slots = ieu->slots};
-        for (size_t k = 0; k < l->nfeeders; k++) {
-            spm_sf_t *sf = l->feeders[(l->feed_next + k) % l->nfeeders];
-            if (sf->job->state != 0 || sf->done)
-                continue;
-            spm_idu_feed_call(self, sf, &info);
-            l = &self->levels[li]; /* feed may have added levels */
-            if (!sf->ready_head)
-                continue;
-            if (sf->ready_head) {
-                l->feed_next = (l->feed_next + k + 1) % (l->nfeeders ? l->nfeeders : 1);
-                si_t *si = pop_ready(self, sf, node);
-                if (!sf->ready_head)
-                    ring_remove(self, sf);
-                return si;
-            }
-        }
-    }
-    return NULL;
-}
-
-static ieu_job_stats_t *job_ieu_stats(job_t *job, uint32_t ieu)
-{
-    if (spm_grow_zeroed(&job->ieu_stats, &job->nieu_stats, (size_t)ieu + 1,
-                        sizeof *job->ieu_stats) != 0)
-        return NULL;
-    return &job->ieu_stats[ieu];
-}
+/* ------------------------------------------------------- SF callbacks */
 
 /*  A super-function's callbacks run in the center's thread: while one runs,
     nobody is answered, and heartbeats lapse. One that took SPM_IDU_SLOW_US
     or longer (since T0) is named in the log, once per SF. */
-static void timed(spm_sf_t *sf, const char *callback, uint64_t t0)
+void spm_idu_timed(spm_sf_t *sf, const char *callback, uint64_t t0)
 {
     uint64_t us = spm_now_us() - t0;
     if (us < SPM_IDU_SLOW_US || sf->slow_logged)
@@ -340,21 +143,6 @@ static void timed(spm_sf_t *sf, const char *callback, uint64_t t0)
 
 volatile uint64_t spm_idu_running_job;
 
-/*  Around every call into a super-function: the job whose code runs (for
-    a crash handler), and the time it took (timed). */
-static call_t enter(const spm_sf_t *sf)
-{
-    call_t c = {spm_now_us(), spm_idu_running_job};
-    spm_idu_running_job = sf->job->id;
-    return c;
-}
-
-static void leave(spm_sf_t *sf, const char *callback, call_t c)
-{
-    spm_idu_running_job = c.prev;
-    timed(sf, callback, c.t0);
-}
-
 void spm_idu_feed_call(spm_idu_t *self, spm_sf_t *sf, const spm_ieu_t *who)
 {
     spm_ev_feed(self, sf, who);
@@ -362,165 +150,11 @@ void spm_idu_feed_call(spm_idu_t *self, spm_sf_t *sf, const spm_ieu_t *who)
     sf->cls->feed(sf, who);
     leave(sf, "feed", t0);
     if (!sf->ready_head)
-        sf_maybe_finish(self, sf); /* feed may have called done */
-}
-
-static void notify(spm_idu_t *self)
-{
-    while (self->nnotify) {
-        job_t *job = self->notify[--self->nnotify];
-        self->job_done(self->arg, job->id);
-    }
+        spm_idu_sf_maybe_finish(self, sf); /* feed may have called done */
 }
 
 void spm_idu_notify(spm_idu_t *self)
 {
-    notify(self);
-}
-
-void spm_idu_set_speculate(spm_idu_t *self, int on)
-{
-    self->speculate = on;
-}
-
-/*  Mean execution time of JOB's committed SIs of OPCODE, or 0 when none
-    committed yet. */
-static uint64_t opcode_mean_us(const job_t *job, uint32_t opcode)
-{
-    for (size_t i = 0; i < job->nop_stats; i++)
-        if (job->op_stats[i].opcode == opcode)
-            return job->op_stats[i].sis ? job->op_stats[i].busy_us / job->op_stats[i].sis : 0;
-    return 0;
-}
-
-/*  Whether IEU runs JOB's SIs half again slower than the job's mean: a
-    slow or loaded node. */
-static int slow_holder(const job_t *job, int32_t ieu)
-{
-    if (ieu < 0 || (size_t)ieu >= job->nieu_stats || !job->committed)
-        return 0;
-    const ieu_job_stats_t *st = &job->ieu_stats[ieu];
-    return st->sis && 2 * st->busy_us * job->committed > 3 * job->exec_us * st->sis;
-}
-
-/*  Whether IEU has committed nothing for over QUIET_US: stuck, or running
-    one SI far longer than its kind takes. */
-static int quiet_holder(const spm_idu_t *self, int32_t ieu, uint64_t now, uint64_t quiet_us)
-{
-    if (ieu < 0 || (uint32_t)ieu >= self->nieus)
-        return 0;
-    const ieu_t *e = &self->ieus[ieu];
-    uint64_t since = e->last_commit_us > e->joined_us ? e->last_commit_us : e->joined_us;
-    return now > since + quiet_us;
-}
-
-/*  Issues to IEU a copy of the longest-running straggler, if there is one
-    worth it: held for over 10 ms and over twice the mean of its own opcode
-    in its job, by an IEU that is slow (slow_holder) or has committed
-    nothing for four such means (stuck). The mean is per opcode because a
-    long opcode among short ones is not late. An SI counts from when it was
-    issued, and every IEU holds SIs ahead of the one it runs: on IEUs of
-    equal speed that keep committing, copies would mostly be of SIs merely
-    queued, which their IEU reaches soon enough (such copies cost the
-    mining benchmark 3% of its job). Returns 1 when it issued. */
-static int speculate(spm_idu_t *self, uint32_t ieu)
-{
-    uint64_t now = spm_now_us(), worst = 0, key;
-    si_t *pick = NULL;
-    size_t pos = 0;
-    void *value;
-    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
-        si_t *si = value;
-        job_t *job = si->job;
-        if (si->spec_ieu >= 0 || si->ieu == (int32_t)ieu || job->state != 0 || job->ready ||
-            !job->committed)
-            continue;
-        uint64_t ran = now - si->issued_us, mean = opcode_mean_us(job, si->pub.opcode);
-        if (mean && ran > 10000 && ran > 2 * mean &&
-            (slow_holder(job, si->ieu) || quiet_holder(self, si->ieu, now, 4 * mean)) &&
-            ran > worst) {
-            worst = ran;
-            pick = si;
-        }
-    }
-    if (!pick)
-        return 0;
-    pick->spec_ieu = (int32_t)ieu;
-    pick->spec_attempt = pick->pub.attempt + 1;
-    pick->job->speculated++;
-    self->ieus[ieu].credits--;
-    self->ieus[ieu].held++;
-    spm_idu_si_t copy = pick->pub;
-    copy.attempt = pick->spec_attempt;
-    self->emit(self->arg, ieu, &copy);
-    return 1;
-}
-
-/*  Gives IEU I one SI: a ready one, else a straggler's copy. Returns 1
-    when it did, or when it dropped an SI of a failed job (so there may be
-    more); 0 when there was nothing for I. */
-static int serve_one(spm_idu_t *self, uint32_t i)
-{
-    ieu_t *ieu = &self->ieus[i];
-    si_t *si = take_ready(self, i);
-    if (!si)
-        return self->speculate && speculate(self, i);
-    if (si->job->state != 0) { /* its job failed: drop it */
-        si->state = SI_DONE;
-        si_drop(self, si);
-        return 1;
-    }
-    si->state = SI_ISSUED;
-    si->ieu = (int32_t)i;
-    si->issued_us = spm_now_us();
-    ieu->credits--;
-    ieu->held++;
-    if (spm_hmap_put(self->issued, si->pub.id, si) != 0) {
-        job_fail(si->job, SPM_ENOMEM, "out of memory");
-        spm_idu_si_free(si);
-        return 1;
-    }
-    spm_ev_issued(self, si);
-    self->emit(self->arg, i, &si->pub);
-    return 1;
-}
-
-/*  Deals the ready SIs out one at a time to the IEUs with credits, in turn
-    from a first IEU that rotates, until the SIs or the credits run out. An
-    IEU asks for many SIs ahead while SIs are short; handing each its whole
-    credit at once gave the first IEU every SI of a new stage of long ones
-    and left the others idle. For the same reason no IEU holds more than
-    its share of the work in hand (the ready SIs and those issued, over the
-    IEUs alive) beyond one SI per slot and one ahead: near a stage's end
-    the last SIs are spread out instead of queued at one IEU while the
-    others wait. Credits not served stay for the next pump. An SF with a
-    feed hook makes its SIs as IEUs ask, so the pool then says nothing of
-    the work to come: while one feeds there is no cap (with it, matmul's
-    0.03 ms SIs went out a few at a time, at three times the center's CPU). */
-void spm_idu_pump(spm_idu_t *self)
-{
-    size_t n = self->nieus, first = n ? self->pump_first++ % n : 0, alive = 0;
-    uint64_t in_hand = self->ready, share = UINT64_MAX;
-    for (size_t i = 0; i < n; i++)
-        if (self->ieus[i].alive) {
-            in_hand += self->ieus[i].held;
-            alive++;
-        }
-    int feeding = 0;
-    for (size_t li = 0; li < self->nlevels; li++)
-        feeding |= self->levels[li].nfeeders > 0;
-    if (alive && !feeding)
-        share = (in_hand + alive - 1) / alive;
-    for (int more = 1; more;) {
-        more = 0;
-        for (size_t k = 0; k < n; k++) {
-            uint32_t i = (uint32_t)((first + k) % n);
-            const ieu_t *e = &self->ieus[i];
-            if (e->alive && e->credits > 0 && (e->held <= e->slots || e->held < share) &&
-                serve_one(self, i))
-                more = 1;
-        }
-    }
     notify(self);
 }
 
@@ -590,10 +224,10 @@ static void job_end(job_t *job, int state)
     job->state = state;
     job->end_us = spm_now_us();
     for (spm_sf_t *sf = job->sfs; sf; sf = sf->job_next) {
-        ring_remove(self, sf);
-        feeder_remove(self, sf);
+        spm_pool_ring_remove(self, sf);
+        spm_pool_feeder_remove(self, sf);
         while (sf->ready_head)
-            si_drop(self, pop_ready(self, sf, 0));
+            si_drop(self, spm_pool_pop_ready(self, sf, 0));
     }
     if (spm_grow(&self->notify, self->nnotify, &self->capnotify, sizeof *self->notify, 8) != 0) {
         self->job_done(self->arg, job->id); /* report now rather than never */
@@ -614,7 +248,7 @@ void spm_idu_fail_now(job_t *job, int code, int len, const char *msg)
     job_end(job, 2);
 }
 
-static void job_fail(job_t *job, int code, const char *fmt, ...)
+void spm_idu_failf(job_t *job, int code, const char *fmt, ...)
 {
     if (job->state != 0)
         return;
@@ -626,11 +260,6 @@ static void job_fail(job_t *job, int code, const char *fmt, ...)
     spm_idu_fail_now(job, code, -1, msg);
 }
 
-static job_t *job_get(spm_idu_t *self, uint64_t id)
-{
-    return spm_hmap_get(self->jobs, id);
-}
-
 /*  Creates an SF of CLS in JOB under PARENT and starts it. Returns 0 or the
     start failure (which fails the job). */
 static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, const void *args,
@@ -638,9 +267,9 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
 {
     spm_idu_t *self = job->idu;
     spm_sf_t *sf = calloc(1, sizeof *sf);
-    if (!sf || !level_of(self, priority)) {
+    if (!sf || !spm_pool_level(self, priority)) {
         free(sf);
-        job_fail(job, SPM_ENOMEM, "out of memory");
+        spm_idu_failf(job, SPM_ENOMEM, "out of memory");
         return SPM_ENOMEM;
     }
     *sf = (spm_sf_t){.cls = cls,
@@ -657,9 +286,9 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
     else
         job->root = sf;
     if (cls->feed) {
-        level_t *l = level_of(self, priority);
+        level_t *l = spm_pool_level(self, priority);
         if (spm_grow(&l->feeders, l->nfeeders, &l->capfeeders, sizeof *l->feeders, 4) != 0) {
-            job_fail(job, SPM_ENOMEM, "out of memory");
+            spm_idu_failf(job, SPM_ENOMEM, "out of memory");
             return SPM_ENOMEM;
         }
         l->feeders[l->nfeeders++] = sf;
@@ -671,10 +300,10 @@ static int sf_start(job_t *job, spm_sf_t *parent, const spm_sf_class_t *cls, con
     leave(sf, "start", t0);
     if (rc != 0) {
         const char *d = spm_error_detail();
-        job_fail(job, rc, "%s: %s", cls->name, *d ? d : spm_strerror(rc));
+        spm_idu_failf(job, rc, "%s: %s", cls->name, *d ? d : spm_strerror(rc));
         return rc;
     }
-    sf_maybe_finish(self, sf);
+    spm_idu_sf_maybe_finish(self, sf);
     return 0;
 }
 
@@ -714,8 +343,8 @@ int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len)
 {
     const spm_program_t *p = spm_program_find_in(job->scope, job->program);
     if (!p) {
-        job_fail(job, SPM_ENOTFOUND, "no program '%s' in %s", job->program,
-                 job->scope[0] ? "its plugin" : "this spm");
+        spm_idu_failf(job, SPM_ENOTFOUND, "no program '%s' in %s", job->program,
+                      job->scope[0] ? "its plugin" : "this spm");
         return spm_error(SPM_ENOTFOUND, "no program '%s'", job->program);
     }
     spm_ev_submit(self, job, args, len);
@@ -790,7 +419,7 @@ static size_t job_flush_acc(spm_idu_t *self, job_t *job, spm_sf_t *sf)
         sdb_t *s = spm_sb_sdb(self, job->acc_open[i]);
         if (s && s->npartials) {
             if (spm_sb_flush(self, sf, s) != 0) {
-                job_fail(job, SPM_ENOMEM, "out of memory");
+                spm_idu_failf(job, SPM_ENOMEM, "out of memory");
                 return n;
             }
             n++;
@@ -800,7 +429,7 @@ static size_t job_flush_acc(spm_idu_t *self, job_t *job, spm_sf_t *sf)
     return n;
 }
 
-static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
+void spm_idu_sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
 {
     while (sf && !sf->finished && sf->done && sf->outstanding == 0 && sf->children == 0 &&
            sf->job->state == 0) {
@@ -808,7 +437,7 @@ static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
         if (!sf->parent && job_flush_acc(self, job, sf) > 0)
             return; /* the root ends once the last merges commit */
         sf->finished = 1;
-        feeder_remove(self, sf);
+        spm_pool_feeder_remove(self, sf);
         if (sf->cls->finish) {
             call_t t0 = enter(sf);
             sf->cls->finish(sf);
@@ -831,378 +460,12 @@ static void sf_maybe_finish(spm_idu_t *self, spm_sf_t *sf)
     }
 }
 
-/* ----------------------------------------------------------------- IEUs */
-
-uint32_t spm_idu_ieu_join(spm_idu_t *self, uint32_t node, uint32_t slots)
-{
-    ieu_t *v = realloc(self->ieus, (self->nieus + 1) * sizeof *v);
-    if (!v)
-        return UINT32_MAX;
-    self->ieus = v;
-    v[self->nieus] =
-        (ieu_t){.node = node, .slots = slots ? slots : 1, .alive = 1, .joined_us = spm_now_us()};
-    return (uint32_t)self->nieus++;
-}
-
-void spm_idu_ieu_pull(spm_idu_t *self, uint32_t ieu, uint32_t credits)
-{
-    if (ieu < self->nieus && self->ieus[ieu].alive)
-        self->ieus[ieu].credits += credits;
-}
-
-/*  Puts issued SI back in the pool with a new attempt. */
-static void held_dec(spm_idu_t *self, int32_t ieu)
-{
-    if (ieu >= 0 && self->ieus[ieu].held)
-        self->ieus[ieu].held--;
-}
-
-static void reissue(spm_idu_t *self, si_t *si)
-{
-    held_dec(self, si->ieu);
-    if (si->spec_ieu >= 0 && self->ieus[si->spec_ieu].alive) {
-        /* its speculative copy runs on: that becomes the lease */
-        si->ieu = si->spec_ieu;
-        si->pub.attempt = si->spec_attempt;
-        si->spec_ieu = -1;
-        si->issued_us = spm_now_us();
-        return;
-    }
-    spm_hmap_remove(self->issued, si->pub.id);
-    held_dec(self, si->spec_ieu);
-    si->pub.attempt = (si->spec_attempt > si->pub.attempt ? si->spec_attempt : si->pub.attempt) + 1;
-    si->spec_ieu = -1;
-    si->job->reissued++;
-    if (si->job->state != 0) {
-        si_drop(self, si);
-        return;
-    }
-    spm_idu_make_ready(self, si, 1);
-}
-
-/*  The issued SIs for which KEEP(si, ARG) holds, as a malloc'd array of *N
-    (NULL when none). Built before the caller changes the map. When memory
-    runs out the array is cut short: the leases bring the others back. */
-static si_t **issued_where(spm_idu_t *self, int (*keep)(const si_t *, const void *),
-                           const void *arg, size_t *n)
-{
-    si_t **v = NULL;
-    size_t cap = 0, pos = 0;
-    uint64_t key;
-    void *value;
-    *n = 0;
-    while (spm_hmap_next(self->issued, &pos, &key, &value)) {
-        if (!keep(value, arg))
-            continue;
-        if (spm_grow(&v, *n, &cap, sizeof *v, 16) != 0)
-            break;
-        v[(*n)++] = value;
-    }
-    return v;
-}
-
-static int held_by(const si_t *si, const void *ieu)
-{
-    return si->ieu == (int32_t) * (const uint32_t *)ieu;
-}
-
-static int issued_before(const si_t *si, const void *since)
-{
-    return si->issued_us <= *(const uint64_t *)since;
-}
-
-static int of_job(const si_t *si, const void *job)
-{
-    return si->job == job;
-}
-
-uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
-{
-    if (ieu >= self->nieus || !self->ieus[ieu].alive)
-        return 0;
-    self->ieus[ieu].alive = 0;
-    self->ieus[ieu].credits = 0;
-    self->ieus[ieu].left_us = spm_now_us();
-    size_t pos = 0, n;
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(self->issued, &pos, &key, &value))
-        if (((si_t *)value)->spec_ieu == (int32_t)ieu)
-            ((si_t *)value)->spec_ieu = -1; /* a copy dies: the original runs on */
-    si_t **orphans = issued_where(self, held_by, &ieu, &n);
-    for (size_t i = 0; i < n; i++) {
-        si_t *si = orphans[i];
-        if (++si->deaths >= MAX_HOLDER_DEATHS &&
-            !(si->spec_ieu >= 0 && self->ieus[si->spec_ieu].alive)) {
-            const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
-            job_fail(si->job, SPM_EDEAD,
-                     "%s (SI %llu) was running on %u IEUs that died; it may be what kills them",
-                     op ? op->name : "?", (unsigned long long)si->pub.id, si->deaths);
-        }
-        reissue(self, si); /* frees it when its job is over */
-    }
-    free(orphans);
-    notify(self);
-    return (uint32_t)n;
-}
-
-uint32_t spm_idu_ieus(const spm_idu_t *self)
-{
-    uint32_t n = 0;
-    for (size_t i = 0; i < self->nieus; i++)
-        n += self->ieus[i].alive ? 1 : 0;
-    return n;
-}
-
-uint32_t spm_idu_nodes(const spm_idu_t *self)
-{
-    uint32_t n = 0;
-    for (size_t i = 0; i < self->nieus; i++) {
-        if (!self->ieus[i].alive)
-            continue;
-        size_t j = 0;
-        while (j < i && !(self->ieus[j].alive && self->ieus[j].node == self->ieus[i].node))
-            j++;
-        n += j == i ? 1 : 0;
-    }
-    return n;
-}
-
-uint32_t spm_idu_expire(spm_idu_t *self, uint64_t now_us, uint64_t lease_us)
-{
-    uint64_t since = now_us > lease_us ? now_us - lease_us : 0;
-    size_t n;
-    si_t **late = issued_where(self, issued_before, &since, &n);
-    for (size_t i = 0; i < n; i++) {
-        spm_log_warn("SI %llu on IEU %d passed its lease; re-issuing",
-                     (unsigned long long)late[i]->pub.id, late[i]->ieu);
-        reissue(self, late[i]);
-    }
-    free(late);
-    notify(self);
-    return (uint32_t)n;
-}
-
-/* --------------------------------------------------------------- commit */
-
-const spm_idu_si_t *spm_idu_lookup(spm_idu_t *self, uint32_t ieu, uint64_t id, uint32_t attempt)
-{
-    si_t *si = spm_hmap_get(self->issued, id);
-    int spec = si && si->spec_ieu == (int32_t)ieu && si->spec_attempt == attempt;
-    if (si && spec && si->job->state == 0)
-        return &si->pub;
-    if (!si || si->pub.attempt != attempt || si->ieu != (int32_t)ieu || si->job->state != 0) {
-        job_t *job = si ? si->job : NULL;
-        if (job)
-            job->stale++;
-        if (si && si->ieu == (int32_t)ieu && si->job->state != 0) {
-            /* The holder is done with an SI of an ended job: forget it. */
-            spm_hmap_remove(self->issued, id);
-            if (self->ieus[ieu].held)
-                self->ieus[ieu].held--;
-            si_drop(self, si);
-        }
-        return NULL;
-    }
-    return &si->pub;
-}
-
-static int transient(int status)
-{
-    return status == SPM_ETIMEOUT || status == SPM_EUNREACH || status == SPM_ESTORE ||
-           status == SPM_EDEAD || status == SPM_ENOMEM || status == SPM_EFULL;
-}
-
-static void op_stats_add(job_t *job, uint32_t opcode, const spm_idu_commit_t *c)
-{
-    size_t i = 0;
-    while (i < job->nop_stats && job->op_stats[i].opcode != opcode)
-        i++;
-    if (i == job->nop_stats) {
-        spm_idu_op_stats_t *v = realloc(job->op_stats, (i + 1) * sizeof *v);
-        if (!v)
-            return;
-        job->op_stats = v;
-        v[i] = (spm_idu_op_stats_t){.opcode = opcode};
-        job->nop_stats++;
-    }
-    job->op_stats[i].sis++;
-    job->op_stats[i].busy_us += c->exec_us;
-    job->op_stats[i].wait_us += c->wait_us;
-}
-
-size_t spm_idu_job_opcodes(spm_idu_t *self, uint64_t id, spm_idu_op_stats_t *out, size_t max)
-{
-    job_t *job = job_get(self, id);
-    if (!job)
-        return 0;
-    for (size_t i = 0; i < job->nop_stats && i < max; i++)
-        out[i] = job->op_stats[i];
-    return job->nop_stats;
-}
-
-void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
-                          const spm_ieu_t *who)
-{
-    job_t *job = si->job;
-    spm_sf_t *sf = si->sf;
-    spm_ev_commit(self, si, c, who);
-    job->l1_hits += c->l1_hits;
-    job->l2_hits += c->l2_hits;
-    job->store_reads += c->store_reads;
-    job->bytes_l2 += c->bytes_l2;
-    job->bytes_store += c->bytes_store;
-    job->evictions += c->evictions;
-    job->bytes_pushed += c->bytes_pushed;
-    job->corrupt += c->corrupt;
-    si->state = SI_DONE;
-    spm_sb_commit(self, si);
-    job->committed++;
-    job->exec_us += c->exec_us;
-    op_stats_add(job, si->pub.opcode, c);
-    sf->outstanding--;
-    if (!si->internal && sf->cls->commit && job->state == 0) {
-        spm_result_t r = {.kind = SPM_RESULT_SI,
-                          .tag = si->tag,
-                          .reply = c->reply,
-                          .reply_len = c->reply_len,
-                          .ieu = who};
-        call_t t0 = enter(sf);
-        sf->cls->commit(sf, &r);
-        leave(sf, "commit", t0);
-    }
-    spm_idu_si_free(si);
-    sf_maybe_finish(self, sf);
-    notify(self);
-}
-
-void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_commit_t *c)
-{
-    si_t *si = spm_hmap_get(self->issued, id);
-    if (!si)
-        return;
-    job_t *job = si->job;
-    held_dec(self, si->ieu);
-    if (ieu < self->nieus)
-        self->ieus[ieu].last_commit_us = spm_now_us();
-    if (si->spec_ieu >= 0) {
-        /* the other copy's commit, when it comes, is stale */
-        held_dec(self, si->spec_ieu);
-        if (si->spec_ieu == (int32_t)ieu)
-            job->spec_wins++;
-        si->spec_ieu = -1;
-    }
-    ieu_job_stats_t *st = job_ieu_stats(job, ieu);
-    if (st) {
-        st->sis++;
-        st->busy_us += c->exec_us;
-        st->wait_us += c->wait_us;
-        st->localize_us += c->localize_us;
-        st->bytes_l2 += c->bytes_l2;
-        st->bytes_store += c->bytes_store;
-        st->bytes_pushed += c->bytes_pushed;
-    }
-    if (c->status != 0) {
-        const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
-        const char *name = op ? op->name : "?";
-        if (transient(c->status) && ++si->failures < MAX_TRANSIENT_FAILURES) {
-            spm_log_warn("%s on IEU %u failed (%s); retrying", name, ieu, c->error);
-            reissue(self, si);
-        } else {
-            spm_hmap_remove(self->issued, id);
-            job_fail(job, c->status, "%s failed on IEU %u: %s", name, ieu,
-                     c->error && *c->error ? c->error : spm_strerror(c->status));
-            si_drop(self, si);
-        }
-        notify(self);
-        return;
-    }
-    spm_hmap_remove(self->issued, id);
-    ieu_t *e = ieu < self->nieus ? &self->ieus[ieu] : NULL;
-    spm_ieu_t who = {.ieu = ieu, .node = e ? e->node : 0, .slots = e ? e->slots : 1};
-    spm_idu_commit_apply(self, si, c, &who);
-}
-
-/* ----------------------------------------------------------- job queries */
-
 void spm_idu_job_fail(spm_idu_t *self, uint64_t id, int code, const char *message)
 {
     job_t *job = job_get(self, id);
     if (job)
-        job_fail(job, code, "%s", message);
+        spm_idu_failf(job, code, "%s", message);
     notify(self);
-}
-
-int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
-{
-    job_t *job = job_get(self, id);
-    if (!job)
-        return SPM_ENOTFOUND;
-    uint64_t end = job->state ? job->end_us : spm_now_us();
-    *info = (spm_idu_job_info_t){.job = job->id,
-                                 .program = job->program,
-                                 .state = job->state,
-                                 .status = job->status,
-                                 .error = job->error,
-                                 .wall_us = end - job->start_us,
-                                 .issued = job->issued,
-                                 .committed = job->committed,
-                                 .reissued = job->reissued,
-                                 .resumed = job->replayed,
-                                 .restarts = job->restarts,
-                                 .stale = job->stale,
-                                 .expected = job->expected,
-                                 .ready = job->ready,
-                                 .speculated = job->speculated,
-                                 .spec_wins = job->spec_wins,
-                                 .merges = job->merges,
-                                 .l1_hits = job->l1_hits,
-                                 .l2_hits = job->l2_hits,
-                                 .store_reads = job->store_reads,
-                                 .bytes_l2 = job->bytes_l2,
-                                 .bytes_store = job->bytes_store,
-                                 .evictions = job->evictions,
-                                 .bytes_pushed = job->bytes_pushed,
-                                 .corrupt = job->corrupt,
-                                 .result = job->result,
-                                 .result_len = job->result_len,
-                                 .plugin = job->plugin};
-    return 0;
-}
-
-size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t id, spm_idu_ieu_stats_t *out, size_t max)
-{
-    job_t *job = job_get(self, id);
-    if (!job)
-        return 0;
-    uint64_t end = job->state ? job->end_us : spm_now_us();
-    size_t n = 0;
-    for (size_t i = 0; i < self->nieus; i++) {
-        ieu_t *e = &self->ieus[i];
-        uint64_t from = e->joined_us > job->start_us ? e->joined_us : job->start_us;
-        uint64_t to = e->alive || e->left_us > end ? end : e->left_us;
-        if (to <= from && i >= job->nieu_stats)
-            continue;
-        if (n < max) {
-            ieu_job_stats_t z = {0}, *st = i < job->nieu_stats ? &job->ieu_stats[i] : &z;
-            uint64_t capacity = to > from ? (to - from) * e->slots : 0;
-            uint64_t used = st->busy_us + st->wait_us;
-            out[n] = (spm_idu_ieu_stats_t){.ieu = (uint32_t)i,
-                                           .node = e->node,
-                                           .slots = e->slots,
-                                           .sis = st->sis,
-                                           .busy_us = st->busy_us,
-                                           .wait_us = st->wait_us,
-                                           .localize_us = st->localize_us,
-                                           .bytes_l2 = st->bytes_l2,
-                                           .bytes_store = st->bytes_store,
-                                           .bytes_pushed = st->bytes_pushed,
-                                           .idle_us = capacity > used ? capacity - used : 0,
-                                           .dead = !e->alive};
-        }
-        n++;
-    }
-    return n;
 }
 
 void spm_idu_job_floor(spm_idu_t *self, uint64_t floor)
@@ -1233,6 +496,11 @@ int spm_idu_job_lost(spm_idu_t *self, uint64_t id, const char *program, int code
     return 0;
 }
 
+static int of_job(const si_t *si, const void *job)
+{
+    return si->job == job;
+}
+
 void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
 {
     job_t *job = job_get(self, id);
@@ -1240,7 +508,7 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
         return;
     /* SIs of the job still issued are stale now; drop them. */
     size_t n;
-    si_t **mine = issued_where(self, of_job, job, &n);
+    si_t **mine = spm_lease_issued_where(self, of_job, job, &n);
     for (size_t i = 0; i < n; i++) {
         spm_hmap_remove(self->issued, mine[i]->pub.id);
         if (mine[i]->ieu >= 0 && self->ieus[mine[i]->ieu].held)
@@ -1250,190 +518,6 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
     free(mine);
     spm_hmap_remove(self->jobs, id);
     job_free(job);
-}
-
-void spm_idu_job_set_cpu(spm_idu_t *self, uint64_t id, uint64_t cpu_us)
-{
-    job_t *job = job_get(self, id);
-    if (job)
-        job->cpu_us = cpu_us;
-}
-
-uint64_t spm_idu_job_cpu(spm_idu_t *self, uint64_t id)
-{
-    job_t *job = job_get(self, id);
-    return job ? job->cpu_us : 0;
-}
-
-int spm_idu_ieu_info(const spm_idu_t *self, uint32_t ieu, spm_idu_ieu_info_t *info)
-{
-    if (ieu >= self->nieus)
-        return SPM_ENOTFOUND;
-    const ieu_t *e = &self->ieus[ieu];
-    *info = (spm_idu_ieu_info_t){.node = e->node,
-                                 .slots = e->slots,
-                                 .alive = e->alive,
-                                 .held = e->held,
-                                 .credits = e->credits};
-    return 0;
-}
-
-uint32_t spm_idu_ieu_total(const spm_idu_t *self)
-{
-    return (uint32_t)self->nieus;
-}
-
-size_t spm_idu_jobs(spm_idu_t *self, uint64_t *ids, size_t max)
-{
-    size_t n = 0, pos = 0;
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(self->jobs, &pos, &key, &value)) {
-        if (n < max)
-            ids[n] = key;
-        n++;
-    }
-    return n;
-}
-
-uint64_t spm_idu_ready(const spm_idu_t *self)
-{
-    return self->ready;
-}
-
-uint32_t spm_idu_running(const spm_idu_t *self)
-{
-    uint32_t n = 0;
-    size_t pos = 0;
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(self->jobs, &pos, &key, &value))
-        n += ((job_t *)value)->state == 0 ? 1 : 0;
-    return n;
-}
-
-/* ------------------------------------------------------------ SDB table */
-
-spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type)
-{
-    sdb_t *s = spm_sb_sdb_new(self, NULL, type, 0);
-    if (!s)
-        return 0;
-    s->last = s->committed = 1;
-    spm_ev_put(self, s->id, type, 0);
-    return s->id;
-}
-
-int spm_idu_sdb_restore(spm_idu_t *self, uint64_t job, spm_sdb_t id, uint32_t type,
-                        uint64_t version, uint64_t gc_floor)
-{
-    if (!id || (id >> 32) != job || spm_sb_sdb(self, id))
-        return 0; /* not an id of JOB's, or restored already */
-    sdb_t *s = calloc(1, sizeof *s);
-    if (!s)
-        return SPM_ENOMEM;
-    *s = (sdb_t){.id = id,
-                 .job = job,
-                 .type = type,
-                 .last = version,
-                 .committed = version,
-                 .gc_floor = gc_floor};
-    if (spm_hmap_put(self->sdbs, id, s) != 0) {
-        free(s);
-        return SPM_ENOMEM;
-    }
-    if (!job && id > self->next_sdb)
-        self->next_sdb = id;
-    return 0;
-}
-
-void spm_idu_put_drop(spm_idu_t *self, spm_sdb_t id)
-{
-    sdb_t *s = spm_sb_sdb(self, id);
-    if (s && s->job == 0 && !s->hidden) {
-        spm_hmap_remove(self->sdbs, id);
-        spm_sb_sdb_free(s);
-    }
-}
-
-/*  Whether client-put S may go: nothing reads or writes it now or later. */
-static int put_unused(const sdb_t *s)
-{
-    return s && s->job == 0 && !s->hidden && !s->readers && !s->pending;
-}
-
-/*  Forgets S and queues every version of it as garbage (version 0). */
-static void discard_one(spm_idu_t *self, sdb_t *s)
-{
-    spm_hmap_remove(self->sdbs, s->id);
-    if (spm_grow(&self->garbage, self->ngarbage, &self->capgarbage, sizeof *self->garbage, 64) == 0)
-        self->garbage[self->ngarbage++] = (spm_idu_op_t){.sdb = s->id, .version = 0};
-    spm_sb_sdb_free(s);
-}
-
-int spm_idu_discard(spm_idu_t *self, const uint64_t *jobs, size_t njobs, const spm_sdb_t *puts,
-                    size_t nputs, size_t *discarded)
-{
-    *discarded = 0;
-    for (size_t i = 0; i < njobs; i++) {
-        job_t *job = job_get(self, jobs[i]);
-        if (job && job->state == 0)
-            return spm_error(SPM_EINVAL, "job %llu is still running", (unsigned long long)jobs[i]);
-    }
-    spm_hmap_t *ended = spm_hmap_new(); /* the jobs, as a set */
-    size_t n = 0, cap = 0, pos = 0;
-    sdb_t **gone = NULL;
-    int rc = ended ? 0 : SPM_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < njobs; i++)
-        rc = jobs[i] ? spm_hmap_put(ended, jobs[i], ended) : 0;
-    uint64_t key;
-    void *value;
-    while (rc == 0 && njobs && spm_hmap_next(self->sdbs, &pos, &key, &value)) {
-        sdb_t *s = value;
-        if (s->job && spm_hmap_get(ended, s->job) &&
-            (rc = spm_grow(&gone, n, &cap, sizeof *gone, 64)) == 0)
-            gone[n++] = s;
-    }
-    spm_hmap_destroy(&ended);
-    if (rc != 0) {
-        free(gone);
-        return spm_error(SPM_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++)
-        discard_one(self, gone[i]);
-    free(gone);
-    for (size_t i = 0; i < nputs; i++) {
-        sdb_t *s = spm_sb_sdb(self, puts[i]);
-        if (put_unused(s)) {
-            spm_ev_put(self, s->id, 0, 1);
-            discard_one(self, s);
-            n++;
-        }
-    }
-    *discarded = n;
-    return 0;
-}
-
-uint64_t spm_idu_sdb_version(spm_idu_t *self, spm_sdb_t id, uint32_t *type)
-{
-    sdb_t *s = spm_sb_sdb(self, id);
-    if (!s || s->hidden)
-        return 0;
-    if (type)
-        *type = s->type;
-    return s->committed;
-}
-
-int spm_idu_sdb_live(spm_idu_t *self, spm_sdb_t id, uint64_t version)
-{
-    sdb_t *s = spm_sb_sdb(self, id);
-    return s && version && version <= s->committed && version >= s->gc_floor;
-}
-
-void spm_idu_sdb_floor(spm_idu_t *self, spm_sdb_t floor)
-{
-    if (floor > self->next_sdb)
-        self->next_sdb = floor;
 }
 
 /* ------------------------------------------------- the SF API (include/spm/spm.h) */
@@ -1483,7 +567,7 @@ int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, siz
     if (rc != 0) {
         /* Versions already allocated by a partial bind stay pending; fail
            the job so nothing waits for them forever. */
-        job_fail(sf->job, rc, "%s", spm_error_detail());
+        spm_idu_failf(sf->job, rc, "%s", spm_error_detail());
         spm_idu_si_free(si);
         return rc;
     }
@@ -1502,7 +586,7 @@ int spm_sf_spawn(spm_sf_t *sf, const spm_sf_class_t *cls, const void *args, size
 void spm_sf_done(spm_sf_t *sf)
 {
     sf->done = 1;
-    feeder_remove(sf->job->idu, sf);
+    spm_pool_feeder_remove(sf->job->idu, sf);
     /* The finish check runs when control returns to the IDU (after start or
        commit), not inside the SF's own callback. */
 }
@@ -1514,7 +598,7 @@ void spm_sf_fail(spm_sf_t *sf, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    job_fail(sf->job, code, "%s", msg);
+    spm_idu_failf(sf->job, code, "%s", msg);
 }
 
 void spm_sf_expect(spm_sf_t *sf, uint64_t n)
@@ -1546,11 +630,6 @@ static uint64_t input_u64(job_t *job, uint64_t v)
     for (int i = 7; i >= 0; i--)
         v = v << 8 | b[i];
     return v;
-}
-
-uint64_t spm_idu_made(const spm_idu_t *self)
-{
-    return self->made;
 }
 
 uint64_t spm_sf_seed(const spm_sf_t *sf)

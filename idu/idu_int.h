@@ -1,7 +1,9 @@
 /*  =========================================================================
-    idu_int - the IDU's internal types, shared by idu.c and scoreboard.c
+    idu_int - the IDU's internal types, shared by the files of idu/
 
-    Nothing outside idu/ includes this file.
+    Nothing outside idu/ includes this file. At its end, the few helpers
+    that were statics of idu.c and that several files now call, inline so
+    that the pump and commit paths call nothing more than they did.
     =========================================================================
 */
 #ifndef SPM_IDU_INT_H_INCLUDED
@@ -9,7 +11,10 @@
 
 #include "datacache/directory.h"
 #include "idu/idu.h"
+#include "base/clock.h"
 #include "base/hmap.h"
+
+#include <stdlib.h>
 
 typedef struct si si_t;
 typedef struct job job_t;
@@ -243,17 +248,21 @@ int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len)
     PLUGIN (the block of the object's bytes) for IEUs to load. */
 void spm_idu_job_plugin(job_t *job, const char *scope, spm_sdb_t plugin);
 void spm_idu_feed_call(spm_idu_t *self, struct spm_sf *sf, const spm_ieu_t *who);
-void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
-                          const spm_ieu_t *who);
 /*  Fails JOB with CODE and the LEN bytes of MSG (-1: up to its NUL). */
 void spm_idu_fail_now(job_t *job, int code, int len, const char *msg);
+void spm_idu_notify(spm_idu_t *self);
+
+/* commit.c, for events.c */
+void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
+                          const spm_ieu_t *who);
+
+/* sdbs.c, for events.c */
 /*  SDB ID of JOB (0: a client's put) is known again with its newest
     VERSION committed and versions below GC_FLOOR deleted (a restart).
     Nothing is done when it is known already. Returns 0 or SPM_ENOMEM. */
 int spm_idu_sdb_restore(spm_idu_t *self, uint64_t job, spm_sdb_t id, uint32_t type,
                         uint64_t version, uint64_t gc_floor);
 void spm_idu_put_drop(spm_idu_t *self, spm_sdb_t id);
-void spm_idu_notify(spm_idu_t *self);
 
 /* locality.c */
 /*  Bytes SI's inputs would move to NODE (0 without a directory). */
@@ -265,10 +274,99 @@ uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
     job is run again from its journal). NULL when out of memory. */
 si_t *spm_idu_si_alloc(struct spm_sf *sf, uint32_t opcode, size_t nops, const void *params,
                        size_t params_len);
-void spm_idu_si_free(si_t *si);
 /*  Counts SI as outstanding for its SF and job, and queues it when ready. */
 void spm_idu_si_enter(spm_idu_t *self, si_t *si);
 void spm_idu_make_ready(spm_idu_t *self, si_t *si, int front);
 int spm_idu_job_note_acc(job_t *job, spm_sdb_t id);
+
+/* idu.c, for the other files of the IDU */
+/*  Fails JOB (when it still runs) with CODE and the message FMT makes; the
+    end is reported at the end of the IDU call (notify). */
+void spm_idu_failf(job_t *job, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/*  Finishes SF when it is done and waits for nothing (no SI outstanding,
+    no live child), then its parent likewise; the root's end ends the job. */
+void spm_idu_sf_maybe_finish(spm_idu_t *self, struct spm_sf *sf);
+/*  Names SF in the log when its CALLBACK, begun at T0, took
+    SPM_IDU_SLOW_US or longer (once per SF). */
+void spm_idu_timed(struct spm_sf *sf, const char *callback, uint64_t t0);
+
+/* pool.c, for idu.c */
+/*  The level of PRIORITY, made when missing. NULL: no memory. */
+level_t *spm_pool_level(spm_idu_t *self, int priority);
+/*  Takes SF out of its level's ring of SFs with ready SIs / its feeders. */
+void spm_pool_ring_remove(spm_idu_t *self, struct spm_sf *sf);
+void spm_pool_feeder_remove(spm_idu_t *self, struct spm_sf *sf);
+/*  Takes a ready SI of SF for NODE (NULL: none ready). */
+si_t *spm_pool_pop_ready(spm_idu_t *self, struct spm_sf *sf, uint32_t node);
+
+/* lease.c, for idu.c and commit.c */
+/*  Puts issued SI back in the pool with a new attempt (or frees it when its
+    job is over). */
+void spm_lease_reissue(spm_idu_t *self, si_t *si);
+/*  The issued SIs for which KEEP(si, ARG) holds, as a malloc'd array of *N
+    (NULL when none); owned by the caller. */
+si_t **spm_lease_issued_where(spm_idu_t *self, int (*keep)(const si_t *, const void *),
+                              const void *arg, size_t *n);
+
+/* ------------------------------------------------------------------------
+   Inline, for every file of the IDU: these were statics of idu.c, which the
+   pump and commit paths had inlined.
+   --------------------------------------------------------------------- */
+
+typedef struct call {
+    uint64_t t0, prev;
+} call_t;
+
+/*  Around every call into a super-function: the job whose code runs (for
+    a crash handler), and the time it took (spm_idu_timed). */
+static inline call_t enter(const struct spm_sf *sf)
+{
+    call_t c = {spm_now_us(), spm_idu_running_job};
+    spm_idu_running_job = sf->job->id;
+    return c;
+}
+
+static inline void leave(struct spm_sf *sf, const char *callback, call_t c)
+{
+    spm_idu_running_job = c.prev;
+    spm_idu_timed(sf, callback, c.t0);
+}
+
+static inline void notify(spm_idu_t *self)
+{
+    while (self->nnotify) {
+        job_t *job = self->notify[--self->nnotify];
+        self->job_done(self->arg, job->id);
+    }
+}
+
+static inline void spm_idu_si_free(si_t *si)
+{
+    if (!si)
+        return;
+    free(si->ops);
+    free(si->sdbs);
+    free(si->params);
+    free(si);
+}
+
+/*  Frees SI, which will never commit: its job ended. */
+static inline void si_drop(spm_idu_t *self, si_t *si)
+{
+    spm_sb_drop(self, si);
+    spm_idu_si_free(si);
+}
+
+static inline void held_dec(spm_idu_t *self, int32_t ieu)
+{
+    if (ieu >= 0 && self->ieus[ieu].held)
+        self->ieus[ieu].held--;
+}
+
+static inline job_t *job_get(spm_idu_t *self, uint64_t id)
+{
+    return spm_hmap_get(self->jobs, id);
+}
 
 #endif

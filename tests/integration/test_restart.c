@@ -7,6 +7,7 @@
     journal, another layout, a store a running center uses) is refused in
     one line before anything in it changes. Real centers, agents, IEUs and
     clients of the spm binary on ipc endpoints, real store directories. */
+#include "datacache/lmdbenv.h"
 #include "datacache/store.h"
 #include "tests/chaos/chaos.h"
 #include "tests/check_main.h"

@@ -1,5 +1,6 @@
 /*  Tests of datacache/store: the center's durable LMDB store. Every test works on real LMDB
     files in a fresh mkdtemp directory that is removed at the end. */
+#include "datacache/lmdbenv.h"
 #include "datacache/store.h"
 #include "datacache/storeview.h"
 #include "tests/check_main.h"
