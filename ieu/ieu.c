@@ -35,6 +35,7 @@
 #include "runtime/registry.h"
 #include "runtime/si.h"
 #include "base/cli.h"
+#include "base/config.h"
 #include "base/grow.h"
 #include "base/heap.h"
 #include "base/hmap.h"
@@ -1444,6 +1445,7 @@ static int run(ieu_t *ieu)
     return 0;
 }
 
+/*  Its options that are not settings; spm_config_help prints the settings'. */
 static const char ieu_help[] =
     "usage: spm ieu --center ENDPOINT (--node N | --node-fd FD) --cache-dir DIR [OPTIONS]\n\n"
     "Runs one execution unit. Normally started by `spm agent`, not by hand.\n\n"
@@ -1452,20 +1454,8 @@ static const char ieu_help[] =
     "  --node-fd FD        read the index from FD (4 bytes) before joining: how an\n"
     "                      agent starts its IEUs while the center welcomes it\n"
     "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
-    "  --slots N           SIs executed at once, one thread each (default 1)\n"
-    "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
-    "                      more while SIs are short: about 2 ms of work, 48 ms while\n"
-    "                      the center has more ready, at most 48)\n"
-    "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
-    "  --heap-mb N         memory in MiB each thread touches at start and keeps for\n"
-    "                      its SIs' buffers (default 0: taken as SIs ask for it)\n"
-    "  --no-store-reads    with an ipc:// center, read blocks through it as a remote\n"
-    "                      node does, not straight from its store\n"
     "  --local-files       SIs may read a client's input file by its path (an\n"
-    "                      embedded VM's IEUs: same machine, same user)\n"
-    "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
-    "  --insecure          allow plain TCP without keys\n"
-    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+    "                      embedded VM's IEUs: same machine, same user)\n";
 
 static int ieu_main(int argc, char **argv)
 {
@@ -1486,7 +1476,11 @@ static int ieu_main(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const char *center = NULL, *cache_dir = NULL, *keys = NULL;
     int insecure = 0, store_reads = 1;
-    long node = 0, node_fd = -1, slots = 1, prefetch = 1, cache_mb = 0, heap_mb = 0;
+    long node = 0, node_fd = -1; /* the agent gives an IEU the rest: defaults as the table's */
+    long slots = spm_config_default_long("agent", "slots");
+    long prefetch = spm_config_default_long("agent", "prefetch");
+    long cache_mb = spm_config_default_long("agent", "cache_mb");
+    long heap_mb = spm_config_default_long("agent", "heap_mb");
     spm_log_level_t level = SPM_LOG_WARN;
     int ch, rc;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1505,13 +1499,13 @@ static int ieu_main(int argc, char **argv)
             rc = spm_parse_long("--node-fd", optarg, 0, INT_MAX, &node_fd);
             break;
         case 's':
-            rc = spm_parse_long("--slots", optarg, 1, 256, &slots);
+            rc = spm_config_arg("agent", "slots", optarg, &slots);
             break;
         case 'p':
-            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &prefetch);
+            rc = spm_config_arg("agent", "prefetch", optarg, &prefetch);
             break;
         case 'v':
-            rc = spm_log_parse_level(optarg, &level);
+            rc = spm_config_arg_level(optarg, &level);
             break;
         case 'k':
             keys = optarg;
@@ -1526,13 +1520,14 @@ static int ieu_main(int argc, char **argv)
             spm_si_set_local_files(1);
             break;
         case 'm':
-            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &cache_mb);
+            rc = spm_config_arg("agent", "cache_mb", optarg, &cache_mb);
             break;
         case 'H':
-            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &heap_mb);
+            rc = spm_config_arg("agent", "heap_mb", optarg, &heap_mb);
             break;
         case 'h':
             fputs(ieu_help, stdout);
+            spm_config_help(stdout, SPM_PROC_IEU);
             return 0;
         default:
             return spm_cli_usage("ieu", "invalid option");
@@ -1551,8 +1546,8 @@ static int ieu_main(int argc, char **argv)
                  .slots = (uint32_t)slots,
                  .prefetch = (uint32_t)prefetch,
                  .store_reads = store_reads && strncmp(center, "ipc://", 6) == 0,
-                 .heartbeat_ms = 1000,
-                 .dead_ms = 5000,
+                 .heartbeat_ms = (uint32_t)spm_config_default_long("center", "heartbeat_ms"),
+                 .dead_ms = (uint32_t)spm_config_default_long("center", "dead_ms"),
                  .heap_bytes = (size_t)heap_mb << 20,
                  .efd = -1};
     pthread_mutex_init(&ieu.lock, NULL);

@@ -376,6 +376,7 @@ static int drain_running(const char *cache_dir)
     return 0;
 }
 
+/*  Its options that are not settings; spm_config_help prints the settings'. */
 static const char agent_help[] =
     "usage: spm agent [OPTIONS]\n\n"
     "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
@@ -383,39 +384,12 @@ static const char agent_help[] =
     "SIs finish, takes no new ones, then exits. Defaults come from the\n"
     "configuration (see conf/spm.conf); flags win.\n\n"
     "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
-    "  --center ENDPOINT   the center, e.g. tcp://head:7700 (default agent.center)\n"
-    "  --keys DIR          CurveZMQ keys: agent.key, center.pub, authorized/\n"
-    "                      (default security.keys); needed for tcp:// endpoints\n"
-    "  --insecure          allow plain TCP without keys\n"
-    "  --ieus N            IEU processes on this node (default: number of cores)\n"
-    "  --slots N           SIs each IEU executes at once (default 1)\n"
-    "  --prefetch N        SIs each IEU asks for ahead (default 1; more while SIs\n"
-    "                      are short: about 2 ms of work, 48 ms while the\n"
-    "                      center has more ready, at most 48)\n"
-    "  --cache-dir DIR     node cache directory, emptied at start\n"
-    "                      (default /tmp/spm-cache-UID-PID)\n"
-    "  --cache-mb N        node cache budget in MiB: copies fetched to read are\n"
-    "                      evicted (least recently used) to stay within it, and\n"
-    "                      blocks the node is asked to keep for the VM beyond it\n"
-    "                      are refused and kept elsewhere (default 0: no limit)\n"
-    "  --heap-mb N         memory in MiB each IEU thread touches at start and keeps\n"
-    "                      for its SIs' buffers, so that the first SIs do not wait\n"
-    "                      for the kernel to supply it (default 0: none)\n"
-    "  --data-listen EP    where this node serves its cached blocks to other nodes\n"
-    "                      (default ipc://CACHE-DIR/data with an ipc center, else\n"
-    "                      tcp://*:RANDOM)\n"
-    "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
-    "                      (default: the bound endpoint, with this host's name)\n"
-    "  --no-store-reads    with an ipc:// center (on this host), IEUs read blocks\n"
-    "                      through it and other nodes' caches, not straight from\n"
-    "                      its store (default agent.store_reads = true)\n"
     "  --local-files       IEUs may read a client's input file where it lies, by its\n"
     "                      path (an embedded VM's: it shares the client's machine\n"
     "                      and user); without it, a client stages its input\n"
     "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
     "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
-    "                      pid file) and wait until it has exited\n"
-    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+    "                      pid file) and wait until it has exited\n";
 
 static int agent_main(int argc, char **argv)
 {
@@ -455,8 +429,6 @@ static int agent_main(int argc, char **argv)
                  .node_fd = -1};
     int drain = 0;
     long nieus = spm_config_long("agent", "ieus");
-    if (nieus == 0)
-        nieus = sysconf(_SC_NPROCESSORS_ONLN);
     spm_log_level_t level = SPM_LOG_WARN;
     char default_cache[128];
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -466,22 +438,22 @@ static int agent_main(int argc, char **argv)
             a.center = optarg;
             break;
         case 'n':
-            rc = spm_parse_long("--ieus", optarg, 1, 1024, &nieus);
+            rc = spm_config_arg("agent", "ieus", optarg, &nieus);
             break;
         case 's':
-            rc = spm_parse_long("--slots", optarg, 1, 256, &a.slots);
+            rc = spm_config_arg("agent", "slots", optarg, &a.slots);
             break;
         case 'p':
-            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &a.prefetch);
+            rc = spm_config_arg("agent", "prefetch", optarg, &a.prefetch);
             break;
         case 'd':
             a.cache_dir = optarg;
             break;
         case 'm':
-            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &a.cache_mb);
+            rc = spm_config_arg("agent", "cache_mb", optarg, &a.cache_mb);
             break;
         case 'H':
-            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &a.heap_mb);
+            rc = spm_config_arg("agent", "heap_mb", optarg, &a.heap_mb);
             break;
         case 'L':
             a.data_listen = optarg;
@@ -510,11 +482,12 @@ static int agent_main(int argc, char **argv)
             a.local_files = 1;
             break;
         case 'v':
-            rc = spm_log_parse_level(optarg, &level);
+            rc = spm_config_arg_level(optarg, &level);
             a.log_level = optarg;
             break;
         case 'h':
             fputs(agent_help, stdout);
+            spm_config_help(stdout, SPM_PROC_AGENT);
             return 0;
         default:
             return spm_cli_usage("agent", "invalid option");
@@ -526,6 +499,7 @@ static int agent_main(int argc, char **argv)
         return spm_cli_usage("agent", "unexpected argument '%s'", argv[optind]);
     if (drain)
         return drain_running(a.cache_dir);
+    nieus = spm_config_ieus(nieus); /* 0, from --ieus or agent.ieus: one per core */
     if (!a.cache_dir || !*a.cache_dir) {
         snprintf(default_cache, sizeof default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
                  (int)getpid());
@@ -607,7 +581,9 @@ static int agent_main(int argc, char **argv)
     env.body_case = SPM__ENVELOPE__BODY_HELLO;
     env.hello = &h;
     spm_wire_send(dealer, NULL, &env, NULL, 0, NULL);
-    uint32_t hb_ms = 1000, dead_ms = 5000;
+    /* until the center's WELCOME says */
+    uint32_t hb_ms = (uint32_t)spm_config_default_long("center", "heartbeat_ms");
+    uint32_t dead_ms = (uint32_t)spm_config_default_long("center", "dead_ms");
     int lost = 0; /* the center went silent or forgot us; HELLO until it answers */
     uint64_t last_hello = 0;
     uint8_t store_id[16] = {0}; /* of the center's store: a restarted one knows our blocks */
