@@ -119,10 +119,9 @@ static const spm_setting_t table[] = {
      CENTER | AGENT | IEU | CLIENT,
      "allow plain TCP without keys (security.insecure = true): anyone who reaches the port gets "
      "in"},
-    {"log", "level", "SPM_LOG_LEVEL", "--log-level", "LEVEL", LEVEL, "info", 0, 0,
-     CENTER | AGENT | IEU,
-     "error, warn, info or debug (the center: default log.level, info; the agent and its IEUs: "
-     "default warn)"},
+    {"log", "level", "SPM_LOG_LEVEL", "--log-level", "LEVEL", LEVEL, "", 0, 0, CENTER | AGENT | IEU,
+     "error, warn, info or debug (default log.level; unset: info for the center, warn for "
+     "agents, their IEUs and clients)"},
 };
 
 #define NSETTINGS (sizeof table / sizeof table[0])
@@ -151,7 +150,9 @@ const spm_setting_t *spm_config_find(const char *section, const char *key)
 
 /*  Checks VALUE for setting S and sets *OUT (may be NULL) to what it means:
     the number, the log level, 1 or 0 for a boolean. Returns 0 or SPM_EINVAL
-    with WHY set. */
+    with WHY set. An empty log level is "unset" in a file or the
+    environment; the command line, where a flag not given is unset, refuses
+    it (spm_config_arg). */
 static int check(const spm_setting_t *s, const char *value, long *out, char *why, size_t size)
 {
     long v = 0;
@@ -181,7 +182,7 @@ static int check(const spm_setting_t *s, const char *value, long *out, char *why
     }
     case SPM_SETTING_LEVEL: {
         spm_log_level_t level = SPM_LOG_WARN;
-        if (spm_log_parse_level(value, &level) != 0) {
+        if (*value && spm_log_parse_level(value, &level) != 0) {
             snprintf(why, size, "'%s' is not error, warn, info or debug", value);
             return SPM_EINVAL;
         }
@@ -320,7 +321,9 @@ int spm_config_arg(const char *section, const char *key, const char *arg, long *
     if (!s)
         return spm_error(SPM_EINVAL, "%s.%s: unknown setting", section, key);
     char why[256];
-    if (check(s, arg, out, why, sizeof why) == 0)
+    if (s->kind == SPM_SETTING_LEVEL && !*arg)
+        snprintf(why, sizeof why, "'' is not error, warn, info or debug");
+    else if (check(s, arg, out, why, sizeof why) == 0)
         return 0;
     return spm_error(SPM_EINVAL, "%s: %s", s->option ? s->option : s->env, why);
 }
@@ -332,6 +335,12 @@ int spm_config_arg_level(const char *arg, spm_log_level_t *level)
     if (rc == 0)
         *level = (spm_log_level_t)v;
     return rc;
+}
+
+const char *spm_config_log_level(const char *fallback)
+{
+    const char *v = spm_config_str("log", "level");
+    return v && *v ? v : fallback;
 }
 
 long spm_config_ieus(long n)

@@ -34,7 +34,7 @@ typedef enum {
     SPM_SETTING_STR,    /* any text */
     SPM_SETTING_LONG,   /* a whole number in [min, max] */
     SPM_SETTING_BOOL,   /* true/false, yes/no, on/off, 1/0 */
-    SPM_SETTING_LEVEL,  /* error, warn, info or debug */
+    SPM_SETTING_LEVEL,  /* error, warn, info or debug (empty: unset) */
     SPM_SETTING_SECRET, /* text that spm config check does not show */
 } spm_setting_kind_t;
 
@@ -104,6 +104,11 @@ int spm_config_arg(const char *section, const char *key, const char *arg, long *
 /*  spm_config_arg for --log-level: 0 with *LEVEL set, or SPM_EINVAL with
     the detail "--log-level: 'ARG' is not error, warn, info or debug". */
 int spm_config_arg_level(const char *arg, spm_log_level_t *level);
+
+/*  The log level of a process whose own default is FALLBACK ("info" for
+    the center, "warn" for the others): log.level from the environment or
+    the loaded file when either sets it, else FALLBACK. A static string. */
+const char *spm_config_log_level(const char *fallback);
 
 /*  agent.ieus as a number of IEUs: N, or for 0 one per core (at least 1). */
 long spm_config_ieus(long n);

@@ -1481,7 +1481,8 @@ static int ieu_main(int argc, char **argv)
     long prefetch = spm_config_default_long("agent", "prefetch");
     long cache_mb = spm_config_default_long("agent", "cache_mb");
     long heap_mb = spm_config_default_long("agent", "heap_mb");
-    spm_log_level_t level = SPM_LOG_WARN;
+    spm_log_level_t level;
+    spm_log_parse_level(spm_config_log_level("warn"), &level);
     int ch, rc;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         rc = 0;

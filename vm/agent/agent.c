@@ -424,12 +424,13 @@ static int agent_main(int argc, char **argv)
                  .data_listen = spm_config_str("agent", "data_listen"),
                  .data_advertise = spm_config_str("agent", "data_advertise"),
                  .store_reads = spm_config_bool("agent", "store_reads"),
-                 .log_level = "warn",
+                 .log_level = spm_config_log_level("warn"),
                  .drain_s = 60,
                  .node_fd = -1};
     int drain = 0;
     long nieus = spm_config_long("agent", "ieus");
-    spm_log_level_t level = SPM_LOG_WARN;
+    spm_log_level_t level;
+    spm_log_parse_level(a.log_level, &level);
     char default_cache[128];
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         rc = 0;

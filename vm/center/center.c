@@ -1526,7 +1526,7 @@ static int center_main(int argc, char **argv)
     int journal = spm_config_bool("center", "journal");
     const char *http = spm_config_str("center", "http");
     spm_log_level_t level;
-    spm_log_parse_level(spm_config_str("log", "level"), &level);
+    spm_log_parse_level(spm_config_log_level("info"), &level);
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         rc = 0;
         switch (ch) {
