@@ -33,6 +33,7 @@
     =========================================================================
 */
 #include "ieu/ieu_int.h"
+#include "base/config.h"
 #include "base/log.h"
 
 #include <assert.h>
@@ -303,8 +304,8 @@ int spm_ieu_new(const spm_ieu_opts_t *o, spm_ieu_proc_t **out)
                    .slots = (uint32_t)o->slots,
                    .prefetch = (uint32_t)o->prefetch,
                    .store_reads = o->store_reads && strncmp(o->center, "ipc://", 6) == 0,
-                   .heartbeat_ms = 1000,
-                   .dead_ms = 5000,
+                   .heartbeat_ms = (uint32_t)spm_config_default_long("center", "heartbeat_ms"),
+                   .dead_ms = (uint32_t)spm_config_default_long("center", "dead_ms"),
                    .heap_bytes = (size_t)o->heap_mb << 20,
                    .efd = -1,
                    .center = o->center,

@@ -298,8 +298,9 @@ static int join(agent_t *a)
     int rc = 0;
     gethostname(a->host, sizeof a->host - 1);
     send_hello(a, 0);
-    a->hb_ms = 1000;
-    a->dead_ms = 5000;
+    /* until the center's WELCOME says */
+    a->hb_ms = (uint32_t)spm_config_default_long("center", "heartbeat_ms");
+    a->dead_ms = (uint32_t)spm_config_default_long("center", "dead_ms");
     /* Told at once when the connection to the center is made again: a
        restarted center hears from this node within a round trip. */
     a->monitor = spm_security_monitor(a->ctx, a->dealer, ZMQ_EVENT_CONNECTED);

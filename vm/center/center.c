@@ -1473,51 +1473,17 @@ static int resume_jobs(center_t *c)
     return 0;
 }
 
+/*  Its options that are not settings; spm_config_help prints the settings'. */
 static const char center_help[] =
     "usage: spm center [OPTIONS]\n\n"
     "Runs the center of a VM: the dispatch unit (IDU) with its task pool, the\n"
     "durable SDB store and the endpoint agents, IEUs and clients connect to.\n"
     "Defaults come from the configuration (see conf/spm.conf); flags win.\n\n"
     "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
-    "  --listen ENDPOINT   where to listen, e.g. tcp://0.0.0.0:7700 or ipc:///run/spm/c\n"
-    "                      (default center.listen, tcp://0.0.0.0:7700)\n"
-    "  --store DIR         LMDB store directory, created 0700 (default center.store)\n"
-    "  --keys DIR          CurveZMQ keys: center.key and authorized/ (default\n"
-    "                      security.keys); every tcp:// endpoint needs them\n"
-    "  --insecure          allow plain TCP without keys (anyone may connect)\n"
-    "  --heartbeat-ms N    heartbeat interval asked of IEUs (default 1000)\n"
-    "  --dead-ms N         silence after which an IEU is dead and its SIs re-issued\n"
-    "                      (default 5000)\n"
-    "  --lease-s N         re-issue an SI not committed after N seconds (default 600; 0 off)\n"
-    "  --sync-ms N         flush the store to disk at most N ms after a commit\n"
-    "                      (default 100). Commits are safe from a crash of any spm\n"
-    "                      process at once; an operating-system crash can lose the\n"
-    "                      last N ms. 0 syncs at every commit: durable, slower\n"
     "  --no-sync           never flush the store to disk: for a store that is thrown\n"
     "                      away at the end (the embedded VM's). Commits still survive\n"
     "                      a crash of any spm process, not one of the operating system\n"
-    "  --no-journal        do not journal the jobs' events (default center.journal,\n"
-    "                      on): a restarted center then forgets the jobs that ran. With\n"
-    "                      the journal, a center killed at any moment and started\n"
-    "                      again on the same store resumes every job where it was\n"
-    "  --warm-mb N         keep N MiB past the end of the store's data allocated on\n"
-    "                      disk and in memory, prepared while no job runs, so that\n"
-    "                      blocks of 2 MiB and more are written into pages that\n"
-    "                      already exist (default 0: off; at most an eighth of the\n"
-    "                      free disk and memory)\n"
-    "  --replicas N        copies of every block the VM keeps on distinct nodes, so\n"
-    "                      that a job survives N-1 nodes dying at once (default 2;\n"
-    "                      with fewer nodes, the store keeps the missing copy)\n"
-    "  --no-speculate      do not copy stragglers to idle IEUs at the end of a stage\n"
-    "                      (copying is the default: an SI held by a slow or stuck IEU\n"
-    "                      for over twice its kind's mean, and 10 ms, gets a copy;\n"
-    "                      the first result wins)\n"
-    "  --http ADDR:PORT    serve a dashboard at /, the status as JSON at /api/status\n"
-    "                      and Prometheus metrics at /metrics (default center.http:\n"
-    "                      off). ADDR defaults to 127.0.0.1; anyone who reaches the\n"
-    "                      port sees the VM's state unless center.http_token is set\n"
-    "  --no-http           do not serve HTTP, whatever the configuration says\n"
-    "  --log-level LEVEL   error, warn, info or debug (default info)\n";
+    "  --no-http           do not serve HTTP, whatever the configuration says\n";
 
 static int center_main(int argc, char **argv)
 {
@@ -1560,7 +1526,7 @@ static int center_main(int argc, char **argv)
     int journal = spm_config_bool("center", "journal");
     const char *http = spm_config_str("center", "http");
     spm_log_level_t level;
-    spm_log_parse_level(spm_config_str("log", "level"), &level);
+    spm_log_parse_level(spm_config_log_level("info"), &level);
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         rc = 0;
         switch (ch) {
@@ -1585,19 +1551,19 @@ static int center_main(int argc, char **argv)
         case 'C':
             break; /* loaded above */
         case 'H':
-            rc = spm_parse_long("--heartbeat-ms", optarg, 10, 60000, &hb);
+            rc = spm_config_arg("center", "heartbeat_ms", optarg, &hb);
             break;
         case 'D':
-            rc = spm_parse_long("--dead-ms", optarg, 100, 3600000, &dead);
+            rc = spm_config_arg("center", "dead_ms", optarg, &dead);
             break;
         case 'L':
-            rc = spm_parse_long("--lease-s", optarg, 0, 86400 * 30, &lease);
+            rc = spm_config_arg("center", "lease_s", optarg, &lease);
             break;
         case 'v':
-            rc = spm_log_parse_level(optarg, &level);
+            rc = spm_config_arg_level(optarg, &level);
             break;
         case 'S':
-            rc = spm_parse_long("--sync-ms", optarg, 0, 600000, &sync_ms);
+            rc = spm_config_arg("center", "sync_ms", optarg, &sync_ms);
             break;
         case 'N':
             no_sync = 1;
@@ -1609,10 +1575,10 @@ static int center_main(int argc, char **argv)
             journal = 0;
             break;
         case 'W':
-            rc = spm_parse_long("--warm-mb", optarg, 0, 1 << 20, &warm_mb);
+            rc = spm_config_arg("center", "warm_mb", optarg, &warm_mb);
             break;
         case 'R':
-            rc = spm_parse_long("--replicas", optarg, 1, 8, &replicas);
+            rc = spm_config_arg("center", "replicas", optarg, &replicas);
             break;
         case 'T':
             http = optarg;
@@ -1622,6 +1588,7 @@ static int center_main(int argc, char **argv)
             break;
         case 'h':
             fputs(center_help, stdout);
+            spm_config_help(stdout, SPM_PROC_CENTER);
             return 0;
         default:
             return spm_cli_usage("center", "invalid option");

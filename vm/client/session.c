@@ -11,6 +11,7 @@
 #include "runtime/plugin.h"
 #include "runtime/registry.h"
 #include "base/cli.h"
+#include "base/config.h"
 #include "base/grow.h"
 #include "base/log.h"
 #include "base/proc.h"
@@ -134,7 +135,7 @@ struct spm_session {
 const char spm_run_opts_help[] =
     "  --center ENDPOINT   run on this VM (e.g. tcp://head:7700); without it an\n"
     "                      embedded VM (center, agent, IEUs) runs on this machine\n"
-    "  --ieus N            embedded VM: IEU processes (default: number of cores)\n"
+    "  --ieus N            embedded VM: IEU processes; 0: one per core (default 0)\n"
     "  --slots N           embedded VM: SIs each IEU executes at once (default 1)\n"
     "  --prefetch N        embedded VM: SIs each IEU asks for ahead (default 1;\n"
     "                      more while SIs are short: about 2 ms of work, 48 ms\n"
@@ -152,7 +153,7 @@ const char spm_run_opts_help[] =
     "                      chrome://tracing, spm plot)\n"
     "  --timeout MS        how long to wait for the center to answer (default 10000)\n"
     "  --keys DIR          CurveZMQ keys (client.key, center.pub) for a tcp:// center\n"
-    "                      (default security.keys)\n"
+    "                      (default $SPM_KEYS, else /etc/spm/keys)\n"
     "  --insecure          connect over plain TCP without keys\n";
 
 static volatile sig_atomic_t interrupted; /* Ctrl-C or SIGTERM while a session is open */
@@ -165,9 +166,12 @@ static void on_signal(int sig)
 
 void spm_run_opts_init(spm_run_opts_t *o)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (spm_run_opts_t){
-        .ieus = cores > 0 ? (int)cores : 1, .slots = 1, .prefetch = 1, .timeout_ms = 10000};
+    /* an embedded VM's agent: the table's defaults, not the configured ones */
+    *o = (spm_run_opts_t){.ieus = (int)spm_config_ieus(spm_config_default_long("agent", "ieus")),
+                          .slots = (int)spm_config_default_long("agent", "slots"),
+                          .prefetch = (int)spm_config_default_long("agent", "prefetch"),
+                          .cache_mb = spm_config_default_long("agent", "cache_mb"),
+                          .timeout_ms = 10000};
 }
 
 int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
@@ -179,15 +183,15 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         o->center = arg;
         break;
     case SPM_OPT_IEUS:
-        rc = spm_parse_long("--ieus", arg, 1, 1024, &v);
-        o->ieus = (int)v;
+        rc = spm_config_arg("agent", "ieus", arg, &v);
+        o->ieus = (int)spm_config_ieus(v);
         break;
     case SPM_OPT_SLOTS:
-        rc = spm_parse_long("--slots", arg, 1, 256, &v);
+        rc = spm_config_arg("agent", "slots", arg, &v);
         o->slots = (int)v;
         break;
     case SPM_OPT_PREFETCH:
-        rc = spm_parse_long("--prefetch", arg, 0, 4096, &v);
+        rc = spm_config_arg("agent", "prefetch", arg, &v);
         o->prefetch = (int)v;
         break;
     case SPM_OPT_PRIORITY:
@@ -217,7 +221,7 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         o->detach = 1;
         break;
     case SPM_OPT_CACHE_MB:
-        rc = spm_parse_long("--cache-mb", arg, 0, 1L << 30, &o->cache_mb);
+        rc = spm_config_arg("agent", "cache_mb", arg, &o->cache_mb);
         break;
     case SPM_OPT_SPECULATE:
         o->no_speculate = 0;
@@ -384,8 +388,10 @@ static int start_embedded(spm_session_t *s)
     /* The store is removed with the directory at the end: flushing it to
        disk would only cost I/O, and removing a flushed file costs far more
        than one whose pages never left memory (15 ms against 2 for 40 MB). */
+    /* Its lines go to the user's terminal: warn, unless SPM_LOG_LEVEL says */
+    char *level = (char *)spm_config_log_level("warn");
     char *center[16] = {"spm", "center",    "--listen",    s->endpoint, "--store",
-                        store, "--no-sync", "--log-level", "warn"};
+                        store, "--no-sync", "--log-level", level};
     int n = 9;
     if (s->o.warm_mb > 0) {
         center[n++] = "--warm-mb";
@@ -404,10 +410,10 @@ static int start_embedded(spm_session_t *s)
     }
     /* The IEUs share this machine and user: they may read the client's
        input file where it lies (spm_session_local_files). */
-    char *agent[18] = {"spm",         "agent",   "--center",   s->endpoint,  "--ieus",
-                       ieus,          "--slots", slots,        "--prefetch", pre,
-                       "--cache-dir", cache,     "--cache-mb", cache_mb,     "--local-files"};
-    n = 15;
+    char *agent[20] = {"spm",        "agent",  "--center",      s->endpoint,   "--ieus",      ieus,
+                       "--slots",    slots,    "--prefetch",    pre,           "--cache-dir", cache,
+                       "--cache-mb", cache_mb, "--local-files", "--log-level", level};
+    n = 17;
     if (s->o.no_store_reads)
         agent[n++] = "--no-store-reads";
     if (s->o.heap_mb > 0) {

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+/*  Its options that are not settings; spm_config_help prints the settings'. */
 static const char agent_help[] =
     "usage: spm agent [OPTIONS]\n\n"
     "Runs the agent of one node: starts its IEUs, restarts them when they die\n"
@@ -19,39 +20,12 @@ static const char agent_help[] =
     "SIs finish, takes no new ones, then exits. Defaults come from the\n"
     "configuration (see conf/spm.conf); flags win.\n\n"
     "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
-    "  --center ENDPOINT   the center, e.g. tcp://head:7700 (default agent.center)\n"
-    "  --keys DIR          CurveZMQ keys: agent.key, center.pub, authorized/\n"
-    "                      (default security.keys); needed for tcp:// endpoints\n"
-    "  --insecure          allow plain TCP without keys\n"
-    "  --ieus N            IEU processes on this node (default: number of cores)\n"
-    "  --slots N           SIs each IEU executes at once (default 1)\n"
-    "  --prefetch N        SIs each IEU asks for ahead (default 1; more while SIs\n"
-    "                      are short: about 2 ms of work, 48 ms while the\n"
-    "                      center has more ready, at most 48)\n"
-    "  --cache-dir DIR     node cache directory, emptied at start\n"
-    "                      (default /tmp/spm-cache-UID-PID)\n"
-    "  --cache-mb N        node cache budget in MiB: copies fetched to read are\n"
-    "                      evicted (least recently used) to stay within it, and\n"
-    "                      blocks the node is asked to keep for the VM beyond it\n"
-    "                      are refused and kept elsewhere (default 0: no limit)\n"
-    "  --heap-mb N         memory in MiB each IEU thread touches at start and keeps\n"
-    "                      for its SIs' buffers, so that the first SIs do not wait\n"
-    "                      for the kernel to supply it (default 0: none)\n"
-    "  --data-listen EP    where this node serves its cached blocks to other nodes\n"
-    "                      (default ipc://CACHE-DIR/data with an ipc center, else\n"
-    "                      tcp://*:RANDOM)\n"
-    "  --data-advertise EP the endpoint other nodes use to reach --data-listen\n"
-    "                      (default: the bound endpoint, with this host's name)\n"
-    "  --no-store-reads    with an ipc:// center (on this host), IEUs read blocks\n"
-    "                      through it and other nodes' caches, not straight from\n"
-    "                      its store (default agent.store_reads = true)\n"
     "  --local-files       IEUs may read a client's input file where it lies, by its\n"
     "                      path (an embedded VM's: it shares the client's machine\n"
     "                      and user); without it, a client stages its input\n"
     "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
     "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
-    "                      pid file) and wait until it has exited\n"
-    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+    "                      pid file) and wait until it has exited\n";
 
 static const struct option agent_opts[] = {{"center", required_argument, 0, 'c'},
                                            {"ieus", required_argument, 0, 'n'},
@@ -91,8 +65,9 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
                             .data_listen = spm_config_str("agent", "data_listen"),
                             .data_advertise = spm_config_str("agent", "data_advertise"),
                             .store_reads = spm_config_bool("agent", "store_reads"),
-                            .log_level = "warn",
+                            .log_level = spm_config_log_level("warn"),
                             .drain_s = 60};
+    spm_log_parse_level(o->log_level, level);
     while ((ch = getopt_long(argc, argv, "", agent_opts, NULL)) != -1) {
         rc = 0;
         switch (ch) {
@@ -100,22 +75,22 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
             o->center = optarg;
             break;
         case 'n':
-            rc = spm_parse_long("--ieus", optarg, 1, 1024, &o->ieus);
+            rc = spm_config_arg("agent", "ieus", optarg, &o->ieus);
             break;
         case 's':
-            rc = spm_parse_long("--slots", optarg, 1, 256, &o->slots);
+            rc = spm_config_arg("agent", "slots", optarg, &o->slots);
             break;
         case 'p':
-            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &o->prefetch);
+            rc = spm_config_arg("agent", "prefetch", optarg, &o->prefetch);
             break;
         case 'd':
             o->cache_dir = optarg;
             break;
         case 'm':
-            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &o->cache_mb);
+            rc = spm_config_arg("agent", "cache_mb", optarg, &o->cache_mb);
             break;
         case 'H':
-            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &o->heap_mb);
+            rc = spm_config_arg("agent", "heap_mb", optarg, &o->heap_mb);
             break;
         case 'L':
             o->data_listen = optarg;
@@ -144,11 +119,12 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
             o->local_files = 1;
             break;
         case 'v':
-            rc = spm_log_parse_level(optarg, level);
+            rc = spm_config_arg_level(optarg, level);
             o->log_level = optarg;
             break;
         case 'h':
             fputs(agent_help, stdout);
+            spm_config_help(stdout, SPM_PROC_AGENT);
             return 0;
         default:
             return spm_cli_usage("agent", "invalid option");
@@ -177,7 +153,7 @@ static int drain_running(const char *cache_dir)
 static int agent_main(int argc, char **argv)
 {
     spm_agent_opts_t o;
-    spm_log_level_t level = SPM_LOG_WARN;
+    spm_log_level_t level;
     int drain = 0, rc = parse(argc, argv, &o, &drain, &level);
     if (rc >= 0)
         return rc;

@@ -5,6 +5,7 @@
 */
 #include "ieu/ieu.h"
 #include "base/cli.h"
+#include "base/config.h"
 #include "base/heap.h"
 #include "base/log.h"
 
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*  Its options that are not settings; spm_config_help prints the settings'. */
 static const char ieu_help[] =
     "usage: spm ieu --center ENDPOINT (--node N | --node-fd FD) --cache-dir DIR [OPTIONS]\n\n"
     "Runs one execution unit. Normally started by `spm agent`, not by hand.\n\n"
@@ -21,20 +23,8 @@ static const char ieu_help[] =
     "  --node-fd FD        read the index from FD (4 bytes) before joining: how an\n"
     "                      agent starts its IEUs while the center welcomes it\n"
     "  --cache-dir DIR     the node cache (shared by all IEUs of the node)\n"
-    "  --slots N           SIs executed at once, one thread each (default 1)\n"
-    "  --prefetch N        SIs asked for ahead, localized while others run (default 1;\n"
-    "                      more while SIs are short: about 2 ms of work, 48 ms while\n"
-    "                      the center has more ready, at most 48)\n"
-    "  --cache-mb N        node cache budget in MiB (default 0: no limit)\n"
-    "  --heap-mb N         memory in MiB each thread touches at start and keeps for\n"
-    "                      its SIs' buffers (default 0: taken as SIs ask for it)\n"
-    "  --no-store-reads    with an ipc:// center, read blocks through it as a remote\n"
-    "                      node does, not straight from its store\n"
     "  --local-files       SIs may read a client's input file by its path (an\n"
-    "                      embedded VM's IEUs: same machine, same user)\n"
-    "  --keys DIR          CurveZMQ keys (agent.key, center.pub) for tcp:// endpoints\n"
-    "  --insecure          allow plain TCP without keys\n"
-    "  --log-level LEVEL   error, warn, info or debug (default warn)\n";
+    "                      embedded VM's IEUs: same machine, same user)\n";
 
 static const struct option ieu_opts[] = {{"center", required_argument, 0, 'c'},
                                          {"node", required_argument, 0, 'n'},
@@ -73,13 +63,13 @@ static int parse(int argc, char **argv, spm_ieu_opts_t *o, spm_log_level_t *leve
             rc = spm_parse_long("--node-fd", optarg, 0, INT_MAX, &o->node_fd);
             break;
         case 's':
-            rc = spm_parse_long("--slots", optarg, 1, 256, &o->slots);
+            rc = spm_config_arg("agent", "slots", optarg, &o->slots);
             break;
         case 'p':
-            rc = spm_parse_long("--prefetch", optarg, 0, 4096, &o->prefetch);
+            rc = spm_config_arg("agent", "prefetch", optarg, &o->prefetch);
             break;
         case 'v':
-            rc = spm_log_parse_level(optarg, level);
+            rc = spm_config_arg_level(optarg, level);
             break;
         case 'k':
             o->keys = optarg;
@@ -94,13 +84,14 @@ static int parse(int argc, char **argv, spm_ieu_opts_t *o, spm_log_level_t *leve
             o->local_files = 1;
             break;
         case 'm':
-            rc = spm_parse_long("--cache-mb", optarg, 0, 1L << 30, &o->cache_mb);
+            rc = spm_config_arg("agent", "cache_mb", optarg, &o->cache_mb);
             break;
         case 'H':
-            rc = spm_parse_long("--heap-mb", optarg, 0, SPM_HEAP_MB_MAX, &o->heap_mb);
+            rc = spm_config_arg("agent", "heap_mb", optarg, &o->heap_mb);
             break;
         case 'h':
             fputs(ieu_help, stdout);
+            spm_config_help(stdout, SPM_PROC_IEU);
             return 0;
         default:
             return spm_cli_usage("ieu", "invalid option");
@@ -115,8 +106,15 @@ static int parse(int argc, char **argv, spm_ieu_opts_t *o, spm_log_level_t *leve
 
 static int ieu_main(int argc, char **argv)
 {
-    spm_ieu_opts_t o = {.node_fd = -1, .slots = 1, .prefetch = 1, .store_reads = 1};
-    spm_log_level_t level = SPM_LOG_WARN;
+    /* The agent gives an IEU the rest: defaults as the table's. */
+    spm_ieu_opts_t o = {.node_fd = -1,
+                        .slots = spm_config_default_long("agent", "slots"),
+                        .prefetch = spm_config_default_long("agent", "prefetch"),
+                        .cache_mb = spm_config_default_long("agent", "cache_mb"),
+                        .heap_mb = spm_config_default_long("agent", "heap_mb"),
+                        .store_reads = 1};
+    spm_log_level_t level;
+    spm_log_parse_level(spm_config_log_level("warn"), &level);
     int rc = parse(argc, argv, &o, &level);
     if (rc >= 0)
         return rc;

@@ -6,7 +6,9 @@
     =========================================================================
 */
 #include "base/cli.h"
+#include "base/config.h"
 #include "base/heap.h"
+#include "base/log.h"
 #include "base/proc.h"
 #include "spm/spm.h"
 
@@ -39,6 +41,11 @@ int main(int argc, char **argv)
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
     spm_heap_keep();          /* large blocks from malloc's heaps, kept when freed */
+    /* A client's own log lines (a process sets its own level again):
+       SPM_LOG_LEVEL, else warn. A client reads no configuration file. */
+    spm_log_level_t level;
+    spm_log_parse_level(spm_config_log_level("warn"), &level);
+    spm_log_init("spm", level);
     if (argc < 2) {
         usage(stderr);
         return 2;
