@@ -2,7 +2,9 @@
 #
 #   make            build build/spm
 #   make run        install missing packages, build, run a synthetic job on an embedded VM
-#   make check      install missing packages, build, run every test (T=name runs one suite)
+#   make check      install missing packages, build, run every test; T=SUITE builds and
+#                   runs only tests/*/test_SUITE.c, T=SUITE:TEST only that test of it
+#   make check-list print every SUITE:TEST name, one a line (T=SUITE: that suite's)
 #   make bench      run the benchmarks in bench/ (they print ratios against baselines)
 #   make install    install binary, headers and pkg-config files under PREFIX
 #   make examples   build examples/ against the installed spm (they are plugins)
@@ -60,7 +62,7 @@ PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
 PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps deps-quiet run check check-san examples chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps deps-quiet run check check-list check-san examples chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
 all: deps-quiet $(BIN)
 
 deps:
@@ -161,10 +163,17 @@ examples:
 run: all
 	$(BIN) run synthetic --sis 2000 --work uniform:0:4ms
 
-# T=name runs only the suite whose file is named test_<name>.c.
-check: all tests
+# T=SUITE (or SUITE:TEST) builds only the suite whose file is test_SUITE.c,
+# and the plugins; T=layers runs only scripts/layers.sh; T=list is check-list.
+T_SUITE  := $(firstword $(subst :, : ,$(T)))
+CHECK_BINS := $(if $(filter-out list,$(T_SUITE)),$(filter %/test_$(T_SUITE),$(TEST_BINS)),$(TEST_BINS))
+
+check: all $(CHECK_BINS) $(PLUGINS)
 	@SPM_BIN=$(abspath $(BIN)) SPM_SOURCE_DIR=$(CURDIR) SPM_PLUGINS=$(abspath $(BUILD)/plugins) \
-	    sh scripts/check.sh $(BUILD)/tests "$(T)"
+	    sh scripts/check.sh "$(T)" $(CHECK_BINS)
+
+check-list: $(CHECK_BINS)
+	@sh scripts/check.sh --list "$(T)" $(CHECK_BINS)
 
 check-san:
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined check

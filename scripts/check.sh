@@ -1,10 +1,61 @@
 #!/bin/sh
-# Runs every test binary under DIR (or only test_NAME when NAME is given) and
-# prints one closing line: "N passed, N failed". The last lines of each
-# failed suite's output are printed again before it, so that the end of the
-# log (all a CI summary may show) names the failing checks.
-dir=$1
-only=$2
+# Runs test binaries (tests/*/test_SUITE.c built; the Makefile passes the
+# ones T needs) and prints one closing line: "N passed, N failed" (N
+# suites). The last lines of each failed suite's output are printed again
+# before it, so that the end of the log (all a CI summary may show) names
+# the failing checks.
+#
+#   check.sh "" BIN...             scripts/layers.sh, then every BIN
+#   check.sh SUITE BIN...          only test_SUITE (layers: only layers.sh)
+#   check.sh SUITE:TEST BIN...     only the test TEST of test_SUITE
+#   check.sh --list [SUITE] BIN... prints SUITE:TEST of every test, one a
+#                                  line (T=list is the same)
+#
+# A SUITE or TEST that names nothing ends in one line and exit status 1.
+list=0
+if [ "${1:-}" = "--list" ]; then
+    list=1
+    shift
+fi
+only=$1
+shift
+[ "$only" = list ] && list=1 && only=""
+suite=${only%%:*}
+test=""
+case $only in *:*) test=${only#*:} ;; esac
+if [ -z "$suite" ] && [ -n "$test" ]; then
+    echo "check: T=$only names no suite (T=SUITE:TEST; make check-list names every suite:test)" >&2
+    exit 1
+fi
+# T is the one selector: a CK_RUN_CASE left in the environment would make
+# every suite without such a test fail.
+unset CK_RUN_CASE CK_RUN_SUITE
+
+# The binaries of the suite asked for (all when none is).
+bins=""
+for t in "$@"; do
+    name=$(basename "$t")
+    [ -n "$suite" ] && [ "$name" != "test_$suite" ] && continue
+    bins="${bins:+$bins }$t"
+done
+if [ -n "$suite" ] && [ -z "$bins" ] && { [ "$list" = 1 ] || [ "$suite" != layers ] || [ -n "$test" ]; }; then
+    echo "check: no suite named '$suite' (make check-list names every suite:test)" >&2
+    exit 1
+fi
+
+if [ "$list" = 1 ]; then
+    for t in $bins; do
+        name=$(basename "$t")
+        "$t" --list | sed "s/^/${name#test_}:/" || exit 1
+    done
+    exit 0
+fi
+
+if [ -n "$test" ] && ! "$bins" --list | grep -qxF "$test"; then
+    echo "check: suite $suite has no test named '$test' (make check-list T=$suite names its tests)" >&2
+    exit 1
+fi
+
 pass=0
 fail=0
 failed=""
@@ -21,12 +72,11 @@ if [ -z "$only" ] || [ "$only" = layers ]; then
         failed="$failed layers"
     fi
 fi
-for t in $(find "$dir" -type f -name 'test_*' | sort); do
+for t in $bins; do
     name=$(basename "$t")
-    [ -n "$only" ] && [ "$name" != "test_$only" ] && continue
-    echo "== $name"
+    echo "== $name${test:+ $test}"
     # Both streams to the terminal and to the log, and the suite's own status.
-    if { "$t" 2>&1; echo $? >"$logs/$name.rc"; } | tee "$logs/$name.log"; [ "$(cat "$logs/$name.rc")" -eq 0 ]; then
+    if { "$t" ${test:+"$test"} 2>&1; echo $? >"$logs/$name.rc"; } | tee "$logs/$name.log"; [ "$(cat "$logs/$name.rc")" -eq 0 ]; then
         pass=$((pass + 1))
     else
         fail=$((fail + 1))

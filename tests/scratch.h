@@ -1,5 +1,5 @@
 /*  =========================================================================
-    scratch - a scratch directory per test case, and bytes to fill files with
+    scratch - a scratch directory per test, and bytes to fill files with
 
     For unit suites that write real files: base_setup and base_teardown
     are an unchecked fixture (they run in the runner, so the directory
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char base[64]; /* mkdtemp directory of the whole test case, removed at its end */
+static char base[64]; /* mkdtemp directory of the test (a case of its own), removed at its end */
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {

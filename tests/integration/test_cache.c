@@ -375,15 +375,13 @@ END_TEST
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
-    TCase *tc = tcase_create("levels");
-    tcase_set_timeout(tc, 180);
-    tcase_add_test(tc, blocks_move_between_nodes_at_level_two);
-    tcase_add_test(tc, nodes_on_the_centers_host_read_its_store);
-    tcase_add_test(tc, small_caches_slow_the_job_but_keep_its_result);
-    tcase_add_test(tc, dead_node_costs_no_result);
-    tcase_add_test(tc, dead_node_costs_no_matmul_result);
-    tcase_add_test(tc, corrupt_holder_is_caught_and_survived);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 180};
+    SPM_TEST_ADD(s, &c, blocks_move_between_nodes_at_level_two);
+    SPM_TEST_ADD(s, &c, nodes_on_the_centers_host_read_its_store);
+    SPM_TEST_ADD(s, &c, small_caches_slow_the_job_but_keep_its_result);
+    SPM_TEST_ADD(s, &c, dead_node_costs_no_result);
+    SPM_TEST_ADD(s, &c, dead_node_costs_no_matmul_result);
+    SPM_TEST_ADD(s, &c, corrupt_holder_is_caught_and_survived);
     return s;
 }
 

@@ -143,13 +143,11 @@ END_TEST
 static Suite *chaos_suite(void)
 {
     Suite *s = suite_create("chaos");
-    TCase *tc = tcase_create("faults");
-    tcase_set_timeout(tc, 240);
-    tcase_add_test(tc, matmul_survives_killed_ieus_and_node);
-    tcase_add_test(tc, mine_survives_killed_ieus_and_node);
-    tcase_add_test(tc, agent_restarts_ieus_that_ran_before_dying);
-    tcase_add_test(tc, agent_resumes_after_the_center_stalls);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 240};
+    SPM_TEST_ADD(s, &c, matmul_survives_killed_ieus_and_node);
+    SPM_TEST_ADD(s, &c, mine_survives_killed_ieus_and_node);
+    SPM_TEST_ADD(s, &c, agent_restarts_ieus_that_ran_before_dying);
+    SPM_TEST_ADD(s, &c, agent_resumes_after_the_center_stalls);
     return s;
 }
 

@@ -756,18 +756,16 @@ END_TEST
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("hostile");
-    TCase *tc = tcase_create("peers");
-    tcase_set_timeout(tc, 240);
-    tcase_add_test(tc, garbage_and_forged_messages);
-    tcase_add_test(tc, stale_and_never_held_commits_are_discarded);
-    tcase_add_test(tc, impostor_of_another_node);
-    tcase_add_test(tc, credit_hoarder_that_goes_silent);
-    tcase_add_test(tc, forged_publish_flood_does_not_grow_the_center);
-    tcase_add_test(tc, data_agent_survives_garbage_and_unknown_fetches);
-    tcase_add_test(tc, data_agent_refuses_forged_stores);
-    tcase_add_test(tc, client_asks_for_what_does_not_exist);
-    tcase_add_test(tc, colliding_routing_id_is_not_taken_for_another_peer);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 240};
+    SPM_TEST_ADD(s, &c, garbage_and_forged_messages);
+    SPM_TEST_ADD(s, &c, stale_and_never_held_commits_are_discarded);
+    SPM_TEST_ADD(s, &c, impostor_of_another_node);
+    SPM_TEST_ADD(s, &c, credit_hoarder_that_goes_silent);
+    SPM_TEST_ADD(s, &c, forged_publish_flood_does_not_grow_the_center);
+    SPM_TEST_ADD(s, &c, data_agent_survives_garbage_and_unknown_fetches);
+    SPM_TEST_ADD(s, &c, data_agent_refuses_forged_stores);
+    SPM_TEST_ADD(s, &c, client_asks_for_what_does_not_exist);
+    SPM_TEST_ADD(s, &c, colliding_routing_id_is_not_taken_for_another_peer);
     return s;
 }
 

@@ -390,16 +390,13 @@ END_TEST
 static Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
-    TCase *tc = tcase_create("http");
-    tcase_add_checked_fixture(tc, base_setup, base_teardown);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, metrics_pass_promtool_and_match_the_run_report);
-    tcase_add_test(tc, dashboard_shows_the_running_job_in_a_browser);
-    tcase_add_test(tc, bad_http_addresses_are_refused_at_start);
-    tcase_add_test(tc, a_token_restricts_the_port);
-    tcase_add_test(tc, slow_http_clients_do_not_stall_the_center);
-    tcase_add_test(tc, refused_keys_are_told_within_a_second);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 120, .setup = base_setup, .teardown = base_teardown};
+    SPM_TEST_ADD(s, &c, metrics_pass_promtool_and_match_the_run_report);
+    SPM_TEST_ADD(s, &c, dashboard_shows_the_running_job_in_a_browser);
+    SPM_TEST_ADD(s, &c, bad_http_addresses_are_refused_at_start);
+    SPM_TEST_ADD(s, &c, a_token_restricts_the_port);
+    SPM_TEST_ADD(s, &c, slow_http_clients_do_not_stall_the_center);
+    SPM_TEST_ADD(s, &c, refused_keys_are_told_within_a_second);
     return s;
 }
 

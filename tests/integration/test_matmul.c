@@ -520,25 +520,22 @@ END_TEST
 static Suite *matmul_suite(void)
 {
     Suite *s = suite_create("matmul");
-    TCase *tc = tcase_create("matmul");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, dense_shapes);
-    tcase_add_test(tc, dense_default_block);
-    tcase_add_test(tc, full_disk_while_writing_c);
-    tcase_add_test(tc, rectangular_blocks);
-    tcase_add_test(tc, sparse_shapes);
-    tcase_add_test(tc, symmetric_inputs);
-    tcase_add_test(tc, pattern_inputs);
-    tcase_add_loop_test(tc, every_policy_and_update, 0, 5);
-    tcase_add_test(tc, remote_center_two_nodes);
-    tcase_add_test(tc, node_cache_is_emptied_when_the_client_is_done);
-    tcase_add_test(tc, real_matrices);
-    tcase_add_loop_test(tc, bad_input, 0, sizeof bad / sizeof *bad);
-    tcase_add_test(tc, missing_input_and_usage);
-    tcase_add_test(tc, gen_matrix);
-    tcase_add_test(tc, terminal_shows_reading_and_writing);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, dense_shapes);
+    SPM_TEST_ADD(s, &c, dense_default_block);
+    SPM_TEST_ADD(s, &c, full_disk_while_writing_c);
+    SPM_TEST_ADD(s, &c, rectangular_blocks);
+    SPM_TEST_ADD(s, &c, sparse_shapes);
+    SPM_TEST_ADD(s, &c, symmetric_inputs);
+    SPM_TEST_ADD(s, &c, pattern_inputs);
+    SPM_TEST_ADD_LOOP(s, &c, every_policy_and_update, 0, 5);
+    SPM_TEST_ADD(s, &c, remote_center_two_nodes);
+    SPM_TEST_ADD(s, &c, node_cache_is_emptied_when_the_client_is_done);
+    SPM_TEST_ADD(s, &c, real_matrices);
+    SPM_TEST_ADD_LOOP(s, &c, bad_input, 0, sizeof bad / sizeof *bad);
+    SPM_TEST_ADD(s, &c, missing_input_and_usage);
+    SPM_TEST_ADD(s, &c, gen_matrix);
+    SPM_TEST_ADD(s, &c, terminal_shows_reading_and_writing);
     return s;
 }
 

@@ -973,18 +973,18 @@ END_TEST
 static Suite *multihost_suite(void)
 {
     Suite *s = suite_create("multihost");
-    TCase *tc = tcase_create("namespaces");
-    tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 150);
-    tcase_add_test(tc, jobs_from_a_fifth_host_match_and_bypass_the_center);
-    tcase_add_test(tc, job_survives_two_nodes_killed_one_after_another);
-    tcase_add_test(tc, node_caches_smaller_than_the_live_blocks);
-    tcase_add_test(tc, corrupt_copies_are_fetched_elsewhere);
-    tcase_add_test(tc, report_counts_the_replica_bytes_the_links_carried);
-    tcase_add_test(tc, unreachable_data_endpoint_is_survived_or_named);
-    tcase_add_test(tc, client_that_reaches_no_data_agent_fails_with_one_line);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 150,
+                               .setup = setup,
+                               .teardown = teardown,
+                               .unchecked_setup = suite_setup,
+                               .unchecked_teardown = suite_teardown};
+    SPM_TEST_ADD(s, &c, jobs_from_a_fifth_host_match_and_bypass_the_center);
+    SPM_TEST_ADD(s, &c, job_survives_two_nodes_killed_one_after_another);
+    SPM_TEST_ADD(s, &c, node_caches_smaller_than_the_live_blocks);
+    SPM_TEST_ADD(s, &c, corrupt_copies_are_fetched_elsewhere);
+    SPM_TEST_ADD(s, &c, report_counts_the_replica_bytes_the_links_carried);
+    SPM_TEST_ADD(s, &c, unreachable_data_endpoint_is_survived_or_named);
+    SPM_TEST_ADD(s, &c, client_that_reaches_no_data_agent_fails_with_one_line);
     return s;
 }
 

@@ -483,19 +483,16 @@ END_TEST
 static Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
-    TCase *tc = tcase_create("operating");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, only_authorized_keys_get_in);
-    tcase_add_test(tc, jobs_share_fairly_and_priority_overtakes);
-    tcase_add_test(tc, drained_agent_finishes_running_sis);
-    tcase_add_test(tc, finished_runs_leave_nothing_in_the_centers_store);
-    tcase_add_test(tc, interrupted_client_cancels_its_job_on_the_center);
-    tcase_add_test(tc, example_config_parses_and_bad_values_name_file_line_key);
-    tcase_add_test(tc, restarted_center_resumes_its_job_and_agents_rejoin);
-    tcase_add_test(tc, stuck_ieu_is_overtaken_by_speculation);
-    tcase_add_test(tc, full_disk_fails_the_job_not_the_center);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, only_authorized_keys_get_in);
+    SPM_TEST_ADD(s, &c, jobs_share_fairly_and_priority_overtakes);
+    SPM_TEST_ADD(s, &c, drained_agent_finishes_running_sis);
+    SPM_TEST_ADD(s, &c, finished_runs_leave_nothing_in_the_centers_store);
+    SPM_TEST_ADD(s, &c, interrupted_client_cancels_its_job_on_the_center);
+    SPM_TEST_ADD(s, &c, example_config_parses_and_bad_values_name_file_line_key);
+    SPM_TEST_ADD(s, &c, restarted_center_resumes_its_job_and_agents_rejoin);
+    SPM_TEST_ADD(s, &c, stuck_ieu_is_overtaken_by_speculation);
+    SPM_TEST_ADD(s, &c, full_disk_fails_the_job_not_the_center);
     return s;
 }
 

@@ -385,16 +385,14 @@ END_TEST
 static Suite *plugin_suite(void)
 {
     Suite *s = suite_create("plugin");
-    TCase *tc = tcase_create("plugin");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, examples_against_sequential_references);
-    tcase_add_test(tc, examples_build_out_of_tree_with_pkg_config);
-    tcase_add_test(tc, two_versions_run_side_by_side);
-    tcase_add_test(tc, bad_objects_are_refused_in_one_line);
-    tcase_add_test(tc, who_may_send_plugins);
-    tcase_add_test(tc, an_si_that_crashes_fails_its_job_not_the_vm);
-    tcase_add_test(tc, a_super_function_that_crashes_the_center_is_quarantined);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 300};
+    SPM_TEST_ADD(s, &c, examples_against_sequential_references);
+    SPM_TEST_ADD(s, &c, examples_build_out_of_tree_with_pkg_config);
+    SPM_TEST_ADD(s, &c, two_versions_run_side_by_side);
+    SPM_TEST_ADD(s, &c, bad_objects_are_refused_in_one_line);
+    SPM_TEST_ADD(s, &c, who_may_send_plugins);
+    SPM_TEST_ADD(s, &c, an_si_that_crashes_fails_its_job_not_the_vm);
+    SPM_TEST_ADD(s, &c, a_super_function_that_crashes_the_center_is_quarantined);
     return s;
 }
 

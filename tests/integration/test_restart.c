@@ -811,30 +811,18 @@ START_TEST(matmul_fed_on_demand_survives_restarts)
 }
 END_TEST
 
-/*  Adds TEST to S as a test case of its own (CK_RUN_CASE=NAME runs it
-    alone), with LOOPS runs (0: one plain run) and TIMEOUT_S. */
-static TCase *add_case(Suite *s, const char *name, const TTest *test, int loops, int timeout_s)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, timeout_s);
-    if (loops)
-        tcase_add_loop_test(tc, test, 0, loops);
-    else
-        tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 static Suite *restart_suite(void)
 {
     Suite *s = suite_create("restart");
-    add_case(s, "three_jobs", center_killed_three_times_while_three_jobs_run, 0, 120);
-    add_case(s, "fed", matmul_fed_on_demand_survives_restarts, 0, 120);
-    add_case(s, "damaged", damaged_journal_keeps_its_intact_prefix, 2, 60);
-    add_case(s, "rejoin", agents_rejoin_within_a_second, 0, 60);
-    add_case(s, "watch", client_waiting_with_status_watch_survives, 0, 60);
-    TCase *refuse = add_case(s, "refuse", refused_stores, 0, 60);
-    tcase_add_checked_fixture(refuse, setup, teardown);
+    const spm_test_case_t slow = {.timeout_s = 120};
+    const spm_test_case_t c = {.timeout_s = 60};
+    const spm_test_case_t refuse = {.timeout_s = 60, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &slow, center_killed_three_times_while_three_jobs_run);
+    SPM_TEST_ADD(s, &slow, matmul_fed_on_demand_survives_restarts);
+    SPM_TEST_ADD_LOOP(s, &c, damaged_journal_keeps_its_intact_prefix, 0, 2);
+    SPM_TEST_ADD(s, &c, agents_rejoin_within_a_second);
+    SPM_TEST_ADD(s, &c, client_waiting_with_status_watch_survives);
+    SPM_TEST_ADD(s, &refuse, refused_stores);
     return s;
 }
 

@@ -390,20 +390,18 @@ END_TEST
 static Suite *vm_suite(void)
 {
     Suite *s = suite_create("vm");
-    TCase *tc = tcase_create("processes");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, synthetic_job_commits_every_si_exactly_once);
-    tcase_add_test(tc, killed_ieu_costs_time_not_results);
-    tcase_add_test(tc, agent_joining_mid_job_receives_work);
-    tcase_add_test(tc, interrupt_leaves_no_process_or_socket_file);
-    tcase_add_test(tc, dead_embedded_agent_ends_the_run_in_one_line);
-    tcase_add_test(tc, bad_command_lines_end_in_one_line);
-    tcase_add_test(tc, unreachable_center_is_one_line);
-    tcase_add_test(tc, second_center_on_a_used_port_is_refused);
-    tcase_add_test(tc, unwritable_store_is_one_line);
-    tcase_add_test(tc, trace_has_every_si_and_plots);
-    tcase_add_test(tc, batching_never_delays_what_is_waited_for);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 120};
+    SPM_TEST_ADD(s, &c, synthetic_job_commits_every_si_exactly_once);
+    SPM_TEST_ADD(s, &c, killed_ieu_costs_time_not_results);
+    SPM_TEST_ADD(s, &c, agent_joining_mid_job_receives_work);
+    SPM_TEST_ADD(s, &c, interrupt_leaves_no_process_or_socket_file);
+    SPM_TEST_ADD(s, &c, dead_embedded_agent_ends_the_run_in_one_line);
+    SPM_TEST_ADD(s, &c, bad_command_lines_end_in_one_line);
+    SPM_TEST_ADD(s, &c, unreachable_center_is_one_line);
+    SPM_TEST_ADD(s, &c, second_center_on_a_used_port_is_refused);
+    SPM_TEST_ADD(s, &c, unwritable_store_is_one_line);
+    SPM_TEST_ADD(s, &c, trace_has_every_si_and_plots);
+    SPM_TEST_ADD(s, &c, batching_never_delays_what_is_waited_for);
     return s;
 }
 

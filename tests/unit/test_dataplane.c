@@ -841,29 +841,27 @@ END_TEST
 static Suite *dataplane_suite(void)
 {
     Suite *s = suite_create("dataplane");
-    TCase *tc = tcase_create("dataplane");
-    tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
-    tcase_add_test(tc, test_nodes_listed_and_reported);
-    tcase_add_test(tc, test_place_rotates_targets_store_last);
-    tcase_add_test(tc, test_placed_holders_are_keepers);
-    tcase_add_test(tc, test_placed_on_too_few_orders_copies);
-    tcase_add_test(tc, test_output_records_keepers_and_store);
-    tcase_add_test(tc, test_get_names_holders_but_the_requester);
-    tcase_add_test(tc, test_get_bytes_from_the_store);
-    tcase_add_test(tc, test_get_says_a_block_was_lost);
-    tcase_add_test(tc, test_garbage_drops_on_each_holder);
-    tcase_add_test(tc, test_discard_drops_on_every_node);
-    tcase_add_test(tc, test_death_orders_a_copy_from_live_holders);
-    tcase_add_test(tc, test_copy_to_store_when_every_node_holds);
-    tcase_add_test(tc, test_copy_to_store_counts_as_done);
-    tcase_add_test(tc, test_unordered_publish_makes_no_keeper);
-    tcase_add_test(tc, test_corrupt_report_spares_the_last_keeper);
-    tcase_add_test(tc, test_eviction_never_drops_a_keeper);
-    tcase_add_test(tc, test_store_checks_the_directory_checksum);
-    tcase_add_test(tc, test_late_copies_are_ordered_again);
-    tcase_add_test(tc, test_commit_says_when_the_store_changed);
-    tcase_add_test(tc, test_garbage_stays_gone_after_a_late_copy);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
+    SPM_TEST_ADD(s, &c, test_nodes_listed_and_reported);
+    SPM_TEST_ADD(s, &c, test_place_rotates_targets_store_last);
+    SPM_TEST_ADD(s, &c, test_placed_holders_are_keepers);
+    SPM_TEST_ADD(s, &c, test_placed_on_too_few_orders_copies);
+    SPM_TEST_ADD(s, &c, test_output_records_keepers_and_store);
+    SPM_TEST_ADD(s, &c, test_get_names_holders_but_the_requester);
+    SPM_TEST_ADD(s, &c, test_get_bytes_from_the_store);
+    SPM_TEST_ADD(s, &c, test_get_says_a_block_was_lost);
+    SPM_TEST_ADD(s, &c, test_garbage_drops_on_each_holder);
+    SPM_TEST_ADD(s, &c, test_discard_drops_on_every_node);
+    SPM_TEST_ADD(s, &c, test_death_orders_a_copy_from_live_holders);
+    SPM_TEST_ADD(s, &c, test_copy_to_store_when_every_node_holds);
+    SPM_TEST_ADD(s, &c, test_copy_to_store_counts_as_done);
+    SPM_TEST_ADD(s, &c, test_unordered_publish_makes_no_keeper);
+    SPM_TEST_ADD(s, &c, test_corrupt_report_spares_the_last_keeper);
+    SPM_TEST_ADD(s, &c, test_eviction_never_drops_a_keeper);
+    SPM_TEST_ADD(s, &c, test_store_checks_the_directory_checksum);
+    SPM_TEST_ADD(s, &c, test_late_copies_are_ordered_again);
+    SPM_TEST_ADD(s, &c, test_commit_says_when_the_store_changed);
+    SPM_TEST_ADD(s, &c, test_garbage_stays_gone_after_a_late_copy);
     return s;
 }
 

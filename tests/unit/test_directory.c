@@ -479,22 +479,20 @@ END_TEST
 static Suite *directory_suite(void)
 {
     Suite *s = suite_create("directory");
-    TCase *tc = tcase_create("directory");
-    tcase_add_test(tc, test_nodes_up_and_down);
-    tcase_add_test(tc, test_copy_never_demotes_a_keeper);
-    tcase_add_test(tc, test_holders_keepers_first_and_rotated);
-    tcase_add_test(tc, test_cost_is_zero_on_a_holder);
-    tcase_add_test(tc, test_node_down_queues_short_and_counts_lost);
-    tcase_add_test(tc, test_short_queued_once_until_taken);
-    tcase_add_test(tc, test_store_is_never_short);
-    tcase_add_test(tc, test_short_take_skips_forgotten_and_satisfied);
-    tcase_add_test(tc, test_forget_tells_each_holder_once);
-    tcase_add_test(tc, test_forget_version_zero_forgets_every_version);
-    tcase_add_test(tc, test_node_bytes_follow_the_table);
-    tcase_add_test(tc, test_stats_count_the_table);
-    tcase_add_test(tc, test_adds_for_a_node_down_are_ignored);
-    tcase_add_test(tc, test_expect_knows_size_without_holder);
-    suite_add_tcase(s, tc);
+    SPM_TEST_ADD(s, NULL, test_nodes_up_and_down);
+    SPM_TEST_ADD(s, NULL, test_copy_never_demotes_a_keeper);
+    SPM_TEST_ADD(s, NULL, test_holders_keepers_first_and_rotated);
+    SPM_TEST_ADD(s, NULL, test_cost_is_zero_on_a_holder);
+    SPM_TEST_ADD(s, NULL, test_node_down_queues_short_and_counts_lost);
+    SPM_TEST_ADD(s, NULL, test_short_queued_once_until_taken);
+    SPM_TEST_ADD(s, NULL, test_store_is_never_short);
+    SPM_TEST_ADD(s, NULL, test_short_take_skips_forgotten_and_satisfied);
+    SPM_TEST_ADD(s, NULL, test_forget_tells_each_holder_once);
+    SPM_TEST_ADD(s, NULL, test_forget_version_zero_forgets_every_version);
+    SPM_TEST_ADD(s, NULL, test_node_bytes_follow_the_table);
+    SPM_TEST_ADD(s, NULL, test_stats_count_the_table);
+    SPM_TEST_ADD(s, NULL, test_adds_for_a_node_down_are_ignored);
+    SPM_TEST_ADD(s, NULL, test_expect_knows_size_without_holder);
     return s;
 }
 

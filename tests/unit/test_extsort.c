@@ -364,20 +364,17 @@ END_TEST
 static Suite *extsort_suite(void)
 {
     Suite *s = suite_create("extsort");
-    TCase *tc = tcase_create("extsort");
-    tcase_set_timeout(tc, 30);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, random_many_runs);
-    tcase_add_test(tc, random_in_memory);
-    tcase_add_test(tc, keyed_like_qsort);
-    tcase_add_test(tc, runs_merged_like_qsort);
-    tcase_add_test(tc, find_in_memory);
-    tcase_add_test(tc, empty_input);
-    tcase_add_test(tc, one_record);
-    tcase_add_test(tc, equal_records);
-    tcase_add_test(tc, missing_directory);
-    tcase_add_test(tc, write_error);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 30, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, random_many_runs);
+    SPM_TEST_ADD(s, &c, random_in_memory);
+    SPM_TEST_ADD(s, &c, keyed_like_qsort);
+    SPM_TEST_ADD(s, &c, runs_merged_like_qsort);
+    SPM_TEST_ADD(s, &c, find_in_memory);
+    SPM_TEST_ADD(s, &c, empty_input);
+    SPM_TEST_ADD(s, &c, one_record);
+    SPM_TEST_ADD(s, &c, equal_records);
+    SPM_TEST_ADD(s, &c, missing_directory);
+    SPM_TEST_ADD(s, &c, write_error);
     return s;
 }
 

@@ -145,13 +145,11 @@ END_TEST
 static Suite *fuzz_suite(void)
 {
     Suite *s = suite_create("fuzz");
-    TCase *tc = tcase_create("replay");
-    tcase_set_timeout(tc, 60);
+    const spm_test_case_t c = {.timeout_s = 60};
     size_t n = sizeof spm_fuzz_targets / sizeof spm_fuzz_targets[0];
-    tcase_add_loop_test(tc, corpus_and_crashers_replay, 0, (int)n);
-    tcase_add_test(tc, wire_target_delivers_and_drops);
-    tcase_add_test(tc, seeds_are_well_formed);
-    suite_add_tcase(s, tc);
+    SPM_TEST_ADD_LOOP(s, &c, corpus_and_crashers_replay, 0, (int)n);
+    SPM_TEST_ADD(s, &c, wire_target_delivers_and_drops);
+    SPM_TEST_ADD(s, &c, seeds_are_well_formed);
     return s;
 }
 

@@ -148,12 +148,10 @@ END_TEST
 static Suite *heap_suite(void)
 {
     Suite *s = suite_create("heap");
-    TCase *tc = tcase_create("heap");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, prepared_memory_serves_the_first_buffers_and_is_kept);
-    tcase_add_test(tc, the_main_thread_is_prepared_too);
-    tcase_add_test(tc, ieu_and_agent_refuse_a_bad_size_in_one_line);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 60};
+    SPM_TEST_ADD(s, &c, prepared_memory_serves_the_first_buffers_and_is_kept);
+    SPM_TEST_ADD(s, &c, the_main_thread_is_prepared_too);
+    SPM_TEST_ADD(s, &c, ieu_and_agent_refuse_a_bad_size_in_one_line);
     return s;
 }
 

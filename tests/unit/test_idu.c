@@ -694,28 +694,26 @@ END_TEST
 static Suite *idu_suite(void)
 {
     Suite *s = suite_create("idu");
-    TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, raw_waits_for_the_version_it_reads);
-    tcase_add_test(tc, war_and_waw_do_not_stall);
-    tcase_add_test(tc, acc_runs_concurrently_and_merges_before_the_reader);
-    tcase_add_test(tc, open_acc_group_is_merged_at_job_end);
-    tcase_add_test(tc, higher_priority_job_goes_first);
-    tcase_add_test(tc, equal_priority_jobs_share_round_robin);
-    tcase_add_test(tc, last_sis_are_spread_by_what_each_ieu_holds);
-    tcase_add_test(tc, feed_hook_issues_for_the_requester);
-    tcase_add_test(tc, slow_callback_is_named_once);
-    tcase_add_test(tc, dead_ieu_work_is_reissued_and_stale_commit_discarded);
-    tcase_add_test(tc, si_whose_holders_keep_dying_fails_the_job);
-    tcase_add_test(tc, expired_lease_is_reissued);
-    tcase_add_test(tc, reading_an_unwritten_sdb_fails_the_job);
-    tcase_add_test(tc, nocache_hint_goes_out_with_its_operand);
-    tcase_add_test(tc, unknown_program_is_refused);
-    tcase_add_test(tc, unreadable_versions_are_garbage);
-    tcase_add_test(tc, merged_partials_are_garbage);
-    tcase_add_test(tc, issue_prefers_sis_whose_operands_are_local);
-    tcase_add_test(tc, discard_takes_an_ended_jobs_sdbs_and_unread_puts);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, raw_waits_for_the_version_it_reads);
+    SPM_TEST_ADD(s, &c, war_and_waw_do_not_stall);
+    SPM_TEST_ADD(s, &c, acc_runs_concurrently_and_merges_before_the_reader);
+    SPM_TEST_ADD(s, &c, open_acc_group_is_merged_at_job_end);
+    SPM_TEST_ADD(s, &c, higher_priority_job_goes_first);
+    SPM_TEST_ADD(s, &c, equal_priority_jobs_share_round_robin);
+    SPM_TEST_ADD(s, &c, last_sis_are_spread_by_what_each_ieu_holds);
+    SPM_TEST_ADD(s, &c, feed_hook_issues_for_the_requester);
+    SPM_TEST_ADD(s, &c, slow_callback_is_named_once);
+    SPM_TEST_ADD(s, &c, dead_ieu_work_is_reissued_and_stale_commit_discarded);
+    SPM_TEST_ADD(s, &c, si_whose_holders_keep_dying_fails_the_job);
+    SPM_TEST_ADD(s, &c, expired_lease_is_reissued);
+    SPM_TEST_ADD(s, &c, reading_an_unwritten_sdb_fails_the_job);
+    SPM_TEST_ADD(s, &c, nocache_hint_goes_out_with_its_operand);
+    SPM_TEST_ADD(s, &c, unknown_program_is_refused);
+    SPM_TEST_ADD(s, &c, unreadable_versions_are_garbage);
+    SPM_TEST_ADD(s, &c, merged_partials_are_garbage);
+    SPM_TEST_ADD(s, &c, issue_prefers_sis_whose_operands_are_local);
+    SPM_TEST_ADD(s, &c, discard_takes_an_ended_jobs_sdbs_and_unread_puts);
     return s;
 }
 

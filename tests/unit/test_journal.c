@@ -1042,30 +1042,28 @@ END_TEST
 static Suite *journal_suite(void)
 {
     Suite *s = suite_create("journal");
-    TCase *tc = tcase_create("journal");
-    tcase_set_timeout(tc, 120);
-    tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
-    tcase_add_test(tc, test_records_come_back_in_order);
-    tcase_add_test(tc, test_append_after_replay);
-    tcase_add_test(tc, test_buffered_until_flush);
-    tcase_add_test(tc, test_drop_deletes_file_and_buffer);
-    tcase_add_test(tc, test_reset_empties);
-    tcase_add_test(tc, test_reset_survives_crash_before_flush);
-    tcase_add_test(tc, test_torn_at_every_cut);
-    tcase_add_test(tc, test_garbage_after_the_last_record);
-    tcase_add_test(tc, test_flipped_byte);
-    tcase_add_test(tc, test_callback_stops_one_job);
-    tcase_add_test(tc, test_other_store_or_format_refused);
-    tcase_add_test(tc, test_unwritable_place);
-    tcase_add_test(tc, test_old_text_journal_taken);
-    tcase_add_test(tc, test_sync_from_another_thread);
-    tcase_add_test(tc, test_full_disk_cuts_back_and_retries);
-    tcase_add_test(tc, test_open_files_bounded_while_syncing);
-    tcase_add_test(tc, test_sync_covers_closed_files);
-    tcase_add_test(tc, test_closed_file_reopened_at_known_end);
-    tcase_add_test(tc, test_rewritten_file_closed_by_bound);
-    tcase_add_test(tc, test_default_bound_and_set_lower);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {
+        .timeout_s = 120, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
+    SPM_TEST_ADD(s, &c, test_records_come_back_in_order);
+    SPM_TEST_ADD(s, &c, test_append_after_replay);
+    SPM_TEST_ADD(s, &c, test_buffered_until_flush);
+    SPM_TEST_ADD(s, &c, test_drop_deletes_file_and_buffer);
+    SPM_TEST_ADD(s, &c, test_reset_empties);
+    SPM_TEST_ADD(s, &c, test_reset_survives_crash_before_flush);
+    SPM_TEST_ADD(s, &c, test_torn_at_every_cut);
+    SPM_TEST_ADD(s, &c, test_garbage_after_the_last_record);
+    SPM_TEST_ADD(s, &c, test_flipped_byte);
+    SPM_TEST_ADD(s, &c, test_callback_stops_one_job);
+    SPM_TEST_ADD(s, &c, test_other_store_or_format_refused);
+    SPM_TEST_ADD(s, &c, test_unwritable_place);
+    SPM_TEST_ADD(s, &c, test_old_text_journal_taken);
+    SPM_TEST_ADD(s, &c, test_sync_from_another_thread);
+    SPM_TEST_ADD(s, &c, test_full_disk_cuts_back_and_retries);
+    SPM_TEST_ADD(s, &c, test_open_files_bounded_while_syncing);
+    SPM_TEST_ADD(s, &c, test_sync_covers_closed_files);
+    SPM_TEST_ADD(s, &c, test_closed_file_reopened_at_known_end);
+    SPM_TEST_ADD(s, &c, test_rewritten_file_closed_by_bound);
+    SPM_TEST_ADD(s, &c, test_default_bound_and_set_lower);
     return s;
 }
 

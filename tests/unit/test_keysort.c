@@ -94,10 +94,8 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("keysort");
-    TCase *t = tcase_create("keysort");
-    tcase_add_test(t, like_a_stable_sort);
-    tcase_add_test(t, ties_in_the_callers_order);
-    suite_add_tcase(s, t);
+    SPM_TEST_ADD(s, NULL, like_a_stable_sort);
+    SPM_TEST_ADD(s, NULL, ties_in_the_callers_order);
     return s;
 }
 

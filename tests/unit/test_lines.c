@@ -121,11 +121,9 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("lines");
-    TCase *t = tcase_create("chunk");
-    tcase_set_timeout(t, 60);
-    tcase_add_test(t, blocks_of_whole_lines);
-    tcase_add_test(t, last_line_without_its_end);
-    suite_add_tcase(s, t);
+    const spm_test_case_t c = {.timeout_s = 60};
+    SPM_TEST_ADD(s, &c, blocks_of_whole_lines);
+    SPM_TEST_ADD(s, &c, last_line_without_its_end);
     return s;
 }
 

@@ -262,11 +262,9 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("mine_runs");
-    TCase *t = tcase_create("runs");
-    tcase_add_loop_test(t, merged_like_a_sort, 0, 3);
-    tcase_add_test(t, forged_runs_refused);
-    tcase_add_test(t, read_ahead_like_the_merge);
-    suite_add_tcase(s, t);
+    SPM_TEST_ADD_LOOP(s, NULL, merged_like_a_sort, 0, 3);
+    SPM_TEST_ADD(s, NULL, forged_runs_refused);
+    SPM_TEST_ADD(s, NULL, read_ahead_like_the_merge);
     return s;
 }
 

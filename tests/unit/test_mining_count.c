@@ -195,15 +195,13 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_count");
-    TCase *t = tcase_create("count");
-    tcase_set_timeout(t, 30);
-    tcase_add_test(t, singletons);
-    tcase_add_test(t, pairs);
-    tcase_add_test(t, triples_and_longer);
-    tcase_add_test(t, sparse_large_domain);
-    tcase_add_test(t, empty_block);
-    tcase_add_test(t, pair_counts_beyond_32_bits);
-    suite_add_tcase(s, t);
+    const spm_test_case_t c = {.timeout_s = 30};
+    SPM_TEST_ADD(s, &c, singletons);
+    SPM_TEST_ADD(s, &c, pairs);
+    SPM_TEST_ADD(s, &c, triples_and_longer);
+    SPM_TEST_ADD(s, &c, sparse_large_domain);
+    SPM_TEST_ADD(s, &c, empty_block);
+    SPM_TEST_ADD(s, &c, pair_counts_beyond_32_bits);
     return s;
 }
 

@@ -114,13 +114,11 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_quest");
-    TCase *t = tcase_create("quest");
-    tcase_set_timeout(t, 30);
-    tcase_add_test(t, same_seed_same_data);
-    tcase_add_test(t, sizes_near_parameters);
-    tcase_add_test(t, patterns_make_frequent_pairs);
-    tcase_add_test(t, bad_parameters);
-    suite_add_tcase(s, t);
+    const spm_test_case_t c = {.timeout_s = 30};
+    SPM_TEST_ADD(s, &c, same_seed_same_data);
+    SPM_TEST_ADD(s, &c, sizes_near_parameters);
+    SPM_TEST_ADD(s, &c, patterns_make_frequent_pairs);
+    SPM_TEST_ADD(s, &c, bad_parameters);
     return s;
 }
 

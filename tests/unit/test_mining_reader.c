@@ -172,14 +172,12 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_reader");
-    TCase *t = tcase_create("reader");
-    tcase_add_test(t, fimi_lines);
-    tcase_add_test(t, numbers_of_every_length_and_long_files);
-    tcase_add_test(t, names_map_both_ways);
-    tcase_add_test(t, many_names);
-    tcase_add_test(t, bad_items);
-    tcase_add_test(t, missing_file);
-    suite_add_tcase(s, t);
+    SPM_TEST_ADD(s, NULL, fimi_lines);
+    SPM_TEST_ADD(s, NULL, numbers_of_every_length_and_long_files);
+    SPM_TEST_ADD(s, NULL, names_map_both_ways);
+    SPM_TEST_ADD(s, NULL, many_names);
+    SPM_TEST_ADD(s, NULL, bad_items);
+    SPM_TEST_ADD(s, NULL, missing_file);
     return s;
 }
 

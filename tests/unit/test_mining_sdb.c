@@ -576,19 +576,17 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_sdb");
-    TCase *t = tcase_create("sdb");
-    tcase_add_test(t, transactions);
-    tcase_add_test(t, text);
-    tcase_add_test(t, file_lines);
-    tcase_add_test(t, items_and_merge);
-    tcase_add_test(t, sets_of_each_kind);
-    tcase_add_test(t, candidate_merge_sums_counts);
-    tcase_add_test(t, rules);
-    tcase_add_test(t, forged_counts_refused_before_allocating);
-    tcase_add_test(t, itemsets);
-    tcase_add_test(t, front_coded_groups);
-    tcase_add_test(t, itemsets_written_a_set_at_a_time);
-    suite_add_tcase(s, t);
+    SPM_TEST_ADD(s, NULL, transactions);
+    SPM_TEST_ADD(s, NULL, text);
+    SPM_TEST_ADD(s, NULL, file_lines);
+    SPM_TEST_ADD(s, NULL, items_and_merge);
+    SPM_TEST_ADD(s, NULL, sets_of_each_kind);
+    SPM_TEST_ADD(s, NULL, candidate_merge_sums_counts);
+    SPM_TEST_ADD(s, NULL, rules);
+    SPM_TEST_ADD(s, NULL, forged_counts_refused_before_allocating);
+    SPM_TEST_ADD(s, NULL, itemsets);
+    SPM_TEST_ADD(s, NULL, front_coded_groups);
+    SPM_TEST_ADD(s, NULL, itemsets_written_a_set_at_a_time);
     return s;
 }
 

@@ -1328,33 +1328,29 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("mining_si");
-    TCase *t = tcase_create("si");
-    tcase_add_test(t, load_normalizes);
-    tcase_add_test(t, load_parses_text);
-    tcase_add_test(t, load_reads_file_lines);
-    tcase_add_test(t, count_shrink_and_collect_items);
-    tcase_add_test(t, shrink_and_merge_transactions);
-    tcase_add_test(t, join_families_across_blocks);
-    tcase_add_test(t, filter_drops_infrequent_subsets);
-    tcase_add_test(t, count_prune_and_gather);
-    tcase_add_test(t, confidence_and_store);
-    tcase_add_test(t, eclat_classes_vs_brute_force);
-    tcase_add_test(t, eclat_classes_vs_brute_force_plain);
-    tcase_add_test(t, eclat_class_too_big);
-    tcase_add_test(t, eclat_partial_blocks_resume);
-    tcase_add_test(t, eclat_cut_sets);
-    tcase_add_test(t, eclat_class_in_item_order);
-    tcase_add_test(t, eclat_class_bits_bound);
-    suite_add_tcase(s, t);
-    TCase *p = tcase_create("program");
-    tcase_set_timeout(p, 60);
-    tcase_add_test(p, program_small_blocks);
-    tcase_add_test(p, program_one_block);
-    tcase_add_test(p, program_tiny_joins);
-    tcase_add_test(p, program_eclat);
-    tcase_add_test(p, program_eclat_maxlen_and_itemsets_only);
-    tcase_add_test(p, program_eclat_deep_prefixes);
-    suite_add_tcase(s, p);
+    SPM_TEST_ADD(s, NULL, load_normalizes);
+    SPM_TEST_ADD(s, NULL, load_parses_text);
+    SPM_TEST_ADD(s, NULL, load_reads_file_lines);
+    SPM_TEST_ADD(s, NULL, count_shrink_and_collect_items);
+    SPM_TEST_ADD(s, NULL, shrink_and_merge_transactions);
+    SPM_TEST_ADD(s, NULL, join_families_across_blocks);
+    SPM_TEST_ADD(s, NULL, filter_drops_infrequent_subsets);
+    SPM_TEST_ADD(s, NULL, count_prune_and_gather);
+    SPM_TEST_ADD(s, NULL, confidence_and_store);
+    SPM_TEST_ADD(s, NULL, eclat_classes_vs_brute_force);
+    SPM_TEST_ADD(s, NULL, eclat_classes_vs_brute_force_plain);
+    SPM_TEST_ADD(s, NULL, eclat_class_too_big);
+    SPM_TEST_ADD(s, NULL, eclat_partial_blocks_resume);
+    SPM_TEST_ADD(s, NULL, eclat_cut_sets);
+    SPM_TEST_ADD(s, NULL, eclat_class_in_item_order);
+    SPM_TEST_ADD(s, NULL, eclat_class_bits_bound);
+    const spm_test_case_t program = {.timeout_s = 60};
+    SPM_TEST_ADD(s, &program, program_small_blocks);
+    SPM_TEST_ADD(s, &program, program_one_block);
+    SPM_TEST_ADD(s, &program, program_tiny_joins);
+    SPM_TEST_ADD(s, &program, program_eclat);
+    SPM_TEST_ADD(s, &program, program_eclat_maxlen_and_itemsets_only);
+    SPM_TEST_ADD(s, &program, program_eclat_deep_prefixes);
     return s;
 }
 

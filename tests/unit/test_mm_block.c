@@ -223,14 +223,12 @@ END_TEST
 static Suite *mm_block_suite(void)
 {
     Suite *s = suite_create("mm_block");
-    TCase *tc = tcase_create("block");
-    tcase_add_test(tc, round_trip_by_fill);
-    tcase_add_test(tc, truncated_refused);
-    tcase_add_test(tc, forged_refused);
-    tcase_add_test(tc, merge_sums);
-    tcase_add_test(tc, raw_blocks);
-    tcase_add_test(tc, negative_zeros_are_zeros);
-    suite_add_tcase(s, tc);
+    SPM_TEST_ADD(s, NULL, round_trip_by_fill);
+    SPM_TEST_ADD(s, NULL, truncated_refused);
+    SPM_TEST_ADD(s, NULL, forged_refused);
+    SPM_TEST_ADD(s, NULL, merge_sums);
+    SPM_TEST_ADD(s, NULL, raw_blocks);
+    SPM_TEST_ADD(s, NULL, negative_zeros_are_zeros);
     return s;
 }
 

@@ -223,15 +223,13 @@ END_TEST
 static Suite *mm_kernels_suite(void)
 {
     Suite *s = suite_create("mm_kernels");
-    TCase *tc = tcase_create("kernels");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, multiply_square);
-    tcase_add_test(tc, multiply_rectangular);
-    tcase_add_test(tc, result_form_by_fill);
-    tcase_add_test(tc, multiply_several_products);
-    tcase_add_test(tc, shape_mismatch_fails);
-    tcase_add_test(tc, load_add_store);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 30};
+    SPM_TEST_ADD(s, &c, multiply_square);
+    SPM_TEST_ADD(s, &c, multiply_rectangular);
+    SPM_TEST_ADD(s, &c, result_form_by_fill);
+    SPM_TEST_ADD(s, &c, multiply_several_products);
+    SPM_TEST_ADD(s, &c, shape_mismatch_fails);
+    SPM_TEST_ADD(s, &c, load_add_store);
     return s;
 }
 

@@ -219,16 +219,13 @@ END_TEST
 static Suite *mm_mmio_suite(void)
 {
     Suite *s = suite_create("mm_mmio");
-    TCase *tc = tcase_create("mmio");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 30);
-    tcase_add_loop_test(tc, read_every_kind, 0, 18);
-    tcase_add_loop_test(tc, write_every_kind, 0, 18);
-    tcase_add_test(tc, write_count_checked);
-    tcase_add_loop_test(tc, bad_files, 0, sizeof bad / sizeof *bad);
-    tcase_add_test(tc, missing_file);
-    tcase_add_test(tc, real_matrix);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 30, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD_LOOP(s, &c, read_every_kind, 0, 18);
+    SPM_TEST_ADD_LOOP(s, &c, write_every_kind, 0, 18);
+    SPM_TEST_ADD(s, &c, write_count_checked);
+    SPM_TEST_ADD_LOOP(s, &c, bad_files, 0, sizeof bad / sizeof *bad);
+    SPM_TEST_ADD(s, &c, missing_file);
+    SPM_TEST_ADD(s, &c, real_matrix);
     return s;
 }
 

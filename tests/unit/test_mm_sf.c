@@ -320,13 +320,11 @@ END_TEST
 static Suite *mm_sf_suite(void)
 {
     Suite *s = suite_create("mm_sf");
-    TCase *tc = tcase_create("sf");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, every_policy_and_update);
-    tcase_add_test(tc, sparse_symmetric_shapes);
-    tcase_add_test(tc, dynamic_balances);
-    tcase_add_test(tc, smart_policies_reuse_blocks);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 60};
+    SPM_TEST_ADD(s, &c, every_policy_and_update);
+    SPM_TEST_ADD(s, &c, sparse_symmetric_shapes);
+    SPM_TEST_ADD(s, &c, dynamic_balances);
+    SPM_TEST_ADD(s, &c, smart_policies_reuse_blocks);
     return s;
 }
 

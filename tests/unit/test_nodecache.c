@@ -945,26 +945,24 @@ END_TEST
 static Suite *nodecache_suite(void)
 {
     Suite *s = suite_create("nodecache");
-    TCase *tc = tcase_create("nodecache");
-    tcase_set_timeout(tc, 120);
-    tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
-    tcase_add_test(tc, test_two_processes_share);
-    tcase_add_test(tc, test_lru_eviction);
-    tcase_add_test(tc, test_fresh_empties);
-    tcase_add_test(tc, test_threads_read_while_map_grows);
-    tcase_add_test(tc, test_reader_rules_has_drop);
-    tcase_add_test(tc, test_writer_killed);
-    tcase_add_test(tc, test_unwritable_dir);
-    tcase_add_test(tc, test_checksum);
-    tcase_add_test(tc, test_kept_never_evicted);
-    tcase_add_test(tc, test_put_refused_beside_kept);
-    tcase_add_test(tc, test_keep_replaces);
-    tcase_add_test(tc, test_drop_all);
-    tcase_add_test(tc, test_drop_each);
-    tcase_add_test(tc, test_list_kept);
-    tcase_add_test(tc, test_clear);
-    tcase_add_test(tc, test_kept_two_processes);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {
+        .timeout_s = 120, .unchecked_setup = setup_base, .unchecked_teardown = teardown_base};
+    SPM_TEST_ADD(s, &c, test_two_processes_share);
+    SPM_TEST_ADD(s, &c, test_lru_eviction);
+    SPM_TEST_ADD(s, &c, test_fresh_empties);
+    SPM_TEST_ADD(s, &c, test_threads_read_while_map_grows);
+    SPM_TEST_ADD(s, &c, test_reader_rules_has_drop);
+    SPM_TEST_ADD(s, &c, test_writer_killed);
+    SPM_TEST_ADD(s, &c, test_unwritable_dir);
+    SPM_TEST_ADD(s, &c, test_checksum);
+    SPM_TEST_ADD(s, &c, test_kept_never_evicted);
+    SPM_TEST_ADD(s, &c, test_put_refused_beside_kept);
+    SPM_TEST_ADD(s, &c, test_keep_replaces);
+    SPM_TEST_ADD(s, &c, test_drop_all);
+    SPM_TEST_ADD(s, &c, test_drop_each);
+    SPM_TEST_ADD(s, &c, test_list_kept);
+    SPM_TEST_ADD(s, &c, test_clear);
+    SPM_TEST_ADD(s, &c, test_kept_two_processes);
     return s;
 }
 

@@ -268,16 +268,14 @@ END_TEST
 static Suite *numfmt_suite(void)
 {
     Suite *s = suite_create("numfmt");
-    TCase *tc = tcase_create("numfmt");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, g17_random_bit_patterns);
-    tcase_add_test(tc, g17_random_fast_range);
-    tcase_add_test(tc, g17_random_values);
-    tcase_add_test(tc, g17_exact_ties);
-    tcase_add_test(tc, g17_edges);
-    tcase_add_test(tc, u64_values);
-    tcase_add_test(tc, rounded_values);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 30};
+    SPM_TEST_ADD(s, &c, g17_random_bit_patterns);
+    SPM_TEST_ADD(s, &c, g17_random_fast_range);
+    SPM_TEST_ADD(s, &c, g17_random_values);
+    SPM_TEST_ADD(s, &c, g17_exact_ties);
+    SPM_TEST_ADD(s, &c, g17_edges);
+    SPM_TEST_ADD(s, &c, u64_values);
+    SPM_TEST_ADD(s, &c, rounded_values);
     return s;
 }
 

@@ -401,14 +401,12 @@ END_TEST
 static Suite *numparse_suite(void)
 {
     Suite *s = suite_create("numparse");
-    TCase *tc = tcase_create("numparse");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, double_printf_formats);
-    tcase_add_test(tc, double_random_decimals);
-    tcase_add_test(tc, double_ties);
-    tcase_add_test(tc, double_edges);
-    tcase_add_test(tc, integers);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 30};
+    SPM_TEST_ADD(s, &c, double_printf_formats);
+    SPM_TEST_ADD(s, &c, double_random_decimals);
+    SPM_TEST_ADD(s, &c, double_ties);
+    SPM_TEST_ADD(s, &c, double_edges);
+    SPM_TEST_ADD(s, &c, integers);
     return s;
 }
 

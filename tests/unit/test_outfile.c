@@ -177,16 +177,14 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("outfile");
-    TCase *t = tcase_create("outfile");
-    tcase_add_unchecked_fixture(t, base_setup, base_teardown);
-    tcase_add_checked_fixture(t, setup, NULL);
-    tcase_add_test(t, written_whole_at_commit);
-    tcase_add_test(t, seek_back_to_fill_in);
-    tcase_add_test(t, failed_write_fails_commit);
-    tcase_add_test(t, dev_full_is_a_full_disk);
-    tcase_add_test(t, abort_keeps_the_old_file);
-    tcase_add_test(t, mode_of_a_plain_create_or_of_the_file_replaced);
-    suite_add_tcase(s, t);
+    const spm_test_case_t c = {
+        .setup = setup, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
+    SPM_TEST_ADD(s, &c, written_whole_at_commit);
+    SPM_TEST_ADD(s, &c, seek_back_to_fill_in);
+    SPM_TEST_ADD(s, &c, failed_write_fails_commit);
+    SPM_TEST_ADD(s, &c, dev_full_is_a_full_disk);
+    SPM_TEST_ADD(s, &c, abort_keeps_the_old_file);
+    SPM_TEST_ADD(s, &c, mode_of_a_plain_create_or_of_the_file_replaced);
     return s;
 }
 

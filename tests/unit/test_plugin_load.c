@@ -156,14 +156,12 @@ END_TEST
 static Suite *plugin_load_suite(void)
 {
     Suite *s = suite_create("plugin_load");
-    TCase *tc = tcase_create("plugin_load");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, every_truncation_is_refused);
-    tcase_add_test(tc, forged_headers_are_refused);
-    tcase_add_test(tc, two_versions_load_into_their_own_scopes);
-    tcase_add_test(tc, a_missing_symbol_loads_nothing);
-    tcase_add_test(tc, args_split);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 60};
+    SPM_TEST_ADD(s, &c, every_truncation_is_refused);
+    SPM_TEST_ADD(s, &c, forged_headers_are_refused);
+    SPM_TEST_ADD(s, &c, two_versions_load_into_their_own_scopes);
+    SPM_TEST_ADD(s, &c, a_missing_symbol_loads_nothing);
+    SPM_TEST_ADD(s, &c, args_split);
     return s;
 }
 

@@ -445,13 +445,11 @@ END_TEST
 static Suite *replay_suite(void)
 {
     Suite *s = suite_create("replay");
-    TCase *tc = tcase_create("events");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, resumed_job_ends_as_if_never_stopped);
-    tcase_add_test(tc, ended_job_ends_again);
-    tcase_add_test(tc, a_changed_program_cannot_be_resumed);
-    tcase_add_test(tc, puts_come_back_and_ids_go_on);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, resumed_job_ends_as_if_never_stopped);
+    SPM_TEST_ADD(s, &c, ended_job_ends_again);
+    SPM_TEST_ADD(s, &c, a_changed_program_cannot_be_resumed);
+    SPM_TEST_ADD(s, &c, puts_come_back_and_ids_go_on);
     return s;
 }
 

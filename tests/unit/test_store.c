@@ -834,27 +834,25 @@ END_TEST
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
-    TCase *tc = tcase_create("store");
-    tcase_set_timeout(tc, 120);
-    tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
-    tcase_add_test(tc, test_roundtrip_and_newest);
-    tcase_add_test(tc, test_large_blocks_arrive_whole);
-    tcase_add_test(tc, test_delete_all_takes_every_version_of_one_block);
-    tcase_add_test(tc, test_versions_are_immutable);
-    tcase_add_test(tc, test_batch_all_or_nothing);
-    tcase_add_test(tc, test_reopen_and_max_id);
-    tcase_add_test(tc, test_map_grows);
-    tcase_add_test(tc, test_unwritable_dir);
-    tcase_add_test(tc, test_crash_leaves_whole_batches);
-    tcase_add_test(tc, test_disk_full);
-    tcase_add_test(tc, test_view_in_another_process);
-    tcase_add_test(tc, test_view_writes_reach_the_store);
-    tcase_add_test(tc, test_view_needs_the_identity);
-    tcase_add_test(tc, test_snapshot_outlives_delete);
-    tcase_add_test(tc, test_older_layout_refused);
-    tcase_add_test(tc, test_identity_survives_reopen);
-    tcase_add_test(tc, test_lazy_store_is_whole);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {
+        .timeout_s = 120, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
+    SPM_TEST_ADD(s, &c, test_roundtrip_and_newest);
+    SPM_TEST_ADD(s, &c, test_large_blocks_arrive_whole);
+    SPM_TEST_ADD(s, &c, test_delete_all_takes_every_version_of_one_block);
+    SPM_TEST_ADD(s, &c, test_versions_are_immutable);
+    SPM_TEST_ADD(s, &c, test_batch_all_or_nothing);
+    SPM_TEST_ADD(s, &c, test_reopen_and_max_id);
+    SPM_TEST_ADD(s, &c, test_map_grows);
+    SPM_TEST_ADD(s, &c, test_unwritable_dir);
+    SPM_TEST_ADD(s, &c, test_crash_leaves_whole_batches);
+    SPM_TEST_ADD(s, &c, test_disk_full);
+    SPM_TEST_ADD(s, &c, test_view_in_another_process);
+    SPM_TEST_ADD(s, &c, test_view_writes_reach_the_store);
+    SPM_TEST_ADD(s, &c, test_view_needs_the_identity);
+    SPM_TEST_ADD(s, &c, test_snapshot_outlives_delete);
+    SPM_TEST_ADD(s, &c, test_older_layout_refused);
+    SPM_TEST_ADD(s, &c, test_identity_survives_reopen);
+    SPM_TEST_ADD(s, &c, test_lazy_store_is_whole);
     return s;
 }
 

@@ -199,13 +199,10 @@ END_TEST
 static Suite *warmer_suite(void)
 {
     Suite *s = suite_create("warmer");
-    TCase *tc = tcase_create("warmer");
-    tcase_set_timeout(tc, 60);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, prepares_ahead_only_while_quiet_and_blocks_survive);
-    tcase_add_test(tc, stays_well_below_a_file_size_limit);
-    tcase_add_test(tc, nothing_to_prepare_starts_nothing);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 60, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, prepares_ahead_only_while_quiet_and_blocks_survive);
+    SPM_TEST_ADD(s, &c, stays_well_below_a_file_size_limit);
+    SPM_TEST_ADD(s, &c, nothing_to_prepare_starts_nothing);
     return s;
 }
 

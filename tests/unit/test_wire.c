@@ -234,17 +234,14 @@ END_TEST
 static Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
-    TCase *tc = tcase_create("frames");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, commit_with_frames_round_trips);
-    tcase_add_test(tc, garbage_is_dropped_and_counted);
-    tcase_add_test(tc, foreign_version_and_missing_body_are_dropped);
-    tcase_add_test(tc, truncated_protobuf_is_dropped);
-    tcase_add_test(tc, unknown_fields_are_dropped);
-    tcase_add_test(tc, oversized_message_never_arrives);
-    tcase_add_test(tc, hmap_survives_churn);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 30, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, commit_with_frames_round_trips);
+    SPM_TEST_ADD(s, &c, garbage_is_dropped_and_counted);
+    SPM_TEST_ADD(s, &c, foreign_version_and_missing_body_are_dropped);
+    SPM_TEST_ADD(s, &c, truncated_protobuf_is_dropped);
+    SPM_TEST_ADD(s, &c, unknown_fields_are_dropped);
+    SPM_TEST_ADD(s, &c, oversized_message_never_arrives);
+    SPM_TEST_ADD(s, &c, hmap_survives_churn);
     return s;
 }
 
