@@ -493,16 +493,14 @@ END_TEST
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
-    TCase *tc = tcase_create("one table");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 180);
-    tcase_add_test(tc, conf_documents_every_setting_with_its_default_and_range);
-    tcase_add_test(tc, every_process_help_names_its_options_and_their_defaults);
-    tcase_add_test(tc,
-                   every_range_is_the_same_on_the_command_line_in_a_file_and_in_the_environment);
-    tcase_add_test(tc, ieus_zero_means_one_per_core_in_a_file_on_the_command_line_and_for_a_client);
-    tcase_add_test(tc, log_level_is_what_every_process_logs_at);
-    suite_add_tcase(s, tc);
+    const spm_test_case_t c = {.timeout_s = 180, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, conf_documents_every_setting_with_its_default_and_range);
+    SPM_TEST_ADD(s, &c, every_process_help_names_its_options_and_their_defaults);
+    SPM_TEST_ADD(s, &c,
+                 every_range_is_the_same_on_the_command_line_in_a_file_and_in_the_environment);
+    SPM_TEST_ADD(s, &c,
+                 ieus_zero_means_one_per_core_in_a_file_on_the_command_line_and_for_a_client);
+    SPM_TEST_ADD(s, &c, log_level_is_what_every_process_logs_at);
     return s;
 }
 
