@@ -16,6 +16,7 @@
 #include "runtime/registry.h"
 #include "base/cli.h"
 #include "base/config.h"
+#include "vm/center/center.h"
 #include "vm/center/durable.h"
 #include "base/grow.h"
 #include "vm/center/http.h"
@@ -30,6 +31,7 @@
 #include "vm/center/report_build.h"
 #include "transport/wire.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -97,7 +99,7 @@ typedef struct {
     uint8_t *ok;         /* per result: accepted in the first half */
 } pending_t;
 
-typedef struct {
+struct spm_center {
     void *ctx, *router;
     pending_t *pending; /* COMMITs waiting for this turn's store batch */
     size_t npending, cappending;
@@ -141,7 +143,10 @@ typedef struct {
     uint64_t ticks;               /* tick() calls so far */
     volatile sig_atomic_t *stop;
     int stopping;
-} center_t;
+    uint64_t last_tick; /* when tick() last ran (monotonic us) */
+    char *listen;       /* the endpoint, for the log */
+    char *store_path;   /* the store's directory as given, for the log */
+};
 
 static volatile sig_atomic_t stop_flag; /* set by SIGINT/SIGTERM */
 
@@ -173,7 +178,7 @@ static uint64_t id_key(zmq_msg_t *id)
 /*  The peer that sent M, or NULL. A peer may choose its own routing id
     (ZMQ_ROUTING_ID), so one whose id only hashes like another's is not
     that other: the bytes must match. */
-static peer_t *peer_of(center_t *c, spm_msg_t *m)
+static peer_t *peer_of(spm_center_t *c, spm_msg_t *m)
 {
     peer_t *p = spm_hmap_get(c->peers, id_key(&m->id));
     size_t n = zmq_msg_size(&m->id);
@@ -182,12 +187,12 @@ static peer_t *peer_of(center_t *c, spm_msg_t *m)
     return p;
 }
 
-static void send_to(center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
+static void send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
 {
     spm_wire_send(c->router, id, env, f, n, &c->wire);
 }
 
-static void send_error(center_t *c, zmq_msg_t *id, int code, const char *msg)
+static void send_error(spm_center_t *c, zmq_msg_t *id, int code, const char *msg)
 {
     Spm__Error e = SPM__ERROR__INIT;
     e.status = code;
@@ -217,7 +222,7 @@ static void free_si_msg(Spm__Si *s)
 /*  Fills the holders, checksum and size of operand O an IEU of NODE reads,
     so that it fetches the block itself without asking first. Holders that
     cannot be named (out of memory) only cost that IEU a GET. */
-static void locate(center_t *c, Spm__Operand *o, uint32_t node)
+static void locate(spm_center_t *c, Spm__Operand *o, uint32_t node)
 {
     uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
     uint32_t h[8];
@@ -234,7 +239,7 @@ static void locate(center_t *c, Spm__Operand *o, uint32_t node)
 /*  IDU emit callback: queue SI for IEU's next ISSUE message. */
 static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
 {
-    center_t *c = arg;
+    spm_center_t *c = arg;
     peer_t *p = spm_hmap_get(c->ieus, (uint64_t)ieu + 1);
     Spm__Si *s = malloc(sizeof *s);
     if (!p || !s) {
@@ -289,7 +294,7 @@ static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
     share one COMMIT (ieu/ieu.c, commit_due): nothing is idle for want of
     them. When the pool runs dry, every IEU that was told otherwise gets an
     empty ISSUE saying so, and sends what it holds at once. */
-static void send_issues(center_t *c)
+static void send_issues(spm_center_t *c)
 {
     uint64_t ready = spm_idu_ready(c->idu);
     size_t pos = 0;
@@ -316,7 +321,7 @@ static void send_issues(center_t *c)
 
 /* ------------------------------------------------------------- reports */
 
-static void send_report(center_t *c, watch_t *w)
+static void send_report(spm_center_t *c, watch_t *w)
 {
     Spm__Report *r = spm_report_build(c->idu, w->job);
     if (!r)
@@ -335,7 +340,7 @@ static void send_report(center_t *c, watch_t *w)
     spm_report_free(r);
 }
 
-static void send_progress(center_t *c, watch_t *w)
+static void send_progress(spm_center_t *c, watch_t *w)
 {
     spm_idu_job_info_t info;
     if (spm_idu_job_info(c->idu, w->job, &info) != 0)
@@ -352,7 +357,7 @@ static void send_progress(center_t *c, watch_t *w)
     send_to(c, &w->id, &env, NULL, 0);
 }
 
-static uint64_t copies_done(center_t *c)
+static uint64_t copies_done(spm_center_t *c)
 {
     spm_dataplane_stats_t d;
     spm_dataplane_stats(c->dp, &d);
@@ -360,7 +365,7 @@ static uint64_t copies_done(center_t *c)
 }
 
 /*  JOB ended: what it cost from its submit to now. */
-static void record_usage(center_t *c, uint64_t job)
+static void record_usage(spm_center_t *c, uint64_t job)
 {
     usage_t *u = spm_hmap_get(c->usage, job);
     if (!u || u->ended)
@@ -376,13 +381,13 @@ static void record_usage(center_t *c, uint64_t job)
 /*  Clock offset of IEU, for spm_trace_map_clocks. */
 static int64_t clock_of(void *arg, uint32_t ieu)
 {
-    center_t *c = arg;
+    spm_center_t *c = arg;
     peer_t *p = spm_hmap_get(c->ieus, (uint64_t)ieu + 1);
     return p ? p->clock_offset : 0;
 }
 
 /*  Sends JOB's report to its watcher, if it has one, and forgets the job. */
-static void deliver_report(center_t *c, uint64_t job)
+static void deliver_report(spm_center_t *c, uint64_t job)
 {
     watch_t *w = spm_hmap_remove(c->watches, job);
     if (!w)
@@ -415,7 +420,7 @@ static void deliver_report(center_t *c, uint64_t job)
 /*  IDU callback: JOB ended. */
 static void job_done(void *arg, uint64_t job)
 {
-    center_t *c = arg;
+    spm_center_t *c = arg;
     record_usage(c, job);
     spm_idu_job_info_t info;
     if (spm_idu_job_info(c->idu, job, &info) == 0) {
@@ -433,18 +438,18 @@ static void job_done(void *arg, uint64_t job)
 
 #define MAX_NODES 1024 /* data agents named in one NODES message */
 
-static void flush_commits(center_t *c);
-static void trace_instant(center_t *c, const char *name);
+static void flush_commits(spm_center_t *c);
+static void trace_instant(spm_center_t *c, const char *name);
 
 /*  Fills ENV with the data agents up now (NODES, PTRS: MAX_NODES each). */
-static size_t nodes_now(center_t *c, Spm__Node *nodes, Spm__Node **ptrs)
+static size_t nodes_now(spm_center_t *c, Spm__Node *nodes, Spm__Node **ptrs)
 {
     return spm_dataplane_node_list(c->dp, nodes, ptrs, MAX_NODES);
 }
 
 /*  Tells every IEU which data agents are up (a node joined or died), so
     that they fetch from and push replicas to the right ones. */
-static void send_nodes(center_t *c)
+static void send_nodes(spm_center_t *c)
 {
     Spm__Node *nodes = calloc(MAX_NODES, sizeof *nodes);
     Spm__Node **ptrs = calloc(MAX_NODES, sizeof *ptrs);
@@ -472,7 +477,7 @@ static void send_nodes(center_t *c)
 /*  Data plane callback: ENV to NODE's agent. */
 static int send_agent(void *arg, uint32_t node, Spm__Envelope *env)
 {
-    center_t *c = arg;
+    spm_center_t *c = arg;
     peer_t *p = node < c->nagents ? c->agents[node] : NULL;
     if (!p || p->dead)
         return SPM_EDEAD;
@@ -482,7 +487,7 @@ static int send_agent(void *arg, uint32_t node, Spm__Envelope *env)
 
 /*  The agent of NODE is gone (silent, or its connection reused): the node
     holds nothing any more, and the IEUs hear of it. */
-static void agent_gone(center_t *c, peer_t *p, const char *why)
+static void agent_gone(spm_center_t *c, peer_t *p, const char *why)
 {
     if (p->dead)
         return;
@@ -494,7 +499,7 @@ static void agent_gone(center_t *c, peer_t *p, const char *why)
     send_nodes(c);
 }
 
-static void on_hello(center_t *c, spm_msg_t *m)
+static void on_hello(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Hello *h = m->env->hello;
     uint64_t key = id_key(&m->id);
@@ -566,7 +571,7 @@ static void on_hello(center_t *c, spm_msg_t *m)
         send_nodes(c);
 }
 
-static void ieu_gone(center_t *c, peer_t *p, const char *why)
+static void ieu_gone(spm_center_t *c, peer_t *p, const char *why)
 {
     if (p->dead)
         return;
@@ -586,7 +591,7 @@ static void ieu_gone(center_t *c, peer_t *p, const char *why)
 
 /*  Hands the versions the IDU found nobody can read to the data plane,
     which has their holders delete them. */
-static void collect_garbage(center_t *c)
+static void collect_garbage(spm_center_t *c)
 {
     spm_sdb_t id;
     uint64_t version;
@@ -599,7 +604,7 @@ static void collect_garbage(center_t *c)
 /*  Garbage whose cause is on disk: its holders delete it. */
 static void release_garbage(void *arg, spm_sdb_t id, uint64_t version)
 {
-    center_t *c = arg;
+    spm_center_t *c = arg;
     spm_dataplane_garbage(c->dp, id, version);
 }
 
@@ -607,7 +612,7 @@ static void release_garbage(void *arg, spm_sdb_t id, uint64_t version)
     store itself, are there with their types. Returns 1 (applied with the
     batch), or 2: missing, the SI fails with a transient error and is run
     again. */
-static int stored_outputs(center_t *c, const spm_idu_si_t *si, const Spm__Result *r)
+static int stored_outputs(spm_center_t *c, const spm_idu_si_t *si, const Spm__Result *r)
 {
     size_t want = 0;
     for (size_t k = 0; k < si->nops; k++) {
@@ -657,7 +662,7 @@ static int metas_ok(const spm_idu_si_t *si, const Spm__Result *r)
     message is kept until the batch is durable (group commit: one LMDB
     write per turn, not per SI). The others stay on the nodes the results
     name. Takes M. */
-static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
+static void on_commit(spm_center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Commit *cm = m->env->commit;
     pending_t *pc = NULL;
@@ -711,7 +716,8 @@ static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
 }
 
 /*  Records the slice of result R of SI in its job's trace, if it has one. */
-static void trace_si(center_t *c, const pending_t *pc, const spm_idu_si_t *si, const Spm__Result *r)
+static void trace_si(spm_center_t *c, const pending_t *pc, const spm_idu_si_t *si,
+                     const Spm__Result *r)
 {
     spm_trace_t *t = spm_hmap_get(c->traces, si->job);
     Spm__Commit *cm = pc->m.env->commit;
@@ -742,7 +748,7 @@ static void trace_si(center_t *c, const pending_t *pc, const spm_idu_si_t *si, c
 }
 
 /*  An instant NAME in the trace of every traced job. */
-static void trace_instant(center_t *c, const char *name)
+static void trace_instant(spm_center_t *c, const char *name)
 {
     size_t pos = 0;
     uint64_t key;
@@ -755,7 +761,7 @@ static void trace_instant(center_t *c, const char *name)
 
 /*  COMMIT, second half, once per loop turn: makes the batch durable, then
     applies the results (versions readable, waiters wake, SF commits run). */
-static void flush_commits(center_t *c)
+static void flush_commits(spm_center_t *c)
 {
     int wrote = 0;
     int rc = spm_dataplane_store_commit(c->dp, &wrote);
@@ -819,8 +825,8 @@ static void flush_commits(center_t *c)
     it, or that it is gone. While a restarted center still hears from its
     nodes where blocks are, a committed block nobody reported yet is not
     gone: the request is parked (returns 1) when PARK allows. */
-static int answer_get(center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t req, spm_sdb_t sdb,
-                      uint64_t version, int store_only, int in_place, int park)
+static int answer_get(spm_center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t req,
+                      spm_sdb_t sdb, uint64_t version, int store_only, int in_place, int park)
 {
     uint32_t type = 0;
     uint64_t newest = spm_idu_sdb_version(c->idu, sdb, &type);
@@ -859,7 +865,7 @@ static int answer_get(center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t r
 
 /*  GET: an IEU's operand that its holders could not give it, or a
     client's result. */
-static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
+static void on_get(spm_center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Get *g = m->env->get;
     answer_get(c, &m->id, p->role == ROLE_IEU ? p->node : SPM_NODE_STORE, g->req, g->sdb,
@@ -868,7 +874,7 @@ static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
 
 /*  The parked GETs, tried again: a node reported blocks, or the wait for
     the nodes is over (then what is still unknown is gone). */
-static void retry_parked(center_t *c, uint64_t now)
+static void retry_parked(spm_center_t *c, uint64_t now)
 {
     if (!c->nparked || (!c->located && now < c->locating_us))
         return;
@@ -889,7 +895,7 @@ static void retry_parked(center_t *c, uint64_t now)
     agent keeps a copy the center ordered. A node can only hold a version
     that was committed, so a PUBLISH of any other is a lie and is ignored:
     the directory never grows with forged entries. */
-static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
+static void on_blocks(spm_center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
 {
     if (!gained) {
         spm_dataplane_drop(c->dp, p->node, refs, n);
@@ -908,7 +914,7 @@ static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, in
     }
 }
 
-static void on_put(center_t *c, spm_msg_t *m)
+static void on_put(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Put *pu = m->env->put;
     Spm__PutReply r = SPM__PUT_REPLY__INIT;
@@ -960,7 +966,7 @@ static void on_put(center_t *c, spm_msg_t *m)
 
 /*  STORE to the center: a client with no node to stage a block on, or an
     agent handing the store the copy no other node can take. */
-static void on_store(center_t *c, peer_t *p, spm_msg_t *m)
+static void on_store(spm_center_t *c, peer_t *p, spm_msg_t *m)
 {
     Spm__Store *st = m->env->store;
     Spm__StoreReply r = SPM__STORE_REPLY__INIT;
@@ -987,14 +993,14 @@ static void on_store(center_t *c, peer_t *p, spm_msg_t *m)
 }
 
 /*  PLACED: the nodes a client staged an SDB on keep it now. */
-static void on_placed(center_t *c, spm_msg_t *m)
+static void on_placed(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Placed *pl = m->env->placed;
     if (spm_idu_sdb_version(c->idu, pl->sdb, NULL) == 1)
         spm_dataplane_placed(c->dp, pl->sdb, pl->holders, pl->n_holders);
 }
 
-static void on_submit(center_t *c, spm_msg_t *m)
+static void on_submit(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Submit *s = m->env->submit;
     Spm__Submitted r = SPM__SUBMITTED__INIT;
@@ -1036,7 +1042,7 @@ static void on_submit(center_t *c, spm_msg_t *m)
     send_to(c, &m->id, &env, NULL, 0);
 }
 
-static void on_watch(center_t *c, spm_msg_t *m)
+static void on_watch(spm_center_t *c, spm_msg_t *m)
 {
     uint64_t job = m->env->watch->job;
     spm_idu_job_info_t info;
@@ -1063,7 +1069,7 @@ static void on_watch(center_t *c, spm_msg_t *m)
 }
 
 /*  Brings the center's own counters in the status up to date. */
-static void update_status(center_t *c)
+static void update_status(spm_center_t *c)
 {
     c->status.uptime_us = spm_now_us() - c->started_us;
     c->status.refused = spm_security_refused(c->security);
@@ -1077,7 +1083,7 @@ static void update_status(center_t *c)
     c->status.center_out = c->wire.bytes_out;
 }
 
-static void on_status(center_t *c, spm_msg_t *m)
+static void on_status(spm_center_t *c, spm_msg_t *m)
 {
     update_status(c);
     char *json = NULL, *text = NULL;
@@ -1093,7 +1099,7 @@ static void on_status(center_t *c, spm_msg_t *m)
     free(text);
 }
 
-static void on_cancel(center_t *c, spm_msg_t *m)
+static void on_cancel(spm_center_t *c, spm_msg_t *m)
 {
     uint64_t job = m->env->cancel->job;
     spm_idu_job_info_t info;
@@ -1115,7 +1121,7 @@ static void on_cancel(center_t *c, spm_msg_t *m)
 
 /*  DISCARD: a client is done with the blocks of its ended jobs and with
     the blocks it put. They are deleted with the turn's garbage. */
-static void on_discard(center_t *c, spm_msg_t *m)
+static void on_discard(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Discard *d = m->env->discard;
     Spm__Ack ack = SPM__ACK__INIT;
@@ -1133,7 +1139,7 @@ static void on_discard(center_t *c, spm_msg_t *m)
     send_to(c, &m->id, &env, NULL, 0);
 }
 
-static void on_ieu_died(center_t *c, peer_t *agent, spm_msg_t *m)
+static void on_ieu_died(spm_center_t *c, peer_t *agent, spm_msg_t *m)
 {
     size_t pos = 0;
     uint64_t key;
@@ -1148,7 +1154,7 @@ static void on_ieu_died(center_t *c, peer_t *agent, spm_msg_t *m)
 /*  A message from a peer that has not said HELLO: most likely one that
     knew this center before it restarted. It is told so (at most once a
     second per peer), and says HELLO again. */
-static void stranger(center_t *c, spm_msg_t *m)
+static void stranger(spm_center_t *c, spm_msg_t *m)
 {
     uint64_t key = id_key(&m->id), now = spm_now_us();
     uintptr_t last = (uintptr_t)spm_hmap_get(c->strangers, key);
@@ -1163,7 +1169,7 @@ static void stranger(center_t *c, spm_msg_t *m)
     send_error(c, &m->id, SPM_ESTRANGER, "this center does not know you (it restarted): HELLO");
 }
 
-static void handle(center_t *c, spm_msg_t *m)
+static void handle(spm_center_t *c, spm_msg_t *m)
 {
     peer_t *p = peer_of(c, m);
     int body = m->env->body_case;
@@ -1254,7 +1260,7 @@ static void handle(center_t *c, spm_msg_t *m)
 
 /*  With --http, once a tick: what the HTTP thread serves, built here and
     handed over without waiting (vm/center/http.h). */
-static void publish(center_t *c, uint64_t now)
+static void publish(spm_center_t *c, uint64_t now)
 {
     spm_metrics_sample(c->metrics, c->idu, now);
     update_status(c);
@@ -1270,7 +1276,7 @@ static void publish(center_t *c, uint64_t now)
 
 /*  Once every tick: silent peers are dead, leases expire, watchers get
     progress. */
-static void tick(center_t *c)
+static void tick(spm_center_t *c)
 {
     uint64_t now = spm_now_us();
     size_t pos = 0;
@@ -1316,7 +1322,7 @@ static void tick(center_t *c)
         publish(c, now);
 }
 
-static void shutdown_peers(center_t *c)
+static void shutdown_peers(spm_center_t *c)
 {
     Spm__Shutdown s = SPM__SHUTDOWN__INIT;
     s.reason = "center shutting down";
@@ -1333,8 +1339,97 @@ static void shutdown_peers(center_t *c)
     }
 }
 
-static void center_free(center_t *c)
+/*  One center per store: a second would mix its journal and commits with
+    the first's. Takes an exclusive lock on DIR/center.lock, held until
+    the process ends (its descriptor in *FD: the id of this process is
+    written into it once the store is accepted, write_pid). Returns 0, or
+    SPM_EINVAL with the detail naming the other center, or SPM_EIO. */
+static int lock_store(const char *dir, int *lock_fd)
 {
+    char path[4096], pid[32] = "";
+    snprintf(path, sizeof path, "%s/center.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        ssize_t n = read(fd, pid, sizeof pid - 1);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        if (err == EWOULDBLOCK)
+            return spm_error(SPM_EINVAL, "%s: in use by another center (process %s)", dir,
+                             *pid ? pid : "?");
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(err));
+    }
+    *lock_fd = fd; /* it stays open: the lock lasts as long as the process */
+    return 0;
+}
+
+/*  Writes this process's id into the lock file FD, for the next center
+    that finds the store in use. */
+static void write_pid(int fd, const char *dir)
+{
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        spm_log_warn("%s/center.lock: cannot write this process's id", dir);
+}
+
+/*  A center started on a store it ran on before: its jobs go on. */
+/*  IDU plugin loader: a resumed job's plugin, from the store. */
+static int load_plugin(void *arg, spm_sdb_t plugin, char *scope)
+{
+    spm_center_t *c = arg;
+    return spm_plugins_load(c->store, plugin, scope);
+}
+
+static int resume_jobs(spm_center_t *c)
+{
+    spm_durable_resume_t r;
+    if (spm_durable_resume(c->durable, c->idu, &r) != 0)
+        return SPM_EIO;
+    if (r.damaged_files)
+        spm_log_warn("journal: %llu job file%s ended in a torn or damaged record; %llu bytes after "
+                     "the intact part were skipped (those jobs redo what the bytes recorded)",
+                     (unsigned long long)r.damaged_files, r.damaged_files == 1 ? "" : "s",
+                     (unsigned long long)r.bytes_skipped);
+    if (r.jobs)
+        spm_log_info("journal: %llu jobs read back in %.3f s (%llu events): %llu resumed, "
+                     "%llu ended before the restart, %llu with blocks kept, %llu failed; "
+                     "%llu commits taken, %llu SIs in flight at the crash to run again",
+                     (unsigned long long)r.jobs, r.us / 1e6, (unsigned long long)r.records,
+                     (unsigned long long)r.resumed, (unsigned long long)r.ended,
+                     (unsigned long long)r.kept, (unsigned long long)r.failed,
+                     (unsigned long long)r.taken, (unsigned long long)r.reissued);
+    uint64_t ids[4096];
+    size_t n = spm_idu_jobs(c->idu, ids, 4096);
+    for (size_t i = 0; i < n && i < 4096; i++) { /* their usage counts from here */
+        spm_idu_job_info_t info;
+        if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0)
+            continue;
+        usage_t *u = malloc(sizeof *u);
+        if (u)
+            *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
+        if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
+            free(u);
+    }
+    if (r.records) /* blocks are where the nodes say: wait for them to say it */
+        c->locating_us = spm_now_us() + (uint64_t)c->dead_ms * 1000;
+    if (r.failed)
+        spm_status_failure(&c->status,
+                           "%llu jobs could not be resumed after a restart (see the log)",
+                           (unsigned long long)r.failed);
+    return 0;
+}
+
+/*  Frees the center and everything it holds, and sets *SELF to NULL. */
+void spm_center_destroy(spm_center_t **self_p)
+{
+    assert(self_p);
+    spm_center_t *c = *self_p;
+    if (!c)
+        return;
     spm_durable_close(&c->durable);
     spm_warmer_stop(&c->warmer);
     size_t pos = 0;
@@ -1387,90 +1482,169 @@ static void center_free(center_t *c)
     spm_security_destroy(&c->security); /* closes the ZAP socket before the context */
     if (c->ctx)
         zmq_ctx_term(c->ctx);
+    free(c->listen);
+    free(c->store_path);
+    free(c);
+    *self_p = NULL;
 }
 
-/*  One center per store: a second would mix its journal and commits with
-    the first's. Takes an exclusive lock on DIR/center.lock, held until
-    the process ends (its descriptor in *FD: the id of this process is
-    written into it once the store is accepted, write_pid). Returns 0, or
-    SPM_EINVAL with the detail naming the other center, or SPM_EIO. */
-static int lock_store(const char *dir, int *lock_fd)
+/*  Makes a center from O (vm/center/center.h). Returns it, or NULL with
+ *RC set and the detail saying why. */
+spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
 {
-    char path[4096], pid[32] = "";
-    snprintf(path, sizeof path, "%s/center.lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int err = errno;
-        ssize_t n = read(fd, pid, sizeof pid - 1);
-        pid[n > 0 ? n : 0] = '\0';
-        pid[strcspn(pid, "\n")] = '\0';
-        close(fd);
-        if (err == EWOULDBLOCK)
-            return spm_error(SPM_EINVAL, "%s: in use by another center (process %s)", dir,
-                             *pid ? pid : "?");
-        return spm_error(SPM_EIO, "%s: %s", path, strerror(err));
+    assert(o && rc);
+    char why[1024]; /* the failure's detail, kept across the cleanup */
+    spm_center_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        *rc = SPM_ENOMEM;
+        return NULL;
     }
-    *lock_fd = fd; /* it stays open: the lock lasts as long as the process */
-    return 0;
+    self->heartbeat_ms = (uint32_t)o->heartbeat_ms;
+    self->dead_ms = (uint32_t)o->dead_ms;
+    self->lease_us = (uint64_t)o->lease_s * 1000000u;
+    self->replicas = (uint32_t)o->replicas;
+    self->plugins = o->plugins;
+    self->started_us = spm_now_us();
+    self->security = spm_security_new(o->keys, "center", o->insecure);
+    self->store = o->no_sync ? spm_store_open_lazy(o->store) : spm_store_open(o->store);
+    int lock_fd = -1;
+    if (!self->store) {
+        *rc = SPM_ESTORE;
+        goto err;
+    }
+    if ((*rc = lock_store(o->store, &lock_fd)) != 0)
+        goto err;
+    spm_store_identity(self->store, self->store_id);
+    self->warmer = spm_warmer_start(o->store, (uint64_t)o->warm_mb << 20);
+    self->store_dir = realpath(o->store, NULL); /* NULL: IEUs go through the center */
+    self->local = strncmp(o->listen, "ipc://", 6) == 0;
+    self->idu = spm_idu_new(emit, job_done, self);
+    self->dp = spm_dataplane_new(self->store, self->replicas, send_agent, self);
+    self->peers = spm_hmap_new();
+    self->strangers = spm_hmap_new();
+    self->ieus = spm_hmap_new();
+    self->watches = spm_hmap_new();
+    self->usage = spm_hmap_new();
+    self->traces = spm_hmap_new();
+    self->ctx = zmq_ctx_new();
+    self->listen = strdup(o->listen);
+    self->store_path = strdup(o->store);
+    if (!self->idu || !self->dp || !self->peers || !self->ieus || !self->watches || !self->usage ||
+        !self->traces || !self->ctx || !self->security || !self->listen || !self->store_path) {
+        *rc = SPM_ENOMEM;
+        goto err;
+    }
+    spm_idu_sdb_floor(self->idu, spm_store_max_id(self->store, (spm_sdb_t)1 << 32));
+    spm_idu_set_speculate(self->idu, o->speculate);
+    spm_idu_set_directory(self->idu, spm_dataplane_directory(self->dp));
+    spm_idu_job_floor(self->idu, spm_store_max_id(self->store, UINT64_MAX) >> 32);
+    spm_idu_set_plugin_loader(self->idu, load_plugin, self);
+    self->plugin_type = spm_name_id(SPM_PLUGIN_TYPE);
+    size_t quarantined = spm_plugins_quarantined(o->store, self->idu);
+    spm_durable_opts_t dopts = {
+        .journal = o->journal, .no_sync = o->no_sync, .sync_us = (uint64_t)o->sync_ms * 1000u};
+    if (!(self->durable = spm_durable_open(self->store, o->store, self->store_id, &dopts)) ||
+        resume_jobs(self) != 0) {
+        *rc = SPM_EIO;
+        goto err;
+    }
+    if (quarantined) { /* once the journal says they failed */
+        spm_durable_flush(self->durable);
+        spm_plugins_quarantine_done(o->store);
+    }
+    if ((*rc = spm_plugins_guard(o->store)) != 0)
+        goto err;
+    write_pid(lock_fd, o->store);
+    memcpy(self->cache_id, self->store_id, sizeof self->cache_id);
+    if (!o->journal) { /* nothing is resumed: kept blocks would be of forgotten jobs */
+        uint64_t salt = spm_now_us() ^ (uint64_t)getpid() << 40;
+        if (getrandom(&salt, sizeof salt, GRND_NONBLOCK) != (ssize_t)sizeof salt)
+            salt ^= (uint64_t)(uintptr_t)&salt;
+        for (size_t i = 0; i < sizeof salt; i++)
+            self->cache_id[8 + i] ^= (uint8_t)(salt >> 8 * i);
+    }
+    self->router = spm_wire_socket(self->ctx, ZMQ_ROUTER);
+    if (!self->router) {
+        *rc = SPM_ESYS;
+        goto err;
+    }
+    if ((*rc = spm_security_bind(self->security, self->ctx, self->router, o->listen)) != 0)
+        goto err;
+    if (*o->http && (!(self->metrics = spm_metrics_new()) ||
+                     !(self->http = spm_http_start(o->http, o->http_token, rc)))) {
+        *rc = self->metrics ? *rc : SPM_ENOMEM;
+        goto err;
+    }
+    if (self->http)
+        spm_log_info("dashboard and metrics on http://%s/ (port %d)%s", o->http,
+                     spm_http_port(self->http), *o->http_token ? ", token required" : "");
+    return self;
+err:
+    /* the detail names the failure, whatever freeing the rest sets */
+    snprintf(why, sizeof why, "%s", spm_error_detail());
+    spm_center_destroy(&self);
+    spm_error(*rc, "%s", why);
+    return NULL;
 }
 
-/*  Writes this process's id into the lock file FD, for the next center
-    that finds the store in use. */
-static void write_pid(int fd, const char *dir)
+/*  One turn of the loop: poll (100 ms), drain up to 4,096 messages, tick
+    every 100 ms, then the group commit, the pump, the journal's write, the
+    parked GETs, the data plane's turn and the ISSUEs. Returns 0, or -1
+    when polling failed (the loop ends). */
+static int turn(spm_center_t *c)
 {
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-        spm_log_warn("%s/center.lock: cannot write this process's id", dir);
-}
-
-/*  A center started on a store it ran on before: its jobs go on. */
-/*  IDU plugin loader: a resumed job's plugin, from the store. */
-static int load_plugin(void *arg, spm_sdb_t plugin, char *scope)
-{
-    center_t *c = arg;
-    return spm_plugins_load(c->store, plugin, scope);
-}
-
-static int resume_jobs(center_t *c)
-{
-    spm_durable_resume_t r;
-    if (spm_durable_resume(c->durable, c->idu, &r) != 0)
-        return SPM_EIO;
-    if (r.damaged_files)
-        spm_log_warn("journal: %llu job file%s ended in a torn or damaged record; %llu bytes after "
-                     "the intact part were skipped (those jobs redo what the bytes recorded)",
-                     (unsigned long long)r.damaged_files, r.damaged_files == 1 ? "" : "s",
-                     (unsigned long long)r.bytes_skipped);
-    if (r.jobs)
-        spm_log_info("journal: %llu jobs read back in %.3f s (%llu events): %llu resumed, "
-                     "%llu ended before the restart, %llu with blocks kept, %llu failed; "
-                     "%llu commits taken, %llu SIs in flight at the crash to run again",
-                     (unsigned long long)r.jobs, r.us / 1e6, (unsigned long long)r.records,
-                     (unsigned long long)r.resumed, (unsigned long long)r.ended,
-                     (unsigned long long)r.kept, (unsigned long long)r.failed,
-                     (unsigned long long)r.taken, (unsigned long long)r.reissued);
-    uint64_t ids[4096];
-    size_t n = spm_idu_jobs(c->idu, ids, 4096);
-    for (size_t i = 0; i < n && i < 4096; i++) { /* their usage counts from here */
-        spm_idu_job_info_t info;
-        if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0)
+    zmq_pollitem_t items[2] = {{c->router, 0, ZMQ_POLLIN, 0},
+                               {spm_security_zap(c->security), 0, ZMQ_POLLIN, 0}};
+    int n = zmq_poll(items, items[1].socket ? 2 : 1, 100);
+    if (n < 0 && zmq_errno() != EINTR)
+        return -1;
+    if (n > 0 && (items[1].revents & ZMQ_POLLIN))
+        spm_security_zap_handle(c->security);
+    for (int k = 0; n > 0 && k < 4096; k++) { /* drain, bounded */
+        spm_msg_t m;
+        int r = spm_wire_recv(c->router, 1, 1, &m, &c->wire);
+        if (r == 2)
             continue;
-        usage_t *u = malloc(sizeof *u);
-        if (u)
-            *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
-        if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
-            free(u);
+        if (r != 1)
+            break;
+        handle(c, &m);
+        spm_msg_close(&m);
     }
-    if (r.records) /* blocks are where the nodes say: wait for them to say it */
-        c->locating_us = spm_now_us() + (uint64_t)c->dead_ms * 1000;
-    if (r.failed)
-        spm_status_failure(&c->status,
-                           "%llu jobs could not be resumed after a restart (see the log)",
-                           (unsigned long long)r.failed);
+    uint64_t now = spm_now_us();
+    if (now - c->last_tick > 100000) {
+        tick(c);
+        c->last_tick = now;
+    }
+    flush_commits(c);
+    spm_idu_pump(c->idu); /* SIs picked for the IEUs with credits */
+    /* one write of the turn's events, then its SIs and garbage may go */
+    spm_durable_turn(c->durable, now, c->dirty, release_garbage, c);
+    retry_parked(c, now);
+    c->dirty = 0;
+    spm_dataplane_turn(c->dp, now);
+    send_issues(c);
+    if (c->warmer) /* off by default: then the loop reads nothing for it */
+        spm_warmer_note(c->warmer, spm_store_data_end(c->store), spm_idu_running(c->idu) == 0);
     return 0;
+}
+
+/*  Runs the loop until a stop (vm/center/center.h). */
+void spm_center_run(spm_center_t *self)
+{
+    assert(self);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
+    spm_log_info("listening on %s, store %s", self->listen, self->store_path);
+    while (!stop_flag && !self->stopping)
+        if (turn(self) != 0)
+            break;
+    flush_commits(self);
+    spm_durable_close(&self->durable); /* writes and syncs what is left */
+    shutdown_peers(self);
+    spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)self->wire.received,
+                 (unsigned long long)self->wire.dropped);
 }
 
 static const char center_help[] =
@@ -1519,257 +1693,127 @@ static const char center_help[] =
     "  --no-http           do not serve HTTP, whatever the configuration says\n"
     "  --log-level LEVEL   error, warn, info or debug (default info)\n";
 
+static const struct option center_opts[] = {{"listen", required_argument, 0, 'l'},
+                                            {"store", required_argument, 0, 's'},
+                                            {"heartbeat-ms", required_argument, 0, 'H'},
+                                            {"dead-ms", required_argument, 0, 'D'},
+                                            {"lease-s", required_argument, 0, 'L'},
+                                            {"sync-ms", required_argument, 0, 'S'},
+                                            {"no-sync", no_argument, 0, 'N'},
+                                            {"journal", no_argument, 0, 'J'},
+                                            {"no-journal", no_argument, 0, 'j'},
+                                            {"warm-mb", required_argument, 0, 'W'},
+                                            {"log-level", required_argument, 0, 'v'},
+                                            {"config", required_argument, 0, 'C'},
+                                            {"keys", required_argument, 0, 'k'},
+                                            {"insecure", no_argument, 0, 'I'},
+                                            {"speculate", no_argument, 0, 'P'},
+                                            {"no-speculate", no_argument, 0, 'Q'},
+                                            {"replicas", required_argument, 0, 'R'},
+                                            {"http", required_argument, 0, 'T'},
+                                            {"no-http", no_argument, 0, 't'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+
+/*  Sets what option CH (its value ARG) says in O or *LEVEL. Returns 0 or
+    SPM_EINVAL with a detail naming the option. */
+static int set_option(spm_center_opts_t *o, spm_log_level_t *level, int ch, const char *arg)
+{
+    switch (ch) {
+    case 'l':
+        o->listen = arg;
+        break;
+    case 's':
+        o->store = arg;
+        break;
+    case 'k':
+        o->keys = arg;
+        break;
+    case 'I':
+        o->insecure = 1;
+        break;
+    case 'P':
+        o->speculate = 1;
+        break;
+    case 'Q':
+        o->speculate = 0;
+        break;
+    case 'C':
+        break; /* loaded before the options */
+    case 'H':
+        return spm_parse_long("--heartbeat-ms", arg, 10, 60000, &o->heartbeat_ms);
+    case 'D':
+        return spm_parse_long("--dead-ms", arg, 100, 3600000, &o->dead_ms);
+    case 'L':
+        return spm_parse_long("--lease-s", arg, 0, 86400 * 30, &o->lease_s);
+    case 'v':
+        return spm_log_parse_level(arg, level);
+    case 'S':
+        return spm_parse_long("--sync-ms", arg, 0, 600000, &o->sync_ms);
+    case 'N':
+        o->no_sync = 1;
+        break;
+    case 'J':
+        o->journal = 1;
+        break;
+    case 'j':
+        o->journal = 0;
+        break;
+    case 'W':
+        return spm_parse_long("--warm-mb", arg, 0, 1 << 20, &o->warm_mb);
+    case 'R':
+        return spm_parse_long("--replicas", arg, 1, 8, &o->replicas);
+    case 'T':
+        o->http = arg;
+        break;
+    case 't':
+        o->http = "";
+        break;
+    }
+    return 0;
+}
+
 static int center_main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
-                                         {"store", required_argument, 0, 's'},
-                                         {"heartbeat-ms", required_argument, 0, 'H'},
-                                         {"dead-ms", required_argument, 0, 'D'},
-                                         {"lease-s", required_argument, 0, 'L'},
-                                         {"sync-ms", required_argument, 0, 'S'},
-                                         {"no-sync", no_argument, 0, 'N'},
-                                         {"journal", no_argument, 0, 'J'},
-                                         {"no-journal", no_argument, 0, 'j'},
-                                         {"warm-mb", required_argument, 0, 'W'},
-                                         {"log-level", required_argument, 0, 'v'},
-                                         {"config", required_argument, 0, 'C'},
-                                         {"keys", required_argument, 0, 'k'},
-                                         {"insecure", no_argument, 0, 'I'},
-                                         {"speculate", no_argument, 0, 'P'},
-                                         {"no-speculate", no_argument, 0, 'Q'},
-                                         {"replicas", required_argument, 0, 'R'},
-                                         {"http", required_argument, 0, 'T'},
-                                         {"no-http", no_argument, 0, 't'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     int ch, rc = spm_config_load_args(argc, argv);
     if (rc != 0)
         return spm_cli_fail("center", rc);
-    int speculate = spm_config_bool("center", "speculate");
-    const char *listen = spm_config_str("center", "listen");
-    const char *store = spm_config_str("center", "store");
-    const char *keys = NULL;
-    int insecure = 0;
-    long hb = spm_config_long("center", "heartbeat_ms");
-    long dead = spm_config_long("center", "dead_ms");
-    long lease = spm_config_long("center", "lease_s");
-    long sync_ms = spm_config_long("center", "sync_ms");
-    long warm_mb = spm_config_long("center", "warm_mb");
-    long replicas = spm_config_long("center", "replicas");
-    int no_sync = 0;
-    int journal = spm_config_bool("center", "journal");
-    const char *http = spm_config_str("center", "http");
+    spm_center_opts_t o = {.speculate = spm_config_bool("center", "speculate"),
+                           .listen = spm_config_str("center", "listen"),
+                           .store = spm_config_str("center", "store"),
+                           .heartbeat_ms = spm_config_long("center", "heartbeat_ms"),
+                           .dead_ms = spm_config_long("center", "dead_ms"),
+                           .lease_s = spm_config_long("center", "lease_s"),
+                           .sync_ms = spm_config_long("center", "sync_ms"),
+                           .warm_mb = spm_config_long("center", "warm_mb"),
+                           .replicas = spm_config_long("center", "replicas"),
+                           .journal = spm_config_bool("center", "journal"),
+                           .http = spm_config_str("center", "http"),
+                           .http_token = spm_config_str("center", "http_token")};
     spm_log_level_t level;
     spm_log_parse_level(spm_config_str("log", "level"), &level);
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        rc = 0;
-        switch (ch) {
-        case 'l':
-            listen = optarg;
-            break;
-        case 's':
-            store = optarg;
-            break;
-        case 'k':
-            keys = optarg;
-            break;
-        case 'I':
-            insecure = 1;
-            break;
-        case 'P':
-            speculate = 1;
-            break;
-        case 'Q':
-            speculate = 0;
-            break;
-        case 'C':
-            break; /* loaded above */
-        case 'H':
-            rc = spm_parse_long("--heartbeat-ms", optarg, 10, 60000, &hb);
-            break;
-        case 'D':
-            rc = spm_parse_long("--dead-ms", optarg, 100, 3600000, &dead);
-            break;
-        case 'L':
-            rc = spm_parse_long("--lease-s", optarg, 0, 86400 * 30, &lease);
-            break;
-        case 'v':
-            rc = spm_log_parse_level(optarg, &level);
-            break;
-        case 'S':
-            rc = spm_parse_long("--sync-ms", optarg, 0, 600000, &sync_ms);
-            break;
-        case 'N':
-            no_sync = 1;
-            break;
-        case 'J':
-            journal = 1;
-            break;
-        case 'j':
-            journal = 0;
-            break;
-        case 'W':
-            rc = spm_parse_long("--warm-mb", optarg, 0, 1 << 20, &warm_mb);
-            break;
-        case 'R':
-            rc = spm_parse_long("--replicas", optarg, 1, 8, &replicas);
-            break;
-        case 'T':
-            http = optarg;
-            break;
-        case 't':
-            http = "";
-            break;
-        case 'h':
+    while ((ch = getopt_long(argc, argv, "", center_opts, NULL)) != -1) {
+        if (ch == 'h') {
             fputs(center_help, stdout);
             return 0;
-        default:
-            return spm_cli_usage("center", "invalid option");
         }
-        if (rc != 0)
+        if (ch == '?')
+            return spm_cli_usage("center", "invalid option");
+        if ((rc = set_option(&o, &level, ch, optarg)) != 0)
             return spm_cli_fail("center", rc);
     }
     if (optind < argc)
         return spm_cli_usage("center", "unexpected argument '%s'", argv[optind]);
     spm_log_init("center", level);
-
-    center_t c = {.heartbeat_ms = (uint32_t)hb,
-                  .dead_ms = (uint32_t)dead,
-                  .lease_us = (uint64_t)lease * 1000000u,
-                  .replicas = (uint32_t)replicas};
-    int status = 1;
-    c.started_us = spm_now_us();
-    c.security = spm_security_new(keys, "center", insecure);
-    c.store = no_sync ? spm_store_open_lazy(store) : spm_store_open(store);
-    if (!c.store) {
-        spm_cli_fail("center", SPM_ESTORE);
-        goto done;
-    }
-    int lock_fd = -1;
-    if ((rc = lock_store(store, &lock_fd)) != 0) {
-        spm_cli_fail("center", rc);
-        goto done;
-    }
-    spm_store_identity(c.store, c.store_id);
-    c.warmer = spm_warmer_start(store, (uint64_t)warm_mb << 20);
-    c.store_dir = realpath(store, NULL); /* NULL: IEUs go through the center */
-    c.local = strncmp(listen, "ipc://", 6) == 0;
-    c.idu = spm_idu_new(emit, job_done, &c);
-    c.dp = spm_dataplane_new(c.store, c.replicas, send_agent, &c);
-    c.peers = spm_hmap_new();
-    c.strangers = spm_hmap_new();
-    c.ieus = spm_hmap_new();
-    c.watches = spm_hmap_new();
-    c.usage = spm_hmap_new();
-    c.traces = spm_hmap_new();
-    c.ctx = zmq_ctx_new();
-    if (!c.idu || !c.dp || !c.peers || !c.ieus || !c.watches || !c.usage || !c.traces || !c.ctx ||
-        !c.security) {
-        spm_cli_fail("center", SPM_ENOMEM);
-        goto done;
-    }
-    spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store, (spm_sdb_t)1 << 32));
-    spm_idu_set_speculate(c.idu, speculate);
-    spm_idu_set_directory(c.idu, spm_dataplane_directory(c.dp));
-    spm_idu_job_floor(c.idu, spm_store_max_id(c.store, UINT64_MAX) >> 32);
-    spm_idu_set_plugin_loader(c.idu, load_plugin, &c);
-    c.plugin_type = spm_name_id(SPM_PLUGIN_TYPE);
-    if ((rc = spm_plugins_policy(spm_config_str("center", "allow_plugins"), c.local, &c.plugins)) !=
-        0) {
-        status = spm_cli_usage("center", "%s", spm_error_detail());
-        goto done;
-    }
-    size_t quarantined = spm_plugins_quarantined(store, c.idu);
-    spm_durable_opts_t dopts = {
-        .journal = journal, .no_sync = no_sync, .sync_us = (uint64_t)sync_ms * 1000u};
-    if (!(c.durable = spm_durable_open(c.store, store, c.store_id, &dopts)) ||
-        resume_jobs(&c) != 0) {
-        spm_cli_fail("center", SPM_EIO);
-        goto done;
-    }
-    if (quarantined) { /* once the journal says they failed */
-        spm_durable_flush(c.durable);
-        spm_plugins_quarantine_done(store);
-    }
-    if ((rc = spm_plugins_guard(store)) != 0) {
-        spm_cli_fail("center", rc);
-        goto done;
-    }
-    write_pid(lock_fd, store);
-    memcpy(c.cache_id, c.store_id, sizeof c.cache_id);
-    if (!journal) { /* nothing is resumed: kept blocks would be of forgotten jobs */
-        uint64_t salt = spm_now_us() ^ (uint64_t)getpid() << 40;
-        if (getrandom(&salt, sizeof salt, GRND_NONBLOCK) != (ssize_t)sizeof salt)
-            salt ^= (uint64_t)(uintptr_t)&salt;
-        for (size_t i = 0; i < sizeof salt; i++)
-            c.cache_id[8 + i] ^= (uint8_t)(salt >> 8 * i);
-    }
-    c.router = spm_wire_socket(c.ctx, ZMQ_ROUTER);
-    if (!c.router) {
-        spm_cli_fail("center", SPM_ESYS);
-        goto done;
-    }
-    if ((rc = spm_security_bind(c.security, c.ctx, c.router, listen)) != 0) {
-        spm_cli_fail("center", rc);
-        goto done;
-    }
-    if (*http && (!(c.metrics = spm_metrics_new()) ||
-                  !(c.http = spm_http_start(http, spm_config_str("center", "http_token"), &rc)))) {
-        spm_cli_fail("center", c.metrics ? rc : SPM_ENOMEM);
-        goto done;
-    }
-    if (c.http)
-        spm_log_info("dashboard and metrics on http://%s/ (port %d)%s", http, spm_http_port(c.http),
-                     *spm_config_str("center", "http_token") ? ", token required" : "");
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
-    spm_log_info("listening on %s, store %s", listen, store);
-    uint64_t last_tick = 0;
-    while (!stop_flag && !c.stopping) {
-        zmq_pollitem_t items[2] = {{c.router, 0, ZMQ_POLLIN, 0},
-                                   {spm_security_zap(c.security), 0, ZMQ_POLLIN, 0}};
-        int n = zmq_poll(items, items[1].socket ? 2 : 1, 100);
-        if (n < 0 && zmq_errno() != EINTR)
-            break;
-        if (n > 0 && (items[1].revents & ZMQ_POLLIN))
-            spm_security_zap_handle(c.security);
-        for (int k = 0; n > 0 && k < 4096; k++) { /* drain, bounded */
-            spm_msg_t m;
-            int r = spm_wire_recv(c.router, 1, 1, &m, &c.wire);
-            if (r == 2)
-                continue;
-            if (r != 1)
-                break;
-            handle(&c, &m);
-            spm_msg_close(&m);
-        }
-        uint64_t now = spm_now_us();
-        if (now - last_tick > 100000) {
-            tick(&c);
-            last_tick = now;
-        }
-        flush_commits(&c);
-        spm_idu_pump(c.idu); /* SIs picked for the IEUs with credits */
-        /* one write of the turn's events, then its SIs and garbage may go */
-        spm_durable_turn(c.durable, now, c.dirty, release_garbage, &c);
-        retry_parked(&c, now);
-        c.dirty = 0;
-        spm_dataplane_turn(c.dp, now);
-        send_issues(&c);
-        if (c.warmer) /* off by default: then the loop reads nothing for it */
-            spm_warmer_note(c.warmer, spm_store_data_end(c.store), spm_idu_running(c.idu) == 0);
-    }
-    flush_commits(&c);
-    spm_durable_close(&c.durable); /* writes and syncs what is left */
-    shutdown_peers(&c);
-    spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)c.wire.received,
-                 (unsigned long long)c.wire.dropped);
-    status = 0;
-done:
-    center_free(&c);
-    return status;
+    if (spm_plugins_policy(spm_config_str("center", "allow_plugins"),
+                           strncmp(o.listen, "ipc://", 6) == 0, &o.plugins) != 0)
+        return spm_cli_usage("center", "%s", spm_error_detail());
+    spm_center_t *center = spm_center_new(&o, &rc);
+    if (!center)
+        return spm_cli_fail("center", rc);
+    spm_center_run(center);
+    spm_center_destroy(&center);
+    return 0;
 }
 
 SPM_CONSTRUCTOR(center_cmd)
