@@ -1,149 +1,34 @@
 /*  =========================================================================
-    center - `spm center`: the IDU, the durable store and the control
-    endpoint of one VM
+    center - the center of one VM: its life (new, destroy) and its loop
+    (the turn, ticks, the pump, shutdown)
 
     One thread, one ROUTER socket, one poll loop (as Redis does it): IEUs,
     agents and clients all talk to the same socket, and every message is
     handled to the end before the next is read. No locks. The CPU time this
     process uses while a job runs is that job's management overhead (w_man).
+    The handlers are in workers.c, clients.c and blocks.c, what the center
+    does once before its loop in startup.c (vm/center/center.h).
     =========================================================================
 */
-#include "runtime/plugin.h"
-#include "datacache/dataplane.h"
-#include "datacache/store.h"
-#include "datacache/warmer.h"
-#include "idu/idu.h"
-#include "runtime/registry.h"
-#include "vm/center/center.h"
-#include "vm/center/durable.h"
 #include "base/grow.h"
-#include "vm/center/http.h"
-#include "vm/center/metrics.h"
-#include "vm/center/plugins.h"
-#include "transport/security.h"
-#include "vm/center/status.h"
-#include "transport/trace.h"
-
-#include "base/hmap.h"
 #include "base/log.h"
+#include "runtime/plugin.h"
+#include "runtime/registry.h"
+#include "transport/trace.h"
+#include "vm/center/center_int.h"
 #include "vm/center/report_build.h"
-#include "transport/wire.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-enum {
-    ROLE_IEU = SPM__HELLO__ROLE__IEU,
-    ROLE_AGENT = SPM__HELLO__ROLE__AGENT,
-    ROLE_CLIENT = SPM__HELLO__ROLE__CLIENT
-};
-
-typedef struct {
-    zmq_msg_t id;         /* routing id */
-    int role;             /* ROLE_* */
-    uint32_t index;       /* IEU index or node index */
-    uint32_t node;        /* node of an IEU or agent */
-    uint32_t pid;         /* process id on its node */
-    uint64_t last_seen;   /* monotonic us of the last message */
-    int64_t clock_offset; /* our clock minus its, least seen (IEUs, traces) */
-    int clock_known;
-    int dead;
-    Spm__Si **batch; /* SIs to send in the next ISSUE (IEUs) */
-    size_t nbatch, capbatch;
-    int told_backlog; /* its last ISSUE said more SIs were ready: it may hold results */
-} peer_t;
-
-/*  What a job cost the center: the counters at its submit, then, once it
-    ended, what they grew by. */
-typedef struct {
-    uint64_t cpu_us;  /* the center's CPU time */
-    uint64_t in, out; /* block bytes through the center's socket */
-    uint64_t copies;  /* copies made after node deaths */
-    int ended;        /* the fields are the job's own from here */
-} usage_t;
-
-typedef struct {
-    uint64_t job;
-    zmq_msg_t id; /* the watching client */
-    uint64_t cpu_start_us;
-    uint64_t last_progress_us;
-} watch_t;
-
-/*  A GET that came while a restarted center did not yet know where the
-    block is: answered once a node reports it, or when the wait is over. */
-typedef struct {
-    zmq_msg_t id;       /* the asking peer */
-    uint32_t requester; /* its node (SPM_NODE_STORE: a client) */
-    uint64_t req;
-    spm_sdb_t sdb;
-    uint64_t version;
-} parked_t;
-
-/*  A COMMIT whose outputs are in the open store batch. */
-typedef struct {
-    spm_msg_t m;         /* the message, owned */
-    void *ieu;           /* its peer_t */
-    uint64_t arrived_us; /* when it arrived, to map the IEU's clock */
-    uint8_t *ok;         /* per result: accepted in the first half */
-} pending_t;
-
-struct spm_center {
-    void *ctx, *router;
-    pending_t *pending; /* COMMITs waiting for this turn's store batch */
-    size_t npending, cappending;
-    spm_idu_t *idu;
-    spm_store_t *store;
-    spm_dataplane_t *dp; /* where blocks live: the directory, copies, garbage */
-    uint32_t replicas;   /* copies of every block the VM keeps */
-    peer_t **agents;     /* node index -> its agent (or NULL) */
-    size_t nagents;
-    char *store_dir;          /* the store's absolute path, for IEUs on this host */
-    int local;                /* listening on ipc://: every peer runs on this host */
-    uint8_t store_id[16];     /* the store's identity (spm_store_identity) */
-    uint8_t cache_id[16];     /* what agents' kept blocks must belong to: the store's, or new
-                                 at every start without a journal (nothing is resumed) */
-    spm_hmap_t *peers;        /* routing-id key -> peer_t */
-    spm_hmap_t *strangers;    /* routing-id key -> when last told to HELLO (us) */
-    spm_hmap_t *ieus;         /* IEU index + 1 -> peer_t */
-    spm_hmap_t *watches;      /* job -> watch_t */
-    spm_hmap_t *usage;        /* job -> usage_t, from submit until its report is sent */
-    spm_security_t *security; /* CurveZMQ keys and the allow-list */
-    spm_status_t status;      /* counters and recent failures for spm status */
-    spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
-    spm_durable_t *durable;   /* the journal, syncs, garbage held until they are done */
-    uint64_t started_us;      /* when the center started */
-    uint32_t next_node;
-    uint32_t heartbeat_ms, dead_ms;
-    uint64_t lease_us;
-    uint64_t gc_versions; /* block versions deleted as garbage */
-    uint64_t discarded;   /* SDBs deleted on clients' DISCARD */
-    int dirty;            /* the store was written this turn */
-    uint64_t locating_us; /* until then, GETs of blocks no node reported yet wait */
-    parked_t *parked;     /* ... there */
-    size_t nparked, capparked;
-    int located;          /* a node reported blocks since the parked GETs were tried */
-    spm_warmer_t *warmer; /* prepares the store's file ahead of its data */
-    spm_wire_stats_t wire;
-    spm_http_t *http;             /* --http: the dashboard and /metrics, or NULL */
-    spm_metrics_t *metrics;       /* totals and the utilisation curve (with --http) */
-    spm_plugins_policy_t plugins; /* who may send plugins (center.allow_plugins) */
-    uint32_t plugin_type;         /* spm_name_id(SPM_PLUGIN_TYPE) */
-    uint64_t ticks;               /* tick() calls so far */
-    volatile sig_atomic_t *stop;
-    int stopping;
-    uint64_t last_tick; /* when tick() last ran (monotonic us) */
-    char *listen;       /* the endpoint, for the log */
-    char *store_path;   /* the store's directory as given, for the log */
-};
 
 static volatile sig_atomic_t stop_flag; /* set by SIGINT/SIGTERM */
 
