@@ -20,12 +20,10 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -38,7 +36,7 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static uint64_t cpu_us(void)
+uint64_t center_cpu_us(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -239,7 +237,7 @@ static void send_progress(spm_center_t *c, watch_t *w)
     send_to(c, &w->id, &env, NULL, 0);
 }
 
-static uint64_t copies_done(spm_center_t *c)
+uint64_t center_copies_done(spm_center_t *c)
 {
     spm_dataplane_stats_t d;
     spm_dataplane_stats(c->dp, &d);
@@ -252,10 +250,10 @@ static void record_usage(spm_center_t *c, uint64_t job)
     usage_t *u = spm_hmap_get(c->usage, job);
     if (!u || u->ended)
         return;
-    u->cpu_us = cpu_us() - u->cpu_us;
+    u->cpu_us = center_cpu_us() - u->cpu_us;
     u->in = c->wire.bytes_in - u->in;
     u->out = c->wire.bytes_out - u->out;
-    u->copies = copies_done(c) - u->copies;
+    u->copies = center_copies_done(c) - u->copies;
     u->ended = 1;
     spm_idu_job_set_cpu(c->idu, job, u->cpu_us);
 }
@@ -889,7 +887,8 @@ static void on_submit(spm_center_t *c, spm_msg_t *m)
     usage_t *u = malloc(sizeof *u);
     uint64_t job = 0;
     if (u)
-        *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
+        *u = (usage_t){center_cpu_us(), c->wire.bytes_in, c->wire.bytes_out, center_copies_done(c),
+                       0};
     spm_error(0, "%s", "");
     char scope[SPM_SCOPE_LEN] = "";
     if (s->plugin && (r.status = spm_plugins_allowed(c->plugins, c->security, m->user)) == 0)
@@ -1151,7 +1150,7 @@ static void publish(spm_center_t *c, uint64_t now)
     if (spm_status_build(c->idu, c->dp, &c->status, &snap.status, &text) != 0)
         snap.status = NULL;
     free(text);
-    spm_metrics_text(c->metrics, c->idu, c->dp, &c->status, cpu_us(), &snap.metrics);
+    spm_metrics_text(c->metrics, c->idu, c->dp, &c->status, center_cpu_us(), &snap.metrics);
     spm_metrics_history(c->metrics, c->idu, &snap.history);
     spm_http_publish(c->http, &snap);
 }
@@ -1219,90 +1218,6 @@ static void shutdown_peers(spm_center_t *c)
         if (p->role == ROLE_IEU || p->role == ROLE_AGENT)
             send_to(c, &p->id, &env, NULL, 0);
     }
-}
-
-/*  One center per store: a second would mix its journal and commits with
-    the first's. Takes an exclusive lock on DIR/center.lock, held until
-    the process ends (its descriptor in *FD: the id of this process is
-    written into it once the store is accepted, write_pid). Returns 0, or
-    SPM_EINVAL with the detail naming the other center, or SPM_EIO. */
-static int lock_store(const char *dir, int *lock_fd)
-{
-    char path[4096], pid[32] = "";
-    snprintf(path, sizeof path, "%s/center.lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int err = errno;
-        ssize_t n = read(fd, pid, sizeof pid - 1);
-        pid[n > 0 ? n : 0] = '\0';
-        pid[strcspn(pid, "\n")] = '\0';
-        close(fd);
-        if (err == EWOULDBLOCK)
-            return spm_error(SPM_EINVAL, "%s: in use by another center (process %s)", dir,
-                             *pid ? pid : "?");
-        return spm_error(SPM_EIO, "%s: %s", path, strerror(err));
-    }
-    *lock_fd = fd; /* it stays open: the lock lasts as long as the process */
-    return 0;
-}
-
-/*  Writes this process's id into the lock file FD, for the next center
-    that finds the store in use. */
-static void write_pid(int fd, const char *dir)
-{
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-        spm_log_warn("%s/center.lock: cannot write this process's id", dir);
-}
-
-/*  A center started on a store it ran on before: its jobs go on. */
-/*  IDU plugin loader: a resumed job's plugin, from the store. */
-static int load_plugin(void *arg, spm_sdb_t plugin, char *scope)
-{
-    spm_center_t *c = arg;
-    return spm_plugins_load(c->store, plugin, scope);
-}
-
-static int resume_jobs(spm_center_t *c)
-{
-    spm_durable_resume_t r;
-    if (spm_durable_resume(c->durable, c->idu, &r) != 0)
-        return SPM_EIO;
-    if (r.damaged_files)
-        spm_log_warn("journal: %llu job file%s ended in a torn or damaged record; %llu bytes after "
-                     "the intact part were skipped (those jobs redo what the bytes recorded)",
-                     (unsigned long long)r.damaged_files, r.damaged_files == 1 ? "" : "s",
-                     (unsigned long long)r.bytes_skipped);
-    if (r.jobs)
-        spm_log_info("journal: %llu jobs read back in %.3f s (%llu events): %llu resumed, "
-                     "%llu ended before the restart, %llu with blocks kept, %llu failed; "
-                     "%llu commits taken, %llu SIs in flight at the crash to run again",
-                     (unsigned long long)r.jobs, r.us / 1e6, (unsigned long long)r.records,
-                     (unsigned long long)r.resumed, (unsigned long long)r.ended,
-                     (unsigned long long)r.kept, (unsigned long long)r.failed,
-                     (unsigned long long)r.taken, (unsigned long long)r.reissued);
-    uint64_t ids[4096];
-    size_t n = spm_idu_jobs(c->idu, ids, 4096);
-    for (size_t i = 0; i < n && i < 4096; i++) { /* their usage counts from here */
-        spm_idu_job_info_t info;
-        if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0)
-            continue;
-        usage_t *u = malloc(sizeof *u);
-        if (u)
-            *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
-        if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
-            free(u);
-    }
-    if (r.records) /* blocks are where the nodes say: wait for them to say it */
-        c->locating_us = spm_now_us() + (uint64_t)c->dead_ms * 1000;
-    if (r.failed)
-        spm_status_failure(&c->status,
-                           "%llu jobs could not be resumed after a restart (see the log)",
-                           (unsigned long long)r.failed);
-    return 0;
 }
 
 /*  Frees the center and everything it holds, and sets *SELF to NULL. */
@@ -1394,7 +1309,7 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
         *rc = SPM_ESTORE;
         goto err;
     }
-    if ((*rc = lock_store(o->store, &lock_fd)) != 0)
+    if ((*rc = center_lock_store(o->store, &lock_fd)) != 0)
         goto err;
     spm_store_identity(self->store, self->store_id);
     self->warmer = spm_warmer_start(o->store, (uint64_t)o->warm_mb << 20);
@@ -1420,13 +1335,13 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
     spm_idu_set_speculate(self->idu, o->speculate);
     spm_idu_set_directory(self->idu, spm_dataplane_directory(self->dp));
     spm_idu_job_floor(self->idu, spm_store_max_id(self->store, UINT64_MAX) >> 32);
-    spm_idu_set_plugin_loader(self->idu, load_plugin, self);
+    spm_idu_set_plugin_loader(self->idu, center_load_plugin, self);
     self->plugin_type = spm_name_id(SPM_PLUGIN_TYPE);
     size_t quarantined = spm_plugins_quarantined(o->store, self->idu);
     spm_durable_opts_t dopts = {
         .journal = o->journal, .no_sync = o->no_sync, .sync_us = (uint64_t)o->sync_ms * 1000u};
     if (!(self->durable = spm_durable_open(self->store, o->store, self->store_id, &dopts)) ||
-        resume_jobs(self) != 0) {
+        center_resume_jobs(self) != 0) {
         *rc = SPM_EIO;
         goto err;
     }
@@ -1436,7 +1351,7 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
     }
     if ((*rc = spm_plugins_guard(o->store)) != 0)
         goto err;
-    write_pid(lock_fd, o->store);
+    center_write_pid(lock_fd, o->store);
     memcpy(self->cache_id, self->store_id, sizeof self->cache_id);
     if (!o->journal) { /* nothing is resumed: kept blocks would be of forgotten jobs */
         uint64_t salt = spm_now_us() ^ (uint64_t)getpid() << 40;

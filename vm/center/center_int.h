@@ -132,4 +132,16 @@ struct spm_center {
     char *store_path;   /* the store's directory as given, for the log */
 };
 
+/* ------------------------------------------------------------ center.c */
+
+uint64_t center_cpu_us(void);
+uint64_t center_copies_done(spm_center_t *c);
+
+/* ----------------------------------------------------------- startup.c */
+
+int center_lock_store(const char *dir, int *lock_fd);
+void center_write_pid(int fd, const char *dir);
+int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope);
+int center_resume_jobs(spm_center_t *c);
+
 #endif
