@@ -67,7 +67,7 @@ static peer_t *peer_of(spm_center_t *c, spm_msg_t *m)
     return p;
 }
 
-static void send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
+void center_send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
 {
     spm_wire_send(c->router, id, env, f, n, &c->wire);
 }
@@ -80,7 +80,7 @@ static void send_error(spm_center_t *c, zmq_msg_t *id, int code, const char *msg
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_ERROR;
     env.error = &e;
-    send_to(c, id, &env, NULL, 0);
+    center_send_to(c, id, &env, NULL, 0);
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -192,7 +192,7 @@ static void send_issues(spm_center_t *c)
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_ISSUE;
         env.issue = &issue;
-        send_to(c, &p->id, &env, NULL, 0);
+        center_send_to(c, &p->id, &env, NULL, 0);
         for (size_t i = 0; i < p->nbatch; i++)
             free_si_msg(p->batch[i]);
         p->nbatch = 0;
@@ -216,7 +216,7 @@ static void send_report(spm_center_t *c, watch_t *w)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_REPORT;
     env.report = r;
-    send_to(c, &w->id, &env, NULL, 0);
+    center_send_to(c, &w->id, &env, NULL, 0);
     spm_report_free(r);
 }
 
@@ -234,7 +234,7 @@ static void send_progress(spm_center_t *c, watch_t *w)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_PROGRESS;
     env.progress = &p;
-    send_to(c, &w->id, &env, NULL, 0);
+    center_send_to(c, &w->id, &env, NULL, 0);
 }
 
 uint64_t center_copies_done(spm_center_t *c)
@@ -283,7 +283,7 @@ static void deliver_report(spm_center_t *c, uint64_t job)
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_TRACE;
         env.trace = &te;
-        send_to(c, &w->id, &env, NULL, 0);
+        center_send_to(c, &w->id, &env, NULL, 0);
         spm_trace_msg_free(&te);
     }
     spm_trace_destroy(&t);
@@ -349,7 +349,7 @@ static void send_nodes(spm_center_t *c)
     void *value;
     while (spm_hmap_next(c->ieus, &pos, &key, &value))
         if (!((peer_t *)value)->dead)
-            send_to(c, &((peer_t *)value)->id, &env, NULL, 0);
+            center_send_to(c, &((peer_t *)value)->id, &env, NULL, 0);
     free(nodes);
     free(ptrs);
 }
@@ -361,7 +361,7 @@ static int send_agent(void *arg, uint32_t node, Spm__Envelope *env)
     peer_t *p = node < c->nagents ? c->agents[node] : NULL;
     if (!p || p->dead)
         return SPM_EDEAD;
-    send_to(c, &p->id, env, NULL, 0);
+    center_send_to(c, &p->id, env, NULL, 0);
     return 0;
 }
 
@@ -444,7 +444,7 @@ static void on_hello(spm_center_t *c, spm_msg_t *m)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_WELCOME;
     env.welcome = &w;
-    send_to(c, &m->id, &env, NULL, 0);
+    center_send_to(c, &m->id, &env, NULL, 0);
     free(nodes);
     free(ptrs);
     if ((int)h->role == ROLE_AGENT)
@@ -467,25 +467,6 @@ static void ieu_gone(spm_center_t *c, peer_t *p, const char *why)
     char what[64];
     snprintf(what, sizeof what, "IEU %u %s: %u re-issued", p->index, why, n);
     trace_instant(c, what);
-}
-
-/*  Hands the versions the IDU found nobody can read to the data plane,
-    which has their holders delete them. */
-static void collect_garbage(spm_center_t *c)
-{
-    spm_sdb_t id;
-    uint64_t version;
-    while (spm_idu_gc_take(c->idu, &id, &version)) {
-        spm_durable_garbage(c->durable, id, version);
-        c->gc_versions += version != 0;
-    }
-}
-
-/*  Garbage whose cause is on disk: its holders delete it. */
-static void release_garbage(void *arg, spm_sdb_t id, uint64_t version)
-{
-    spm_center_t *c = arg;
-    spm_dataplane_garbage(c->dp, id, version);
 }
 
 /*  Checks that the outputs of result R of SI, which its IEU wrote into the
@@ -696,188 +677,7 @@ static void flush_commits(spm_center_t *c)
         spm_msg_close(&pc->m);
     }
     c->npending = 0;
-    collect_garbage(c);
-}
-
-/*  Answers GET request REQ for version VERSION (0: the newest) of SDB
-    from the peer routed by ID on node REQUESTER: the nodes that hold the
-    block (and its checksum), or its bytes when only the center's store has
-    it, or that it is gone. While a restarted center still hears from its
-    nodes where blocks are, a committed block nobody reported yet is not
-    gone: the request is parked (returns 1) when PARK allows. */
-static int answer_get(spm_center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t req,
-                      spm_sdb_t sdb, uint64_t version, int store_only, int in_place, int park)
-{
-    uint32_t type = 0;
-    uint64_t newest = spm_idu_sdb_version(c->idu, sdb, &type);
-    version = version ? version : newest;
-    Spm__GetReply r = SPM__GET_REPLY__INIT;
-    r.req = req;
-    r.sdb = sdb;
-    r.version = version;
-    r.type = type;
-    void *data = NULL;
-    size_t len = 0;
-    if (version && in_place && spm_dataplane_in_store(c->dp, sdb, version, &r.type))
-        r.in_store = 1; /* read where it lies, not copied into a reply */
-    else
-        r.status =
-            version ? spm_dataplane_get(c->dp, sdb, version, requester, store_only, &r, &data, &len)
-                    : spm_error(SPM_ENOTFOUND, "no SDB %llu", (unsigned long long)sdb);
-    if (r.status == SPM_ENOTFOUND && park && spm_now_us() < c->locating_us &&
-        spm_idu_sdb_live(c->idu, sdb, version) &&
-        spm_grow(&c->parked, c->nparked, &c->capparked, sizeof *c->parked, 64) == 0) {
-        parked_t *pk = &c->parked[c->nparked++];
-        *pk = (parked_t){.requester = requester, .req = req, .sdb = sdb, .version = version};
-        zmq_msg_init(&pk->id);
-        zmq_msg_copy(&pk->id, id);
-        return 1;
-    }
-    if (r.status != 0)
-        r.error = (char *)spm_error_detail();
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
-    env.get_reply = &r;
-    spm_frame_t f = {data, len, spm_wire_free, NULL};
-    send_to(c, id, &env, &f, data ? 1 : 0);
-    return 0;
-}
-
-/*  GET: an IEU's operand that its holders could not give it, or a
-    client's result. */
-static void on_get(spm_center_t *c, peer_t *p, spm_msg_t *m)
-{
-    Spm__Get *g = m->env->get;
-    answer_get(c, &m->id, p->role == ROLE_IEU ? p->node : SPM_NODE_STORE, g->req, g->sdb,
-               g->version, g->store_only, g->in_place, 1);
-}
-
-/*  The parked GETs, tried again: a node reported blocks, or the wait for
-    the nodes is over (then what is still unknown is gone). */
-static void retry_parked(spm_center_t *c, uint64_t now)
-{
-    if (!c->nparked || (!c->located && now < c->locating_us))
-        return;
-    c->located = 0;
-    size_t n = c->nparked;
-    c->nparked = 0; /* answer_get may park again, behind these */
-    parked_t *v = c->parked;
-    c->parked = NULL;
-    c->capparked = 0;
-    for (size_t i = 0; i < n; i++) {
-        answer_get(c, &v[i].id, v[i].requester, v[i].req, v[i].sdb, v[i].version, 0, 0, 1);
-        zmq_msg_close(&v[i].id);
-    }
-    free(v);
-}
-
-/*  PUBLISH and DROP: an IEU's node cache gained or evicted copies, or an
-    agent keeps a copy the center ordered. A node can only hold a version
-    that was committed, so a PUBLISH of any other is a lie and is ignored:
-    the directory never grows with forged entries. */
-static void on_blocks(spm_center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
-{
-    if (!gained) {
-        spm_dataplane_drop(c->dp, p->node, refs, n);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (refs[i]->held && p->role == ROLE_AGENT) {
-            int live = spm_idu_sdb_live(c->idu, refs[i]->sdb, refs[i]->version);
-            spm_dataplane_held(c->dp, p->node, refs[i], live);
-            c->located = 1;
-            continue;
-        }
-        uint64_t newest = spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL);
-        if (refs[i]->version != 0 && refs[i]->version <= newest)
-            spm_dataplane_publish(c->dp, p->node, p->role == ROLE_AGENT, &refs[i], 1);
-    }
-}
-
-static void on_put(spm_center_t *c, spm_msg_t *m)
-{
-    Spm__Put *pu = m->env->put;
-    Spm__PutReply r = SPM__PUT_REPLY__INIT;
-    r.req = pu->req;
-    const spm_sdb_type_t *type = spm_sdb_type_find(pu->type);
-    int plugin = type && spm_name_id(pu->type) == c->plugin_type;
-    if (!type) {
-        r.status = SPM_ENOTFOUND;
-        r.error = "unknown SDB type";
-    } else if (plugin && spm_plugins_allowed(c->plugins, c->security, m->user) != 0) {
-        r.status = SPM_EDENIED;
-        r.error = (char *)spm_error_detail();
-        spm_log_info("a plugin was refused: %s", r.error);
-    } else if (plugin && m->nframes == 1 &&
-               spm_plugin_check(zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0])) != 0) {
-        r.status = SPM_EFORMAT;
-        r.error = (char *)spm_error_detail();
-    } else if (pu->place && m->nframes == 0 && !plugin) {
-        /* The block goes to nodes: the center only names them. */
-        spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
-        r.status =
-            id ? spm_dataplane_place(c->dp, id, spm_name_id(pu->type), pu->bytes, pu->checksum, &r)
-               : SPM_ENOMEM;
-        r.sdb = id;
-        if (r.status != 0)
-            r.error = "out of memory";
-    } else if (m->nframes != 1) {
-        r.status = SPM_EPROTO;
-        r.error = "PUT needs exactly one block frame";
-    } else if (type->validate(zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0])) != 0) {
-        r.status = SPM_EFORMAT;
-        r.error = "malformed block";
-    } else {
-        spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
-        r.status = id ? spm_store_put(c->store, id, 1, spm_name_id(pu->type),
-                                      zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]))
-                      : SPM_ENOMEM;
-        r.sdb = id;
-        if (r.status != 0)
-            r.error = (char *)spm_error_detail();
-    }
-    if (r.sdb) /* the client will name this id: a restart must not give it again */
-        spm_durable_flush(c->durable);
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_PUT_REPLY;
-    env.put_reply = &r;
-    send_to(c, &m->id, &env, NULL, 0);
-}
-
-/*  STORE to the center: a client with no node to stage a block on, or an
-    agent handing the store the copy no other node can take. */
-static void on_store(spm_center_t *c, peer_t *p, spm_msg_t *m)
-{
-    Spm__Store *st = m->env->store;
-    Spm__StoreReply r = SPM__STORE_REPLY__INIT;
-    r.req = st->req;
-    uint64_t newest = spm_idu_sdb_version(c->idu, st->sdb, NULL);
-    if (m->nframes != 1)
-        r.status = spm_error(SPM_EPROTO, "STORE needs exactly one block frame");
-    else if (st->version == 0 || st->version > newest)
-        r.status = spm_error(SPM_EINVAL, "SDB %llu has no version %llu",
-                             (unsigned long long)st->sdb, (unsigned long long)st->version);
-    else
-        r.status = spm_dataplane_store(c->dp, st, zmq_msg_data(&m->frames[0]),
-                                       zmq_msg_size(&m->frames[0]), spm_sdb_check_known);
-    if (r.status != 0)
-        r.error = (char *)spm_error_detail();
-    if (p->role == ROLE_CLIENT) {
-        Spm__Envelope env = SPM__ENVELOPE__INIT;
-        env.body_case = SPM__ENVELOPE__BODY_STORE_REPLY;
-        env.store_reply = &r;
-        send_to(c, &m->id, &env, NULL, 0);
-    } else if (r.status != 0) {
-        spm_log_warn("node %u: %s", p->node, r.error);
-    }
-}
-
-/*  PLACED: the nodes a client staged an SDB on keep it now. */
-static void on_placed(spm_center_t *c, spm_msg_t *m)
-{
-    Spm__Placed *pl = m->env->placed;
-    if (spm_idu_sdb_version(c->idu, pl->sdb, NULL) == 1)
-        spm_dataplane_placed(c->dp, pl->sdb, pl->holders, pl->n_holders);
+    center_collect_garbage(c);
 }
 
 static void on_submit(spm_center_t *c, spm_msg_t *m)
@@ -920,7 +720,7 @@ static void on_submit(spm_center_t *c, spm_msg_t *m)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_SUBMITTED;
     env.submitted = &r;
-    send_to(c, &m->id, &env, NULL, 0);
+    center_send_to(c, &m->id, &env, NULL, 0);
 }
 
 static void on_watch(spm_center_t *c, spm_msg_t *m)
@@ -975,7 +775,7 @@ static void on_status(spm_center_t *c, spm_msg_t *m)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_STATUS_REPLY;
     env.status_reply = &r;
-    send_to(c, &m->id, &env, NULL, 0);
+    center_send_to(c, &m->id, &env, NULL, 0);
     free(json);
     free(text);
 }
@@ -997,7 +797,7 @@ static void on_cancel(spm_center_t *c, spm_msg_t *m)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_ACK;
     env.ack = &ack;
-    send_to(c, &m->id, &env, NULL, 0);
+    center_send_to(c, &m->id, &env, NULL, 0);
 }
 
 /*  DISCARD: a client is done with the blocks of its ended jobs and with
@@ -1017,7 +817,7 @@ static void on_discard(spm_center_t *c, spm_msg_t *m)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_ACK;
     env.ack = &ack;
-    send_to(c, &m->id, &env, NULL, 0);
+    center_send_to(c, &m->id, &env, NULL, 0);
 }
 
 static void on_ieu_died(spm_center_t *c, peer_t *agent, spm_msg_t *m)
@@ -1080,7 +880,7 @@ static void handle(spm_center_t *c, spm_msg_t *m)
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
-        send_to(c, &m->id, &env, NULL, 0);
+        center_send_to(c, &m->id, &env, NULL, 0);
         break;
     }
     case SPM__ENVELOPE__BODY_BYE:
@@ -1098,26 +898,26 @@ static void handle(spm_center_t *c, spm_msg_t *m)
         on_watch(c, m);
         break;
     case SPM__ENVELOPE__BODY_GET:
-        on_get(c, p, m);
+        center_on_get(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_PUBLISH:
         if (p->role == ROLE_IEU || p->role == ROLE_AGENT)
-            on_blocks(c, p, m->env->publish->blocks, m->env->publish->n_blocks, 1);
+            center_on_blocks(c, p, m->env->publish->blocks, m->env->publish->n_blocks, 1);
         break;
     case SPM__ENVELOPE__BODY_DROP:
         if (p->role == ROLE_IEU)
-            on_blocks(c, p, m->env->drop->blocks, m->env->drop->n_blocks, 0);
+            center_on_blocks(c, p, m->env->drop->blocks, m->env->drop->n_blocks, 0);
         break;
     case SPM__ENVELOPE__BODY_PUT:
-        on_put(c, m);
+        center_on_put(c, m);
         break;
     case SPM__ENVELOPE__BODY_STORE:
         if (p->role == ROLE_CLIENT || p->role == ROLE_AGENT)
-            on_store(c, p, m);
+            center_on_store(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_PLACED:
         if (p->role == ROLE_CLIENT)
-            on_placed(c, m);
+            center_on_placed(c, m);
         break;
     case SPM__ENVELOPE__BODY_STATUS:
         on_status(c, m);
@@ -1216,7 +1016,7 @@ static void shutdown_peers(spm_center_t *c)
     while (spm_hmap_next(c->peers, &pos, &key, &value)) {
         peer_t *p = value;
         if (p->role == ROLE_IEU || p->role == ROLE_AGENT)
-            send_to(c, &p->id, &env, NULL, 0);
+            center_send_to(c, &p->id, &env, NULL, 0);
     }
 }
 
@@ -1415,8 +1215,8 @@ static int turn(spm_center_t *c)
     flush_commits(c);
     spm_idu_pump(c->idu); /* SIs picked for the IEUs with credits */
     /* one write of the turn's events, then its SIs and garbage may go */
-    spm_durable_turn(c->durable, now, c->dirty, release_garbage, c);
-    retry_parked(c, now);
+    spm_durable_turn(c->durable, now, c->dirty, center_release_garbage, c);
+    center_retry_parked(c, now);
     c->dirty = 0;
     spm_dataplane_turn(c->dp, now);
     send_issues(c);

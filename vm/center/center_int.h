@@ -135,6 +135,7 @@ struct spm_center {
 /* ------------------------------------------------------------ center.c */
 
 uint64_t center_cpu_us(void);
+void center_send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n);
 uint64_t center_copies_done(spm_center_t *c);
 
 /* ----------------------------------------------------------- startup.c */
@@ -143,5 +144,16 @@ int center_lock_store(const char *dir, int *lock_fd);
 void center_write_pid(int fd, const char *dir);
 int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope);
 int center_resume_jobs(spm_center_t *c);
+
+/* ------------------------------------------------------------ blocks.c */
+
+void center_collect_garbage(spm_center_t *c);
+void center_release_garbage(void *arg, spm_sdb_t id, uint64_t version);
+void center_on_get(spm_center_t *c, peer_t *p, spm_msg_t *m);
+void center_retry_parked(spm_center_t *c, uint64_t now);
+void center_on_blocks(spm_center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained);
+void center_on_put(spm_center_t *c, spm_msg_t *m);
+void center_on_store(spm_center_t *c, peer_t *p, spm_msg_t *m);
+void center_on_placed(spm_center_t *c, spm_msg_t *m);
 
 #endif

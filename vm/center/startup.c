@@ -88,7 +88,8 @@ int center_resume_jobs(spm_center_t *c)
             continue;
         usage_t *u = malloc(sizeof *u);
         if (u)
-            *u = (usage_t){center_cpu_us(), c->wire.bytes_in, c->wire.bytes_out, center_copies_done(c), 0};
+            *u = (usage_t){center_cpu_us(), c->wire.bytes_in, c->wire.bytes_out,
+                           center_copies_done(c), 0};
         if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
             free(u);
     }
