@@ -136,7 +136,7 @@ struct spm_center {
 
 uint64_t center_cpu_us(void);
 void center_send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n);
-uint64_t center_copies_done(spm_center_t *c);
+void center_send_error(spm_center_t *c, zmq_msg_t *id, int code, const char *msg);
 
 /* ----------------------------------------------------------- startup.c */
 
@@ -155,5 +155,17 @@ void center_on_blocks(spm_center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n
 void center_on_put(spm_center_t *c, spm_msg_t *m);
 void center_on_store(spm_center_t *c, peer_t *p, spm_msg_t *m);
 void center_on_placed(spm_center_t *c, spm_msg_t *m);
+
+/* ----------------------------------------------------------- clients.c */
+
+void center_send_progress(spm_center_t *c, watch_t *w);
+uint64_t center_copies_done(spm_center_t *c);
+void center_job_done(void *arg, uint64_t job);
+void center_on_submit(spm_center_t *c, spm_msg_t *m);
+void center_on_watch(spm_center_t *c, spm_msg_t *m);
+void center_update_status(spm_center_t *c);
+void center_on_status(spm_center_t *c, spm_msg_t *m);
+void center_on_cancel(spm_center_t *c, spm_msg_t *m);
+void center_on_discard(spm_center_t *c, spm_msg_t *m);
 
 #endif
