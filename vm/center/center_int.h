@@ -135,6 +135,7 @@ struct spm_center {
 /* ------------------------------------------------------------ center.c */
 
 uint64_t center_cpu_us(void);
+uint64_t center_id_key(zmq_msg_t *id);
 void center_send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n);
 void center_send_error(spm_center_t *c, zmq_msg_t *id, int code, const char *msg);
 
@@ -167,5 +168,18 @@ void center_update_status(spm_center_t *c);
 void center_on_status(spm_center_t *c, spm_msg_t *m);
 void center_on_cancel(spm_center_t *c, spm_msg_t *m);
 void center_on_discard(spm_center_t *c, spm_msg_t *m);
+
+/* ----------------------------------------------------------- workers.c */
+
+void center_free_si_msg(Spm__Si *s);
+void center_emit(void *arg, uint32_t ieu, const spm_idu_si_t *si);
+void center_send_issues(spm_center_t *c);
+int center_send_agent(void *arg, uint32_t node, Spm__Envelope *env);
+void center_agent_gone(spm_center_t *c, peer_t *p, const char *why);
+void center_on_hello(spm_center_t *c, spm_msg_t *m);
+void center_ieu_gone(spm_center_t *c, peer_t *p, const char *why);
+void center_on_commit(spm_center_t *c, peer_t *p, spm_msg_t *m);
+void center_flush_commits(spm_center_t *c);
+void center_on_ieu_died(spm_center_t *c, peer_t *agent, spm_msg_t *m);
 
 #endif

@@ -138,7 +138,8 @@ void center_on_submit(spm_center_t *c, spm_msg_t *m)
     usage_t *u = malloc(sizeof *u);
     uint64_t job = 0;
     if (u)
-        *u = (usage_t){center_cpu_us(), c->wire.bytes_in, c->wire.bytes_out, center_copies_done(c), 0};
+        *u = (usage_t){center_cpu_us(), c->wire.bytes_in, c->wire.bytes_out, center_copies_done(c),
+                       0};
     spm_error(0, "%s", "");
     char scope[SPM_SCOPE_LEN] = "";
     if (s->plugin && (r.status = spm_plugins_allowed(c->plugins, c->security, m->user)) == 0)
