@@ -131,6 +131,11 @@ void center_on_blocks(spm_center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n
     }
 }
 
+/*  PUT: a client's block, as version 1 of a new SDB. A plugin is taken
+    when the policy lets its sender send one and it is an object that can
+    be loaded; a PUT to place (no frame) gets the nodes to stage the block
+    on; any other block is checked by its type and written into the store.
+    Answers PUT_REPLY with the SDB's id. */
 void center_on_put(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Put *pu = m->env->put;

@@ -34,6 +34,7 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
+/*  The CPU time this process has used, user and system, in microseconds. */
 uint64_t center_cpu_us(void)
 {
     struct rusage ru;
@@ -65,11 +66,14 @@ static peer_t *peer_of(spm_center_t *c, spm_msg_t *m)
     return p;
 }
 
+/*  Sends ENV and N block frames F (ZeroMQ owns them from here, also when
+    the peer is gone) to the peer routed by ID, counted in the wire stats. */
 void center_send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
 {
     spm_wire_send(c->router, id, env, f, n, &c->wire);
 }
 
+/*  Sends the peer routed by ID an ERROR with CODE and MSG. */
 void center_send_error(spm_center_t *c, zmq_msg_t *id, int code, const char *msg)
 {
     Spm__Error e = SPM__ERROR__INIT;
@@ -100,6 +104,10 @@ static void stranger(spm_center_t *c, spm_msg_t *m)
                       "this center does not know you (it restarted): HELLO");
 }
 
+/*  Hands message M to its handler: a HELLO from anyone, anything else only
+    from a peer that said HELLO, and each only from the roles that send it
+    (the rest is ignored). A COMMIT kept for the group commit is taken (M
+    is left empty). */
 static void handle(spm_center_t *c, spm_msg_t *m)
 {
     peer_t *p = peer_of(c, m);
@@ -253,6 +261,7 @@ static void tick(spm_center_t *c)
         publish(c, now);
 }
 
+/*  Tells every IEU and agent that the center stops (SHUTDOWN). */
 static void shutdown_peers(spm_center_t *c)
 {
     Spm__Shutdown s = SPM__SHUTDOWN__INIT;

@@ -18,6 +18,8 @@
 
 /* ------------------------------------------------------------- reports */
 
+/*  Sends watcher W its job's report, with what the job cost the center
+    once it ended. */
 static void send_report(spm_center_t *c, watch_t *w)
 {
     Spm__Report *r = spm_report_build(c->idu, w->job);
@@ -37,6 +39,7 @@ static void send_report(spm_center_t *c, watch_t *w)
     spm_report_free(r);
 }
 
+/*  Sends watcher W its job's progress. */
 void center_send_progress(spm_center_t *c, watch_t *w)
 {
     spm_idu_job_info_t info;
@@ -54,6 +57,7 @@ void center_send_progress(spm_center_t *c, watch_t *w)
     center_send_to(c, &w->id, &env, NULL, 0);
 }
 
+/*  Copies the data plane made so far after node deaths. */
 uint64_t center_copies_done(spm_center_t *c)
 {
     spm_dataplane_stats_t d;
@@ -131,6 +135,10 @@ void center_job_done(void *arg, uint64_t job)
     deliver_report(c, job);
 }
 
+/*  SUBMIT: loads the job's plugin when it comes with one (if the policy
+    lets its sender), starts the job in the IDU and answers SUBMITTED. What
+    the job costs the center counts from here, and so does its trace when
+    one was asked for. */
 void center_on_submit(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Submit *s = m->env->submit;
@@ -174,6 +182,8 @@ void center_on_submit(spm_center_t *c, spm_msg_t *m)
     center_send_to(c, &m->id, &env, NULL, 0);
 }
 
+/*  WATCH: the sender follows a job (one watcher per job: the newest). It
+    gets progress, or the report at once when the job has ended. */
 void center_on_watch(spm_center_t *c, spm_msg_t *m)
 {
     uint64_t job = m->env->watch->job;
@@ -215,6 +225,7 @@ void center_update_status(spm_center_t *c)
     c->status.center_out = c->wire.bytes_out;
 }
 
+/*  STATUS: answers with the status, as JSON and as text (spm status). */
 void center_on_status(spm_center_t *c, spm_msg_t *m)
 {
     center_update_status(c);
@@ -231,6 +242,7 @@ void center_on_status(spm_center_t *c, spm_msg_t *m)
     free(text);
 }
 
+/*  CANCEL: fails a running job as canceled, and answers ACK. */
 void center_on_cancel(spm_center_t *c, spm_msg_t *m)
 {
     uint64_t job = m->env->cancel->job;

@@ -54,7 +54,6 @@ void center_write_pid(int fd, const char *dir)
         spm_log_warn("%s/center.lock: cannot write this process's id", dir);
 }
 
-/*  A center started on a store it ran on before: its jobs go on. */
 /*  IDU plugin loader: a resumed job's plugin, from the store. */
 int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope)
 {
@@ -62,6 +61,8 @@ int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope)
     return spm_plugins_load(c->store, plugin, scope);
 }
 
+/*  A center started on a store it ran on before: its jobs go on. Returns
+    0, or SPM_EIO when the journal cannot be read back. */
 int center_resume_jobs(spm_center_t *c)
 {
     spm_durable_resume_t r;

@@ -20,6 +20,7 @@
 
 /* ------------------------------------------------------------ dispatch */
 
+/*  Frees S, an SI built by center_emit, with its operands and holders. */
 void center_free_si_msg(Spm__Si *s)
 {
     for (size_t i = 0; i < s->n_ops; i++) {
@@ -198,6 +199,11 @@ void center_agent_gone(spm_center_t *c, peer_t *p, const char *why)
     send_nodes(c);
 }
 
+/*  HELLO: the peer is recorded and welcomed. An IEU joins the IDU and
+    learns the store and the nodes up; an agent gets its node index (the one
+    it had, when it asks and that one is free), its data agent joins the
+    data plane and the IEUs hear of it; a client learns whether it stages
+    on the nodes, and where the store is when it runs on this host. */
 void center_on_hello(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Hello *h = m->env->hello;
@@ -270,6 +276,9 @@ void center_on_hello(spm_center_t *c, spm_msg_t *m)
         send_nodes(c);
 }
 
+/*  IEU P is gone (WHY: "left", "died", "went silent"): the commits that
+    came before still count, then its SIs are issued again; the status and
+    the traces say so. Once per IEU. */
 void center_ieu_gone(spm_center_t *c, peer_t *p, const char *why)
 {
     if (p->dead)
@@ -499,6 +508,7 @@ void center_flush_commits(spm_center_t *c)
     center_collect_garbage(c);
 }
 
+/*  IEU_DIED from AGENT: its IEU with that process id is gone. */
 void center_on_ieu_died(spm_center_t *c, peer_t *agent, spm_msg_t *m)
 {
     size_t pos = 0;
