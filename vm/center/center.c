@@ -1,147 +1,30 @@
 /*  =========================================================================
-    center - `spm center`: the IDU, the durable store and the control
-    endpoint of one VM
+    center - the center of one VM: its life (new, destroy) and its loop
+    (the turn, ticks, the pump, shutdown)
 
     One thread, one ROUTER socket, one poll loop (as Redis does it): IEUs,
     agents and clients all talk to the same socket, and every message is
     handled to the end before the next is read. No locks. The CPU time this
     process uses while a job runs is that job's management overhead (w_man).
+    The handlers are in workers.c, clients.c and blocks.c, what the center
+    does once before its loop in startup.c (vm/center/center.h).
     =========================================================================
 */
-#include "runtime/plugin.h"
-#include "datacache/dataplane.h"
-#include "datacache/store.h"
-#include "datacache/warmer.h"
-#include "idu/idu.h"
-#include "runtime/registry.h"
-#include "base/cli.h"
-#include "base/config.h"
-#include "vm/center/durable.h"
-#include "base/grow.h"
-#include "vm/center/http.h"
-#include "vm/center/metrics.h"
-#include "vm/center/plugins.h"
-#include "transport/security.h"
-#include "vm/center/status.h"
-#include "transport/trace.h"
-
-#include "base/hmap.h"
 #include "base/log.h"
-#include "vm/center/report_build.h"
-#include "transport/wire.h"
+#include "runtime/plugin.h"
+#include "runtime/registry.h"
+#include "transport/trace.h"
+#include "vm/center/center_int.h"
 
+#include <assert.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-enum {
-    ROLE_IEU = SPM__HELLO__ROLE__IEU,
-    ROLE_AGENT = SPM__HELLO__ROLE__AGENT,
-    ROLE_CLIENT = SPM__HELLO__ROLE__CLIENT
-};
-
-typedef struct {
-    zmq_msg_t id;         /* routing id */
-    int role;             /* ROLE_* */
-    uint32_t index;       /* IEU index or node index */
-    uint32_t node;        /* node of an IEU or agent */
-    uint32_t pid;         /* process id on its node */
-    uint64_t last_seen;   /* monotonic us of the last message */
-    int64_t clock_offset; /* our clock minus its, least seen (IEUs, traces) */
-    int clock_known;
-    int dead;
-    Spm__Si **batch; /* SIs to send in the next ISSUE (IEUs) */
-    size_t nbatch, capbatch;
-    int told_backlog; /* its last ISSUE said more SIs were ready: it may hold results */
-} peer_t;
-
-/*  What a job cost the center: the counters at its submit, then, once it
-    ended, what they grew by. */
-typedef struct {
-    uint64_t cpu_us;  /* the center's CPU time */
-    uint64_t in, out; /* block bytes through the center's socket */
-    uint64_t copies;  /* copies made after node deaths */
-    int ended;        /* the fields are the job's own from here */
-} usage_t;
-
-typedef struct {
-    uint64_t job;
-    zmq_msg_t id; /* the watching client */
-    uint64_t cpu_start_us;
-    uint64_t last_progress_us;
-} watch_t;
-
-/*  A GET that came while a restarted center did not yet know where the
-    block is: answered once a node reports it, or when the wait is over. */
-typedef struct {
-    zmq_msg_t id;       /* the asking peer */
-    uint32_t requester; /* its node (SPM_NODE_STORE: a client) */
-    uint64_t req;
-    spm_sdb_t sdb;
-    uint64_t version;
-} parked_t;
-
-/*  A COMMIT whose outputs are in the open store batch. */
-typedef struct {
-    spm_msg_t m;         /* the message, owned */
-    void *ieu;           /* its peer_t */
-    uint64_t arrived_us; /* when it arrived, to map the IEU's clock */
-    uint8_t *ok;         /* per result: accepted in the first half */
-} pending_t;
-
-typedef struct {
-    void *ctx, *router;
-    pending_t *pending; /* COMMITs waiting for this turn's store batch */
-    size_t npending, cappending;
-    spm_idu_t *idu;
-    spm_store_t *store;
-    spm_dataplane_t *dp; /* where blocks live: the directory, copies, garbage */
-    uint32_t replicas;   /* copies of every block the VM keeps */
-    peer_t **agents;     /* node index -> its agent (or NULL) */
-    size_t nagents;
-    char *store_dir;          /* the store's absolute path, for IEUs on this host */
-    int local;                /* listening on ipc://: every peer runs on this host */
-    uint8_t store_id[16];     /* the store's identity (spm_store_identity) */
-    uint8_t cache_id[16];     /* what agents' kept blocks must belong to: the store's, or new
-                                 at every start without a journal (nothing is resumed) */
-    spm_hmap_t *peers;        /* routing-id key -> peer_t */
-    spm_hmap_t *strangers;    /* routing-id key -> when last told to HELLO (us) */
-    spm_hmap_t *ieus;         /* IEU index + 1 -> peer_t */
-    spm_hmap_t *watches;      /* job -> watch_t */
-    spm_hmap_t *usage;        /* job -> usage_t, from submit until its report is sent */
-    spm_security_t *security; /* CurveZMQ keys and the allow-list */
-    spm_status_t status;      /* counters and recent failures for spm status */
-    spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
-    spm_durable_t *durable;   /* the journal, syncs, garbage held until they are done */
-    uint64_t started_us;      /* when the center started */
-    uint32_t next_node;
-    uint32_t heartbeat_ms, dead_ms;
-    uint64_t lease_us;
-    uint64_t gc_versions; /* block versions deleted as garbage */
-    uint64_t discarded;   /* SDBs deleted on clients' DISCARD */
-    int dirty;            /* the store was written this turn */
-    uint64_t locating_us; /* until then, GETs of blocks no node reported yet wait */
-    parked_t *parked;     /* ... there */
-    size_t nparked, capparked;
-    int located;          /* a node reported blocks since the parked GETs were tried */
-    spm_warmer_t *warmer; /* prepares the store's file ahead of its data */
-    spm_wire_stats_t wire;
-    spm_http_t *http;             /* --http: the dashboard and /metrics, or NULL */
-    spm_metrics_t *metrics;       /* totals and the utilisation curve (with --http) */
-    spm_plugins_policy_t plugins; /* who may send plugins (center.allow_plugins) */
-    uint32_t plugin_type;         /* spm_name_id(SPM_PLUGIN_TYPE) */
-    uint64_t ticks;               /* tick() calls so far */
-    volatile sig_atomic_t *stop;
-    int stopping;
-} center_t;
 
 static volatile sig_atomic_t stop_flag; /* set by SIGINT/SIGTERM */
 
@@ -151,7 +34,8 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static uint64_t cpu_us(void)
+/*  The CPU time this process has used, user and system, in microseconds. */
+uint64_t center_cpu_us(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -160,7 +44,7 @@ static uint64_t cpu_us(void)
 }
 
 /*  Routing ids from ZeroMQ are 5 bytes; fold them into a map key. */
-static uint64_t id_key(zmq_msg_t *id)
+uint64_t center_id_key(zmq_msg_t *id)
 {
     const unsigned char *p = zmq_msg_data(id);
     size_t n = zmq_msg_size(id);
@@ -173,21 +57,24 @@ static uint64_t id_key(zmq_msg_t *id)
 /*  The peer that sent M, or NULL. A peer may choose its own routing id
     (ZMQ_ROUTING_ID), so one whose id only hashes like another's is not
     that other: the bytes must match. */
-static peer_t *peer_of(center_t *c, spm_msg_t *m)
+static peer_t *peer_of(spm_center_t *c, spm_msg_t *m)
 {
-    peer_t *p = spm_hmap_get(c->peers, id_key(&m->id));
+    peer_t *p = spm_hmap_get(c->peers, center_id_key(&m->id));
     size_t n = zmq_msg_size(&m->id);
     if (p && (zmq_msg_size(&p->id) != n || memcmp(zmq_msg_data(&p->id), zmq_msg_data(&m->id), n)))
         return NULL;
     return p;
 }
 
-static void send_to(center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
+/*  Sends ENV and N block frames F (ZeroMQ owns them from here, also when
+    the peer is gone) to the peer routed by ID, counted in the wire stats. */
+void center_send_to(spm_center_t *c, zmq_msg_t *id, Spm__Envelope *env, spm_frame_t *f, size_t n)
 {
     spm_wire_send(c->router, id, env, f, n, &c->wire);
 }
 
-static void send_error(center_t *c, zmq_msg_t *id, int code, const char *msg)
+/*  Sends the peer routed by ID an ERROR with CODE and MSG. */
+void center_send_error(spm_center_t *c, zmq_msg_t *id, int code, const char *msg)
 {
     Spm__Error e = SPM__ERROR__INIT;
     e.status = code;
@@ -195,962 +82,15 @@ static void send_error(center_t *c, zmq_msg_t *id, int code, const char *msg)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_ERROR;
     env.error = &e;
-    send_to(c, id, &env, NULL, 0);
-}
-
-/* ------------------------------------------------------------ dispatch */
-
-static void free_si_msg(Spm__Si *s)
-{
-    for (size_t i = 0; i < s->n_ops; i++) {
-        if (s->ops[i])
-            free(s->ops[i]->holders);
-        free(s->ops[i]);
-    }
-    if (s->plugin)
-        free(s->plugin->holders);
-    free(s->plugin);
-    free(s->ops);
-    free(s);
-}
-
-/*  Fills the holders, checksum and size of operand O an IEU of NODE reads,
-    so that it fetches the block itself without asking first. Holders that
-    cannot be named (out of memory) only cost that IEU a GET. */
-static void locate(center_t *c, Spm__Operand *o, uint32_t node)
-{
-    uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
-    uint32_t h[8];
-    size_t n = v ? spm_dataplane_locate(c->dp, o->sdb, v, h, 8, &o->checksum, &o->bytes) : 0;
-    for (size_t i = 0; i < n; i++)
-        if (h[i] == node)
-            return; /* its own node holds it */
-    if (n && (o->holders = malloc(n * sizeof *o->holders))) {
-        memcpy(o->holders, h, n * sizeof *h);
-        o->n_holders = n;
-    }
-}
-
-/*  IDU emit callback: queue SI for IEU's next ISSUE message. */
-static void emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
-{
-    center_t *c = arg;
-    peer_t *p = spm_hmap_get(c->ieus, (uint64_t)ieu + 1);
-    Spm__Si *s = malloc(sizeof *s);
-    if (!p || !s) {
-        free(s);
-        return; /* the lease brings it back */
-    }
-    spm__si__init(s);
-    s->id = si->id;
-    s->attempt = si->attempt;
-    s->opcode = si->opcode;
-    s->job = si->job;
-    s->params.data = (uint8_t *)si->params;
-    s->params.len = si->params_len;
-    s->n_ops = si->nops;
-    s->ops = calloc(si->nops ? si->nops : 1, sizeof *s->ops);
-    for (size_t i = 0; s->ops && i < si->nops; i++) {
-        Spm__Operand *o = s->ops[i] = malloc(sizeof *o);
-        if (!o)
-            continue;
-        spm__operand__init(o);
-        o->sdb = si->ops[i].sdb;
-        o->version = si->ops[i].version;
-        o->in_version = si->ops[i].in_version;
-        o->mode = si->ops[i].mode;
-        o->type = si->ops[i].type;
-        o->nocache = (si->ops[i].flags & SPM_NOCACHE) != 0;
-        locate(c, o, p->node);
-    }
-    if (si->plugin && (s->plugin = malloc(sizeof *s->plugin))) {
-        spm__operand__init(s->plugin);
-        s->plugin->sdb = si->plugin;
-        s->plugin->version = 1;
-        s->plugin->mode = SPM_R;
-        s->plugin->type = c->plugin_type;
-        locate(c, s->plugin, p->node);
-        s->plugin->checksum = si->plugin_sum; /* IEUs that loaded these bytes fetch nothing */
-    }
-    if (spm_grow(&p->batch, p->nbatch, &p->capbatch, sizeof *p->batch, 16) != 0) {
-        free_si_msg(s);
-        return;
-    }
-    p->batch[p->nbatch++] = s;
-}
-
-/*  Sends every IEU the SIs the IDU picked for it this turn (spm_idu_pump),
-    one ISSUE each. Called once the turn's events are written (an SI's feed
-    call is often made in the same turn): a restart must not give an SI's
-    ids to another while a node still holds what the first wrote.
-
-    Each ISSUE says how many SIs are still ready in the pool (backlog).
-    While some are, an IEU lets its results wait a few milliseconds to
-    share one COMMIT (ieu/ieu.c, commit_due): nothing is idle for want of
-    them. When the pool runs dry, every IEU that was told otherwise gets an
-    empty ISSUE saying so, and sends what it holds at once. */
-static void send_issues(center_t *c)
-{
-    uint64_t ready = spm_idu_ready(c->idu);
-    size_t pos = 0;
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
-        peer_t *p = value;
-        if (!p->nbatch && !(p->told_backlog && ready == 0))
-            continue;
-        p->told_backlog = ready > 0;
-        Spm__Issue issue = SPM__ISSUE__INIT;
-        issue.n_sis = p->nbatch;
-        issue.sis = p->batch;
-        issue.backlog = ready > UINT32_MAX ? UINT32_MAX : (uint32_t)ready;
-        Spm__Envelope env = SPM__ENVELOPE__INIT;
-        env.body_case = SPM__ENVELOPE__BODY_ISSUE;
-        env.issue = &issue;
-        send_to(c, &p->id, &env, NULL, 0);
-        for (size_t i = 0; i < p->nbatch; i++)
-            free_si_msg(p->batch[i]);
-        p->nbatch = 0;
-    }
-}
-
-/* ------------------------------------------------------------- reports */
-
-static void send_report(center_t *c, watch_t *w)
-{
-    Spm__Report *r = spm_report_build(c->idu, w->job);
-    if (!r)
-        return;
-    usage_t *u = spm_hmap_remove(c->usage, w->job);
-    if (u && u->ended) {
-        r->center_in = u->in;
-        r->center_out = u->out;
-        r->copies = u->copies;
-    }
-    free(u);
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_REPORT;
-    env.report = r;
-    send_to(c, &w->id, &env, NULL, 0);
-    spm_report_free(r);
-}
-
-static void send_progress(center_t *c, watch_t *w)
-{
-    spm_idu_job_info_t info;
-    if (spm_idu_job_info(c->idu, w->job, &info) != 0)
-        return;
-    Spm__Progress p = SPM__PROGRESS__INIT;
-    p.job = w->job;
-    p.committed = info.committed;
-    p.known = info.expected > info.issued ? info.expected : info.issued;
-    p.ieus = spm_idu_ieus(c->idu);
-    p.elapsed_us = info.wall_us;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_PROGRESS;
-    env.progress = &p;
-    send_to(c, &w->id, &env, NULL, 0);
-}
-
-static uint64_t copies_done(center_t *c)
-{
-    spm_dataplane_stats_t d;
-    spm_dataplane_stats(c->dp, &d);
-    return d.copies_done;
-}
-
-/*  JOB ended: what it cost from its submit to now. */
-static void record_usage(center_t *c, uint64_t job)
-{
-    usage_t *u = spm_hmap_get(c->usage, job);
-    if (!u || u->ended)
-        return;
-    u->cpu_us = cpu_us() - u->cpu_us;
-    u->in = c->wire.bytes_in - u->in;
-    u->out = c->wire.bytes_out - u->out;
-    u->copies = copies_done(c) - u->copies;
-    u->ended = 1;
-    spm_idu_job_set_cpu(c->idu, job, u->cpu_us);
-}
-
-/*  Clock offset of IEU, for spm_trace_map_clocks. */
-static int64_t clock_of(void *arg, uint32_t ieu)
-{
-    center_t *c = arg;
-    peer_t *p = spm_hmap_get(c->ieus, (uint64_t)ieu + 1);
-    return p ? p->clock_offset : 0;
-}
-
-/*  Sends JOB's report to its watcher, if it has one, and forgets the job. */
-static void deliver_report(center_t *c, uint64_t job)
-{
-    watch_t *w = spm_hmap_remove(c->watches, job);
-    if (!w)
-        return;
-    spm_trace_t *t = spm_hmap_remove(c->traces, job);
-    if (t)
-        spm_trace_map_clocks(t, clock_of, c);
-    for (size_t from = 0; t && from < spm_trace_count(t); from += 4096) {
-        Spm__TraceEvents te;
-        if (!spm_trace_pack(t, from, 4096, &te))
-            break;
-        te.job = job;
-        Spm__Envelope env = SPM__ENVELOPE__INIT;
-        env.body_case = SPM__ENVELOPE__BODY_TRACE;
-        env.trace = &te;
-        send_to(c, &w->id, &env, NULL, 0);
-        spm_trace_msg_free(&te);
-    }
-    spm_trace_destroy(&t);
-    send_report(c, w);
-    zmq_msg_close(&w->id);
-    free(w);
-    spm_idu_job_info_t info;
-    if (c->metrics && spm_idu_job_info(c->idu, job, &info) == 0)
-        spm_metrics_job_end(c->metrics, &info);
-    spm_idu_job_forget(c->idu, job);
-    spm_durable_reported(c->durable, c->idu, job);
-}
-
-/*  IDU callback: JOB ended. */
-static void job_done(void *arg, uint64_t job)
-{
-    center_t *c = arg;
-    record_usage(c, job);
-    spm_idu_job_info_t info;
-    if (spm_idu_job_info(c->idu, job, &info) == 0) {
-        spm_log_info("job %llu (%s) %s after %.3f s", (unsigned long long)job, info.program,
-                     info.state == 1 ? "done" : "failed", info.wall_us / 1e6);
-        if (info.state == 2)
-            spm_status_failure(&c->status, "job %llu (%s) failed: %s", (unsigned long long)job,
-                               info.program, info.error ? info.error : "");
-    }
-    spm_durable_flush(c->durable); /* the report must not tell of events a crash would lose */
-    deliver_report(c, job);
-}
-
-/* ------------------------------------------------------------- handlers */
-
-#define MAX_NODES 1024 /* data agents named in one NODES message */
-
-static void flush_commits(center_t *c);
-static void trace_instant(center_t *c, const char *name);
-
-/*  Fills ENV with the data agents up now (NODES, PTRS: MAX_NODES each). */
-static size_t nodes_now(center_t *c, Spm__Node *nodes, Spm__Node **ptrs)
-{
-    return spm_dataplane_node_list(c->dp, nodes, ptrs, MAX_NODES);
-}
-
-/*  Tells every IEU which data agents are up (a node joined or died), so
-    that they fetch from and push replicas to the right ones. */
-static void send_nodes(center_t *c)
-{
-    Spm__Node *nodes = calloc(MAX_NODES, sizeof *nodes);
-    Spm__Node **ptrs = calloc(MAX_NODES, sizeof *ptrs);
-    if (!nodes || !ptrs) {
-        free(nodes);
-        free(ptrs);
-        return;
-    }
-    Spm__Nodes msg = SPM__NODES__INIT;
-    msg.n_nodes = nodes_now(c, nodes, ptrs);
-    msg.nodes = ptrs;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_NODES;
-    env.nodes = &msg;
-    size_t pos = 0;
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(c->ieus, &pos, &key, &value))
-        if (!((peer_t *)value)->dead)
-            send_to(c, &((peer_t *)value)->id, &env, NULL, 0);
-    free(nodes);
-    free(ptrs);
-}
-
-/*  Data plane callback: ENV to NODE's agent. */
-static int send_agent(void *arg, uint32_t node, Spm__Envelope *env)
-{
-    center_t *c = arg;
-    peer_t *p = node < c->nagents ? c->agents[node] : NULL;
-    if (!p || p->dead)
-        return SPM_EDEAD;
-    send_to(c, &p->id, env, NULL, 0);
-    return 0;
-}
-
-/*  The agent of NODE is gone (silent, or its connection reused): the node
-    holds nothing any more, and the IEUs hear of it. */
-static void agent_gone(center_t *c, peer_t *p, const char *why)
-{
-    if (p->dead)
-        return;
-    flush_commits(c); /* commits that arrived before the death still count */
-    p->dead = 1;
-    spm_dataplane_node_down(c->dp, p->node);
-    spm_log_warn("agent of node %u %s", p->node, why);
-    spm_status_failure(&c->status, "node %u %s", p->node, why);
-    send_nodes(c);
-}
-
-static void on_hello(center_t *c, spm_msg_t *m)
-{
-    Spm__Hello *h = m->env->hello;
-    uint64_t key = id_key(&m->id);
-    if (spm_hmap_get(c->peers, key))
-        return; /* a second HELLO on one connection is out of order, and one
-                   whose id collides with another's is refused: ignore */
-    peer_t *p = calloc(1, sizeof *p);
-    if (!p)
-        return;
-    zmq_msg_init(&p->id);
-    zmq_msg_copy(&p->id, &m->id);
-    p->role = h->role;
-    p->pid = h->pid;
-    p->last_seen = spm_now_us();
-    Spm__Welcome w = SPM__WELCOME__INIT;
-    w.heartbeat_ms = c->heartbeat_ms;
-    w.dead_ms = c->dead_ms;
-    if ((int)h->role == ROLE_IEU) {
-        p->node = h->node_index;
-        p->index = spm_idu_ieu_join(c->idu, h->node_index, h->slots);
-        spm_hmap_put(c->ieus, (uint64_t)p->index + 1, p);
-        spm_log_info("IEU %u joined (node %u, pid %u, %u slots)", p->index, p->node, p->pid,
-                     h->slots);
-        w.store_dir = c->store_dir ? c->store_dir : "";
-        w.store_id.data = c->store_id;
-        w.store_id.len = sizeof c->store_id;
-        w.replicas = c->replicas;
-    } else if ((int)h->role == ROLE_AGENT) {
-        /* An agent that rejoins after a restart asks for its old index:
-           the blocks it keeps and the jobs' records speak of it. */
-        uint32_t want = h->node_index;
-        int free_index =
-            want > 0 && want <= 65536 &&
-            (want - 1 >= c->nagents || !c->agents[want - 1] || c->agents[want - 1]->dead);
-        p->index = p->node = free_index ? want - 1 : c->next_node;
-        if (p->node >= c->next_node)
-            c->next_node = p->node + 1;
-        if (spm_grow_zeroed(&c->agents, &c->nagents, (size_t)p->node + 1, sizeof *c->agents) == 0)
-            c->agents[p->node] = p;
-        w.store_id.data = c->cache_id; /* the same: the node keeps its blocks */
-        w.store_id.len = sizeof c->cache_id;
-        if (h->data_endpoint && *h->data_endpoint &&
-            spm_dataplane_node_up(c->dp, p->node, h->data_endpoint, h->public_key) != 0)
-            spm_log_warn("node %u: out of memory recording its data agent", p->node);
-        spm_log_info("agent of node %u (%s) joined", p->node, h->node);
-    } else if ((int)h->role == ROLE_CLIENT) {
-        w.stage_to_nodes = !c->local;   /* on an ipc:// center the store is every node's */
-        if (c->local && c->store_dir) { /* and the client may read it in place */
-            w.store_dir = c->store_dir;
-            w.store_id.data = c->store_id;
-            w.store_id.len = sizeof c->store_id;
-        }
-    }
-    w.index = p->index;
-    spm_hmap_put(c->peers, key, p);
-    Spm__Node *nodes = NULL, **ptrs = NULL;
-    if ((int)h->role == ROLE_IEU && (nodes = calloc(MAX_NODES, sizeof *nodes)) &&
-        (ptrs = calloc(MAX_NODES, sizeof *ptrs))) {
-        w.n_nodes = nodes_now(c, nodes, ptrs);
-        w.nodes = ptrs;
-    }
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_WELCOME;
-    env.welcome = &w;
-    send_to(c, &m->id, &env, NULL, 0);
-    free(nodes);
-    free(ptrs);
-    if ((int)h->role == ROLE_AGENT)
-        send_nodes(c);
-}
-
-static void ieu_gone(center_t *c, peer_t *p, const char *why)
-{
-    if (p->dead)
-        return;
-    /* Commits that arrived before the death still count. */
-    flush_commits(c);
-    p->dead = 1;
-    /* The node's blocks stay: its agent serves them, IEU or not. */
-    uint32_t n = spm_idu_ieu_dead(c->idu, p->index);
-    spm_log_warn("IEU %u (node %u, pid %u) %s; %u SIs re-issued", p->index, p->node, p->pid, why,
-                 n);
-    spm_status_failure(&c->status, "IEU %u (node %u) %s; %u SIs re-issued", p->index, p->node, why,
-                       n);
-    char what[64];
-    snprintf(what, sizeof what, "IEU %u %s: %u re-issued", p->index, why, n);
-    trace_instant(c, what);
-}
-
-/*  Hands the versions the IDU found nobody can read to the data plane,
-    which has their holders delete them. */
-static void collect_garbage(center_t *c)
-{
-    spm_sdb_t id;
-    uint64_t version;
-    while (spm_idu_gc_take(c->idu, &id, &version)) {
-        spm_durable_garbage(c->durable, id, version);
-        c->gc_versions += version != 0;
-    }
-}
-
-/*  Garbage whose cause is on disk: its holders delete it. */
-static void release_garbage(void *arg, spm_sdb_t id, uint64_t version)
-{
-    center_t *c = arg;
-    spm_dataplane_garbage(c->dp, id, version);
-}
-
-/*  Checks that the outputs of result R of SI, which its IEU wrote into the
-    store itself, are there with their types. Returns 1 (applied with the
-    batch), or 2: missing, the SI fails with a transient error and is run
-    again. */
-static int stored_outputs(center_t *c, const spm_idu_si_t *si, const Spm__Result *r)
-{
-    size_t want = 0;
-    for (size_t k = 0; k < si->nops; k++) {
-        if (si->ops[k].mode == SPM_R || r->status != 0)
-            continue;
-        uint32_t type;
-        if (spm_store_stat(c->store, si->ops[k].sdb, si->ops[k].version, &type, NULL) != 0 ||
-            type != si->ops[k].type) {
-            spm_log_warn("SI %llu: output SDB %llu v%llu is not in the store",
-                         (unsigned long long)si->id, (unsigned long long)si->ops[k].sdb,
-                         (unsigned long long)si->ops[k].version);
-            return 2;
-        }
-        want++;
-    }
-    c->dirty |= want > 0; /* the syncer flushes what the IEU wrote */
-    return r->status == 0 && want != r->outputs ? 2 : 1;
-}
-
-/*  The outputs of SI (operands that are not R). */
-static size_t outputs_of(const spm_idu_si_t *si)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < si->nops; k++)
-        n += si->ops[k].mode != SPM_R;
-    return n;
-}
-
-/*  Whether result R of SI says where each output is kept: one BlockMeta
-    per output, each kept by a node or framed for the store, and as many
-    frames announced as are framed. */
-static int metas_ok(const spm_idu_si_t *si, const Spm__Result *r)
-{
-    if (r->n_blocks != outputs_of(si))
-        return 0;
-    size_t framed = 0;
-    for (size_t k = 0; k < r->n_blocks; k++) {
-        if (!r->blocks[k]->framed && r->blocks[k]->n_holders == 0)
-            return 0;
-        framed += r->blocks[k]->framed;
-    }
-    return framed == r->outputs;
-}
-
-/*  COMMIT, first half: the outputs whose bytes came with it (a lone
-    node's second copy) go into the store batch of this loop turn, and the
-    message is kept until the batch is durable (group commit: one LMDB
-    write per turn, not per SI). The others stay on the nodes the results
-    name. Takes M. */
-static void on_commit(center_t *c, peer_t *p, spm_msg_t *m)
-{
-    Spm__Commit *cm = m->env->commit;
-    pending_t *pc = NULL;
-    if (spm_grow(&c->pending, c->npending, &c->cappending, sizeof *c->pending, 16) != 0)
-        return; /* dropped: the leases bring these SIs back */
-    uint8_t *ok = calloc(cm->n_results ? cm->n_results : 1, 1);
-    if (!ok)
-        return;
-    size_t frame = 0;
-    if (cm->stored && !c->local) {
-        spm_log_warn("COMMIT from IEU %u says it wrote the store, but peers are not on this "
-                     "host; dropped",
-                     p->index);
-        cm->n_results = 0; /* the leases bring these SIs back */
-    }
-    for (size_t i = 0; i < cm->n_results; i++) {
-        Spm__Result *r = cm->results[i];
-        const spm_idu_si_t *si = spm_idu_lookup(c->idu, p->index, r->si, r->attempt);
-        if (cm->stored) {
-            ok[i] = si ? stored_outputs(c, si, r) : 0;
-            continue;
-        }
-        if (frame + r->outputs > m->nframes) {
-            spm_log_warn("COMMIT from IEU %u announces more frames than it has", p->index);
-            break;
-        }
-        if (si && r->status == 0 && !metas_ok(si, r)) {
-            spm_log_warn("COMMIT of SI %llu does not say where its %zu outputs are; dropped",
-                         (unsigned long long)r->si, outputs_of(si));
-            si = NULL;
-        }
-        ok[i] = si != NULL;
-        for (size_t k = 0, o = 0, f = frame; si && r->status == 0 && k < si->nops; k++) {
-            if (si->ops[k].mode == SPM_R)
-                continue;
-            const Spm__BlockMeta *b = r->blocks[o++];
-            if (!b->framed)
-                continue;
-            zmq_msg_t *fm = &m->frames[f++];
-            spm_dataplane_store_put(c->dp, si->ops[k].sdb, si->ops[k].version, si->ops[k].type,
-                                    zmq_msg_data(fm), zmq_msg_size(fm));
-        }
-        frame += r->outputs;
-    }
-    pc = &c->pending[c->npending++];
-    pc->m = *m;
-    memset(m, 0, sizeof *m); /* the pending list owns it now */
-    pc->ieu = p;
-    pc->ok = ok;
-    pc->arrived_us = spm_now_us();
-}
-
-/*  Records the slice of result R of SI in its job's trace, if it has one. */
-static void trace_si(center_t *c, const pending_t *pc, const spm_idu_si_t *si, const Spm__Result *r)
-{
-    spm_trace_t *t = spm_hmap_get(c->traces, si->job);
-    Spm__Commit *cm = pc->m.env->commit;
-    if (!t || !cm->sent_us || !r->t_end)
-        return;
-    const peer_t *p = pc->ieu;
-    const spm_opcode_t *op = spm_opcode_by_id(si->opcode);
-    /* The IEU's clock runs at an offset from ours; the smallest (arrival -
-       send) seen is the closest estimate (least queueing), applied to all
-       of the IEU's slices when the trace is sent. */
-    int64_t offset = (int64_t)pc->arrived_us - (int64_t)cm->sent_us;
-    peer_t *pp = pc->ieu;
-    if (!pp->clock_known || offset < pp->clock_offset) {
-        pp->clock_offset = offset;
-        pp->clock_known = 1;
-    }
-    spm_trace_event_t ev = {.phase = 'X',
-                            .ts = r->t_start, /* IEU clock until sent */
-                            .dur = r->t_end - r->t_start,
-                            .ieu = p->index,
-                            .node = p->node,
-                            .si = si->id,
-                            .bytes = r->bytes_l2 + r->bytes_store,
-                            .wait_us = r->wait_us};
-    snprintf(ev.name, sizeof ev.name, "%s%s", op ? op->name : "?", r->status ? " (failed)" : "");
-    snprintf(ev.sf, sizeof ev.sf, "%s", si->sf ? si->sf : "");
-    spm_trace_add(t, &ev);
-}
-
-/*  An instant NAME in the trace of every traced job. */
-static void trace_instant(center_t *c, const char *name)
-{
-    size_t pos = 0;
-    uint64_t key;
-    void *value;
-    spm_trace_event_t ev = {.phase = 'i', .ts = spm_now_us()};
-    snprintf(ev.name, sizeof ev.name, "%.39s", name);
-    while (spm_hmap_next(c->traces, &pos, &key, &value))
-        spm_trace_add(value, &ev);
-}
-
-/*  COMMIT, second half, once per loop turn: makes the batch durable, then
-    applies the results (versions readable, waiters wake, SF commits run). */
-static void flush_commits(center_t *c)
-{
-    int wrote = 0;
-    int rc = spm_dataplane_store_commit(c->dp, &wrote);
-    c->dirty |= wrote;
-    for (size_t n = 0; n < c->npending; n++) {
-        pending_t *pc = &c->pending[n];
-        Spm__Commit *cm = pc->m.env->commit;
-        peer_t *p = pc->ieu;
-        for (size_t i = 0; i < cm->n_results; i++) {
-            Spm__Result *r = cm->results[i];
-            /* still the live lease? (the IEU may have died this turn) */
-            const spm_idu_si_t *si =
-                pc->ok[i] ? spm_idu_lookup(c->idu, p->index, r->si, r->attempt) : NULL;
-            if (!si)
-                continue;
-            int framed = 0;
-            for (size_t k = 0; r->status == 0 && k < r->n_blocks; k++)
-                framed |= r->blocks[k]->framed;
-            if (rc != 0 && framed) {
-                /* Its outputs did not reach the store: the job cannot go on. */
-                spm_idu_job_fail(c->idu, si->job, rc, spm_error_detail());
-                continue;
-            }
-            /* Where the outputs live, before the SF hears of them (it may
-               issue readers at once). */
-            for (size_t k = 0, o = 0; r->status == 0 && !cm->stored && k < si->nops; k++)
-                if (si->ops[k].mode != SPM_R)
-                    spm_dataplane_output(c->dp, si->ops[k].sdb, si->ops[k].version, si->ops[k].type,
-                                         r->blocks[o++]);
-            int missing = pc->ok[i] == 2; /* written by the IEU, but not found */
-            spm_idu_commit_t ct = {.status = missing ? SPM_ESTORE : r->status,
-                                   .error = missing ? "outputs missing from the store" : r->error,
-                                   .reply = r->reply.data,
-                                   .reply_len = r->reply.len,
-                                   .wait_us = r->wait_us,
-                                   .exec_us = r->exec_us,
-                                   .localize_us = r->localize_us,
-                                   .l1_hits = r->l1_hits,
-                                   .l2_hits = r->l2_hits,
-                                   .store_reads = r->store_reads,
-                                   .evictions = r->evictions,
-                                   .corrupt = r->corrupt,
-                                   .bytes_l2 = r->bytes_l2,
-                                   .bytes_store = r->bytes_store,
-                                   .bytes_pushed = r->bytes_pushed};
-            trace_si(c, pc, si, r);
-            spm_idu_commit(c->idu, p->index, r->si, &ct);
-        }
-        if (!p->dead)
-            spm_idu_ieu_pull(c->idu, p->index, cm->credits);
-        free(pc->ok);
-        spm_msg_close(&pc->m);
-    }
-    c->npending = 0;
-    collect_garbage(c);
-}
-
-/*  Answers GET request REQ for version VERSION (0: the newest) of SDB
-    from the peer routed by ID on node REQUESTER: the nodes that hold the
-    block (and its checksum), or its bytes when only the center's store has
-    it, or that it is gone. While a restarted center still hears from its
-    nodes where blocks are, a committed block nobody reported yet is not
-    gone: the request is parked (returns 1) when PARK allows. */
-static int answer_get(center_t *c, zmq_msg_t *id, uint32_t requester, uint64_t req, spm_sdb_t sdb,
-                      uint64_t version, int store_only, int in_place, int park)
-{
-    uint32_t type = 0;
-    uint64_t newest = spm_idu_sdb_version(c->idu, sdb, &type);
-    version = version ? version : newest;
-    Spm__GetReply r = SPM__GET_REPLY__INIT;
-    r.req = req;
-    r.sdb = sdb;
-    r.version = version;
-    r.type = type;
-    void *data = NULL;
-    size_t len = 0;
-    if (version && in_place && spm_dataplane_in_store(c->dp, sdb, version, &r.type))
-        r.in_store = 1; /* read where it lies, not copied into a reply */
-    else
-        r.status =
-            version ? spm_dataplane_get(c->dp, sdb, version, requester, store_only, &r, &data, &len)
-                    : spm_error(SPM_ENOTFOUND, "no SDB %llu", (unsigned long long)sdb);
-    if (r.status == SPM_ENOTFOUND && park && spm_now_us() < c->locating_us &&
-        spm_idu_sdb_live(c->idu, sdb, version) &&
-        spm_grow(&c->parked, c->nparked, &c->capparked, sizeof *c->parked, 64) == 0) {
-        parked_t *pk = &c->parked[c->nparked++];
-        *pk = (parked_t){.requester = requester, .req = req, .sdb = sdb, .version = version};
-        zmq_msg_init(&pk->id);
-        zmq_msg_copy(&pk->id, id);
-        return 1;
-    }
-    if (r.status != 0)
-        r.error = (char *)spm_error_detail();
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_GET_REPLY;
-    env.get_reply = &r;
-    spm_frame_t f = {data, len, spm_wire_free, NULL};
-    send_to(c, id, &env, &f, data ? 1 : 0);
-    return 0;
-}
-
-/*  GET: an IEU's operand that its holders could not give it, or a
-    client's result. */
-static void on_get(center_t *c, peer_t *p, spm_msg_t *m)
-{
-    Spm__Get *g = m->env->get;
-    answer_get(c, &m->id, p->role == ROLE_IEU ? p->node : SPM_NODE_STORE, g->req, g->sdb,
-               g->version, g->store_only, g->in_place, 1);
-}
-
-/*  The parked GETs, tried again: a node reported blocks, or the wait for
-    the nodes is over (then what is still unknown is gone). */
-static void retry_parked(center_t *c, uint64_t now)
-{
-    if (!c->nparked || (!c->located && now < c->locating_us))
-        return;
-    c->located = 0;
-    size_t n = c->nparked;
-    c->nparked = 0; /* answer_get may park again, behind these */
-    parked_t *v = c->parked;
-    c->parked = NULL;
-    c->capparked = 0;
-    for (size_t i = 0; i < n; i++) {
-        answer_get(c, &v[i].id, v[i].requester, v[i].req, v[i].sdb, v[i].version, 0, 0, 1);
-        zmq_msg_close(&v[i].id);
-    }
-    free(v);
-}
-
-/*  PUBLISH and DROP: an IEU's node cache gained or evicted copies, or an
-    agent keeps a copy the center ordered. A node can only hold a version
-    that was committed, so a PUBLISH of any other is a lie and is ignored:
-    the directory never grows with forged entries. */
-static void on_blocks(center_t *c, peer_t *p, Spm__BlockRef **refs, size_t n, int gained)
-{
-    if (!gained) {
-        spm_dataplane_drop(c->dp, p->node, refs, n);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (refs[i]->held && p->role == ROLE_AGENT) {
-            int live = spm_idu_sdb_live(c->idu, refs[i]->sdb, refs[i]->version);
-            spm_dataplane_held(c->dp, p->node, refs[i], live);
-            c->located = 1;
-            continue;
-        }
-        uint64_t newest = spm_idu_sdb_version(c->idu, refs[i]->sdb, NULL);
-        if (refs[i]->version != 0 && refs[i]->version <= newest)
-            spm_dataplane_publish(c->dp, p->node, p->role == ROLE_AGENT, &refs[i], 1);
-    }
-}
-
-static void on_put(center_t *c, spm_msg_t *m)
-{
-    Spm__Put *pu = m->env->put;
-    Spm__PutReply r = SPM__PUT_REPLY__INIT;
-    r.req = pu->req;
-    const spm_sdb_type_t *type = spm_sdb_type_find(pu->type);
-    int plugin = type && spm_name_id(pu->type) == c->plugin_type;
-    if (!type) {
-        r.status = SPM_ENOTFOUND;
-        r.error = "unknown SDB type";
-    } else if (plugin && spm_plugins_allowed(c->plugins, c->security, m->user) != 0) {
-        r.status = SPM_EDENIED;
-        r.error = (char *)spm_error_detail();
-        spm_log_info("a plugin was refused: %s", r.error);
-    } else if (plugin && m->nframes == 1 &&
-               spm_plugin_check(zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0])) != 0) {
-        r.status = SPM_EFORMAT;
-        r.error = (char *)spm_error_detail();
-    } else if (pu->place && m->nframes == 0 && !plugin) {
-        /* The block goes to nodes: the center only names them. */
-        spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
-        r.status =
-            id ? spm_dataplane_place(c->dp, id, spm_name_id(pu->type), pu->bytes, pu->checksum, &r)
-               : SPM_ENOMEM;
-        r.sdb = id;
-        if (r.status != 0)
-            r.error = "out of memory";
-    } else if (m->nframes != 1) {
-        r.status = SPM_EPROTO;
-        r.error = "PUT needs exactly one block frame";
-    } else if (type->validate(zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0])) != 0) {
-        r.status = SPM_EFORMAT;
-        r.error = "malformed block";
-    } else {
-        spm_sdb_t id = spm_idu_sdb_put(c->idu, spm_name_id(pu->type));
-        r.status = id ? spm_store_put(c->store, id, 1, spm_name_id(pu->type),
-                                      zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]))
-                      : SPM_ENOMEM;
-        r.sdb = id;
-        if (r.status != 0)
-            r.error = (char *)spm_error_detail();
-    }
-    if (r.sdb) /* the client will name this id: a restart must not give it again */
-        spm_durable_flush(c->durable);
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_PUT_REPLY;
-    env.put_reply = &r;
-    send_to(c, &m->id, &env, NULL, 0);
-}
-
-/*  STORE to the center: a client with no node to stage a block on, or an
-    agent handing the store the copy no other node can take. */
-static void on_store(center_t *c, peer_t *p, spm_msg_t *m)
-{
-    Spm__Store *st = m->env->store;
-    Spm__StoreReply r = SPM__STORE_REPLY__INIT;
-    r.req = st->req;
-    uint64_t newest = spm_idu_sdb_version(c->idu, st->sdb, NULL);
-    if (m->nframes != 1)
-        r.status = spm_error(SPM_EPROTO, "STORE needs exactly one block frame");
-    else if (st->version == 0 || st->version > newest)
-        r.status = spm_error(SPM_EINVAL, "SDB %llu has no version %llu",
-                             (unsigned long long)st->sdb, (unsigned long long)st->version);
-    else
-        r.status = spm_dataplane_store(c->dp, st, zmq_msg_data(&m->frames[0]),
-                                       zmq_msg_size(&m->frames[0]), spm_sdb_check_known);
-    if (r.status != 0)
-        r.error = (char *)spm_error_detail();
-    if (p->role == ROLE_CLIENT) {
-        Spm__Envelope env = SPM__ENVELOPE__INIT;
-        env.body_case = SPM__ENVELOPE__BODY_STORE_REPLY;
-        env.store_reply = &r;
-        send_to(c, &m->id, &env, NULL, 0);
-    } else if (r.status != 0) {
-        spm_log_warn("node %u: %s", p->node, r.error);
-    }
-}
-
-/*  PLACED: the nodes a client staged an SDB on keep it now. */
-static void on_placed(center_t *c, spm_msg_t *m)
-{
-    Spm__Placed *pl = m->env->placed;
-    if (spm_idu_sdb_version(c->idu, pl->sdb, NULL) == 1)
-        spm_dataplane_placed(c->dp, pl->sdb, pl->holders, pl->n_holders);
-}
-
-static void on_submit(center_t *c, spm_msg_t *m)
-{
-    Spm__Submit *s = m->env->submit;
-    Spm__Submitted r = SPM__SUBMITTED__INIT;
-    usage_t *u = malloc(sizeof *u);
-    uint64_t job = 0;
-    if (u)
-        *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
-    spm_error(0, "%s", "");
-    char scope[SPM_SCOPE_LEN] = "";
-    if (s->plugin && (r.status = spm_plugins_allowed(c->plugins, c->security, m->user)) == 0)
-        r.status = spm_plugins_load(c->store, s->plugin, scope);
-    if (s->plugin && r.status == 0 && !spm_program_find_in(scope, s->program)) {
-        char names[200];
-        size_t n = spm_program_names_in(scope, names, sizeof names);
-        r.status = spm_error(SPM_ENOTFOUND, "the plugin has no program '%s' (%s%s)", s->program,
-                             n ? "it has: " : "it registers none", names);
-    }
-    if (r.status == 0)
-        r.status = spm_idu_submit_plugin(c->idu, s->program, scope, s->plugin, s->args.data,
-                                         s->args.len, s->priority, &job);
-    r.job = job;
-    if (r.status != 0)
-        r.error = (char *)spm_error_detail();
-    spm_trace_t *t = job && s->trace ? spm_trace_new() : NULL;
-    if (t)
-        spm_hmap_put(c->traces, job, t);
-    if (!job || !u || spm_hmap_put(c->usage, job, u) != 0)
-        free(u);
-    if (r.status != 0 && s->plugin)
-        spm_log_info("a plugin's job was refused: %s", spm_error_detail());
-    if (job) {
-        spm_log_info("job %llu (%s%s) submitted", (unsigned long long)job, s->program,
-                     s->plugin ? ", a plugin" : "");
-        spm_durable_flush(c->durable); /* the client learns of it: a restart must too */
-    }
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_SUBMITTED;
-    env.submitted = &r;
-    send_to(c, &m->id, &env, NULL, 0);
-}
-
-static void on_watch(center_t *c, spm_msg_t *m)
-{
-    uint64_t job = m->env->watch->job;
-    spm_idu_job_info_t info;
-    if (spm_idu_job_info(c->idu, job, &info) != 0) {
-        send_error(c, &m->id, SPM_ENOTFOUND, "no such job");
-        return;
-    }
-    watch_t *w = calloc(1, sizeof *w);
-    if (!w)
-        return;
-    w->job = job;
-    zmq_msg_init(&w->id);
-    zmq_msg_copy(&w->id, &m->id);
-    watch_t *old = spm_hmap_get(c->watches, job);
-    if (old) { /* one watcher per job: the newest */
-        zmq_msg_close(&old->id);
-        free(old);
-    }
-    spm_hmap_put(c->watches, job, w);
-    if (info.state != 0)
-        deliver_report(c, job);
-    else
-        send_progress(c, w);
-}
-
-/*  Brings the center's own counters in the status up to date. */
-static void update_status(center_t *c)
-{
-    c->status.uptime_us = spm_now_us() - c->started_us;
-    c->status.refused = spm_security_refused(c->security);
-    c->status.dropped = c->wire.dropped;
-    c->status.gc_versions = c->gc_versions;
-    c->status.discarded = c->discarded;
-    c->status.agents = c->next_node;
-    if (spm_store_usage(c->store, &c->status.store_blocks, &c->status.store_bytes) != 0)
-        spm_log_warn("%s", spm_error_detail());
-    c->status.center_in = c->wire.bytes_in;
-    c->status.center_out = c->wire.bytes_out;
-}
-
-static void on_status(center_t *c, spm_msg_t *m)
-{
-    update_status(c);
-    char *json = NULL, *text = NULL;
-    Spm__StatusReply r = SPM__STATUS_REPLY__INIT;
-    int rc = spm_status_build(c->idu, c->dp, &c->status, &json, &text);
-    r.json = rc == 0 ? json : "{}";
-    r.text = rc == 0 ? text : "status unavailable: out of memory\n";
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_STATUS_REPLY;
-    env.status_reply = &r;
-    send_to(c, &m->id, &env, NULL, 0);
-    free(json);
-    free(text);
-}
-
-static void on_cancel(center_t *c, spm_msg_t *m)
-{
-    uint64_t job = m->env->cancel->job;
-    spm_idu_job_info_t info;
-    Spm__Ack ack = SPM__ACK__INIT;
-    if (spm_idu_job_info(c->idu, job, &info) != 0) {
-        ack.status = SPM_ENOTFOUND;
-        ack.error = "no such job";
-    } else if (info.state != 0) {
-        ack.status = SPM_EINVAL;
-        ack.error = "the job has ended already";
-    } else {
-        spm_idu_job_fail(c->idu, job, SPM_ECANCELED, "canceled by a client");
-    }
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_ACK;
-    env.ack = &ack;
-    send_to(c, &m->id, &env, NULL, 0);
-}
-
-/*  DISCARD: a client is done with the blocks of its ended jobs and with
-    the blocks it put. They are deleted with the turn's garbage. */
-static void on_discard(center_t *c, spm_msg_t *m)
-{
-    Spm__Discard *d = m->env->discard;
-    Spm__Ack ack = SPM__ACK__INIT;
-    size_t n = 0;
-    ack.status = spm_idu_discard(c->idu, d->jobs, d->n_jobs, d->sdbs, d->n_sdbs, &n);
-    if (ack.status != 0)
-        ack.error = (char *)spm_error_detail();
-    else
-        spm_durable_discarded(c->durable, d->jobs, d->n_jobs);
-    c->discarded += n;
-    spm_log_debug("discarded %zu SDBs of %zu jobs and %zu puts", n, d->n_jobs, d->n_sdbs);
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_ACK;
-    env.ack = &ack;
-    send_to(c, &m->id, &env, NULL, 0);
-}
-
-static void on_ieu_died(center_t *c, peer_t *agent, spm_msg_t *m)
-{
-    size_t pos = 0;
-    uint64_t key;
-    void *value;
-    while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
-        peer_t *p = value;
-        if (!p->dead && p->node == agent->node && p->pid == m->env->ieu_died->pid)
-            ieu_gone(c, p, "died");
-    }
+    center_send_to(c, id, &env, NULL, 0);
 }
 
 /*  A message from a peer that has not said HELLO: most likely one that
     knew this center before it restarted. It is told so (at most once a
     second per peer), and says HELLO again. */
-static void stranger(center_t *c, spm_msg_t *m)
+static void stranger(spm_center_t *c, spm_msg_t *m)
 {
-    uint64_t key = id_key(&m->id), now = spm_now_us();
+    uint64_t key = center_id_key(&m->id), now = spm_now_us();
     uintptr_t last = (uintptr_t)spm_hmap_get(c->strangers, key);
     if (last && now - (uint64_t)last < 1000000)
         return;
@@ -1160,15 +100,20 @@ static void stranger(center_t *c, spm_msg_t *m)
     }
     if (c->strangers)
         spm_hmap_put(c->strangers, key, (void *)(uintptr_t)now);
-    send_error(c, &m->id, SPM_ESTRANGER, "this center does not know you (it restarted): HELLO");
+    center_send_error(c, &m->id, SPM_ESTRANGER,
+                      "this center does not know you (it restarted): HELLO");
 }
 
-static void handle(center_t *c, spm_msg_t *m)
+/*  Hands message M to its handler: a HELLO from anyone, anything else only
+    from a peer that said HELLO, and each only from the roles that send it
+    (the rest is ignored). A COMMIT kept for the group commit is taken (M
+    is left empty). */
+static void handle(spm_center_t *c, spm_msg_t *m)
 {
     peer_t *p = peer_of(c, m);
     int body = m->env->body_case;
     if (body == SPM__ENVELOPE__BODY_HELLO) {
-        on_hello(c, m);
+        center_on_hello(c, m);
         return;
     }
     if (!p) { /* everything else needs a HELLO first */
@@ -1184,7 +129,7 @@ static void handle(center_t *c, spm_msg_t *m)
         break;
     case SPM__ENVELOPE__BODY_COMMIT:
         if (p->role == ROLE_IEU)
-            on_commit(c, p, m);
+            center_on_commit(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_HEARTBEAT: {
         if (p->role == ROLE_AGENT)
@@ -1193,54 +138,54 @@ static void handle(center_t *c, spm_msg_t *m)
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
-        send_to(c, &m->id, &env, NULL, 0);
+        center_send_to(c, &m->id, &env, NULL, 0);
         break;
     }
     case SPM__ENVELOPE__BODY_BYE:
         if (p->role == ROLE_IEU)
-            ieu_gone(c, p, "left");
+            center_ieu_gone(c, p, "left");
         break;
     case SPM__ENVELOPE__BODY_IEU_DIED:
         if (p->role == ROLE_AGENT)
-            on_ieu_died(c, p, m);
+            center_on_ieu_died(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_SUBMIT:
-        on_submit(c, m);
+        center_on_submit(c, m);
         break;
     case SPM__ENVELOPE__BODY_WATCH:
-        on_watch(c, m);
+        center_on_watch(c, m);
         break;
     case SPM__ENVELOPE__BODY_GET:
-        on_get(c, p, m);
+        center_on_get(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_PUBLISH:
         if (p->role == ROLE_IEU || p->role == ROLE_AGENT)
-            on_blocks(c, p, m->env->publish->blocks, m->env->publish->n_blocks, 1);
+            center_on_blocks(c, p, m->env->publish->blocks, m->env->publish->n_blocks, 1);
         break;
     case SPM__ENVELOPE__BODY_DROP:
         if (p->role == ROLE_IEU)
-            on_blocks(c, p, m->env->drop->blocks, m->env->drop->n_blocks, 0);
+            center_on_blocks(c, p, m->env->drop->blocks, m->env->drop->n_blocks, 0);
         break;
     case SPM__ENVELOPE__BODY_PUT:
-        on_put(c, m);
+        center_on_put(c, m);
         break;
     case SPM__ENVELOPE__BODY_STORE:
         if (p->role == ROLE_CLIENT || p->role == ROLE_AGENT)
-            on_store(c, p, m);
+            center_on_store(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_PLACED:
         if (p->role == ROLE_CLIENT)
-            on_placed(c, m);
+            center_on_placed(c, m);
         break;
     case SPM__ENVELOPE__BODY_STATUS:
-        on_status(c, m);
+        center_on_status(c, m);
         break;
     case SPM__ENVELOPE__BODY_CANCEL:
-        on_cancel(c, m);
+        center_on_cancel(c, m);
         break;
     case SPM__ENVELOPE__BODY_DISCARD:
         if (p->role == ROLE_CLIENT)
-            on_discard(c, m);
+            center_on_discard(c, m);
         break;
     case SPM__ENVELOPE__BODY_SHUTDOWN:
         if (p->role == ROLE_CLIENT)
@@ -1254,23 +199,23 @@ static void handle(center_t *c, spm_msg_t *m)
 
 /*  With --http, once a tick: what the HTTP thread serves, built here and
     handed over without waiting (vm/center/http.h). */
-static void publish(center_t *c, uint64_t now)
+static void publish(spm_center_t *c, uint64_t now)
 {
     spm_metrics_sample(c->metrics, c->idu, now);
-    update_status(c);
+    center_update_status(c);
     spm_http_snapshot_t snap = {0};
     char *text = NULL;
     if (spm_status_build(c->idu, c->dp, &c->status, &snap.status, &text) != 0)
         snap.status = NULL;
     free(text);
-    spm_metrics_text(c->metrics, c->idu, c->dp, &c->status, cpu_us(), &snap.metrics);
+    spm_metrics_text(c->metrics, c->idu, c->dp, &c->status, center_cpu_us(), &snap.metrics);
     spm_metrics_history(c->metrics, c->idu, &snap.history);
     spm_http_publish(c->http, &snap);
 }
 
 /*  Once every tick: silent peers are dead, leases expire, watchers get
     progress. */
-static void tick(center_t *c)
+static void tick(spm_center_t *c)
 {
     uint64_t now = spm_now_us();
     size_t pos = 0;
@@ -1279,13 +224,13 @@ static void tick(center_t *c)
     while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
         peer_t *p = value;
         if (!p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000)
-            ieu_gone(c, p, "went silent");
+            center_ieu_gone(c, p, "went silent");
     }
     pos = 0;
     while (spm_hmap_next(c->peers, &pos, &key, &value)) {
         peer_t *p = value;
         if (p->role == ROLE_AGENT && !p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000)
-            agent_gone(c, p, "went silent");
+            center_agent_gone(c, p, "went silent");
     }
     if (c->lease_us)
         spm_idu_expire(c->idu, now, c->lease_us);
@@ -1309,14 +254,15 @@ static void tick(center_t *c)
         watch_t *w = value;
         if (now - w->last_progress_us >= 200000) {
             w->last_progress_us = now;
-            send_progress(c, w);
+            center_send_progress(c, w);
         }
     }
     if (c->http)
         publish(c, now);
 }
 
-static void shutdown_peers(center_t *c)
+/*  Tells every IEU and agent that the center stops (SHUTDOWN). */
+static void shutdown_peers(spm_center_t *c)
 {
     Spm__Shutdown s = SPM__SHUTDOWN__INIT;
     s.reason = "center shutting down";
@@ -1329,12 +275,17 @@ static void shutdown_peers(center_t *c)
     while (spm_hmap_next(c->peers, &pos, &key, &value)) {
         peer_t *p = value;
         if (p->role == ROLE_IEU || p->role == ROLE_AGENT)
-            send_to(c, &p->id, &env, NULL, 0);
+            center_send_to(c, &p->id, &env, NULL, 0);
     }
 }
 
-static void center_free(center_t *c)
+/*  Frees the center and everything it holds, and sets *SELF to NULL. */
+void spm_center_destroy(spm_center_t **self_p)
 {
+    assert(self_p);
+    spm_center_t *c = *self_p;
+    if (!c)
+        return;
     spm_durable_close(&c->durable);
     spm_warmer_stop(&c->warmer);
     size_t pos = 0;
@@ -1343,7 +294,7 @@ static void center_free(center_t *c)
     while (c->peers && spm_hmap_next(c->peers, &pos, &key, &value)) {
         peer_t *p = value;
         for (size_t i = 0; i < p->nbatch; i++)
-            free_si_msg(p->batch[i]);
+            center_free_si_msg(p->batch[i]);
         free(p->batch);
         zmq_msg_close(&p->id);
         free(p);
@@ -1387,361 +338,167 @@ static void center_free(center_t *c)
     spm_security_destroy(&c->security); /* closes the ZAP socket before the context */
     if (c->ctx)
         zmq_ctx_term(c->ctx);
+    free(c->listen);
+    free(c->store_path);
+    free(c);
+    *self_p = NULL;
 }
 
-/*  One center per store: a second would mix its journal and commits with
-    the first's. Takes an exclusive lock on DIR/center.lock, held until
-    the process ends (its descriptor in *FD: the id of this process is
-    written into it once the store is accepted, write_pid). Returns 0, or
-    SPM_EINVAL with the detail naming the other center, or SPM_EIO. */
-static int lock_store(const char *dir, int *lock_fd)
+/*  Makes a center from O (vm/center/center.h). Returns it, or NULL with
+ *RC set and the detail saying why. */
+spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
 {
-    char path[4096], pid[32] = "";
-    snprintf(path, sizeof path, "%s/center.lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int err = errno;
-        ssize_t n = read(fd, pid, sizeof pid - 1);
-        pid[n > 0 ? n : 0] = '\0';
-        pid[strcspn(pid, "\n")] = '\0';
-        close(fd);
-        if (err == EWOULDBLOCK)
-            return spm_error(SPM_EINVAL, "%s: in use by another center (process %s)", dir,
-                             *pid ? pid : "?");
-        return spm_error(SPM_EIO, "%s: %s", path, strerror(err));
+    assert(o && rc);
+    char why[1024]; /* the failure's detail, kept across the cleanup */
+    spm_center_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        *rc = SPM_ENOMEM;
+        return NULL;
     }
-    *lock_fd = fd; /* it stays open: the lock lasts as long as the process */
-    return 0;
-}
-
-/*  Writes this process's id into the lock file FD, for the next center
-    that finds the store in use. */
-static void write_pid(int fd, const char *dir)
-{
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-        spm_log_warn("%s/center.lock: cannot write this process's id", dir);
-}
-
-/*  A center started on a store it ran on before: its jobs go on. */
-/*  IDU plugin loader: a resumed job's plugin, from the store. */
-static int load_plugin(void *arg, spm_sdb_t plugin, char *scope)
-{
-    center_t *c = arg;
-    return spm_plugins_load(c->store, plugin, scope);
-}
-
-static int resume_jobs(center_t *c)
-{
-    spm_durable_resume_t r;
-    if (spm_durable_resume(c->durable, c->idu, &r) != 0)
-        return SPM_EIO;
-    if (r.damaged_files)
-        spm_log_warn("journal: %llu job file%s ended in a torn or damaged record; %llu bytes after "
-                     "the intact part were skipped (those jobs redo what the bytes recorded)",
-                     (unsigned long long)r.damaged_files, r.damaged_files == 1 ? "" : "s",
-                     (unsigned long long)r.bytes_skipped);
-    if (r.jobs)
-        spm_log_info("journal: %llu jobs read back in %.3f s (%llu events): %llu resumed, "
-                     "%llu ended before the restart, %llu with blocks kept, %llu failed; "
-                     "%llu commits taken, %llu SIs in flight at the crash to run again",
-                     (unsigned long long)r.jobs, r.us / 1e6, (unsigned long long)r.records,
-                     (unsigned long long)r.resumed, (unsigned long long)r.ended,
-                     (unsigned long long)r.kept, (unsigned long long)r.failed,
-                     (unsigned long long)r.taken, (unsigned long long)r.reissued);
-    uint64_t ids[4096];
-    size_t n = spm_idu_jobs(c->idu, ids, 4096);
-    for (size_t i = 0; i < n && i < 4096; i++) { /* their usage counts from here */
-        spm_idu_job_info_t info;
-        if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0)
-            continue;
-        usage_t *u = malloc(sizeof *u);
-        if (u)
-            *u = (usage_t){cpu_us(), c->wire.bytes_in, c->wire.bytes_out, copies_done(c), 0};
-        if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
-            free(u);
-    }
-    if (r.records) /* blocks are where the nodes say: wait for them to say it */
-        c->locating_us = spm_now_us() + (uint64_t)c->dead_ms * 1000;
-    if (r.failed)
-        spm_status_failure(&c->status,
-                           "%llu jobs could not be resumed after a restart (see the log)",
-                           (unsigned long long)r.failed);
-    return 0;
-}
-
-/*  Its options that are not settings; spm_config_help prints the settings'. */
-static const char center_help[] =
-    "usage: spm center [OPTIONS]\n\n"
-    "Runs the center of a VM: the dispatch unit (IDU) with its task pool, the\n"
-    "durable SDB store and the endpoint agents, IEUs and clients connect to.\n"
-    "Defaults come from the configuration (see conf/spm.conf); flags win.\n\n"
-    "  --config FILE       configuration file (default $SPM_CONFIG or /etc/spm/spm.conf)\n"
-    "  --no-sync           never flush the store to disk: for a store that is thrown\n"
-    "                      away at the end (the embedded VM's). Commits still survive\n"
-    "                      a crash of any spm process, not one of the operating system\n"
-    "  --no-http           do not serve HTTP, whatever the configuration says\n";
-
-static int center_main(int argc, char **argv)
-{
-    static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
-                                         {"store", required_argument, 0, 's'},
-                                         {"heartbeat-ms", required_argument, 0, 'H'},
-                                         {"dead-ms", required_argument, 0, 'D'},
-                                         {"lease-s", required_argument, 0, 'L'},
-                                         {"sync-ms", required_argument, 0, 'S'},
-                                         {"no-sync", no_argument, 0, 'N'},
-                                         {"journal", no_argument, 0, 'J'},
-                                         {"no-journal", no_argument, 0, 'j'},
-                                         {"warm-mb", required_argument, 0, 'W'},
-                                         {"log-level", required_argument, 0, 'v'},
-                                         {"config", required_argument, 0, 'C'},
-                                         {"keys", required_argument, 0, 'k'},
-                                         {"insecure", no_argument, 0, 'I'},
-                                         {"speculate", no_argument, 0, 'P'},
-                                         {"no-speculate", no_argument, 0, 'Q'},
-                                         {"replicas", required_argument, 0, 'R'},
-                                         {"http", required_argument, 0, 'T'},
-                                         {"no-http", no_argument, 0, 't'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int ch, rc = spm_config_load_args(argc, argv);
-    if (rc != 0)
-        return spm_cli_fail("center", rc);
-    int speculate = spm_config_bool("center", "speculate");
-    const char *listen = spm_config_str("center", "listen");
-    const char *store = spm_config_str("center", "store");
-    const char *keys = NULL;
-    int insecure = 0;
-    long hb = spm_config_long("center", "heartbeat_ms");
-    long dead = spm_config_long("center", "dead_ms");
-    long lease = spm_config_long("center", "lease_s");
-    long sync_ms = spm_config_long("center", "sync_ms");
-    long warm_mb = spm_config_long("center", "warm_mb");
-    long replicas = spm_config_long("center", "replicas");
-    int no_sync = 0;
-    int journal = spm_config_bool("center", "journal");
-    const char *http = spm_config_str("center", "http");
-    spm_log_level_t level;
-    spm_log_parse_level(spm_config_log_level("info"), &level);
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        rc = 0;
-        switch (ch) {
-        case 'l':
-            listen = optarg;
-            break;
-        case 's':
-            store = optarg;
-            break;
-        case 'k':
-            keys = optarg;
-            break;
-        case 'I':
-            insecure = 1;
-            break;
-        case 'P':
-            speculate = 1;
-            break;
-        case 'Q':
-            speculate = 0;
-            break;
-        case 'C':
-            break; /* loaded above */
-        case 'H':
-            rc = spm_config_arg("center", "heartbeat_ms", optarg, &hb);
-            break;
-        case 'D':
-            rc = spm_config_arg("center", "dead_ms", optarg, &dead);
-            break;
-        case 'L':
-            rc = spm_config_arg("center", "lease_s", optarg, &lease);
-            break;
-        case 'v':
-            rc = spm_config_arg_level(optarg, &level);
-            break;
-        case 'S':
-            rc = spm_config_arg("center", "sync_ms", optarg, &sync_ms);
-            break;
-        case 'N':
-            no_sync = 1;
-            break;
-        case 'J':
-            journal = 1;
-            break;
-        case 'j':
-            journal = 0;
-            break;
-        case 'W':
-            rc = spm_config_arg("center", "warm_mb", optarg, &warm_mb);
-            break;
-        case 'R':
-            rc = spm_config_arg("center", "replicas", optarg, &replicas);
-            break;
-        case 'T':
-            http = optarg;
-            break;
-        case 't':
-            http = "";
-            break;
-        case 'h':
-            fputs(center_help, stdout);
-            spm_config_help(stdout, SPM_PROC_CENTER);
-            return 0;
-        default:
-            return spm_cli_usage("center", "invalid option");
-        }
-        if (rc != 0)
-            return spm_cli_fail("center", rc);
-    }
-    if (optind < argc)
-        return spm_cli_usage("center", "unexpected argument '%s'", argv[optind]);
-    spm_log_init("center", level);
-
-    center_t c = {.heartbeat_ms = (uint32_t)hb,
-                  .dead_ms = (uint32_t)dead,
-                  .lease_us = (uint64_t)lease * 1000000u,
-                  .replicas = (uint32_t)replicas};
-    int status = 1;
-    c.started_us = spm_now_us();
-    c.security = spm_security_new(keys, "center", insecure);
-    c.store = no_sync ? spm_store_open_lazy(store) : spm_store_open(store);
-    if (!c.store) {
-        spm_cli_fail("center", SPM_ESTORE);
-        goto done;
-    }
+    self->heartbeat_ms = (uint32_t)o->heartbeat_ms;
+    self->dead_ms = (uint32_t)o->dead_ms;
+    self->lease_us = (uint64_t)o->lease_s * 1000000u;
+    self->replicas = (uint32_t)o->replicas;
+    self->plugins = o->plugins;
+    self->started_us = spm_now_us();
+    self->security = spm_security_new(o->keys, "center", o->insecure);
+    self->store = o->no_sync ? spm_store_open_lazy(o->store) : spm_store_open(o->store);
     int lock_fd = -1;
-    if ((rc = lock_store(store, &lock_fd)) != 0) {
-        spm_cli_fail("center", rc);
-        goto done;
+    if (!self->store) {
+        *rc = SPM_ESTORE;
+        goto err;
     }
-    spm_store_identity(c.store, c.store_id);
-    c.warmer = spm_warmer_start(store, (uint64_t)warm_mb << 20);
-    c.store_dir = realpath(store, NULL); /* NULL: IEUs go through the center */
-    c.local = strncmp(listen, "ipc://", 6) == 0;
-    c.idu = spm_idu_new(emit, job_done, &c);
-    c.dp = spm_dataplane_new(c.store, c.replicas, send_agent, &c);
-    c.peers = spm_hmap_new();
-    c.strangers = spm_hmap_new();
-    c.ieus = spm_hmap_new();
-    c.watches = spm_hmap_new();
-    c.usage = spm_hmap_new();
-    c.traces = spm_hmap_new();
-    c.ctx = zmq_ctx_new();
-    if (!c.idu || !c.dp || !c.peers || !c.ieus || !c.watches || !c.usage || !c.traces || !c.ctx ||
-        !c.security) {
-        spm_cli_fail("center", SPM_ENOMEM);
-        goto done;
+    if ((*rc = center_lock_store(o->store, &lock_fd)) != 0)
+        goto err;
+    spm_store_identity(self->store, self->store_id);
+    self->warmer = spm_warmer_start(o->store, (uint64_t)o->warm_mb << 20);
+    self->store_dir = realpath(o->store, NULL); /* NULL: IEUs go through the center */
+    self->local = strncmp(o->listen, "ipc://", 6) == 0;
+    self->idu = spm_idu_new(center_emit, center_job_done, self);
+    self->dp = spm_dataplane_new(self->store, self->replicas, center_send_agent, self);
+    self->peers = spm_hmap_new();
+    self->strangers = spm_hmap_new();
+    self->ieus = spm_hmap_new();
+    self->watches = spm_hmap_new();
+    self->usage = spm_hmap_new();
+    self->traces = spm_hmap_new();
+    self->ctx = zmq_ctx_new();
+    self->listen = strdup(o->listen);
+    self->store_path = strdup(o->store);
+    if (!self->idu || !self->dp || !self->peers || !self->ieus || !self->watches || !self->usage ||
+        !self->traces || !self->ctx || !self->security || !self->listen || !self->store_path) {
+        *rc = SPM_ENOMEM;
+        goto err;
     }
-    spm_idu_sdb_floor(c.idu, spm_store_max_id(c.store, (spm_sdb_t)1 << 32));
-    spm_idu_set_speculate(c.idu, speculate);
-    spm_idu_set_directory(c.idu, spm_dataplane_directory(c.dp));
-    spm_idu_job_floor(c.idu, spm_store_max_id(c.store, UINT64_MAX) >> 32);
-    spm_idu_set_plugin_loader(c.idu, load_plugin, &c);
-    c.plugin_type = spm_name_id(SPM_PLUGIN_TYPE);
-    if ((rc = spm_plugins_policy(spm_config_str("center", "allow_plugins"), c.local, &c.plugins)) !=
-        0) {
-        status = spm_cli_usage("center", "%s", spm_error_detail());
-        goto done;
-    }
-    size_t quarantined = spm_plugins_quarantined(store, c.idu);
+    spm_idu_sdb_floor(self->idu, spm_store_max_id(self->store, (spm_sdb_t)1 << 32));
+    spm_idu_set_speculate(self->idu, o->speculate);
+    spm_idu_set_directory(self->idu, spm_dataplane_directory(self->dp));
+    spm_idu_job_floor(self->idu, spm_store_max_id(self->store, UINT64_MAX) >> 32);
+    spm_idu_set_plugin_loader(self->idu, center_load_plugin, self);
+    self->plugin_type = spm_name_id(SPM_PLUGIN_TYPE);
+    size_t quarantined = spm_plugins_quarantined(o->store, self->idu);
     spm_durable_opts_t dopts = {
-        .journal = journal, .no_sync = no_sync, .sync_us = (uint64_t)sync_ms * 1000u};
-    if (!(c.durable = spm_durable_open(c.store, store, c.store_id, &dopts)) ||
-        resume_jobs(&c) != 0) {
-        spm_cli_fail("center", SPM_EIO);
-        goto done;
+        .journal = o->journal, .no_sync = o->no_sync, .sync_us = (uint64_t)o->sync_ms * 1000u};
+    if (!(self->durable = spm_durable_open(self->store, o->store, self->store_id, &dopts)) ||
+        center_resume_jobs(self) != 0) {
+        *rc = SPM_EIO;
+        goto err;
     }
     if (quarantined) { /* once the journal says they failed */
-        spm_durable_flush(c.durable);
-        spm_plugins_quarantine_done(store);
+        spm_durable_flush(self->durable);
+        spm_plugins_quarantine_done(o->store);
     }
-    if ((rc = spm_plugins_guard(store)) != 0) {
-        spm_cli_fail("center", rc);
-        goto done;
-    }
-    write_pid(lock_fd, store);
-    memcpy(c.cache_id, c.store_id, sizeof c.cache_id);
-    if (!journal) { /* nothing is resumed: kept blocks would be of forgotten jobs */
+    if ((*rc = spm_plugins_guard(o->store)) != 0)
+        goto err;
+    center_write_pid(lock_fd, o->store);
+    memcpy(self->cache_id, self->store_id, sizeof self->cache_id);
+    if (!o->journal) { /* nothing is resumed: kept blocks would be of forgotten jobs */
         uint64_t salt = spm_now_us() ^ (uint64_t)getpid() << 40;
         if (getrandom(&salt, sizeof salt, GRND_NONBLOCK) != (ssize_t)sizeof salt)
             salt ^= (uint64_t)(uintptr_t)&salt;
         for (size_t i = 0; i < sizeof salt; i++)
-            c.cache_id[8 + i] ^= (uint8_t)(salt >> 8 * i);
+            self->cache_id[8 + i] ^= (uint8_t)(salt >> 8 * i);
     }
-    c.router = spm_wire_socket(c.ctx, ZMQ_ROUTER);
-    if (!c.router) {
-        spm_cli_fail("center", SPM_ESYS);
-        goto done;
+    self->router = spm_wire_socket(self->ctx, ZMQ_ROUTER);
+    if (!self->router) {
+        *rc = SPM_ESYS;
+        goto err;
     }
-    if ((rc = spm_security_bind(c.security, c.ctx, c.router, listen)) != 0) {
-        spm_cli_fail("center", rc);
-        goto done;
+    if ((*rc = spm_security_bind(self->security, self->ctx, self->router, o->listen)) != 0)
+        goto err;
+    if (*o->http && (!(self->metrics = spm_metrics_new()) ||
+                     !(self->http = spm_http_start(o->http, o->http_token, rc)))) {
+        *rc = self->metrics ? *rc : SPM_ENOMEM;
+        goto err;
     }
-    if (*http && (!(c.metrics = spm_metrics_new()) ||
-                  !(c.http = spm_http_start(http, spm_config_str("center", "http_token"), &rc)))) {
-        spm_cli_fail("center", c.metrics ? rc : SPM_ENOMEM);
-        goto done;
+    if (self->http)
+        spm_log_info("dashboard and metrics on http://%s/ (port %d)%s", o->http,
+                     spm_http_port(self->http), *o->http_token ? ", token required" : "");
+    return self;
+err:
+    /* the detail names the failure, whatever freeing the rest sets */
+    snprintf(why, sizeof why, "%s", spm_error_detail());
+    spm_center_destroy(&self);
+    spm_error(*rc, "%s", why);
+    return NULL;
+}
+
+/*  One turn of the loop: poll (100 ms), drain up to 4,096 messages, tick
+    every 100 ms, then the group commit, the pump, the journal's write, the
+    parked GETs, the data plane's turn and the ISSUEs. Returns 0, or -1
+    when polling failed (the loop ends). */
+static int turn(spm_center_t *c)
+{
+    zmq_pollitem_t items[2] = {{c->router, 0, ZMQ_POLLIN, 0},
+                               {spm_security_zap(c->security), 0, ZMQ_POLLIN, 0}};
+    int n = zmq_poll(items, items[1].socket ? 2 : 1, 100);
+    if (n < 0 && zmq_errno() != EINTR)
+        return -1;
+    if (n > 0 && (items[1].revents & ZMQ_POLLIN))
+        spm_security_zap_handle(c->security);
+    for (int k = 0; n > 0 && k < 4096; k++) { /* drain, bounded */
+        spm_msg_t m;
+        int r = spm_wire_recv(c->router, 1, 1, &m, &c->wire);
+        if (r == 2)
+            continue;
+        if (r != 1)
+            break;
+        handle(c, &m);
+        spm_msg_close(&m);
     }
-    if (c.http)
-        spm_log_info("dashboard and metrics on http://%s/ (port %d)%s", http, spm_http_port(c.http),
-                     *spm_config_str("center", "http_token") ? ", token required" : "");
+    uint64_t now = spm_now_us();
+    if (now - c->last_tick > 100000) {
+        tick(c);
+        c->last_tick = now;
+    }
+    center_flush_commits(c);
+    spm_idu_pump(c->idu); /* SIs picked for the IEUs with credits */
+    /* one write of the turn's events, then its SIs and garbage may go */
+    spm_durable_turn(c->durable, now, c->dirty, center_release_garbage, c);
+    center_retry_parked(c, now);
+    c->dirty = 0;
+    spm_dataplane_turn(c->dp, now);
+    center_send_issues(c);
+    if (c->warmer) /* off by default: then the loop reads nothing for it */
+        spm_warmer_note(c->warmer, spm_store_data_end(c->store), spm_idu_running(c->idu) == 0);
+    return 0;
+}
+
+/*  Runs the loop until a stop (vm/center/center.h). */
+void spm_center_run(spm_center_t *self)
+{
+    assert(self);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit is a full disk: an error, not death */
-    spm_log_info("listening on %s, store %s", listen, store);
-    uint64_t last_tick = 0;
-    while (!stop_flag && !c.stopping) {
-        zmq_pollitem_t items[2] = {{c.router, 0, ZMQ_POLLIN, 0},
-                                   {spm_security_zap(c.security), 0, ZMQ_POLLIN, 0}};
-        int n = zmq_poll(items, items[1].socket ? 2 : 1, 100);
-        if (n < 0 && zmq_errno() != EINTR)
+    spm_log_info("listening on %s, store %s", self->listen, self->store_path);
+    while (!stop_flag && !self->stopping)
+        if (turn(self) != 0)
             break;
-        if (n > 0 && (items[1].revents & ZMQ_POLLIN))
-            spm_security_zap_handle(c.security);
-        for (int k = 0; n > 0 && k < 4096; k++) { /* drain, bounded */
-            spm_msg_t m;
-            int r = spm_wire_recv(c.router, 1, 1, &m, &c.wire);
-            if (r == 2)
-                continue;
-            if (r != 1)
-                break;
-            handle(&c, &m);
-            spm_msg_close(&m);
-        }
-        uint64_t now = spm_now_us();
-        if (now - last_tick > 100000) {
-            tick(&c);
-            last_tick = now;
-        }
-        flush_commits(&c);
-        spm_idu_pump(c.idu); /* SIs picked for the IEUs with credits */
-        /* one write of the turn's events, then its SIs and garbage may go */
-        spm_durable_turn(c.durable, now, c.dirty, release_garbage, &c);
-        retry_parked(&c, now);
-        c.dirty = 0;
-        spm_dataplane_turn(c.dp, now);
-        send_issues(&c);
-        if (c.warmer) /* off by default: then the loop reads nothing for it */
-            spm_warmer_note(c.warmer, spm_store_data_end(c.store), spm_idu_running(c.idu) == 0);
-    }
-    flush_commits(&c);
-    spm_durable_close(&c.durable); /* writes and syncs what is left */
-    shutdown_peers(&c);
-    spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)c.wire.received,
-                 (unsigned long long)c.wire.dropped);
-    status = 0;
-done:
-    center_free(&c);
-    return status;
-}
-
-SPM_CONSTRUCTOR(center_cmd)
-{
-    spm_command_register(&(spm_command_t){.name = "center",
-                                          .summary = "run the center of a VM (IDU and store)",
-                                          .main = center_main});
+    center_flush_commits(self);
+    spm_durable_close(&self->durable); /* writes and syncs what is left */
+    shutdown_peers(self);
+    spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)self->wire.received,
+                 (unsigned long long)self->wire.dropped);
 }

@@ -1,0 +1,104 @@
+/*  =========================================================================
+    startup - what a center does once, before its loop: one center per
+    store (the store's lock and the pid file in it), the loader of resumed
+    jobs' plugins, and resuming the jobs the journal holds
+
+    Part of the center (vm/center/center.h); spm_center_new calls these.
+    =========================================================================
+*/
+#include "base/log.h"
+#include "vm/center/center_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+/*  One center per store: a second would mix its journal and commits with
+    the first's. Takes an exclusive lock on DIR/center.lock, held until
+    the process ends (its descriptor in *FD: the id of this process is
+    written into it once the store is accepted, center_write_pid). Returns 0, or
+    SPM_EINVAL with the detail naming the other center, or SPM_EIO. */
+int center_lock_store(const char *dir, int *lock_fd)
+{
+    char path[4096], pid[32] = "";
+    snprintf(path, sizeof path, "%s/center.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        ssize_t n = read(fd, pid, sizeof pid - 1);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        if (err == EWOULDBLOCK)
+            return spm_error(SPM_EINVAL, "%s: in use by another center (process %s)", dir,
+                             *pid ? pid : "?");
+        return spm_error(SPM_EIO, "%s: %s", path, strerror(err));
+    }
+    *lock_fd = fd; /* it stays open: the lock lasts as long as the process */
+    return 0;
+}
+
+/*  Writes this process's id into the lock file FD, for the next center
+    that finds the store in use. */
+void center_write_pid(int fd, const char *dir)
+{
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        spm_log_warn("%s/center.lock: cannot write this process's id", dir);
+}
+
+/*  IDU plugin loader: a resumed job's plugin, from the store. */
+int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope)
+{
+    spm_center_t *c = arg;
+    return spm_plugins_load(c->store, plugin, scope);
+}
+
+/*  A center started on a store it ran on before: its jobs go on. Returns
+    0, or SPM_EIO when the journal cannot be read back. */
+int center_resume_jobs(spm_center_t *c)
+{
+    spm_durable_resume_t r;
+    if (spm_durable_resume(c->durable, c->idu, &r) != 0)
+        return SPM_EIO;
+    if (r.damaged_files)
+        spm_log_warn("journal: %llu job file%s ended in a torn or damaged record; %llu bytes after "
+                     "the intact part were skipped (those jobs redo what the bytes recorded)",
+                     (unsigned long long)r.damaged_files, r.damaged_files == 1 ? "" : "s",
+                     (unsigned long long)r.bytes_skipped);
+    if (r.jobs)
+        spm_log_info("journal: %llu jobs read back in %.3f s (%llu events): %llu resumed, "
+                     "%llu ended before the restart, %llu with blocks kept, %llu failed; "
+                     "%llu commits taken, %llu SIs in flight at the crash to run again",
+                     (unsigned long long)r.jobs, r.us / 1e6, (unsigned long long)r.records,
+                     (unsigned long long)r.resumed, (unsigned long long)r.ended,
+                     (unsigned long long)r.kept, (unsigned long long)r.failed,
+                     (unsigned long long)r.taken, (unsigned long long)r.reissued);
+    uint64_t ids[4096];
+    size_t n = spm_idu_jobs(c->idu, ids, 4096);
+    for (size_t i = 0; i < n && i < 4096; i++) { /* their usage counts from here */
+        spm_idu_job_info_t info;
+        if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0)
+            continue;
+        usage_t *u = malloc(sizeof *u);
+        if (u)
+            *u = (usage_t){center_cpu_us(), c->wire.bytes_in, c->wire.bytes_out,
+                           center_copies_done(c), 0};
+        if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
+            free(u);
+    }
+    if (r.records) /* blocks are where the nodes say: wait for them to say it */
+        c->locating_us = spm_now_us() + (uint64_t)c->dead_ms * 1000;
+    if (r.failed)
+        spm_status_failure(&c->status,
+                           "%llu jobs could not be resumed after a restart (see the log)",
+                           (unsigned long long)r.failed);
+    return 0;
+}
