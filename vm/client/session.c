@@ -14,15 +14,14 @@
 #include "base/config.h"
 #include "base/grow.h"
 #include "base/log.h"
-#include "base/proc.h"
 #include "vm/client/progress.h"
+#include "vm/embedded/launch.h"
 #include "transport/security.h"
 #include "transport/trace.h"
 
 #include "transport/report.h"
 #include "transport/wire.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,9 +95,8 @@ struct spm_session {
     spm_run_opts_t o;
     void *ctx, *dealer;
     void *monitor;            /* the dealer's handshakes: a refused key is told at once */
-    char *rundir;             /* embedded VM: private runtime directory (0700), else NULL */
+    spm_embedded_t *vm;       /* the embedded VM this session started, else NULL */
     char *endpoint;           /* the center's endpoint */
-    pid_t center, agent;      /* embedded VM processes, else 0 */
     spm_security_t *security; /* CurveZMQ keys for a tcp:// center */
     uint64_t next_req;
     spm_blockclient_t *bc; /* blocks to and from nodes, when staging on them */
@@ -121,7 +119,6 @@ struct spm_session {
     snapref_t *snap;     /* get_each's snapshot of it (NULL: none) */
     uint64_t last_heard; /* when the center last answered a put or get */
     uint64_t last_ping;  /* when it was last asked whether it is there */
-    int released;        /* embedded VM: told to stop (spm_session_release) */
     int silent;          /* the center did not answer in time: nothing more is asked */
     int text_result;     /* the last job followed to its end set a text result (a plugin's) */
     int closing;         /* interrupted, and closing: the last requests still wait for answers */
@@ -248,17 +245,13 @@ static int send_env(spm_session_t *s, Spm__Envelope *env, spm_frame_t *f, size_t
 /*  Checks that the embedded VM's processes are still there. */
 static int vm_alive(spm_session_t *s)
 {
-    int st;
-    if (s->center && spm_proc_exited(s->center, &st)) {
-        s->center = 0;
-        return spm_error(SPM_EDEAD, "the embedded center exited unexpectedly");
-    }
-    /* without its agent no IEU would ever come, and the job would wait */
-    if (s->agent && !s->released && spm_proc_exited(s->agent, &st)) {
-        s->agent = 0;
-        return spm_error(SPM_EDEAD, "the embedded agent exited unexpectedly");
-    }
-    return 0;
+    return s->vm ? spm_embedded_alive(s->vm) : 0;
+}
+
+/*  Whether S runs on an embedded VM whose center has not been seen to exit. */
+static int embedded(const spm_session_t *s)
+{
+    return s->vm && spm_embedded_center_up(s->vm);
 }
 
 /*  Waits for the next message whose body is WANT (others, e.g. stray
@@ -366,66 +359,21 @@ static int ask(spm_session_t *s, Spm__Envelope *env, int want, int again, spm_ms
     return rc;
 }
 
+/*  Starts the embedded VM per S's options (vm/embedded/launch.h). */
 static int start_embedded(spm_session_t *s)
 {
-    char tmpl[] = "/tmp/spm-run-XXXXXX";
-    if (!mkdtemp(tmpl))
-        return spm_error(SPM_ESYS, "cannot create a runtime directory in /tmp: %s",
-                         strerror(errno));
-    s->rundir = strdup(tmpl);
-    char store[sizeof tmpl + 16], cache[sizeof tmpl + 16], ieus[16], slots[16], pre[16];
-    char cache_mb[24], warm_mb[24], heap_mb[24];
-    snprintf(store, sizeof store, "%s/store", tmpl);
-    snprintf(cache, sizeof cache, "%s/cache", tmpl);
-    snprintf(ieus, sizeof ieus, "%d", s->o.ieus);
-    snprintf(slots, sizeof slots, "%d", s->o.slots);
-    snprintf(pre, sizeof pre, "%d", s->o.prefetch);
-    snprintf(cache_mb, sizeof cache_mb, "%ld", s->o.cache_mb);
-    snprintf(warm_mb, sizeof warm_mb, "%ld", s->o.warm_mb);
-    snprintf(heap_mb, sizeof heap_mb, "%ld", s->o.heap_mb);
-    if (!s->rundir || asprintf(&s->endpoint, "ipc://%s/center", tmpl) < 0)
-        return spm_error(SPM_ENOMEM, "out of memory");
-    /* The store is removed with the directory at the end: flushing it to
-       disk would only cost I/O, and removing a flushed file costs far more
-       than one whose pages never left memory (15 ms against 2 for 40 MB). */
-    /* Its lines go to the user's terminal: warn, unless SPM_LOG_LEVEL says */
-    char *level = (char *)spm_config_log_level("warn");
-    char *center[16] = {"spm", "center",    "--listen",    s->endpoint, "--store",
-                        store, "--no-sync", "--log-level", level};
-    int n = 9;
-    if (s->o.warm_mb > 0) {
-        center[n++] = "--warm-mb";
-        center[n++] = warm_mb;
-    }
-    if (s->o.no_speculate)
-        center[n++] = "--no-speculate";
-    /* Nothing could resume an embedded center (it dies with its client):
-       no journal, unless SPM_JOURNAL asks for one (bench_journal does). */
-    if (!getenv("SPM_JOURNAL"))
-        center[n++] = "--no-journal";
-    s->center = spm_proc_fork(center);
-    if (s->center < 0) {
-        s->center = 0;
-        return SPM_ESYS;
-    }
-    /* The IEUs share this machine and user: they may read the client's
-       input file where it lies (spm_session_local_files). */
-    char *agent[20] = {"spm",        "agent",  "--center",      s->endpoint,   "--ieus",      ieus,
-                       "--slots",    slots,    "--prefetch",    pre,           "--cache-dir", cache,
-                       "--cache-mb", cache_mb, "--local-files", "--log-level", level};
-    n = 17;
-    if (s->o.no_store_reads)
-        agent[n++] = "--no-store-reads";
-    if (s->o.heap_mb > 0) {
-        agent[n++] = "--heap-mb";
-        agent[n++] = heap_mb;
-    }
-    s->agent = spm_proc_fork(agent);
-    if (s->agent < 0) {
-        s->agent = 0;
-        return SPM_ESYS;
-    }
-    return 0;
+    spm_embedded_opts_t vo = {.ieus = s->o.ieus,
+                              .slots = s->o.slots,
+                              .prefetch = s->o.prefetch,
+                              .cache_mb = s->o.cache_mb,
+                              .no_speculate = s->o.no_speculate,
+                              .no_store_reads = s->o.no_store_reads,
+                              .warm_mb = s->o.warm_mb,
+                              .heap_mb = s->o.heap_mb};
+    int rc = spm_embedded_new(&vo, &s->vm);
+    if (rc == 0 && !(s->endpoint = strdup(spm_embedded_endpoint(s->vm))))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+    return rc;
 }
 
 int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
@@ -555,7 +503,7 @@ static void on_put_reply(spm_session_t *s, Spm__PutReply *r)
     if (!p)
         return; /* an answer to nothing of ours */
     *p->id = r->sdb;
-    if (r->status == 0 && r->sdb && !s->center &&
+    if (r->status == 0 && r->sdb && !embedded(s) &&
         spm_grow(&s->mine, s->nmine, &s->capmine, sizeof *s->mine, 256) == 0)
         s->mine[s->nmine++] = r->sdb;
     if (r->status != 0) {
@@ -1064,7 +1012,7 @@ int spm_session_run_plugin(spm_session_t *s, spm_sdb_t plugin, const char *progr
         return rc;
     }
     spm_msg_close(&m);
-    if (!s->o.detach && !s->center &&
+    if (!s->o.detach && !embedded(s) &&
         spm_grow(&s->jobs, s->njobs, &s->capjobs, sizeof *s->jobs, 4) == 0)
         s->jobs[s->njobs++] = job;
     if (s->o.detach) {
@@ -1232,12 +1180,12 @@ int spm_session_cancel(spm_session_t *s, uint64_t job)
 
 const char *spm_session_rundir(const spm_session_t *s)
 {
-    return s->rundir;
+    return s->vm ? spm_embedded_rundir(s->vm) : NULL;
 }
 
 int spm_session_local_files(const spm_session_t *s)
 {
-    return s->rundir != NULL;
+    return s->vm != NULL;
 }
 
 int spm_session_interrupted(void)
@@ -1247,7 +1195,7 @@ int spm_session_interrupted(void)
 
 void spm_session_release(spm_session_t *s)
 {
-    if (!s || !s->center || !s->dealer || s->released)
+    if (!s || !embedded(s) || !s->dealer || spm_embedded_released(s->vm))
         return;
     /* Ask the embedded center to stop; it tells the agent and IEUs. */
     Spm__Shutdown sh = SPM__SHUTDOWN__INIT;
@@ -1255,7 +1203,7 @@ void spm_session_release(spm_session_t *s)
     env.body_case = SPM__ENVELOPE__BODY_SHUTDOWN;
     env.shutdown = &sh;
     spm_wire_send(s->dealer, NULL, &env, NULL, 0, NULL);
-    s->released = 1;
+    spm_embedded_release(s->vm);
 }
 
 int spm_session_discard(spm_session_t *s)
@@ -1276,52 +1224,22 @@ int spm_session_discard(spm_session_t *s)
     return rc;
 }
 
-/*  Waits for the embedded VM's processes to exit. Told to stop (released),
-    the center tells the agent, which stops its IEUs, and exits. An agent
-    still connecting at that moment never hears it: once the center is
-    gone, the agent gets AGENT_GRACE_MS to exit by itself and is then
-    stopped with a signal (it stops its IEUs the same way), instead of
-    waiting out its heartbeats. A VM the session could not connect to is
-    stopped with signals at once. */
-#define AGENT_GRACE_MS 100
-static void stop_embedded(spm_session_t *s)
-{
-    int center_gone = !s->center, agent_gone = !s->agent;
-    uint64_t deadline = spm_now_us() + 3000000, grace = 0;
-    while (s->released && !agent_gone && spm_now_us() < deadline &&
-           (!grace || spm_now_us() < grace)) {
-        center_gone = center_gone || spm_proc_exited(s->center, NULL);
-        agent_gone = spm_proc_exited(s->agent, NULL);
-        if (center_gone && !grace)
-            grace = spm_now_us() + AGENT_GRACE_MS * 1000;
-        if (!agent_gone)
-            usleep(1000);
-    }
-    if (!agent_gone)
-        spm_proc_stop(s->agent, 3000);
-    for (int i = 0; i < 3000 && s->released && !center_gone; i++)
-        if (!(center_gone = spm_proc_exited(s->center, NULL)))
-            usleep(1000);
-    if (!center_gone)
-        spm_proc_stop(s->center, 3000);
-}
-
 void spm_session_close(spm_session_t **sp)
 {
     spm_session_t *s = *sp;
     if (!s)
         return;
-    if (!s->center && s->dealer && !s->silent && interrupted && s->njobs) {
+    if (!embedded(s) && s->dealer && !s->silent && interrupted && s->njobs) {
         /* Ctrl-C: nobody will fetch what this session's jobs make. */
         s->closing = 1;
         s->o.timeout_ms = s->o.timeout_ms < 3000 ? s->o.timeout_ms : 3000;
         for (size_t i = 0; i < s->njobs; i++)
             spm_session_cancel(s, s->jobs[i]); /* one that ended says so: fine */
     }
-    if (!s->center && s->dealer && spm_session_discard(s) != 0)
+    if (!embedded(s) && s->dealer && spm_session_discard(s) != 0)
         spm_log_warn("%s", spm_error_detail());
     spm_session_release(s);
-    stop_embedded(s);
+    spm_embedded_destroy(&s->vm); /* its processes and its directory */
     abandon(s);
     spm_blockclient_destroy(&s->bc);
     if (s->monitor)
@@ -1331,13 +1249,10 @@ void spm_session_close(spm_session_t **sp)
     spm_security_destroy(&s->security);
     if (s->ctx)
         zmq_ctx_term(s->ctx);
-    if (s->rundir)
-        spm_rmtree(s->rundir);
     snap_unref(s->snap); /* blocks kept in place hold them still */
     s->snap = NULL;
     store_unref(s->store);
     free(s->store_dir);
-    free(s->rundir);
     free(s->endpoint);
     free(s->mine);
     free(s->jobs);
