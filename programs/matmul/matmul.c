@@ -10,7 +10,9 @@
 
     The output is a coordinate "general" file, rows in order and columns in
     order within a row; its field is integer when both inputs are integer
-    or pattern, else real.
+    or pattern, else real. Or, by -o's name or --format, a CSR matrix as
+    scipy.sparse.save_npz writes it (C.npz) or a dense array as numpy.save
+    writes it (C.npy): npout.h. The inputs may be either too (npmat.h).
     =========================================================================
 */
 #include "base/textio.h"
@@ -19,6 +21,7 @@
 #include "isa/matrix/raw.h"
 #include "programs/matmul/cut.h"
 #include "programs/matmul/job.h"
+#include "programs/matmul/npout.h"
 #include "programs/matmul/rows.h"
 #include "programs/matmul/stage.h"
 #include "base/cli.h"
@@ -46,14 +49,24 @@
 static const char usage_text[] =
     "usage: spm matmul A.mtx B.mtx -o C.mtx [options]\n"
     "\n"
-    "Multiplies two matrices in Matrix Market format on the VM: C = A x B.\n"
-    "A and B are read here (no shared file system is needed), cut into blocks\n"
-    "(see --block) and put into the VM's store; C is written to C.mtx only\n"
-    "when the job succeeded. Symmetric and skew-symmetric inputs are mirrored;\n"
-    "pattern entries count as 1. The run report is printed at the end.\n"
+    "Multiplies two matrices on the VM: C = A x B. A and B are Matrix Market\n"
+    "files, or NumPy and SciPy files (a dense float64 .npy as numpy.save writes\n"
+    "it, a sparse .npz as scipy.sparse.save_npz writes it: csr, csc or coo),\n"
+    "told apart by their first bytes. They are read here (no shared file system\n"
+    "is needed), cut into blocks (see --block) and put into the VM's store; C is\n"
+    "written only when the job succeeded, to a temporary file renamed into\n"
+    "place. Symmetric and skew-symmetric inputs are mirrored; pattern entries\n"
+    "count as 1. The run report is printed at the end.\n"
     "\n"
     "options:\n"
-    "  -o, --output FILE   where C goes (required; a regular file)\n"
+    "  -o, --output FILE   where C goes (required; a regular file). Its name\n"
+    "                      picks the format: C.npz a CSR matrix that\n"
+    "                      scipy.sparse.load_npz loads, C.npy a dense float64\n"
+    "                      array that numpy.load loads, else Matrix Market\n"
+    "      --format F      mtx, npz or npy, whatever -o's name is\n"
+    "      --sync          make C durable before returning: sync the file and\n"
+    "                      its directory (without it, a crash of the machine\n"
+    "                      soon after may lose C; a partial C is never seen)\n"
     "  -b, --block K       blocks of K x K, K from 1 to 16384\n"
     "      --block MxPxN   A cut into blocks of M x P, B into P x N (so C's are\n"
     "                      M x N), each side 1 to 16384. Default: 256; when both\n"
@@ -86,7 +99,9 @@ static const char usage_text[] =
 /*  Everything one run holds, released in one place. */
 typedef struct {
     const char *a_path, *b_path, *out_path;
-    int bar; /* progress meters (vm/client/progress.h) */
+    spm_mm_out_format_t format; /* C's */
+    int sync;                   /* --sync: C is made durable */
+    int bar;                    /* progress meters (vm/client/progress.h) */
     spm_mm_job_t job;
     spm_mmio_t *ra, *rb;
     spm_outfile_t *out;
@@ -197,6 +212,73 @@ static int write_result(run_t *r, spm_mmio_field_t field)
     free(row);
     if (w) {
         int crc = spm_mmio_writer_close(&w);
+        rc = rc ? rc : crc;
+    }
+    spm_progress_end(&meter);
+    return rc;
+}
+
+/*  Adds the entries a fetched block of C holds (its header's count) to
+    the count at ARG. */
+static int count_block(void *arg, size_t index, const void *data, size_t len)
+{
+    (void)index;
+    spm_mm_meta_t meta;
+    int rc = spm_mm_block_meta(data, len, &meta);
+    if (rc == 0)
+        *(uint64_t *)arg += meta.nnz;
+    return rc;
+}
+
+/*  The entries of C, from its blocks' headers: a CSR archive's arrays are
+    laid out before they are written. An embedded VM's blocks are read in
+    place, where only their first page is touched; from a VM elsewhere the
+    blocks come twice (docs/MATMUL.md). */
+static int count_entries(run_t *r, uint64_t *nnz)
+{
+    const spm_mm_job_t *j = &r->job;
+    size_t n = (size_t)spm_mm_nblocks(j->m, j->bm) * spm_mm_nblocks(j->n, j->bn), k = 0;
+    spm_sdb_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    if (!ids)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (r->cids[i])
+            ids[k++] = r->cids[i];
+    *nnz = 0;
+    int rc = spm_session_get_each(r->s, ids, k, count_block, nnz);
+    free(ids);
+    return rc;
+}
+
+/*  Fetches C block row by block row and writes it as .npz or .npy. */
+static int write_binary(run_t *r)
+{
+    const spm_mm_job_t *j = &r->job;
+    uint32_t nbi = spm_mm_nblocks(j->m, j->bm), nbj = spm_mm_nblocks(j->n, j->bn);
+    uint64_t nnz = 0;
+    int rc = r->format == SPM_MM_OUT_NPZ ? count_entries(r, &nnz) : 0;
+    if (rc != 0)
+        return rc;
+    spm_mm_npout_t *o = spm_mm_npout_open(r->out, r->format, j->m, j->n, nnz);
+    spm_mm_block_t **row = calloc(nbj, sizeof *row);
+    rc = !o ? SPM_EIO : !row ? spm_error(SPM_ENOMEM, "out of memory") : 0;
+    char label[128];
+    snprintf(label, sizeof label, "writing %s", r->out_path);
+    spm_progress_t meter;
+    spm_progress_begin(&meter, r->bar, label, j->m);
+    for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
+        rc = fetch_row(r, bi, nbj, row);
+        spm_mm_rows_t rows = {row, nbj, j->bn, (uint64_t)bi * j->bm,
+                              spm_mm_block_side(j->m, j->bm, bi)};
+        if (rc == 0)
+            rc = spm_mm_npout_rows(o, &rows, &meter);
+        for (uint32_t bj = 0; bj < nbj; bj++)
+            spm_mm_block_destroy(&row[bj]);
+    }
+    free(row);
+    if (o) {
+        int crc = rc == 0 ? spm_mm_npout_close(&o) : 0;
+        spm_mm_npout_destroy(&o);
         rc = rc ? rc : crc;
     }
     spm_progress_end(&meter);
@@ -318,6 +400,7 @@ static int run(run_t *r, const spm_run_opts_t *opts)
     }
     if (!(r->out = spm_outfile_open(r->out_path)))
         return SPM_EIO;
+    spm_outfile_set_sync(r->out, r->sync);
     if ((rc = spm_session_open(o, &r->s)) != 0 || (rc = put_inputs(r)) != 0)
         return rc;
     void *args = NULL, *result = NULL;
@@ -336,7 +419,9 @@ static int run(run_t *r, const spm_run_opts_t *opts)
         return rc;
     int integral = spm_mmio_header(r->ra)->field != SPM_MMIO_REAL &&
                    spm_mmio_header(r->rb)->field != SPM_MMIO_REAL;
-    if ((rc = write_result(r, integral ? SPM_MMIO_INTEGER : SPM_MMIO_REAL)) != 0)
+    if ((rc = r->format != SPM_MM_OUT_MTX
+                  ? write_binary(r)
+                  : write_result(r, integral ? SPM_MMIO_INTEGER : SPM_MMIO_REAL)) != 0)
         return rc;
     return spm_outfile_commit(&r->out);
 }
@@ -355,20 +440,22 @@ static void release(run_t *r)
 
 static int matmul_main(int argc, char **argv)
 {
-    enum { OPT_SEED = 1, OPT_PER_SI };
+    enum { OPT_SEED = 1, OPT_PER_SI, OPT_FORMAT, OPT_SYNC };
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"block", required_argument, 0, 'b'},
                                              {"policy", required_argument, 0, 'p'},
                                              {"update", required_argument, 0, 'u'},
                                              {"seed", required_argument, 0, OPT_SEED},
                                              {"per-si", required_argument, 0, OPT_PER_SI},
+                                             {"format", required_argument, 0, OPT_FORMAT},
+                                             {"sync", no_argument, 0, OPT_SYNC},
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
     run_t r = {.job = {.policy = SPM_MM_SS, .update = SPM_MM_WRITE, .seed = 1}};
     spm_run_opts_t o;
     spm_run_opts_init(&o);
-    int c, rc = 0;
+    int c, rc = 0, have_format = 0;
     long v;
     while ((c = getopt_long(argc, argv, "o:b:p:u:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -387,6 +474,13 @@ static int matmul_main(int argc, char **argv)
         case OPT_PER_SI:
             rc = spm_parse_long("--per-si", optarg, 1, SPM_MM_MAX_PER_SI, &v);
             r.job.per_si = (uint32_t)v;
+            break;
+        case OPT_FORMAT:
+            rc = spm_mm_out_format_parse(optarg, &r.format);
+            have_format = 1;
+            break;
+        case OPT_SYNC:
+            r.sync = 1;
             break;
         case OPT_SEED:
             rc = spm_parse_long("--seed", optarg, 0, INT64_MAX, &v);
@@ -407,6 +501,8 @@ static int matmul_main(int argc, char **argv)
         return spm_cli_usage("matmul", "expected two input files, A.mtx and B.mtx");
     if (!r.out_path || strcmp(r.out_path, "-") == 0)
         return spm_cli_usage("matmul", "-o FILE is required (a regular file)");
+    if (!have_format)
+        r.format = spm_mm_out_format(r.out_path);
     r.a_path = argv[optind];
     r.b_path = argv[optind + 1];
     r.bar = spm_run_opts_bar(&o);
