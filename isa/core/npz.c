@@ -175,8 +175,8 @@ int spm_npz_writer_put(spm_npz_writer_t *w, int i, const void *data, size_t len)
         return fail(w, spm_error(SPM_ERANGE, "npz: more bytes than member '%s' holds", m->name));
     m->put += len;
     const unsigned char *p = data;
-    if (m->fill == 0 && len >= PUT_BUFFER)
-        return flush(w, m, p, len); /* large puts go straight through */
+    if (m->fill == 0 && len >= PUT_BUFFER / 4)
+        return flush(w, m, p, len); /* large puts go straight through, uncopied */
     if (!m->buf && !(m->buf = malloc(PUT_BUFFER)))
         return fail(w, spm_error(SPM_ENOMEM, "out of memory"));
     while (len > 0) {

@@ -218,70 +218,172 @@ static int write_result(run_t *r, spm_mmio_field_t field)
     return rc;
 }
 
-/*  Adds the entries a fetched block of C holds (its header's count) to
-    the count at ARG. */
+/*  C's blocks as the binary writers take them. An embedded VM's blocks
+    are read where its store keeps them (file pages, mapped: keeping them
+    costs the client no memory of its own), so the first pass, which
+    counts C's entries, keeps each block where it lies and the writing
+    takes it from there; a block from a VM elsewhere came as a message and
+    is let go, to be fetched again with its row (docs/MATMUL.md). */
+typedef struct {
+    spm_session_t *s;
+    size_t n;            /* blocks of C, row-major */
+    const spm_sdb_t *id; /* their ids (0: all zero) */
+    spm_kept_t **kept;   /* a block kept where it lies (NULL: fetched with its row) */
+    const void **data;   /* and its bytes */
+    size_t *len;
+    const size_t *at;     /* first pass: the block of each id asked for */
+    uint64_t nnz;         /* the entries of C, from the blocks' headers */
+    spm_mm_block_t **row; /* a block row: views of its blocks (NULL: all zero) */
+    spm_kept_t **held;    /* what holds the bytes of each view fetched with the row */
+    uint32_t *col;        /* the block column of each block fetched with the row */
+} cblocks_t;
+
+/*  First pass: a block's header count, and the block kept where it lies. */
 static int count_block(void *arg, size_t index, const void *data, size_t len)
 {
-    (void)index;
+    cblocks_t *c = arg;
     spm_mm_meta_t meta;
     int rc = spm_mm_block_meta(data, len, &meta);
-    if (rc == 0)
-        *(uint64_t *)arg += meta.nnz;
-    return rc;
+    if (rc != 0)
+        return rc;
+    c->nnz += meta.nnz;
+    spm_kept_t *k = spm_session_keep(c->s, &data);
+    size_t b = c->at[index];
+    if (k && spm_kept_in_place(k)) {
+        c->kept[b] = k;
+        c->data[b] = data;
+        c->len[b] = len;
+    } else {
+        spm_kept_free(k);
+    }
+    return 0;
 }
 
-/*  The entries of C, from its blocks' headers: a CSR archive's arrays are
-    laid out before they are written. An embedded VM's blocks are read in
-    place, where only their first page is touched; from a VM elsewhere the
-    blocks come twice (docs/MATMUL.md). */
-static int count_entries(run_t *r, uint64_t *nnz)
+/*  Counts C's entries (a CSR archive's arrays are laid out before they
+    are written), keeping what lies in place. */
+static int count_entries(cblocks_t *c)
 {
-    const spm_mm_job_t *j = &r->job;
-    size_t n = (size_t)spm_mm_nblocks(j->m, j->bm) * spm_mm_nblocks(j->n, j->bn), k = 0;
-    spm_sdb_t *ids = malloc((n ? n : 1) * sizeof *ids);
-    if (!ids)
-        return spm_error(SPM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        if (r->cids[i])
-            ids[k++] = r->cids[i];
-    *nnz = 0;
-    int rc = spm_session_get_each(r->s, ids, k, count_block, nnz);
+    size_t *at = malloc((c->n ? c->n : 1) * sizeof *at), k = 0;
+    spm_sdb_t *ids = malloc((c->n ? c->n : 1) * sizeof *ids);
+    int rc = at && ids ? 0 : spm_error(SPM_ENOMEM, "out of memory");
+    for (size_t b = 0; b < c->n && rc == 0; b++)
+        if (c->id[b]) {
+            ids[k] = c->id[b];
+            at[k++] = b;
+        }
+    c->at = at;
+    if (rc == 0)
+        rc = spm_session_get_each(c->s, ids, k, count_block, c);
+    c->at = NULL;
+    free(at);
     free(ids);
     return rc;
 }
 
-/*  Fetches C block row by block row and writes it as .npz or .npy. */
+/*  Checks the LEN bytes at DATA, a block of C, and views them in *OUT. */
+static int view(const void *data, size_t len, spm_mm_block_t **out)
+{
+    int rc = spm_mm_block_validate(data, len);
+    return rc ? rc : spm_mm_block_view(data, len, out);
+}
+
+/*  A block fetched with its row: kept where it came and viewed there. */
+static int row_block(void *arg, size_t index, const void *data, size_t len)
+{
+    cblocks_t *c = arg;
+    uint32_t bj = c->col[index];
+    spm_kept_t *k = spm_session_keep(c->s, &data);
+    if (!k) /* out of memory: a copy, then */
+        return spm_mm_block_decode(data, len, &c->row[bj]);
+    int rc = view(data, len, &c->row[bj]);
+    if (rc != 0)
+        spm_kept_free(k);
+    else
+        c->held[bj] = k;
+    return rc;
+}
+
+/*  Block row BI of C (NBJ blocks) as views into C->row: those kept in
+    place, and the rest fetched. */
+static int view_row(cblocks_t *c, uint32_t bi, uint32_t nbj)
+{
+    spm_sdb_t *ids = malloc(nbj * sizeof *ids);
+    int rc = ids ? 0 : spm_error(SPM_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (uint32_t bj = 0; bj < nbj && rc == 0; bj++) {
+        size_t b = (size_t)bi * nbj + bj;
+        if (c->kept[b])
+            rc = view(c->data[b], c->len[b], &c->row[bj]);
+        else if (c->id[b]) {
+            ids[n] = c->id[b];
+            c->col[n++] = bj;
+        }
+    }
+    if (rc == 0)
+        rc = spm_session_get_each(c->s, ids, n, row_block, c);
+    free(ids);
+    return rc;
+}
+
+/*  Lets go of block row BI's views and what holds their bytes. */
+static void release_row(cblocks_t *c, uint32_t bi, uint32_t nbj)
+{
+    for (uint32_t bj = 0; bj < nbj; bj++) {
+        spm_mm_block_destroy(&c->row[bj]);
+        spm_kept_free(c->held[bj]);
+        c->held[bj] = NULL;
+        spm_kept_free(c->kept[(size_t)bi * nbj + bj]);
+        c->kept[(size_t)bi * nbj + bj] = NULL;
+    }
+}
+
+/*  Fetches C block row by block row and writes it as .npz or .npy. The
+    blocks are read where they are, not copied, and written as they are:
+    no formatting. */
 static int write_binary(run_t *r)
 {
     const spm_mm_job_t *j = &r->job;
     uint32_t nbi = spm_mm_nblocks(j->m, j->bm), nbj = spm_mm_nblocks(j->n, j->bn);
-    uint64_t nnz = 0;
-    int rc = r->format == SPM_MM_OUT_NPZ ? count_entries(r, &nnz) : 0;
-    if (rc != 0)
-        return rc;
-    spm_mm_npout_t *o = spm_mm_npout_open(r->out, r->format, j->m, j->n, nnz);
-    spm_mm_block_t **row = calloc(nbj, sizeof *row);
-    rc = !o ? SPM_EIO : !row ? spm_error(SPM_ENOMEM, "out of memory") : 0;
+    cblocks_t c = {.s = r->s, .n = (size_t)nbi * nbj, .id = r->cids};
+    c.kept = calloc(c.n ? c.n : 1, sizeof *c.kept);
+    c.data = calloc(c.n ? c.n : 1, sizeof *c.data);
+    c.len = calloc(c.n ? c.n : 1, sizeof *c.len);
+    c.row = calloc(nbj, sizeof *c.row);
+    c.held = calloc(nbj, sizeof *c.held);
+    c.col = calloc(nbj, sizeof *c.col);
+    spm_mm_npout_t *o = NULL;
+    int rc = c.kept && c.data && c.len && c.row && c.held && c.col
+                 ? 0
+                 : spm_error(SPM_ENOMEM, "out of memory");
+    /* a .npy needs no count: from a VM elsewhere its blocks come once */
+    if (rc == 0 && (r->format == SPM_MM_OUT_NPZ || spm_session_rundir(r->s)))
+        rc = count_entries(&c);
+    if (rc == 0 && !(o = spm_mm_npout_open(r->out, r->format, j->m, j->n, c.nnz)))
+        rc = SPM_EIO;
     char label[128];
     snprintf(label, sizeof label, "writing %s", r->out_path);
     spm_progress_t meter;
     spm_progress_begin(&meter, r->bar, label, j->m);
     for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
-        rc = fetch_row(r, bi, nbj, row);
-        spm_mm_rows_t rows = {row, nbj, j->bn, (uint64_t)bi * j->bm,
+        rc = view_row(&c, bi, nbj);
+        spm_mm_rows_t rows = {c.row, nbj, j->bn, (uint64_t)bi * j->bm,
                               spm_mm_block_side(j->m, j->bm, bi)};
         if (rc == 0)
             rc = spm_mm_npout_rows(o, &rows, &meter);
-        for (uint32_t bj = 0; bj < nbj; bj++)
-            spm_mm_block_destroy(&row[bj]);
+        release_row(&c, bi, nbj);
     }
-    free(row);
-    if (o) {
-        int crc = rc == 0 ? spm_mm_npout_close(&o) : 0;
-        spm_mm_npout_destroy(&o);
-        rc = rc ? rc : crc;
-    }
+    if (o && rc == 0)
+        rc = spm_mm_npout_close(&o);
+    spm_mm_npout_destroy(&o);
     spm_progress_end(&meter);
+    for (size_t b = 0; c.kept && b < c.n; b++)
+        spm_kept_free(c.kept[b]);
+    free(c.kept);
+    free(c.data);
+    free(c.len);
+    free(c.row);
+    free(c.held);
+    free(c.col);
     return rc;
 }
 

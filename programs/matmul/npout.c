@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH 65536 /* entries (and row pointers) gathered before they are put */
+#define BATCH 131072 /* entries (and row pointers) gathered before they are put: 1 MiB of values   \
+                      */
 #define LITTLE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
 struct spm_mm_npout {
