@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH 131072 /* entries (and row pointers) gathered before they are put: 1 MiB of values   \
-                      */
+/* Entries (and row pointers) gathered before they are put: 1 MiB of values. */
+#define BATCH 131072
 #define LITTLE (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
 struct spm_mm_npout {
