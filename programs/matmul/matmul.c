@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,64 +326,152 @@ static int view_row(cblocks_t *c, uint32_t bi, uint32_t nbj)
     return rc;
 }
 
-/*  Lets go of block row BI's views and what holds their bytes. */
-static void release_row(cblocks_t *c, uint32_t bi, uint32_t nbj)
+/*  Lets go of block row BI's views ROW and what holds their bytes (HELD,
+    and the blocks kept in place). */
+static void release_row(cblocks_t *c, uint32_t bi, uint32_t nbj, spm_mm_block_t **row,
+                        spm_kept_t **held)
 {
     for (uint32_t bj = 0; bj < nbj; bj++) {
-        spm_mm_block_destroy(&c->row[bj]);
-        spm_kept_free(c->held[bj]);
-        c->held[bj] = NULL;
+        spm_mm_block_destroy(&row[bj]);
+        spm_kept_free(held[bj]);
+        held[bj] = NULL;
         spm_kept_free(c->kept[(size_t)bi * nbj + bj]);
         c->kept[(size_t)bi * nbj + bj] = NULL;
     }
 }
 
+/*  The thread that writes C's block rows while the caller's fetches and
+    checks the next: a row is handed over, written, and handed back. */
+typedef struct {
+    spm_mm_npout_t *o;     /* the writer (the thread's while a row is out) */
+    spm_progress_t *meter; /* hears the rows written */
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* a row came, was written, or the end came */
+    spm_mm_rows_t rows;  /* the row handed over */
+    int full;            /* rows is to be written */
+    int end;             /* no more rows */
+    int rc;              /* the first failure */
+    char detail[1024];   /* its detail (the thread's own) */
+} writer_t;
+
+static void *write_rows(void *arg)
+{
+    writer_t *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->full && !w->end)
+            pthread_cond_wait(&w->cond, &w->lock);
+        if (!w->full)
+            break;
+        spm_mm_rows_t rows = w->rows;
+        pthread_mutex_unlock(&w->lock);
+        int rc = w->rc == 0 ? spm_mm_npout_rows(w->o, &rows, w->meter) : 0;
+        pthread_mutex_lock(&w->lock);
+        if (rc != 0 && w->rc == 0) {
+            w->rc = rc;
+            snprintf(w->detail, sizeof w->detail, "%s", spm_error_detail());
+        }
+        w->full = 0;
+        pthread_cond_broadcast(&w->cond);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/*  Waits until W has written the row it was handed; returns its failure. */
+static int written(writer_t *w)
+{
+    pthread_mutex_lock(&w->lock);
+    while (w->full)
+        pthread_cond_wait(&w->cond, &w->lock);
+    int rc = w->rc;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
 /*  Fetches C block row by block row and writes it as .npz or .npy. The
     blocks are read where they are, not copied, and written as they are:
-    no formatting. */
+    no formatting. A thread writes each row while this one fetches and
+    checks the next: the 8192 product at 5% (805 MB of .npz) was written in
+    1.05-1.3 s on one thread, 0.6-0.8 s on two; the 4096 one (201 MB) in
+    0.17-0.25 s, 0.13-0.14 s. */
 static int write_binary(run_t *r)
 {
     const spm_mm_job_t *j = &r->job;
     uint32_t nbi = spm_mm_nblocks(j->m, j->bm), nbj = spm_mm_nblocks(j->n, j->bn);
     cblocks_t c = {.s = r->s, .n = (size_t)nbi * nbj, .id = r->cids};
+    spm_mm_block_t **rows[2] = {calloc(nbj, sizeof **rows), calloc(nbj, sizeof **rows)};
+    spm_kept_t **held[2] = {calloc(nbj, sizeof **held), calloc(nbj, sizeof **held)};
     c.kept = calloc(c.n ? c.n : 1, sizeof *c.kept);
     c.data = calloc(c.n ? c.n : 1, sizeof *c.data);
     c.len = calloc(c.n ? c.n : 1, sizeof *c.len);
-    c.row = calloc(nbj, sizeof *c.row);
-    c.held = calloc(nbj, sizeof *c.held);
     c.col = calloc(nbj, sizeof *c.col);
-    spm_mm_npout_t *o = NULL;
-    int rc = c.kept && c.data && c.len && c.row && c.held && c.col
+    spm_progress_t meter;
+    writer_t w = {.meter = &meter};
+    pthread_t tid;
+    int rc = c.kept && c.data && c.len && c.col && rows[0] && rows[1] && held[0] && held[1]
                  ? 0
                  : spm_error(SPM_ENOMEM, "out of memory");
     /* a .npy needs no count: from a VM elsewhere its blocks come once */
     if (rc == 0 && (r->format == SPM_MM_OUT_NPZ || spm_session_rundir(r->s)))
         rc = count_entries(&c);
-    if (rc == 0 && !(o = spm_mm_npout_open(r->out, r->format, j->m, j->n, c.nnz)))
+    if (rc == 0 && !(w.o = spm_mm_npout_open(r->out, r->format, j->m, j->n, c.nnz)))
         rc = SPM_EIO;
     char label[128];
     snprintf(label, sizeof label, "writing %s", r->out_path);
-    spm_progress_t meter;
     spm_progress_begin(&meter, r->bar, label, j->m);
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.cond, NULL);
+    int threaded = rc == 0 && pthread_create(&tid, NULL, write_rows, &w) == 0;
     for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
+        c.row = rows[bi % 2];
+        c.held = held[bi % 2];
         rc = view_row(&c, bi, nbj);
-        spm_mm_rows_t rows = {c.row, nbj, j->bn, (uint64_t)bi * j->bm,
+        spm_mm_rows_t next = {c.row, nbj, j->bn, (uint64_t)bi * j->bm,
                               spm_mm_block_side(j->m, j->bm, bi)};
-        if (rc == 0)
-            rc = spm_mm_npout_rows(o, &rows, &meter);
-        release_row(&c, bi, nbj);
+        int wrc = threaded ? written(&w) : 0; /* row bi - 1 */
+        if (bi > 0)
+            release_row(&c, bi - 1, nbj, rows[(bi - 1) % 2], held[(bi - 1) % 2]);
+        rc = rc ? rc : wrc;
+        if (rc == 0 && threaded) {
+            pthread_mutex_lock(&w.lock);
+            w.rows = next;
+            w.full = 1;
+            pthread_cond_broadcast(&w.cond);
+            pthread_mutex_unlock(&w.lock);
+        } else if (rc == 0) {
+            rc = spm_mm_npout_rows(w.o, &next, &meter);
+        }
+        if (rc != 0 || bi + 1 == nbi) { /* this row, once written */
+            int last = threaded ? written(&w) : 0;
+            release_row(&c, bi, nbj, rows[bi % 2], held[bi % 2]);
+            rc = rc ? rc : last;
+        }
     }
-    if (o && rc == 0)
-        rc = spm_mm_npout_close(&o);
-    spm_mm_npout_destroy(&o);
+    if (threaded) {
+        pthread_mutex_lock(&w.lock);
+        w.end = 1;
+        pthread_cond_broadcast(&w.cond);
+        pthread_mutex_unlock(&w.lock);
+        pthread_join(tid, NULL);
+        if (rc != 0 && rc == w.rc)
+            spm_error(rc, "%s", w.detail); /* the writer's failure, told on this thread */
+    }
+    pthread_cond_destroy(&w.cond);
+    pthread_mutex_destroy(&w.lock);
+    if (w.o && rc == 0)
+        rc = spm_mm_npout_close(&w.o);
+    spm_mm_npout_destroy(&w.o);
     spm_progress_end(&meter);
     for (size_t b = 0; c.kept && b < c.n; b++)
         spm_kept_free(c.kept[b]);
+    for (int k = 0; k < 2; k++) {
+        free(rows[k]);
+        free(held[k]);
+    }
     free(c.kept);
     free(c.data);
     free(c.len);
-    free(c.row);
-    free(c.held);
     free(c.col);
     return rc;
 }
