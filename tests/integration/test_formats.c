@@ -318,6 +318,16 @@ static unsigned char *make_npy(const member_t *m, size_t *len)
     return b;
 }
 
+/*  Writes the .npy of M to P. */
+static void write_member(const char *p, const member_t *m)
+{
+    size_t len;
+    unsigned char *b = make_npy(m, &len);
+    FILE *f = fopen(p, "wb");
+    ck_assert(f && fwrite(b, 1, len, f) == len && fclose(f) == 0);
+    free(b);
+}
+
 static void put16(FILE *f, unsigned v)
 {
     fputc((int)(v & 0xff), f);
@@ -414,11 +424,7 @@ static void write_npy(const char *p, int m, int n, const double *a, int fortran)
         for (int j = 0; j < n; j++)
             t[fortran ? (size_t)j * m + i : (size_t)i * n + j] = a[(size_t)i * n + j];
     member_t mb = {"", "<f8", 2, {(uint64_t)m, (uint64_t)n}, fortran, t, (size_t)m * n * 8};
-    size_t len;
-    unsigned char *b = make_npy(&mb, &len);
-    FILE *f = fopen(p, "wb");
-    ck_assert(f && fwrite(b, 1, len, f) == len && fclose(f) == 0);
-    free(b);
+    write_member(p, &mb);
     free(t);
 }
 
@@ -616,12 +622,8 @@ START_TEST(bad_binary_input)
     }
     case 1: { /* a header claiming 2^20 x 2^20 doubles, 16 bytes of data */
         member_t f = {"", "<f8", 2, {1u << 20, 1u << 20}, 0, v2, 16};
-        size_t len;
-        unsigned char *b = make_npy(&f, &len);
         in = path("A.npy");
-        FILE *o = fopen(in, "wb");
-        ck_assert(o && fwrite(b, 1, len, o) == len && fclose(o) == 0);
-        free(b);
+        write_member(in, &f);
         break;
     }
     case 2: /* data and indices claiming 2^40 entries, with 2 */
@@ -639,12 +641,8 @@ START_TEST(bad_binary_input)
     case 5: {
         int64_t ints[30] = {0};
         member_t f = {"", "<i8", 2, {m, n}, 0, ints, sizeof ints};
-        size_t len;
-        unsigned char *b = make_npy(&f, &len);
         in = path("A.npy");
-        FILE *o = fopen(in, "wb");
-        ck_assert(o && fwrite(b, 1, len, o) == len && fclose(o) == 0);
-        free(b);
+        write_member(in, &f);
         break;
     }
     case 6: { /* a byte of the data member flipped: its CRC-32 fails */
@@ -673,12 +671,8 @@ START_TEST(bad_binary_input)
         break;
     case 10: {
         member_t f = {"", "<f8", 1, {30, 0}, 0, a, sizeof a};
-        size_t len;
-        unsigned char *b = make_npy(&f, &len);
         in = path("A.npy");
-        FILE *o = fopen(in, "wb");
-        ck_assert(o && fwrite(b, 1, len, o) == len && fclose(o) == 0);
-        free(b);
+        write_member(in, &f);
         break;
     }
     }
