@@ -23,7 +23,7 @@ SANITIZE ?=
 FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
-PKGS     := libzmq libprotobuf-c lmdb inih libxxhash
+PKGS     := libzmq libprotobuf-c lmdb inih libxxhash zlib libdeflate
 # Opened with dlopen where they are used (isa/matrix/kernels.c, vm/center/http.c),
 # not linked: loading them took half of every spm process's start. The
 # build passes their paths; the benchmarks that call them link them.

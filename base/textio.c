@@ -253,11 +253,13 @@ void spm_lines_close(spm_lines_t **r)
     *r = NULL;
 }
 
-/*  Bytes of a temporary file written between two starts of its writeback:
-    the kernel writes the file out while it is being made, so that the
-    fsync of commit finds little left to do. The dense set's 8,020,425
-    itemsets (280 MB of text), whole command: 1.43 -> 1.33 s, medians of 5;
-    its fsync alone took 159 ms. */
+/*  Bytes of a temporary file written between two starts of its writeback,
+    when commit is to sync it: the kernel writes the file out while it is
+    being made, so that the fsync of commit finds little left to do. The
+    dense set's 8,020,425 itemsets (280 MB of text), whole command: 1.43 ->
+    1.33 s, medians of 5; its fsync alone took 159 ms. Without a sync
+    there is no kick either: the kernel writes the file out in its own
+    time, after the command has returned. */
 #define KICK_BYTES ((uint64_t)8 << 20)
 
 struct spm_outfile {
@@ -268,11 +270,21 @@ struct spm_outfile {
     int fd;            /* the temporary file's descriptor (-1: none) */
     uint64_t unkicked; /* bytes written since its writeback was last started */
     int err;           /* the errno of its first failed write (0: none) */
+    int sync;          /* commit syncs the file and its directory (and writes kick) */
 };
 
-/*  stdio's write for the temporary file: all of BUF, then, every
-    KICK_BYTES, the writeback of its dirty pages started (sync_file_range
-    does not wait for it). */
+/*  Counts N bytes written to F's temporary file and, when it is to be
+    synced, starts its writeback every KICK_BYTES (sync_file_range does not
+    wait for it). */
+static void written(spm_outfile_t *f, size_t n)
+{
+    if (f->sync && f->fd >= 0 && (f->unkicked += n) >= KICK_BYTES) {
+        sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        f->unkicked = 0;
+    }
+}
+
+/*  stdio's write for the temporary file: all of BUF. */
 static ssize_t sink_write(void *cookie, const char *buf, size_t n)
 {
     spm_outfile_t *f = cookie;
@@ -286,10 +298,7 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t n)
         }
         done += (size_t)w;
     }
-    if ((f->unkicked += n) >= KICK_BYTES) {
-        sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-        f->unkicked = 0;
-    }
+    written(f, n);
     return (ssize_t)n;
 }
 
@@ -394,23 +403,68 @@ static int io_error(const char *path, int err)
                      strerror(err));
 }
 
+void spm_outfile_set_sync(spm_outfile_t *f, int on)
+{
+    f->sync = on;
+}
+
+int spm_outfile_pwrite(spm_outfile_t *f, const void *data, size_t len, uint64_t offset)
+{
+    int fd = f->fd >= 0 ? f->fd : fileno(f->out);
+    const char *p = data;
+    for (size_t done = 0; done < len;) {
+        ssize_t w = pwrite(fd, p + done, len - done, (off_t)(offset + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int err = w < 0 ? errno : ENOSPC;
+            f->err = f->err ? f->err : err;
+            return io_error(f->path, err);
+        }
+        done += (size_t)w;
+    }
+    written(f, len);
+    return 0;
+}
+
+/*  Syncs the directory that holds PATH, so that a rename into it lasts.
+    Returns 0 or SPM_EIO; a file system that cannot sync a directory
+    (EINVAL) is not an error. */
+static int sync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
+        rc = spm_error(SPM_EIO, "%s: cannot sync its directory %s: %s", path, dir, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    free(dir);
+    return rc;
+}
+
 int spm_outfile_commit(spm_outfile_t **fp)
 {
     spm_outfile_t *f = *fp;
     int rc = 0;
     if (f->out == stdout || f->direct) {
-        if (fflush(f->out) != 0 || ferror(f->out))
-            rc = io_error(f->path, errno ? errno : EIO);
+        if (fflush(f->out) != 0 || ferror(f->out) || f->err)
+            rc = io_error(f->path, f->err ? f->err : errno ? errno : EIO);
         spm_outfile_abort(fp);
         return rc;
     }
-    if (fflush(f->out) != 0 || ferror(f->out) || fsync(f->fd) != 0)
+    errno = 0;
+    if (fflush(f->out) != 0 || ferror(f->out) || f->err || (f->sync && fsync(f->fd) != 0))
         rc = io_error(f->path, f->err ? f->err : errno ? errno : EIO);
     if (fclose(f->out) != 0 && rc == 0)
         rc = io_error(f->path, errno);
     f->out = NULL;
     if (rc == 0 && rename(f->tmp, f->path) != 0)
         rc = io_error(f->path, errno);
+    if (rc == 0 && f->sync)
+        rc = sync_dir(f->path); /* the rename itself lasts only once its directory is synced */
     spm_outfile_abort(fp);
     return rc;
 }

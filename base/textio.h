@@ -8,6 +8,12 @@
     accepted (the CR is dropped). spm_outfile_t writes to a temporary file
     beside the target and renames it into place only on commit, so a failed
     run never leaves a partial output file behind.
+
+    An output file is written as `sort -o` writes it: nothing partial is
+    ever seen under its name, but nothing is forced to the disk either
+    unless the caller asks (spm_outfile_set_sync, a command's --sync): a
+    crash of the machine after commit returned may lose a file that was
+    reported written (the old one, or none, is then under the name).
     @end
     =========================================================================
 */
@@ -15,6 +21,7 @@
 #define SPM_TEXTIO_H_INCLUDED
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct spm_lines spm_lines_t;
@@ -71,8 +78,23 @@ spm_outfile_t *spm_outfile_open(const char *path);
 /*  The stream to write to. */
 FILE *spm_outfile_stream(spm_outfile_t *f);
 
-/*  Flushes, syncs and renames into place. Returns 0, or SPM_EIO / SPM_EFULL
-    (the temporary file is removed). Frees F and sets *F to NULL either way. */
+/*  With ON, commit makes the file durable: the file is synced before the
+    rename and its directory after it, and the kernel is told to start
+    writing it out every 8 MiB as it is written (so that the sync finds
+    little left). Off by default: the file is only renamed into place. */
+void spm_outfile_set_sync(spm_outfile_t *f, int on);
+
+/*  Writes LEN bytes at DATA at OFFSET of the file, bypassing the stream
+    (which must hold nothing unflushed there): for formats whose parts are
+    filled in out of order (an .npz archive). The target must be seekable:
+    a regular file (or /dev/null), never "-". Returns 0, or SPM_EIO /
+    SPM_EFULL with "PATH: ..." in the detail; the first failure also
+    fails commit. */
+int spm_outfile_pwrite(spm_outfile_t *f, const void *data, size_t len, uint64_t offset);
+
+/*  Flushes and renames into place (syncing first when asked). Returns 0,
+    or SPM_EIO / SPM_EFULL (the temporary file is removed). Frees F and
+    sets *F to NULL either way. */
 int spm_outfile_commit(spm_outfile_t **f);
 
 /*  Removes the temporary file; PATH is left as it was (what was written in

@@ -5,10 +5,11 @@
 set -e
 PKGS="build-essential pkg-config clang-format libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
 liblmdb-dev check libopenblas-dev libsuitesparse-dev libinih-dev libxxhash-dev libmicrohttpd-dev
-gnuplot-nox iproute2"
+zlib1g-dev libdeflate-dev gnuplot-nox iproute2"
 # With "tests": also what some tests use, and skip without (a browser for the
-# dashboard, promtool for the metrics).
-[ "$1" = tests ] && PKGS="$PKGS chromium prometheus"
+# dashboard, promtool for the metrics, NumPy and SciPy to load the binary
+# outputs).
+[ "$1" = tests ] && PKGS="$PKGS chromium prometheus python3-numpy python3-scipy"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

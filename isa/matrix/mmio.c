@@ -8,6 +8,7 @@
     =========================================================================
 */
 #include "isa/matrix/mmio.h"
+#include "isa/matrix/npmat.h"
 #include "isa/core/numfmt.h"
 #include "isa/core/numparse.h"
 #include "base/textio.h"
@@ -25,13 +26,15 @@
 #define SIZE_LINE_WIDTH 63          /* a reserved size line, without its newline */
 
 struct spm_mmio {
-    spm_lines_t *in;     /* the file, one line at a time */
-    spm_mmio_header_t h; /* banner and size line */
-    uint64_t done;       /* stored entries read so far */
-    uint64_t arow, acol; /* array format: position of the next entry */
-    int pending;         /* a mirrored entry waits in prow, pcol, pval */
-    uint64_t prow, pcol; /* the mirrored entry */
-    double pval;         /* its value */
+    spm_lines_t *in;        /* the file, one line at a time */
+    spm_npmat_t *bin;       /* or a NumPy or SciPy file, an entry at a time */
+    spm_mmio_order_t order; /* the order of the entries */
+    spm_mmio_header_t h;    /* banner and size line */
+    uint64_t done;          /* stored entries read so far */
+    uint64_t arow, acol;    /* array format: position of the next entry */
+    int pending;            /* a mirrored entry waits in prow, pcol, pval */
+    uint64_t prow, pcol;    /* the mirrored entry */
+    double pval;            /* its value */
 };
 
 static const char *format_names[] = {"coordinate", "array"};
@@ -209,8 +212,16 @@ spm_mmio_t *spm_mmio_open(const char *path)
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
+    spm_npmat_kind_t kind = spm_npmat_kind(path);
+    if (kind != SPM_NPMAT_NONE) {
+        if (!(r->bin = spm_npmat_open(path, kind, &r->h, &r->order)))
+            spm_mmio_close(&r);
+        return r;
+    }
     if (!(r->in = spm_lines_open(path)) || read_banner(r) != 0 || read_size(r) != 0)
         spm_mmio_close(&r);
+    else if (r->h.format == SPM_MMIO_ARRAY && r->h.symmetry == SPM_MMIO_GENERAL)
+        r->order = SPM_MMIO_BY_COLUMN;
     return r;
 }
 
@@ -219,9 +230,14 @@ const spm_mmio_header_t *spm_mmio_header(const spm_mmio_t *r)
     return &r->h;
 }
 
+spm_mmio_order_t spm_mmio_order(const spm_mmio_t *r)
+{
+    return r->order;
+}
+
 const char *spm_mmio_path(const spm_mmio_t *r)
 {
-    return spm_lines_path(r->in);
+    return r->bin ? spm_npmat_path(r->bin) : spm_lines_path(r->in);
 }
 
 /*  After the last entry: only blank lines and comments may follow. */
@@ -282,6 +298,8 @@ static int read_array(spm_mmio_t *r, const char *p, uint64_t *row, uint64_t *col
 
 int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v)
 {
+    if (r->bin)
+        return spm_npmat_next(r->bin, row, col, v);
     if (r->pending) {
         r->pending = 0;
         *row = r->prow;
@@ -315,7 +333,7 @@ int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v)
 
 uint64_t spm_mmio_done(const spm_mmio_t *r)
 {
-    return r->done;
+    return r->bin ? spm_npmat_done(r->bin) : r->done;
 }
 
 void spm_mmio_close(spm_mmio_t **r)
@@ -323,6 +341,7 @@ void spm_mmio_close(spm_mmio_t **r)
     if (!r || !*r)
         return;
     spm_lines_close(&(*r)->in);
+    spm_npmat_close(&(*r)->bin);
     free(*r);
     *r = NULL;
 }

@@ -6,7 +6,9 @@
     array layouts; real, integer and pattern fields; general, symmetric and
     skew-symmetric symmetry (complex and hermitian are refused with a clear
     message). The reader streams: it holds one line at a time, so a file of
-    any size passes through a fixed amount of memory.
+    any size passes through a fixed amount of memory. It also reads the
+    binary files of NumPy and SciPy (a dense .npy, a sparse .npz), which it
+    recognizes by their first bytes or their name (npmat.h).
     @discuss
     The reader hands out entries one at a time, 0-based, already mirrored:
     an off-diagonal entry (i, j, v) of a symmetric file also yields (j, i, v),
@@ -42,6 +44,15 @@ typedef enum {
     SPM_MMIO_SKEW = 2
 } spm_mmio_symmetry_t;
 
+/*  The order a reader hands out entries in, as far as the file promises
+    one: a reader that knows it lets its user hand over what is complete
+    (a column of blocks, a row of blocks) before the end. */
+typedef enum {
+    SPM_MMIO_ANY = 0,       /* any order (a coordinate file) */
+    SPM_MMIO_BY_COLUMN = 1, /* column after column (an array file, general) */
+    SPM_MMIO_BY_ROW = 2     /* row after row (a C-order .npy, a CSR .npz) */
+} spm_mmio_order_t;
+
 typedef struct {
     spm_mmio_format_t format;     /* coordinate or array */
     spm_mmio_field_t field;       /* real, integer or pattern */
@@ -53,9 +64,10 @@ typedef struct {
 
 typedef struct spm_mmio spm_mmio_t;
 
-/*  Opens PATH and reads the banner, comments and size line. Returns the
-    reader (caller closes it) or NULL with the detail set: SPM_EIO (cannot
-    open) or SPM_EFORMAT ("PATH:LINE: what is wrong"). */
+/*  Opens PATH and reads the banner, comments and size line (of a NumPy
+    or SciPy file: its shape, npmat.h). Returns the reader (caller closes
+    it) or NULL with the detail set: SPM_EIO (cannot open) or SPM_EFORMAT
+    ("PATH:LINE: what is wrong", "PATH: what is wrong"). */
 spm_mmio_t *spm_mmio_open(const char *path);
 
 /*  The header read by open (owned by the reader). */
@@ -63,6 +75,9 @@ const spm_mmio_header_t *spm_mmio_header(const spm_mmio_t *r);
 
 /*  The path given to open. */
 const char *spm_mmio_path(const spm_mmio_t *r);
+
+/*  The order R hands out its entries in. */
+spm_mmio_order_t spm_mmio_order(const spm_mmio_t *r);
 
 /*  Reads the next entry into *ROW, *COL (0-based) and *V. Returns 1 for an
     entry, 0 after the last declared entry (having checked that nothing but

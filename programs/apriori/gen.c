@@ -34,6 +34,9 @@ static const char usage[] =
     "                     deviation 0.1; default 0.5)\n"
     "  --seed S           random seed (default 1); same seed, same file\n"
     "  -o, --output FILE  where to write ('-': stdout)\n"
+    "  --sync             make the file durable before returning (sync it and its\n"
+    "                     directory); without it a crash of the machine soon\n"
+    "                     after may lose it (a partial file is never seen)\n"
     "  -h, --help         this help\n";
 
 static int gen_transactions(int argc, char **argv)
@@ -47,13 +50,14 @@ static int gen_transactions(int argc, char **argv)
                                              {"corruption", required_argument, 0, 'r'},
                                              {"seed", required_argument, 0, 's'},
                                              {"output", required_argument, 0, 'o'},
+                                             {"sync", no_argument, 0, 'S'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     spm_quest_params_t p;
     spm_quest_defaults(&p);
     const char *out = NULL;
     long v;
-    int c, rc = 0;
+    int c, rc = 0, sync = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -88,6 +92,9 @@ static int gen_transactions(int argc, char **argv)
         case 'o':
             out = optarg;
             break;
+        case 'S':
+            sync = 1;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -108,6 +115,7 @@ static int gen_transactions(int argc, char **argv)
         spm_quest_destroy(&q);
         return spm_cli_fail("gen transactions", SPM_EIO);
     }
+    spm_outfile_set_sync(f, sync);
     FILE *s = spm_outfile_stream(f);
     const uint32_t *items;
     size_t n;

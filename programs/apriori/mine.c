@@ -11,13 +11,16 @@
     then starts from the staged blocks (LoadDataBlock parses and normalizes
     each), and the results come back by id. Both output files are written
     through spm_outfile_t (written aside and renamed into place), so a
-    failure leaves no partial output behind.
+    failure leaves no partial output behind. A file named *.npz (or any,
+    with --format npz) gets the results as columns of NumPy arrays
+    (columns.h).
     =========================================================================
 */
 #include "isa/core/extsort.h"
 #include "base/textio.h"
 #include "isa/mining/isa.h"
 #include "programs/apriori/apriori.h"
+#include "programs/apriori/columns.h"
 #include "programs/apriori/output.h"
 #include "programs/apriori/reader.h"
 #include "base/cli.h"
@@ -42,15 +45,25 @@ static const char usage[] =
     "                       (0.6%), a fraction below 1 (0.006) or an absolute\n"
     "                       count (500); must be in (0, 100%]\n"
     "  --min-confidence C   minimum confidence, 80% or 0.8 (default 80%)\n"
-    "  -o, --output FILE    rules file (default: stdout)\n"
-    "  --itemsets FILE      also write the frequent itemsets to FILE\n"
+    "  -o, --output FILE    rules file (default: stdout); a name ending in .npz\n"
+    "                       gets the npz format\n"
+    "  --itemsets FILE      also write the frequent itemsets to FILE (.npz: npz)\n"
     "  --itemsets-only      find the frequent itemsets alone, no rules; they go to\n"
     "                       --itemsets FILE, else stdout (-o is refused)\n"
     "  --max-length N       longest itemset, and so rule, to find (default: any)\n"
     "  --algorithm A        apriori (level by level), eclat (depth first per\n"
     "                       prefix class) or auto (default: the one that suits\n"
     "                       the data); the output is the same\n"
-    "  --format F           text (default), csv or json\n"
+    "  --format F           text (default), csv, json, or npz: columns of NumPy\n"
+    "                       arrays in one .npz, which numpy.load reads (itemsets:\n"
+    "                       items, offsets, support; rules: antecedent,\n"
+    "                       antecedent_offsets, consequent, consequent_offsets,\n"
+    "                       support, confidence, lift; docs/MINING.md); npz\n"
+    "                       needs a file, not stdout\n"
+    "  --sync               make the output files durable before returning: sync\n"
+    "                       each file and its directory (without it, a crash of\n"
+    "                       the machine soon after may lose them; a partial file\n"
+    "                       is never seen under their names)\n"
     "  --block N            transactions (lines) per block, the unit the IEUs\n"
     "                       parse and count in parallel (default 5000)\n"
     "  --max-consequent N   longest rule consequent (default: any length)\n"
@@ -77,6 +90,8 @@ typedef struct {
     uint64_t count; /* absolute support when support < 0 */
     double minconf; /* fraction */
     spm_mine_format_t format;
+    int format_set; /* --format given (else a file's name decides: .npz) */
+    int sync;       /* --sync */
     long block, maxcons, maxlen;
     int names, itemsets_only;
     spm_apriori_algorithm_t algorithm;
@@ -223,6 +238,28 @@ static int stage_flush(spm_session_t *s, staging_t *b, spm_sdb_t **ids, uint32_t
     return stage_put(s, SPM_MINING_TRANS, data, len, ids, n, cap);
 }
 
+/*  The format of output file PATH: --format's, else npz for a name ending
+    in .npz, else text. */
+static spm_mine_format_t file_format(const opts_t *o, const char *path)
+{
+    size_t n = strlen(path);
+    if (o->format_set)
+        return o->format;
+    return n >= 4 && strcmp(path + n - 4, ".npz") == 0 ? SPM_MINE_NPZ : SPM_MINE_TEXT;
+}
+
+/*  Writes the rules (SETS: the itemsets) of OUT to F in the format its
+    name asks for. */
+static int write_output(spm_outfile_t *f, const char *path, spm_mine_out_t *out, const opts_t *o,
+                        int sets)
+{
+    spm_mine_format_t format = file_format(o, path);
+    if (format == SPM_MINE_NPZ)
+        return sets ? spm_mine_write_itemsets_npz(f, out) : spm_mine_write_rules_npz(f, out);
+    return sets ? spm_mine_write_itemsets(spm_outfile_stream(f), out, format)
+                : spm_mine_write_rules(spm_outfile_stream(f), out, format);
+}
+
 static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int *exit_code)
 {
     static const struct option longopts[] = {{"min-support", required_argument, 0, 's'},
@@ -236,6 +273,7 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
                                              {"itemsets-only", no_argument, 0, 'I'},
                                              {"max-length", required_argument, 0, 'L'},
                                              {"algorithm", required_argument, 0, 'A'},
+                                             {"sync", no_argument, 0, 'S'},
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
@@ -264,8 +302,14 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
                 o->format = SPM_MINE_CSV;
             else if (strcmp(optarg, "json") == 0)
                 o->format = SPM_MINE_JSON;
+            else if (strcmp(optarg, "npz") == 0)
+                o->format = SPM_MINE_NPZ;
             else
-                rc = spm_error(SPM_EINVAL, "--format: '%s' is not text, csv or json", optarg);
+                rc = spm_error(SPM_EINVAL, "--format: '%s' is not text, csv, json or npz", optarg);
+            o->format_set = 1;
+            break;
+        case 'S':
+            o->sync = 1;
             break;
         case 'b':
             rc = spm_parse_long("--block", optarg, 1, SPM_MINING_MAX_ENTRIES, &o->block);
@@ -331,6 +375,14 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
     }
     if (ro->json && !o->itemsets_only && (!o->output || strcmp(o->output, "-") == 0)) {
         *exit_code = spm_cli_usage("mine", "--json prints the report on stdout: give -o FILE");
+        return 1;
+    }
+    const char *sets = o->itemsets ? o->itemsets : o->itemsets_only ? "-" : NULL;
+    const char *rules = o->itemsets_only ? NULL : o->output ? o->output : "-";
+    if ((rules && strcmp(rules, "-") == 0 && file_format(o, rules) == SPM_MINE_NPZ) ||
+        (sets && strcmp(sets, "-") == 0 && file_format(o, sets) == SPM_MINE_NPZ)) {
+        *exit_code = spm_cli_usage("mine", "npz is written to files, not stdout: give %s FILE",
+                                   rules && strcmp(rules, "-") == 0 ? "-o" : "--itemsets");
         return 1;
     }
     o->input = argv[optind];
@@ -485,11 +537,16 @@ static int mine_main(int argc, char **argv)
     size_t len;
     if (o.itemsets_only && !o.itemsets)
         o.itemsets = "-";
-    if ((!o.itemsets_only && !(rules = spm_outfile_open(o.output ? o.output : "-"))) ||
+    const char *rules_path = o.output ? o.output : "-";
+    if ((!o.itemsets_only && !(rules = spm_outfile_open(rules_path))) ||
         (o.itemsets && !(sets = spm_outfile_open(o.itemsets)))) {
         rc = SPM_EIO;
         goto out;
     }
+    if (rules)
+        spm_outfile_set_sync(rules, o.sync);
+    if (sets)
+        spm_outfile_set_sync(sets, o.sync);
     if ((rc = spm_session_open(&ro, &s)) != 0 ||
         (rc = r ? stage_input(s, r, &o, &a) : stage_text(s, in, &o, &a)) != 0)
         goto out;
@@ -517,9 +574,8 @@ static int mine_main(int argc, char **argv)
     if (rc != 0 || (rc = spm_mine_fetch(session_get, s, &res, &out)) != 0)
         goto out;
     spm_session_release(s); /* an embedded VM stops while the output is written */
-    if ((rules && (rc = spm_mine_write_rules(spm_outfile_stream(rules), &out, o.format)) != 0) ||
-        (o.itemsets &&
-         (rc = spm_mine_write_itemsets(spm_outfile_stream(sets), &out, o.format)) != 0))
+    if ((rules && (rc = write_output(rules, rules_path, &out, &o, 0)) != 0) ||
+        (o.itemsets && (rc = write_output(sets, o.itemsets, &out, &o, 1)) != 0))
         goto out;
     if ((o.itemsets && (rc = spm_outfile_commit(&sets)) != 0) ||
         (rules && (rc = spm_outfile_commit(&rules)) != 0))

@@ -300,6 +300,8 @@ static int rules_block(void *arg, size_t b, const void *data, size_t len)
             break;
         if (f->key)
             h->supy = support_of_y(f->o, h, f->key);
+        f->o->xitems += xl;
+        f->o->yitems += yl;
         rc = spm_extsort_add(f->sort, h, sizeof *h + (size_t)(xl + yl) * 4);
     }
     spm_mining_rules_free(&blk);
@@ -588,12 +590,6 @@ static int finish(FILE *f)
     copied from the line before instead of formatted again. */
 #define LINES_BYTES (128u << 10)
 
-/*  Itemsets from which the runs are merged on a thread of their own while
-    the lines are made. Fetched to written, medians of 7: the dense set at
-    5% (8,020,425 itemsets in 163 runs) 477 -> 365 ms; at 10% (670,780 in
-    35) no gain, 36.9 against 38.3 ms. */
-#define AHEAD_SETS (1u << 20)
-
 typedef struct {
     uint32_t k;    /* items of the line before (0: none) */
     uint32_t *at;  /* SPM_MINING_MAX_K: its items */
@@ -641,8 +637,9 @@ static int write_numbered_itemsets(FILE *f, spm_mine_out_t *o, int csv)
     int rc = buf && l.at && l.end && l.text ? 0 : spm_error(SPM_ENOMEM, "out of memory");
     /* Many sets merged from runs: the merge goes ahead on a thread of its
        own (programs/apriori/ahead.h). */
-    spm_mine_ahead_t *a =
-        rc == 0 && o->runs && spm_mine_nitemsets(o) >= AHEAD_SETS ? spm_mine_ahead_start(o) : NULL;
+    spm_mine_ahead_t *a = rc == 0 && o->runs && spm_mine_nitemsets(o) >= SPM_MINE_AHEAD_SETS
+                              ? spm_mine_ahead_start(o)
+                              : NULL;
     p = buf;
     while (rc == 0 && (rc = a ? spm_mine_ahead_next(a, &k, &s, &count)
                               : spm_mine_next_itemset(o, &k, &s, &count)) == 1) {

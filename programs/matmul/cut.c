@@ -19,6 +19,7 @@ struct spm_mm_cutter {
     uint32_t nbi, nbj;   /* blocks down and across */
     spm_buf_t *blocks;   /* raw block being built per tile, column-major */
     uint32_t flushed;    /* block columns below this were handed over */
+    uint32_t rows_done;  /* block rows below this were handed over */
     uint64_t entries;    /* entries added */
 };
 
@@ -101,6 +102,25 @@ int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit
     return 0;
 }
 
+int spm_mm_cutter_flush_rows(spm_mm_cutter_t *self, uint32_t bi_end, spm_mm_emit_fn emit, void *arg)
+{
+    if (bi_end > self->nbi)
+        bi_end = self->nbi;
+    for (; self->rows_done < bi_end; self->rows_done++)
+        for (uint32_t bj = self->flushed; bj < self->nbj; bj++) {
+            spm_buf_t *b = &self->blocks[(size_t)bj * self->nbi + self->rows_done];
+            if (!b->data)
+                continue;
+            int rc = spm_mm_raw_finish(b);
+            if (rc == 0)
+                rc = emit_block(b, self->rows_done, bj, emit, arg);
+            spm_buf_free(b);
+            if (rc != 0)
+                return rc;
+        }
+    return 0;
+}
+
 int spm_mm_cutter_flush(spm_mm_cutter_t *self, spm_mm_emit_fn emit, void *arg)
 {
     return spm_mm_cutter_flush_cols(self, self->nbj, emit, arg);
@@ -121,15 +141,19 @@ int spm_mm_cut_file(spm_mmio_t *r, uint32_t rk, uint32_t ck, spm_mm_emit_fn emit
     spm_mm_cutter_t *c = spm_mm_cutter_new((uint32_t)h->rows, (uint32_t)h->cols, rk, ck);
     if (!c)
         return spm_error(SPM_ENOMEM, "out of memory");
-    /* a general array file comes column by column: hand over each finished
-       column of blocks at once */
-    int streaming = h->format == SPM_MMIO_ARRAY && h->symmetry == SPM_MMIO_GENERAL;
+    /* a file that comes column by column (a general array file) or row by
+       row (a C-order .npy, a CSR .npz): hand over each finished column or
+       row of blocks at once */
+    spm_mmio_order_t order = spm_mmio_order(r);
+    int by_col = order == SPM_MMIO_BY_COLUMN, by_row = order == SPM_MMIO_BY_ROW;
     uint64_t i, j;
     double v;
     int rc = tick ? tick(arg, 0) : 0;
     while (rc == 0 && (rc = spm_mmio_next(r, &i, &j, &v)) == 1) {
-        rc = streaming && j / ck > c->flushed
+        rc = by_col && j / ck > c->flushed
                  ? spm_mm_cutter_flush_cols(c, (uint32_t)(j / ck), emit, arg)
+             : by_row && i / rk > c->rows_done
+                 ? spm_mm_cutter_flush_rows(c, (uint32_t)(i / rk), emit, arg)
                  : 0;
         if (rc == 0)
             rc = spm_mm_cutter_add(c, (uint32_t)i, (uint32_t)j, v);

@@ -8,7 +8,9 @@
     block to a callback that puts it into the VM's store. Memory holds the
     entries of the blocks not yet handed over, never the file's text: an
     array (dense, general) file is handed over one column of blocks at a
-    time; a coordinate file, whose entries come in any order, at the end.
+    time, a file read row by row (a C-order .npy, a CSR .npz) one row of
+    blocks at a time; a coordinate file, whose entries come in any order,
+    at the end.
     @discuss
         spm_mm_cutter_t *c = spm_mm_cutter_new(rows, cols, rk, ck);
         spm_mm_cutter_add(c, i, j, v);      // 0-based; zeros are dropped
@@ -52,6 +54,11 @@ int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double 
 /*  Hands over (and forgets) every non-empty block of block columns below
     BJ_END, in column-major block order. Returns 0 or the first error. */
 int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit_fn emit,
+                             void *arg);
+
+/*  Hands over (and forgets) every non-empty block of block rows below
+    BI_END, in row-major block order. Returns 0 or the first error. */
+int spm_mm_cutter_flush_rows(spm_mm_cutter_t *self, uint32_t bi_end, spm_mm_emit_fn emit,
                              void *arg);
 
 /*  Hands over every block still held. Returns 0 or the first error. */

@@ -39,12 +39,16 @@ static const char usage_text[] =
     "      --symmetry S    general (default), symmetric or skew-symmetric\n"
     "                      (square only; the lower triangle is written)\n"
     "  -o, --output FILE   where to write (required)\n"
+    "      --sync          make the file durable before returning (sync it and\n"
+    "                      its directory); without it a crash of the machine\n"
+    "                      soon after may lose it (a partial file is never seen)\n"
     "  -h, --help          this text\n";
 
 typedef struct {
     spm_mmio_header_t h; /* what to write */
     double density;      /* probability of a non-zero */
     uint64_t seed;
+    int sync; /* --sync: the file made durable */
 } gen_t;
 
 /*  A non-zero value for the field. */
@@ -120,6 +124,7 @@ static int generate(const gen_t *g, const char *path)
     spm_outfile_t *out = spm_outfile_open(path);
     if (!out)
         return SPM_EIO;
+    spm_outfile_set_sync(out, g->sync);
     spm_mmio_writer_t *w = spm_mmio_writer_open(spm_outfile_stream(out), &h);
     rc = w ? walk(g, w, &n) : SPM_EIO;
     if (w) {
@@ -160,7 +165,7 @@ static const char *symmetry_name(int i)
 
 static int gen_main(int argc, char **argv)
 {
-    enum { OPT_FIELD = 1, OPT_SYMMETRY };
+    enum { OPT_FIELD = 1, OPT_SYMMETRY, OPT_SYNC };
     static const struct option longopts[] = {{"rows", required_argument, 0, 'r'},
                                              {"cols", required_argument, 0, 'c'},
                                              {"density", required_argument, 0, 'd'},
@@ -169,6 +174,7 @@ static int gen_main(int argc, char **argv)
                                              {"field", required_argument, 0, OPT_FIELD},
                                              {"symmetry", required_argument, 0, OPT_SYMMETRY},
                                              {"output", required_argument, 0, 'o'},
+                                             {"sync", no_argument, 0, OPT_SYNC},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     gen_t g = {.density = 1.0, .seed = 1};
@@ -204,6 +210,9 @@ static int gen_main(int argc, char **argv)
             break;
         case 'o':
             out = optarg;
+            break;
+        case OPT_SYNC:
+            g.sync = 1;
             break;
         case 'h':
             fputs(usage_text, stdout);

@@ -3,6 +3,7 @@
     the fuzzers start from what peers really send. `make fuzz-seeds` runs it
     into tests/fuzz/corpus; the files are kept in the tree. */
 #include "isa/core/codec.h"
+#include "isa/core/npz.h"
 #include "runtime/registry.h"
 #include "isa/matrix/block.h"
 #include "isa/matrix/raw.h"
@@ -347,6 +348,67 @@ static void journal_seeds(void)
     write_seed("journal", "flipped", file, len);
 }
 
+/*  A .npy of ROWS x COLS doubles 1, 2, ... (FORTRAN: column-major). */
+static void npy_seed(const char *name, uint64_t rows, uint64_t cols, int fortran)
+{
+    spm_npy_t a;
+    char buf[SPM_NPY_WRITTEN_MAX + 256];
+    if (spm_npy_set(&a, "<f8", 2, (uint64_t[]){rows, cols}) != 0 || rows * cols > 32)
+        exit(1);
+    a.fortran = fortran;
+    size_t n = spm_npy_header(&a, 0, buf);
+    for (uint64_t i = 0; i < rows * cols; i++) {
+        double v = (double)(i + 1);
+        memcpy(buf + n + 8 * i, &v, 8);
+    }
+    write_seed("npz", name, buf, n + 8 * rows * cols);
+}
+
+/*  An .npz of a sparse 3 x 4 matrix in FORMAT (csr or coo) with indices
+    of dtype INDEX, as scipy.sparse.save_npz(compressed=False) writes it. */
+static void npz_seed(const char *name, const char *format, const char *index)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/npz", root);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/npz/%s", root, name);
+    spm_outfile_t *out = spm_outfile_open(path);
+    spm_npz_writer_t *w = out ? spm_npz_writer_new(out) : NULL;
+    int wide = strcmp(index, "<i8") == 0, coo = strcmp(format, "coo") == 0;
+    /* entries (0,1)=1.5 (1,3)=-2 (2,0)=4 (2,2)=0.25 */
+    uint32_t r32[4] = {0, 1, 2, 2}, c32[4] = {1, 3, 0, 2}, p32[4] = {0, 1, 2, 4};
+    uint64_t r64[4] = {0, 1, 2, 2}, c64[4] = {1, 3, 0, 2}, p64[4] = {0, 1, 2, 4};
+    double v[4] = {1.5, -2, 4, 0.25};
+    uint64_t two = 2, four = 4, shape[2] = {3, 4};
+    spm_npy_t fmt, dims, idx, ptr, val;
+    if (!w || spm_npy_set(&fmt, "|S3", 0, NULL) != 0 || spm_npy_set(&dims, "<i8", 1, &two) != 0 ||
+        spm_npy_set(&idx, index, 1, &four) != 0 || spm_npy_set(&ptr, index, 1, &four) != 0 ||
+        spm_npy_set(&val, "<f8", 1, &four) != 0 ||
+        spm_npz_writer_array(w, coo ? "row" : "indices", &idx,
+                             coo ? (wide ? (void *)r64 : r32) : (wide ? (void *)c64 : c32)) ||
+        spm_npz_writer_array(w, coo ? "col" : "indptr", &ptr,
+                             coo ? (wide ? (void *)c64 : c32) : (wide ? (void *)p64 : p32)) ||
+        spm_npz_writer_array(w, "format", &fmt, format) ||
+        spm_npz_writer_array(w, "shape", &dims, shape) ||
+        spm_npz_writer_array(w, "data", &val, v) || spm_npz_writer_close(&w) != 0 ||
+        spm_outfile_commit(&out) != 0) {
+        fprintf(stderr, "seeds: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+/*  NumPy and SciPy files (the npz target). Two more seeds were written by
+    SciPy itself and are kept as they are: scipy-csc-deflated
+    (scipy.sparse.save_npz, deflated members) and numpy-savez-zip64 (a
+    ZIP64 local header, as numpy.savez writes every member). */
+static void npz_seeds(void)
+{
+    npy_seed("npy-dense", 3, 4, 0);
+    npy_seed("npy-fortran", 2, 3, 1);
+    npz_seed("npz-csr-int32", "csr", "<i4");
+    npz_seed("npz-coo-int64", "coo", "<i8");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -360,6 +422,7 @@ int main(int argc, char **argv)
     matrix_seeds();
     mining_seeds();
     text_seeds();
+    npz_seeds();
     journal_seeds();
     return 0;
 }

@@ -25,6 +25,11 @@
       fimi  [mode][file...]: a transaction file through the apriori reader
             (mode bit 0: named items); items are in range and named ones
             have names.
+      npz   a NumPy .npy or SciPy .npz file through the binary matrix
+            reader (isa/matrix/npmat.h; a file without magic is read as
+            an .npz): every entry lies inside the shape and there are no
+            more than declared; and every member of an archive, read
+            whole through isa/core/nparray.h, gives what its header says.
       journal  [file...]: the file of job 7 in a scratch journal directory
             (vm/center/journal.h), replayed: the intact records come back, the rest
             is counted as damage and cut off, and a record appended after
@@ -38,7 +43,10 @@
 #include "isa/core/codec.h"
 #include "runtime/registry.h"
 #include "isa/matrix/block.h"
+#include "isa/core/nparray.h"
+#include "isa/core/npz.h"
 #include "isa/matrix/mmio.h"
+#include "isa/matrix/npmat.h"
 #include "isa/matrix/raw.h"
 #include "isa/mining/fimi.h"
 #include "isa/mining/sdb.h"
@@ -357,6 +365,58 @@ static inline int spm_fuzz_fimi(const uint8_t *data, size_t size)
     return 0;
 }
 
+/*  Reads every member of the archive at PATH through nparray, in
+    batches, up to a bound: each gives what its header says or an error. */
+static inline void fuzz_npz_members(const char *path)
+{
+    spm_npz_t *z = spm_npz_open(path);
+    if (!z)
+        return;
+    static unsigned char buf[1 << 16];
+    for (size_t i = 0; i < spm_npz_count(z); i++) {
+        spm_nparray_t *a = spm_nparray_member(z, spm_npz_name(z, i));
+        if (!a)
+            continue;
+        const spm_npy_t *h = spm_nparray_header(a);
+        uint64_t left = spm_nparray_count(a), count, bytes;
+        if (h->itemsize == 0 || h->itemsize > sizeof buf || spm_npy_size(h, &count, &bytes) != 0 ||
+            count != left)
+            spm_fuzz_broken("npz", "an array accepted with a size it cannot have");
+        for (int rounds = 0; left > 0 && rounds < 64; rounds++) {
+            size_t n = sizeof buf / h->itemsize;
+            n = left < n ? (size_t)left : n;
+            if (spm_nparray_read(a, buf, n) != 0)
+                break;
+            left -= n;
+        }
+        spm_nparray_close(&a);
+    }
+    spm_npz_close(&z);
+}
+
+static inline int spm_fuzz_npz(const uint8_t *data, size_t size)
+{
+    const char *path = fuzz_file(data, size);
+    spm_npmat_kind_t kind = spm_npmat_kind(path);
+    spm_mmio_header_t h;
+    spm_mmio_order_t order;
+    spm_npmat_t *m = spm_npmat_open(path, kind == SPM_NPMAT_NPY ? kind : SPM_NPMAT_NPZ, &h, &order);
+    if (m) {
+        uint64_t row, col, n = 0;
+        double v;
+        while (n < 1000000 && spm_npmat_next(m, &row, &col, &v) == 1) {
+            if (row >= h.rows || col >= h.cols)
+                spm_fuzz_broken("npz", "an entry outside the declared shape");
+            if (++n > h.entries)
+                spm_fuzz_broken("npz", "more entries than declared");
+        }
+        spm_npmat_close(&m);
+    }
+    if (kind != SPM_NPMAT_NPY)
+        fuzz_npz_members(path);
+    return 0;
+}
+
 /* --------------------------------------------------------------- journal */
 
 static char fuzz_journal_dir[64]; /* the scratch store directory, made once per process */
@@ -465,10 +525,8 @@ typedef struct {
     int (*run)(const uint8_t *data, size_t size); /* one input */
 } spm_fuzz_target_t;
 
-static const spm_fuzz_target_t spm_fuzz_targets[] = {{"wire", spm_fuzz_wire},
-                                                     {"sdb", spm_fuzz_sdb},
-                                                     {"mtx", spm_fuzz_mtx},
-                                                     {"fimi", spm_fuzz_fimi},
-                                                     {"journal", spm_fuzz_journal}};
+static const spm_fuzz_target_t spm_fuzz_targets[] = {
+    {"wire", spm_fuzz_wire}, {"sdb", spm_fuzz_sdb}, {"mtx", spm_fuzz_mtx},
+    {"fimi", spm_fuzz_fimi}, {"npz", spm_fuzz_npz}, {"journal", spm_fuzz_journal}};
 
 #endif
