@@ -46,19 +46,19 @@ spm_lines_t *spm_lines_open(const char *path)
     r->buf = malloc(r->cap + 1 + SPM_LINES_PAD);
     if (!r->path || !r->buf) {
         spm_error(SPM_ENOMEM, "out of memory");
-        spm_lines_close(&r);
+        spm_lines_destroy(&r);
         return NULL;
     }
     r->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     if (r->fd < 0) {
         spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-        spm_lines_close(&r);
+        spm_lines_destroy(&r);
         return NULL;
     }
     struct stat st;
     if (fstat(r->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         spm_error(SPM_EIO, "%s: %s", path, strerror(EISDIR));
-        spm_lines_close(&r);
+        spm_lines_destroy(&r);
         return NULL;
     }
     return r;
@@ -241,16 +241,16 @@ int spm_lines_error(const spm_lines_t *r, int code, const char *fmt, ...)
     return spm_error(code, "%s:%lu: %s", r->path, r->lineno, msg);
 }
 
-void spm_lines_close(spm_lines_t **r)
+void spm_lines_destroy(spm_lines_t **self)
 {
-    if (!*r)
+    if (!*self)
         return;
-    if ((*r)->fd > STDIN_FILENO)
-        close((*r)->fd);
-    free((*r)->buf);
-    free((*r)->path);
-    free(*r);
-    *r = NULL;
+    if ((*self)->fd > STDIN_FILENO)
+        close((*self)->fd);
+    free((*self)->buf);
+    free((*self)->path);
+    free(*self);
+    *self = NULL;
 }
 
 /*  Bytes of a temporary file written between two starts of its writeback,

@@ -65,7 +65,7 @@ const char *spm_lines_path(const spm_lines_t *r);
 int spm_lines_error(const spm_lines_t *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-void spm_lines_close(spm_lines_t **r);
+void spm_lines_destroy(spm_lines_t **self);
 
 typedef struct spm_outfile spm_outfile_t;
 

@@ -160,7 +160,7 @@ int main(void)
             SPM_TEST_ASSERT(
                 spm_nodecache_put(nc, id_base + i, 1, spm_name_id("syn.block"), block, size) == 0);
         }
-        spm_nodecache_close(&nc);
+        spm_nodecache_destroy(&nc);
         void *d = spm_wire_socket(ctx, ZMQ_DEALER);
         zmq_connect(d, data_ep);
         double spm_bw = throughput(d, n, size, spm_send);

@@ -274,7 +274,7 @@ static cs *load_cs(const char *path)
     double v;
     while (spm_mmio_next(r, &i, &j, &v) == 1)
         cs_entry(t, (CS_INT)i, (CS_INT)j, v);
-    spm_mmio_close(&r);
+    spm_mmio_destroy(&r);
     cs *c = cs_compress(t);
     cs_spfree(t);
     if (c)

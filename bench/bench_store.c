@@ -82,7 +82,7 @@ int main(void)
         free(d);
     }
     double gets = now() - t0;
-    spm_store_close(&st);
+    spm_store_destroy(&st);
     double mib = (double)n * (double)len / (1 << 20);
     printf("store put, one txn each:  %8.1f MiB/s\n", mib / single);
     printf("store put, batches of 64: %8.1f MiB/s  (%.1fx the single puts)\n", mib / batched,
@@ -129,7 +129,7 @@ int main(void)
            plain / held);
     printf("cache read, reader each:  %8.1f MiB/s  (%.2fx the held pointer)\n", reps / cached,
            held / cached);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
     free(buf);
     nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return 0;

@@ -530,11 +530,11 @@ spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fr
         goto err;
     return self;
 err:
-    spm_nodecache_close(&self);
+    spm_nodecache_destroy(&self);
     return NULL;
 }
 
-void spm_nodecache_close(spm_nodecache_t **self)
+void spm_nodecache_destroy(spm_nodecache_t **self)
 {
     if (!self || !*self)
         return;

@@ -92,7 +92,7 @@ typedef struct spm_nodecache spm_nodecache_t;
     BUDGET (0: unlimited). FRESH=1 removes any earlier content first (only
     the agent does this, before the node's IEUs open with FRESH=0). Several
     processes may open the same DIR at once. Returns the handle, owned by the
-    caller (spm_nodecache_close), or NULL with the detail set: SPM_EIO
+    caller (spm_nodecache_destroy), or NULL with the detail set: SPM_EIO
     "DIR: reason" when DIR cannot be created or written, SPM_ENOMEM,
     SPM_ESTORE for an LMDB failure. */
 spm_nodecache_t *spm_nodecache_open(const char *dir, uint64_t budget, int fresh);
@@ -110,7 +110,7 @@ spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fr
 /*  Writes this process's pending recency notes, closes the handle, frees it
     and sets *SELF to NULL. Every reader must have ended. Does nothing when
     *SELF is NULL. The content stays for the node's other processes. */
-void spm_nodecache_close(spm_nodecache_t **self);
+void spm_nodecache_destroy(spm_nodecache_t **self);
 
 /*  Inserts block (ID, VERSION) of TYPE with the LEN bytes at DATA (copied;
     DATA may be NULL when LEN is 0) as an evictable copy, stored without a

@@ -113,7 +113,7 @@ static spm_store_t *open_store(const char *dir, size_t map_bytes, unsigned flags
         goto err;
     return self;
 err:
-    spm_store_close(&self);
+    spm_store_destroy(&self);
     return NULL;
 }
 
@@ -131,7 +131,7 @@ static void batch_end(spm_store_t *self)
     self->batch_err = 0;
 }
 
-void spm_store_close(spm_store_t **self)
+void spm_store_destroy(spm_store_t **self)
 {
     if (!self || !*self)
         return;

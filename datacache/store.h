@@ -58,7 +58,7 @@ typedef struct spm_store spm_store_t;
 /*  Opens (creating DIR and its missing parents with mode 0700) the LMDB
     environment in DIR, with a map of 64 MiB to start with. A store that
     already exists is reopened with its contents. Returns the store, owned by
-    the caller (spm_store_close), or NULL with the detail set: SPM_EIO
+    the caller (spm_store_destroy), or NULL with the detail set: SPM_EIO
     "DIR: Permission denied" (or another system reason) when DIR cannot be
     created or written, SPM_ENOMEM, SPM_EFULL when the identity record of a
     new store finds no room on the disk, SPM_ESTORE for an LMDB failure (with
@@ -98,7 +98,7 @@ uint64_t spm_store_data_end(spm_store_t *self);
 
 /*  Aborts an open batch, closes the environment, frees the store and sets
  *SELF to NULL. Does nothing when *SELF is NULL. */
-void spm_store_close(spm_store_t **self);
+void spm_store_destroy(spm_store_t **self);
 
 /*  Starts a batch: every put and delete until spm_store_commit is one LMDB
     write transaction, so a crash at any moment leaves either all or none of

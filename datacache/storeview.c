@@ -86,11 +86,11 @@ spm_store_view_t *spm_store_view_open(const char *dir, const uint8_t id[16])
     spm_store_map_find(self->env, self->dbi, &self->map);
     return self;
 err:
-    spm_store_view_close(&self);
+    spm_store_view_destroy(&self);
     return NULL;
 }
 
-void spm_store_view_close(spm_store_view_t **self)
+void spm_store_view_destroy(spm_store_view_t **self)
 {
     if (!self || !*self)
         return;

@@ -15,7 +15,7 @@
         if (s && spm_store_snap_get(s, sdb, version, &t, &p, &n) == 0)
             ... use p[0..n) read-only ...
         spm_store_snap_end(&s);                               // p is invalid from here
-        spm_store_view_close(&sv);
+        spm_store_view_destroy(&sv);
 
     A snapshot is an LMDB read transaction: it sees the store as it was when
     it began, and the pages it reads stay untouched until it ends, even if
@@ -56,7 +56,7 @@ typedef struct spm_store_view spm_store_view_t;
     opened as large as the filesystem holding DIR (address space, not
     memory), so that the writer's growth never makes a read fail in practice.
     Nothing is created in DIR. Returns the view, owned by the caller
-    (spm_store_view_close), or NULL with the detail set: SPM_ENOTFOUND when
+    (spm_store_view_destroy), or NULL with the detail set: SPM_ENOTFOUND when
     DIR is not a store (no data file, not LMDB, no identity record of this
     layout) or holds another identity, SPM_EIO "DIR: reason" when DIR or its
     files cannot be read, SPM_ENOMEM, SPM_ESTORE for another LMDB failure. */
@@ -64,7 +64,7 @@ spm_store_view_t *spm_store_view_open(const char *dir, const uint8_t id[16]);
 
 /*  Closes the view, frees it and sets *SELF to NULL. Every snapshot must
     have ended. Does nothing when *SELF is NULL. */
-void spm_store_view_close(spm_store_view_t **self);
+void spm_store_view_destroy(spm_store_view_t **self);
 
 typedef struct spm_store_snap spm_store_snap_t;
 

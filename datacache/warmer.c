@@ -167,7 +167,7 @@ uint64_t spm_warmer_prepared(spm_warmer_t *self)
     return n;
 }
 
-void spm_warmer_stop(spm_warmer_t **self)
+void spm_warmer_destroy(spm_warmer_t **self)
 {
     spm_warmer_t *w = *self;
     if (!w)

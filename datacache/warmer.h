@@ -24,7 +24,7 @@
     @discuss
         spm_warmer_t *w = spm_warmer_start(dir, 256 << 20);
         spm_warmer_note(w, spm_store_data_end(store), jobs == 0); // in the loop
-        spm_warmer_stop(&w);
+        spm_warmer_destroy(&w);
 
     The thread never calls LMDB (whose map may move when the store grows):
     the owner of the store tells it where the data ends. It never takes more
@@ -60,6 +60,6 @@ uint64_t spm_warmer_prepared(spm_warmer_t *self);
 
 /*  Stops the thread (a chunk in progress finishes first) and frees *SELF.
     Does nothing when *SELF is NULL. */
-void spm_warmer_stop(spm_warmer_t **self);
+void spm_warmer_destroy(spm_warmer_t **self);
 
 #endif

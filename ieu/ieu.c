@@ -416,8 +416,8 @@ void spm_ieu_destroy(spm_ieu_proc_t **self)
         zmq_ctx_term(ieu->ctx);
     if (ieu->efd >= 0)
         close(ieu->efd);
-    spm_nodecache_close(&ieu->cache);
-    spm_store_view_close(&ieu->store);
+    spm_nodecache_destroy(&ieu->cache);
+    spm_store_view_destroy(&ieu->store);
     pthread_cond_destroy(&ieu->cond);
     pthread_mutex_destroy(&ieu->lock);
     free(ieu);

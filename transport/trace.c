@@ -23,13 +23,13 @@ spm_trace_t *spm_trace_new(void)
     return calloc(1, sizeof(spm_trace_t));
 }
 
-void spm_trace_destroy(spm_trace_t **selfp)
+void spm_trace_destroy(spm_trace_t **self)
 {
-    if (!*selfp)
+    if (!*self)
         return;
-    free((*selfp)->ev);
-    free(*selfp);
-    *selfp = NULL;
+    free((*self)->ev);
+    free(*self);
+    *self = NULL;
 }
 
 int spm_trace_add(spm_trace_t *self, const spm_trace_event_t *ev)

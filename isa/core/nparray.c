@@ -108,9 +108,9 @@ spm_nparray_t *spm_nparray_open(const char *path)
     }
     if ((a->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(a->fd, &st) != 0) {
         spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-        spm_nparray_close(&a);
+        spm_nparray_destroy(&a);
     } else if (read_header(a, (uint64_t)st.st_size) != 0) {
-        spm_nparray_close(&a);
+        spm_nparray_destroy(&a);
     }
     return a;
 }
@@ -132,9 +132,9 @@ spm_nparray_t *spm_nparray_member(spm_npz_t *z, const char *name)
         !(a->label = strdup(spm_npz_member_label(a->m)))) {
         if (a->m)
             spm_error(SPM_ENOMEM, "out of memory");
-        spm_nparray_close(&a);
+        spm_nparray_destroy(&a);
     } else if (read_header(a, spm_npz_member_size(a->m)) != 0) {
-        spm_nparray_close(&a);
+        spm_nparray_destroy(&a);
     }
     return a;
 }
@@ -204,15 +204,15 @@ int spm_nparray_real(spm_nparray_t *a, double *out, size_t n)
     return rc;
 }
 
-void spm_nparray_close(spm_nparray_t **ap)
+void spm_nparray_destroy(spm_nparray_t **self)
 {
-    if (!ap || !*ap)
+    if (!self || !*self)
         return;
-    spm_nparray_t *a = *ap;
+    spm_nparray_t *a = *self;
     if (a->fd >= 0)
         close(a->fd);
-    spm_npz_member_close(&a->m);
+    spm_npz_member_destroy(&a->m);
     free(a->label);
     free(a);
-    *ap = NULL;
+    *self = NULL;
 }

@@ -16,7 +16,7 @@
         const spm_npy_t *h = spm_nparray_header(a);            // dtype, shape
         double v[4096];
         rc = spm_nparray_real(a, v, n);                        // the next n
-        spm_nparray_close(&a);
+        spm_nparray_destroy(&a);
 
     Every error is one line naming the file (and member): "A.npz:
     indices.npy: a negative index, -3".
@@ -69,6 +69,6 @@ int spm_nparray_index(spm_nparray_t *a, uint64_t *out, size_t n);
 int spm_nparray_real(spm_nparray_t *a, double *out, size_t n);
 
 /*  Closes *A (safe on NULL) and sets it to NULL. */
-void spm_nparray_close(spm_nparray_t **a);
+void spm_nparray_destroy(spm_nparray_t **self);
 
 #endif

@@ -367,16 +367,16 @@ int spm_npz_writer_close(spm_npz_writer_t **wp)
     return rc;
 }
 
-void spm_npz_writer_destroy(spm_npz_writer_t **wp)
+void spm_npz_writer_destroy(spm_npz_writer_t **self)
 {
-    if (!wp || !*wp)
+    if (!self || !*self)
         return;
-    spm_npz_writer_t *w = *wp;
+    spm_npz_writer_t *w = *self;
     for (size_t i = 0; i < w->n; i++)
         free(w->m[i].buf);
     free(w->m);
     free(w);
-    *wp = NULL;
+    *self = NULL;
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -595,7 +595,7 @@ spm_npz_t *spm_npz_open(const char *path)
 out:
     free(dir);
     if (rc != 0)
-        spm_npz_close(&z);
+        spm_npz_destroy(&z);
     return z;
 }
 
@@ -673,7 +673,7 @@ spm_npz_member_t *spm_npz_member_open(spm_npz_t *z, size_t i)
     }
 out:
     if (rc != 0)
-        spm_npz_member_close(&m);
+        spm_npz_member_destroy(&m);
     return m;
 }
 
@@ -738,24 +738,24 @@ int spm_npz_member_read(spm_npz_member_t *m, void *buf, size_t n)
     return 0;
 }
 
-void spm_npz_member_close(spm_npz_member_t **mp)
+void spm_npz_member_destroy(spm_npz_member_t **self)
 {
-    if (!mp || !*mp)
+    if (!self || !*self)
         return;
-    spm_npz_member_t *m = *mp;
+    spm_npz_member_t *m = *self;
     if (m->inflating)
         inflateEnd(&m->zs);
     free(m->in);
     free(m->label);
     free(m);
-    *mp = NULL;
+    *self = NULL;
 }
 
-void spm_npz_close(spm_npz_t **zp)
+void spm_npz_destroy(spm_npz_t **self)
 {
-    if (!zp || !*zp)
+    if (!self || !*self)
         return;
-    spm_npz_t *z = *zp;
+    spm_npz_t *z = *self;
     if (z->fd >= 0)
         close(z->fd);
     for (size_t i = 0; i < z->made; i++)
@@ -763,5 +763,5 @@ void spm_npz_close(spm_npz_t **zp)
     free(z->m);
     free(z->path);
     free(z);
-    *zp = NULL;
+    *self = NULL;
 }

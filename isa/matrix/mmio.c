@@ -215,11 +215,11 @@ spm_mmio_t *spm_mmio_open(const char *path)
     spm_npmat_kind_t kind = spm_npmat_kind(path);
     if (kind != SPM_NPMAT_NONE) {
         if (!(r->bin = spm_npmat_open(path, kind, &r->h, &r->order)))
-            spm_mmio_close(&r);
+            spm_mmio_destroy(&r);
         return r;
     }
     if (!(r->in = spm_lines_open(path)) || read_banner(r) != 0 || read_size(r) != 0)
-        spm_mmio_close(&r);
+        spm_mmio_destroy(&r);
     else if (r->h.format == SPM_MMIO_ARRAY && r->h.symmetry == SPM_MMIO_GENERAL)
         r->order = SPM_MMIO_BY_COLUMN;
     return r;
@@ -336,14 +336,14 @@ uint64_t spm_mmio_done(const spm_mmio_t *r)
     return r->bin ? spm_npmat_done(r->bin) : r->done;
 }
 
-void spm_mmio_close(spm_mmio_t **r)
+void spm_mmio_destroy(spm_mmio_t **self)
 {
-    if (!r || !*r)
+    if (!self || !*self)
         return;
-    spm_lines_close(&(*r)->in);
-    spm_npmat_close(&(*r)->bin);
-    free(*r);
-    *r = NULL;
+    spm_lines_destroy(&(*self)->in);
+    spm_npmat_destroy(&(*self)->bin);
+    free(*self);
+    *self = NULL;
 }
 
 struct spm_mmio_writer {

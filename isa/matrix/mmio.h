@@ -22,7 +22,7 @@
         const spm_mmio_header_t *h = spm_mmio_header(r);
         uint64_t i, j; double v; int rc;
         while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1) ...
-        spm_mmio_close(&r);
+        spm_mmio_destroy(&r);
 
     The writer puts the banner and size line first. When the number of
     entries is not known in advance it reserves a padded size line and
@@ -91,7 +91,7 @@ int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v);
 uint64_t spm_mmio_done(const spm_mmio_t *r);
 
 /*  Closes *R (safe on NULL) and sets it to NULL. */
-void spm_mmio_close(spm_mmio_t **r);
+void spm_mmio_destroy(spm_mmio_t **self);
 
 /*  Names for messages and banners: "coordinate", "real", "symmetric", ... */
 const char *spm_mmio_format_name(spm_mmio_format_t f);

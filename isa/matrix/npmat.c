@@ -167,7 +167,7 @@ static int read_format(spm_npmat_t *m, char *fmt, size_t cap)
         fmt[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
     }
     fmt[n] = '\0';
-    spm_nparray_close(&a);
+    spm_nparray_destroy(&a);
     return rc;
 }
 
@@ -182,7 +182,7 @@ static int read_shape(spm_npmat_t *m)
                  ? spm_error(SPM_EFORMAT, "%s: holds %" PRIu64 " numbers, not 2",
                              spm_nparray_label(a), spm_nparray_count(a))
                  : spm_nparray_index(a, v, 2);
-    spm_nparray_close(&a);
+    spm_nparray_destroy(&a);
     if (rc == 0) {
         m->rows = v[0];
         m->cols = v[1];
@@ -291,7 +291,7 @@ spm_npmat_t *spm_npmat_open(const char *path, spm_npmat_kind_t kind, spm_mmio_he
     h->rows = m->rows;
     h->cols = m->cols;
     if (rc != 0)
-        spm_npmat_close(&m);
+        spm_npmat_destroy(&m);
     return m;
 }
 
@@ -383,16 +383,16 @@ uint64_t spm_npmat_done(const spm_npmat_t *m)
     return m->done;
 }
 
-void spm_npmat_close(spm_npmat_t **mp)
+void spm_npmat_destroy(spm_npmat_t **self)
 {
-    if (!mp || !*mp)
+    if (!self || !*self)
         return;
-    spm_npmat_t *m = *mp;
-    spm_nparray_close(&m->val.a);
-    spm_nparray_close(&m->idx.a);
-    spm_nparray_close(&m->ptr.a);
-    spm_npz_close(&m->z);
+    spm_npmat_t *m = *self;
+    spm_nparray_destroy(&m->val.a);
+    spm_nparray_destroy(&m->idx.a);
+    spm_nparray_destroy(&m->ptr.a);
+    spm_npz_destroy(&m->z);
     free(m->path);
     free(m);
-    *mp = NULL;
+    *self = NULL;
 }

@@ -37,9 +37,9 @@ struct spm_mining_trie {
                          transaction, 0 when absent (all 0 between calls) */
 };
 
-void spm_mining_trie_destroy(spm_mining_trie_t **tp)
+void spm_mining_trie_destroy(spm_mining_trie_t **self)
 {
-    spm_mining_trie_t *t = *tp;
+    spm_mining_trie_t *t = *self;
     if (!t)
         return;
     for (uint32_t d = 0; d < t->k; d++) {
@@ -59,7 +59,7 @@ void spm_mining_trie_destroy(spm_mining_trie_t **tp)
     free(t->last);
     free(t->pos);
     free(t);
-    *tp = NULL;
+    *self = NULL;
 }
 
 /*  Fills a direct table of ROWS x domain for level D (-1 where no edge). */
@@ -469,20 +469,20 @@ void spm_mining_vert_flush(spm_mining_vert_t *v, uint64_t *counts)
     v->held = 0;
 }
 
-void spm_mining_vert_destroy(spm_mining_vert_t **v)
+void spm_mining_vert_destroy(spm_mining_vert_t **self)
 {
-    if (!v || !*v)
+    if (!self || !*self)
         return;
-    free((*v)->slot);
-    free((*v)->bits);
-    free((*v)->heavy);
-    free((*v)->weight);
-    free((*v)->acc);
-    free((*v)->nz);
-    free((*v)->nnz);
-    free((*v)->full);
-    free(*v);
-    *v = NULL;
+    free((*self)->slot);
+    free((*self)->bits);
+    free((*self)->heavy);
+    free((*self)->weight);
+    free((*self)->acc);
+    free((*self)->nz);
+    free((*self)->nnz);
+    free((*self)->full);
+    free(*self);
+    *self = NULL;
 }
 
 int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
@@ -573,12 +573,12 @@ void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, 
     }
 }
 
-void spm_mining_pairs_destroy(spm_mining_pairs_t **pp)
+void spm_mining_pairs_destroy(spm_mining_pairs_t **self)
 {
-    if (*pp) {
-        free((*pp)->cell);
-        free((*pp)->total);
-        free(*pp);
-        *pp = NULL;
+    if (*self) {
+        free((*self)->cell);
+        free((*self)->total);
+        free(*self);
+        *self = NULL;
     }
 }

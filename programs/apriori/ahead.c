@@ -160,9 +160,9 @@ int spm_mine_ahead_next(spm_mine_ahead_t *a, uint32_t *k, const uint32_t **items
     return 1;
 }
 
-void spm_mine_ahead_stop(spm_mine_ahead_t **ap)
+void spm_mine_ahead_destroy(spm_mine_ahead_t **self)
 {
-    spm_mine_ahead_t *a = *ap;
+    spm_mine_ahead_t *a = *self;
     if (!a)
         return;
     pthread_mutex_lock(&a->lock);
@@ -179,5 +179,5 @@ void spm_mine_ahead_stop(spm_mine_ahead_t **ap)
         free(a->b[i].items);
     }
     free(a);
-    *ap = NULL;
+    *self = NULL;
 }

@@ -11,7 +11,7 @@
         spm_mine_ahead_t *a = spm_mine_ahead_start(o);   -- NULL: read o itself
         while ((rc = spm_mine_ahead_next(a, &k, &items, &count)) == 1)
             ...
-        spm_mine_ahead_stop(&a);
+        spm_mine_ahead_destroy(&a);
     @end
     =========================================================================
 */
@@ -23,7 +23,7 @@
 typedef struct spm_mine_ahead spm_mine_ahead_t;
 
 /*  Starts the thread reading O's itemsets from its cursor on. O is the
-    thread's until spm_mine_ahead_stop. NULL when out of memory or no
+    thread's until spm_mine_ahead_destroy. NULL when out of memory or no
     thread could be made (the caller then reads O itself). */
 spm_mine_ahead_t *spm_mine_ahead_start(spm_mine_out_t *o);
 
@@ -32,6 +32,6 @@ spm_mine_ahead_t *spm_mine_ahead_start(spm_mine_out_t *o);
 int spm_mine_ahead_next(spm_mine_ahead_t *a, uint32_t *k, const uint32_t **items, uint64_t *count);
 
 /*  Stops the thread (at once, if it is still reading) and frees A. */
-void spm_mine_ahead_stop(spm_mine_ahead_t **a);
+void spm_mine_ahead_destroy(spm_mine_ahead_t **self);
 
 #endif

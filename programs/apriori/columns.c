@@ -194,7 +194,7 @@ int spm_mine_write_itemsets_npz(spm_outfile_t *out, spm_mine_out_t *o)
         add_items(&t, items, s, k);
         add_u64(&t, off, at += k);
     }
-    spm_mine_ahead_stop(&a);
+    spm_mine_ahead_destroy(&a);
     if (rc < 0 && t.rc == 0)
         t.rc = rc;
     return finish(&t);

@@ -593,12 +593,12 @@ out:
         code = spm_cli_fail("mine", rc);
     spm_outfile_abort(&rules);
     spm_outfile_abort(&sets);
-    spm_session_close(&s);
+    spm_session_destroy(&s);
     spm_mine_out_free(&out);
     spm_apriori_result_free(&res);
     spm_apriori_args_free(&a);
-    spm_reader_close(&r);
-    spm_lines_close(&in);
+    spm_reader_destroy(&r);
+    spm_lines_destroy(&in);
     free(bytes);
     return code;
 }

@@ -484,7 +484,7 @@ uint64_t spm_mine_nrules(const spm_mine_out_t *o)
 
 void spm_mine_out_free(spm_mine_out_t *o)
 {
-    spm_mine_runs_free(&o->runs);
+    spm_mine_runs_destroy(&o->runs);
     spm_extsort_destroy(&o->sets);
     spm_extsort_destroy(&o->rules);
 }
@@ -659,7 +659,7 @@ static int write_numbered_itemsets(FILE *f, spm_mine_out_t *o, int csv)
     }
     if (buf)
         fwrite(buf, 1, (size_t)(p - buf), f);
-    spm_mine_ahead_stop(&a);
+    spm_mine_ahead_destroy(&a);
     free(buf);
     free(l.at);
     free(l.end);

@@ -41,19 +41,19 @@ spm_reader_t *spm_reader_open(const char *path, int names)
     return r;
 }
 
-void spm_reader_close(spm_reader_t **rp)
+void spm_reader_destroy(spm_reader_t **self)
 {
-    spm_reader_t *r = *rp;
+    spm_reader_t *r = *self;
     if (!r)
         return;
-    spm_lines_close(&r->lines);
+    spm_lines_destroy(&r->lines);
     for (size_t i = 0; i < r->nnames; i++)
         free(r->name[i]);
     free(r->name);
     free(r->slot);
     free(r->items);
     free(r);
-    *rp = NULL;
+    *self = NULL;
 }
 
 static uint64_t hash(const char *s, size_t n)

@@ -19,7 +19,7 @@
         spm_reader_t *r = spm_reader_open("T10I4D100K.dat", 0);
         const uint32_t *items; size_t n;
         while ((rc = spm_reader_next(r, &items, &n)) == 1) ...
-        spm_reader_close(&r);
+        spm_reader_destroy(&r);
     @end
     =========================================================================
 */
@@ -53,6 +53,6 @@ uint64_t spm_reader_count(const spm_reader_t *r);
 /*  One more than the largest item read (0 when none). */
 uint64_t spm_reader_domain(const spm_reader_t *r);
 
-void spm_reader_close(spm_reader_t **r);
+void spm_reader_destroy(spm_reader_t **self);
 
 #endif

@@ -259,9 +259,9 @@ uint64_t spm_mine_runs_count(const spm_mine_runs_t *r)
     return r ? r->count : 0;
 }
 
-void spm_mine_runs_free(spm_mine_runs_t **rp)
+void spm_mine_runs_destroy(spm_mine_runs_t **self)
 {
-    spm_mine_runs_t *r = *rp;
+    spm_mine_runs_t *r = *self;
     if (!r)
         return;
     for (uint32_t i = 0; i < r->nrun; i++) {
@@ -278,5 +278,5 @@ void spm_mine_runs_free(spm_mine_runs_t **rp)
     free(r->lt);
     free(r->dir);
     free(r);
-    *rp = NULL;
+    *self = NULL;
 }

@@ -17,7 +17,7 @@
         spm_mine_runs_start(r);                  -- from the first set
         while ((rc = spm_mine_runs_next(r, &k, &items, &count)) == 1)
             ...
-        spm_mine_runs_free(&r);
+        spm_mine_runs_destroy(&r);
 
     Memory is the budget, plus per run its reader and one set, plus the
     pages of the file the merge has touched since it last dropped them
@@ -73,6 +73,6 @@ uint64_t spm_mine_list_key(const uint32_t *s, uint32_t k, unsigned b);
 /*  Sets in all the runs. */
 uint64_t spm_mine_runs_count(const spm_mine_runs_t *r);
 
-void spm_mine_runs_free(spm_mine_runs_t **r);
+void spm_mine_runs_destroy(spm_mine_runs_t **self);
 
 #endif

@@ -622,9 +622,9 @@ static void release(run_t *r)
     if (r->out)
         spm_outfile_abort(&r->out);
     if (r->s)
-        spm_session_close(&r->s);
-    spm_mmio_close(&r->ra);
-    spm_mmio_close(&r->rb);
+        spm_session_destroy(&r->s);
+    spm_mmio_destroy(&r->ra);
+    spm_mmio_destroy(&r->rb);
     spm_mm_job_free(&r->job);
     free(r->cids);
 }

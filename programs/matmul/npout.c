@@ -286,16 +286,16 @@ int spm_mm_npout_close(spm_mm_npout_t **op)
     return rc;
 }
 
-void spm_mm_npout_destroy(spm_mm_npout_t **op)
+void spm_mm_npout_destroy(spm_mm_npout_t **self)
 {
-    if (!op || !*op)
+    if (!self || !*self)
         return;
-    spm_mm_npout_t *o = *op;
+    spm_mm_npout_t *o = *self;
     spm_npz_writer_destroy(&o->w);
     free(o->seg);
     free(o->idx);
     free(o->val);
     free(o->ptr);
     free(o);
-    *op = NULL;
+    *self = NULL;
 }

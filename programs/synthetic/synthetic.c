@@ -456,7 +456,7 @@ static int syn_main(int argc, char **argv)
                (unsigned long long)spm_le64((unsigned char *)result + 8));
     free(result);
     int status = rc == 0 ? 0 : spm_cli_fail("run synthetic", rc);
-    spm_session_close(&s);
+    spm_session_destroy(&s);
     return status;
 }
 

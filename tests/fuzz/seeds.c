@@ -325,7 +325,7 @@ static void journal_seeds(void)
         spm_journal_append(jr, 7, "submit synthetic", 16) != 0 ||
         spm_journal_append(jr, 7, rec, 64) != 0 || spm_journal_append(jr, 7, rec, 300) != 0)
         exit(1);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     snprintf(path, sizeof path, "%s/journal/7.log", dir);
     uint8_t file[1024];
     FILE *f = fopen(path, "rb");

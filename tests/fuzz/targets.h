@@ -340,7 +340,7 @@ static inline int spm_fuzz_mtx(const uint8_t *data, size_t size)
     for (int n = 0; n < 1000000 && spm_mmio_next(r, &row, &col, &v) == 1; n++)
         if (row >= h->rows || col >= h->cols)
             spm_fuzz_broken("mtx", "an entry outside the declared shape");
-    spm_mmio_close(&r);
+    spm_mmio_destroy(&r);
     return 0;
 }
 
@@ -361,7 +361,7 @@ static inline int spm_fuzz_fimi(const uint8_t *data, size_t size)
             if (names && !spm_reader_name(r, items[i]))
                 spm_fuzz_broken("fimi", "a named item without a name");
         }
-    spm_reader_close(&r);
+    spm_reader_destroy(&r);
     return 0;
 }
 
@@ -389,9 +389,9 @@ static inline void fuzz_npz_members(const char *path)
                 break;
             left -= n;
         }
-        spm_nparray_close(&a);
+        spm_nparray_destroy(&a);
     }
-    spm_npz_close(&z);
+    spm_npz_destroy(&z);
 }
 
 static inline int spm_fuzz_npz(const uint8_t *data, size_t size)
@@ -410,7 +410,7 @@ static inline int spm_fuzz_npz(const uint8_t *data, size_t size)
             if (++n > h.entries)
                 spm_fuzz_broken("npz", "more entries than declared");
         }
-        spm_npmat_close(&m);
+        spm_npmat_destroy(&m);
     }
     if (kind != SPM_NPMAT_NPY)
         fuzz_npz_members(path);
@@ -477,7 +477,7 @@ static inline int spm_fuzz_journal(const uint8_t *data, size_t size)
             spm_fuzz_broken("journal", "cannot make a scratch directory");
         atexit(fuzz_journal_remove);
         spm_journal_t *jr = fuzz_journal_open(); /* writes journal.id */
-        spm_journal_close(&jr);
+        spm_journal_destroy(&jr);
     }
     char path[128];
     snprintf(path, sizeof path, "%s/journal/7.log", fuzz_journal_dir);
@@ -503,7 +503,7 @@ static inline int spm_fuzz_journal(const uint8_t *data, size_t size)
     /* a record appended now comes back after the intact ones, undamaged */
     if (spm_journal_append(jr, 7, "appended", 8) != 0 || spm_journal_flush(jr) != 0)
         spm_fuzz_broken("journal", spm_error_detail());
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = fuzz_journal_open();
     uint64_t before = seen.records;
     memset(&seen, 0, sizeof seen);
@@ -514,7 +514,7 @@ static inline int spm_fuzz_journal(const uint8_t *data, size_t size)
         spm_fuzz_broken("journal", "a record appended after replay did not come back last");
     if (spm_journal_drop(jr, 7) != 0)
         spm_fuzz_broken("journal", spm_error_detail());
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     return 0;
 }
 

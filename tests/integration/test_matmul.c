@@ -315,7 +315,7 @@ START_TEST(node_cache_is_emptied_when_the_client_is_done)
     ck_assert_ptr_nonnull(nc);
     spm_nodecache_stats_t st;
     spm_nodecache_stats(nc, &st);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
     spm_test_vm_stop(&vm);
     ck_assert_msg(st.blocks == 0 && st.kept_blocks == 0, "%llu blocks (%llu kept) left",
                   (unsigned long long)st.blocks, (unsigned long long)st.kept_blocks);

@@ -93,7 +93,7 @@ static void close_plane(void)
     clear_sent();
     spm_dataplane_destroy(&dp);
     ck_assert_ptr_null(dp);
-    spm_store_close(&store);
+    spm_store_destroy(&store);
 }
 
 static spm_directory_t *dir_of(void)

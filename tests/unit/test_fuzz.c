@@ -78,7 +78,7 @@ static int mtx_seed_valid(const uint8_t *data, size_t size)
     while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
         ;
     ck_assert_msg(rc == 0, "mtx seed: %s", spm_error_detail());
-    spm_mmio_close(&r);
+    spm_mmio_destroy(&r);
     return 0;
 }
 
@@ -112,7 +112,7 @@ static void journal_seed_intact(void)
     ck_assert_int_eq(spm_journal_replay(jr, journal_count, &n, &rep), 0);
     ck_assert_int_eq(n, 4);
     ck_assert_uint_eq(rep.damaged_files, 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 
 START_TEST(seeds_are_well_formed)

@@ -223,7 +223,7 @@ START_TEST(test_records_come_back_in_order)
     ck_assert_uint_eq(spm_journal_max_job(jr), JOBS - 1);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
     ck_assert_int_eq(spm_journal_sync(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     ck_assert_ptr_null(jr);
 
     int fds = open_fds();
@@ -242,7 +242,7 @@ START_TEST(test_records_come_back_in_order)
             expect_rec(&g, k++, job, len_of(job, i), seed_of(job, i));
     ck_assert_uint_eq(k, g.n);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -253,7 +253,7 @@ START_TEST(test_append_after_replay)
     make_dir();
     spm_journal_t *jr = open_a();
     ck_assert_int_eq(append_filled(jr, 2, 10, 1), 0);
-    spm_journal_close(&jr); /* close flushes */
+    spm_journal_destroy(&jr); /* close flushes */
     jr = open_a();
     got_list_t g;
     replay(jr, &g);
@@ -262,7 +262,7 @@ START_TEST(test_append_after_replay)
     ck_assert_int_eq(append_filled(jr, 2, 20, 2), 0);
     ck_assert_int_eq(append_filled(jr, 9, 30, 3), 0);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     replay(jr, &g);
     ck_assert_uint_eq(g.n, 3);
@@ -270,7 +270,7 @@ START_TEST(test_append_after_replay)
     expect_rec(&g, 1, 2, 20, 2);
     expect_rec(&g, 2, 9, 30, 3);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -299,7 +299,7 @@ START_TEST(test_buffered_until_flush)
                      SPM_EINVAL);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
     ck_assert_int_eq(file_size("5.log"), -1);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -317,7 +317,7 @@ START_TEST(test_drop_deletes_file_and_buffer)
     ck_assert_int_eq(file_size("5.log"), -1); /* the buffered record went too */
     ck_assert_int_eq(spm_journal_sync(jr), 0);
     ck_assert_int_eq(spm_journal_drop(jr, 77), 0); /* nothing to drop */
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 
     jr = open_a();
     got_list_t g;
@@ -330,7 +330,7 @@ START_TEST(test_drop_deletes_file_and_buffer)
     ck_assert_int_eq(spm_journal_drop(jr, 6), 0);
     ck_assert_int_eq(append_filled(jr, 6, 8, 62), 0);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     replay(jr, &g);
     ck_assert_uint_eq(g.n, 1);
@@ -338,13 +338,13 @@ START_TEST(test_drop_deletes_file_and_buffer)
     got_free(&g);
     /* with every file gone, job ids still do not go back */
     ck_assert_int_eq(spm_journal_drop(jr, 6), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     replay(jr, &g);
     ck_assert_uint_eq(g.n, 0);
     ck_assert_uint_eq(spm_journal_max_job(jr), 6);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -365,7 +365,7 @@ START_TEST(test_reset_empties)
     ck_assert_int_eq(append_filled(jr, 0, 5, 102), 0); /* appends go on after the rewrite */
     ck_assert_int_eq(spm_journal_flush(jr), 0);
     ck_assert_int_eq(spm_journal_sync(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     got_list_t g;
     replay(jr, &g);
@@ -379,12 +379,12 @@ START_TEST(test_reset_empties)
     ck_assert_int_eq(spm_journal_reset(jr, 3), 0);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
     ck_assert_int_eq(file_size("3.log"), 16);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     replay(jr, &g);
     ck_assert_uint_eq(g.n, 3);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -396,7 +396,7 @@ START_TEST(test_reset_survives_crash_before_flush)
     spm_journal_t *jr = open_a();
     ck_assert_int_eq(append_filled(jr, 0, 40, 1), 0);
     ck_assert_int_eq(append_filled(jr, 0, 40, 2), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -416,7 +416,7 @@ START_TEST(test_reset_survives_crash_before_flush)
     expect_rec(&g, 0, 0, 40, 1);
     expect_rec(&g, 1, 0, 40, 2);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -435,7 +435,7 @@ static uint8_t *small_file(size_t *len, size_t ends[SMALL_N])
         ck_assert_int_eq(append_filled(jr, 3, small_lens[i], seed_of(3, i)), 0);
         ends[i] = at += 12 + small_lens[i];
     }
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     uint8_t *bytes = read_all(jpath("3.log"), len);
     ck_assert_uint_eq(*len, at);
     return bytes;
@@ -460,7 +460,7 @@ static void expect_damage(const uint8_t *data, size_t len, size_t keep, size_t i
     got_free(&g);
     ck_assert_int_eq(append_filled(jr, 3, 9, 999), 0);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     rep = replay(jr, &g);
     ck_assert_uint_eq(rep.damaged_files, 0);
@@ -469,7 +469,7 @@ static void expect_damage(const uint8_t *data, size_t len, size_t keep, size_t i
         expect_rec(&g, i, 3, small_lens[i], seed_of(3, i));
     expect_rec(&g, keep, 3, 9, 999);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 
 START_TEST(test_torn_at_every_cut)
@@ -536,7 +536,7 @@ START_TEST(test_callback_stops_one_job)
     for (uint64_t job = 1; job <= 3; job++)
         for (uint64_t i = 0; i < 3; i++)
             ck_assert_int_eq(append_filled(jr, job, 10, seed_of(job, i)), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     got_list_t g = {0};
     spm_journal_report_t rep;
@@ -547,7 +547,7 @@ START_TEST(test_callback_stops_one_job)
     ck_assert_uint_eq(rep.records, 7);
     ck_assert_int_eq(file_size("2.log"), 16 + 3 * 22);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -587,7 +587,7 @@ START_TEST(test_other_store_or_format_refused)
     make_dir();
     spm_journal_t *jr = open_a();
     ck_assert_int_eq(append_filled(jr, 1, 10, 1), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     /* things open would change if it went on: a torn tail, an old text journal */
     FILE *f = fopen(jpath("1.log"), "ab");
     fputs("torn", f);
@@ -632,7 +632,7 @@ START_TEST(test_other_store_or_format_refused)
     write_all(jpath("journal.id"), id, n); /* back: the journal opens again */
     jr = open_a();
     ck_assert_uint_eq(spm_journal_max_job(jr), 40);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     free(other);
     free(id);
 }
@@ -665,10 +665,10 @@ START_TEST(test_old_text_journal_taken)
     ck_assert_uint_eq(rep.max_job, 12);
     ck_assert_uint_eq(g.n, 0);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a(); /* kept after the text file went */
     ck_assert_uint_eq(spm_journal_max_job(jr), 12);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -733,7 +733,7 @@ START_TEST(test_sync_from_another_thread)
     ck_assert_int_gt(s.syncs, 1);
     ck_assert_int_gt(drops, 1);
     ck_assert_int_gt(resets, 1);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 
     jr = open_a();
     got_list_t g;
@@ -745,7 +745,7 @@ START_TEST(test_sync_from_another_thread)
             expect_rec(&g, k++, job, (size_t)(seed_of(job, i) % 97), seed_of(job, i));
     ck_assert_uint_eq(k, g.n);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -811,7 +811,7 @@ START_TEST(test_open_files_bounded_while_syncing)
     ck_assert_int_ge(most, 2);                  /* the directory and a file at least */
     ck_assert_int_le(journal_fds(NULL), BOUND); /* no sync runs now */
     ck_assert_int_eq(spm_journal_sync(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     ck_assert_int_eq(open_fds(), before);
 
     jr = open_a();
@@ -826,7 +826,7 @@ START_TEST(test_open_files_bounded_while_syncing)
     }
     ck_assert_uint_eq(k, g.n);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -857,7 +857,7 @@ START_TEST(test_sync_covers_closed_files)
     ck_assert_int_eq(journal_fds("1.log"), 0);
     ck_assert_int_eq(spm_journal_sync(jr), 0);
     ck_assert_int_eq(spm_journal_sync(jr), 0); /* nothing left to sync */
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 
     jr = open_a();
     got_list_t g;
@@ -869,7 +869,7 @@ START_TEST(test_sync_covers_closed_files)
     for (uint64_t job = 2; job <= 8; job++)
         expect_rec(&g, (size_t)job, job, 30, seed_of(job, 0));
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -897,7 +897,7 @@ START_TEST(test_closed_file_reopened_at_known_end)
     ck_assert_int_eq(spm_journal_flush(jr), 0);
     ck_assert_int_eq(journal_fds("3.log"), 1);
     ck_assert_int_eq(file_size("3.log"), 16 + 12 + 10 + 12 + 20);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 
     jr = open_a();
     got_list_t g;
@@ -908,7 +908,7 @@ START_TEST(test_closed_file_reopened_at_known_end)
     expect_rec(&g, 1, 3, 20, 3);
     expect_rec(&g, 2, 4, 10, 2);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -937,7 +937,7 @@ START_TEST(test_rewritten_file_closed_by_bound)
     ck_assert_int_eq(spm_journal_sync(jr), 0);
     ck_assert_int_eq(append_filled(jr, 5, 7, seed_of(5, 3)), 0); /* after the rewritten one */
     ck_assert_int_eq(spm_journal_flush(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 
     jr = open_a();
     got_list_t g;
@@ -949,7 +949,7 @@ START_TEST(test_rewritten_file_closed_by_bound)
     for (uint64_t job = 10; job < 10 + BOUND; job++)
         expect_rec(&g, (size_t)(job - 8), job, 9, seed_of(job, 0));
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -975,7 +975,7 @@ START_TEST(test_default_bound_and_set_lower)
     spm_journal_set_max_open(jr, 0); /* counts as 1 */
     ck_assert_int_eq(journal_fds(NULL), 1);
     ck_assert_int_eq(spm_journal_sync(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 
     jr = open_a();
     spm_journal_set_max_open(jr, 2);
@@ -988,13 +988,13 @@ START_TEST(test_default_bound_and_set_lower)
         expect_rec(&g, (size_t)(job - 1), job, 5, seed_of(job, 0));
     got_free(&g);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     replay(jr, &g);
     ck_assert_uint_eq(g.n, JOBS + 1);
     expect_rec(&g, 1, 1, 6, seed_of(1, 1));
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 
@@ -1025,7 +1025,7 @@ START_TEST(test_full_disk_cuts_back_and_retries)
     ck_assert_int_eq(spm_journal_flush(jr), SPM_EFULL); /* still full: still kept */
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
     ck_assert_int_eq(spm_journal_flush(jr), 0);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
     jr = open_a();
     got_list_t g;
     spm_journal_report_t rep = replay(jr, &g);
@@ -1035,7 +1035,7 @@ START_TEST(test_full_disk_cuts_back_and_retries)
         expect_rec(&g, i, 1, 10000, i);
     expect_rec(&g, 8, 2, 10, 20);
     got_free(&g);
-    spm_journal_close(&jr);
+    spm_journal_destroy(&jr);
 }
 END_TEST
 

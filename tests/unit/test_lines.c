@@ -79,7 +79,7 @@ static void cut(size_t maxlines, size_t maxbytes)
     ck_assert_int_eq(rc, 0);
     ck_assert_uint_eq(got, at);
     ck_assert_uint_eq(total, nlines);
-    spm_lines_close(&r);
+    spm_lines_destroy(&r);
     unlink(file);
     free(text);
 }
@@ -109,11 +109,11 @@ START_TEST(last_line_without_its_end)
     char want[128];
     snprintf(want, sizeof want, "%s:3: last line has no line end", file);
     ck_assert_msg(strstr(spm_error_detail(), want), "detail '%s'", spm_error_detail());
-    spm_lines_close(&r);
+    spm_lines_destroy(&r);
     unlink(file);
     r = open_text("", 0);
     ck_assert_int_eq(spm_lines_chunk(r, 100, 1000, &data, &len, &lines), 0);
-    spm_lines_close(&r);
+    spm_lines_destroy(&r);
     unlink(file);
 }
 END_TEST

@@ -170,7 +170,7 @@ START_TEST(merged_like_a_sort)
             add_run(runs, s, n, r);
         merged_like_sorted(runs, s, n);
         merged_like_sorted(runs, s, n); /* a restart reads it all again */
-        spm_mine_runs_free(&runs);
+        spm_mine_runs_destroy(&runs);
         ck_assert_ptr_null(runs);
     }
 }
@@ -192,7 +192,7 @@ START_TEST(read_ahead_like_the_merge)
         spm_mine_ahead_t *a = spm_mine_ahead_start(&o);
         ck_assert_ptr_nonnull(a);
         same_sets(from_ahead, a, s, n);
-        spm_mine_ahead_stop(&a);
+        spm_mine_ahead_destroy(&a);
         ck_assert_ptr_null(a);
     }
     /* Stopped after a few sets: the thread ends. */
@@ -202,8 +202,8 @@ START_TEST(read_ahead_like_the_merge)
     const uint32_t *items;
     uint64_t count;
     ck_assert_int_eq(spm_mine_ahead_next(a, &k, &items, &count), 1);
-    spm_mine_ahead_stop(&a);
-    spm_mine_runs_free(&runs);
+    spm_mine_ahead_destroy(&a);
+    spm_mine_runs_destroy(&runs);
 }
 END_TEST
 
@@ -248,14 +248,14 @@ START_TEST(forged_runs_refused)
         ;
     ck_assert_int_eq(rc, SPM_EFORMAT);
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "truncated count"));
-    spm_mine_ahead_stop(&a);
-    spm_mine_runs_free(&runs);
+    spm_mine_ahead_destroy(&a);
+    spm_mine_runs_destroy(&runs);
     /* A directory that cannot take the file: one error naming it. */
     runs = spm_mine_runs_new(0, "/nonexistent/spm-runs-dir", 9);
     block(2, 10, &data, &len);
     ck_assert_int_eq(spm_mine_runs_add(runs, data, len, 0, free, data), SPM_EIO);
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "/nonexistent/spm-runs-dir"));
-    spm_mine_runs_free(&runs);
+    spm_mine_runs_destroy(&runs);
 }
 END_TEST
 

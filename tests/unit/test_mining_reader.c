@@ -27,7 +27,7 @@ static spm_reader_t *open_text(const char *text, int names)
 
 static void done(spm_reader_t **r)
 {
-    spm_reader_close(r);
+    spm_reader_destroy(r);
     unlink(file);
 }
 

@@ -44,7 +44,7 @@ static double *read_all(const char *path, uint64_t *m, uint64_t *n)
     while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
         a[i * *n + j] += v;
     ck_assert_msg(rc == 0, "%s", spm_error_detail());
-    spm_mmio_close(&r);
+    spm_mmio_destroy(&r);
     ck_assert_ptr_null(r);
     return a;
 }
@@ -178,7 +178,7 @@ START_TEST(bad_files)
         double v;
         while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
             ;
-        spm_mmio_close(&r);
+        spm_mmio_destroy(&r);
     }
     ck_assert_int_eq(rc, SPM_EFORMAT);
     char want[300];

@@ -104,7 +104,7 @@ START_TEST(test_two_processes_share)
         spm_nodecache_reader_end(&r);
         for (int i = 0; i < 200 && ok; i++)
             ok = put_block(c, 1000 + (spm_sdb_t)i, 100 + (size_t)i) == 0;
-        spm_nodecache_close(&c);
+        spm_nodecache_destroy(&c);
         _exit(ok ? 0 : 1);
     }
     char ok = 0;
@@ -138,7 +138,7 @@ START_TEST(test_two_processes_share)
         ck_assert(block_ok(r, 2000 + (spm_sdb_t)i, 100 + (size_t)i, NULL));
     }
     spm_nodecache_reader_end(&r);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
     ck_assert_ptr_null(nc);
 }
 END_TEST
@@ -227,7 +227,7 @@ START_TEST(test_lru_eviction)
         int ok = r && block_ok(r, 5, 1000, NULL);
         spm_nodecache_reader_end(&r);
         ok = ok && spm_nodecache_flush(c) == 0;
-        spm_nodecache_close(&c);
+        spm_nodecache_destroy(&c);
         _exit(ok ? 0 : 1);
     }
     int status;
@@ -237,7 +237,7 @@ START_TEST(test_lru_eviction)
     ck_assert_int_eq(ev.n, 5);
     ck_assert_uint_eq(ev.id[4], 6);
     ck_assert_int_eq(spm_nodecache_has(nc, 5, 1), 1);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -248,7 +248,7 @@ START_TEST(test_fresh_empties)
     ck_assert_ptr_nonnull(nc);
     for (spm_sdb_t id = 1; id <= 3; id++)
         ck_assert_int_eq(put_block(nc, id, 700), 0);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 
     nc = spm_nodecache_open(dir, 0, 0); /* an IEU joining keeps the content */
     ck_assert_ptr_nonnull(nc);
@@ -256,7 +256,7 @@ START_TEST(test_fresh_empties)
     spm_nodecache_stats_t s;
     spm_nodecache_stats(nc, &s);
     ck_assert_uint_eq(s.blocks, 3);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 
     nc = spm_nodecache_open(dir, 0, 1); /* the agent starting empties it */
     ck_assert_ptr_nonnull(nc);
@@ -267,7 +267,7 @@ START_TEST(test_fresh_empties)
     ck_assert_uint_eq(s.bytes, 0);
     ck_assert_int_eq(put_block(nc, 2, 10), 0);
     ck_assert_int_eq(spm_nodecache_has(nc, 2, 1), 1);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -317,7 +317,7 @@ START_TEST(test_threads_read_while_map_grows)
     for (spm_sdb_t id = 1000; id < 1400; id++)
         ck_assert(block_ok(r, id, 64 << 10, NULL));
     spm_nodecache_reader_end(&r);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -358,7 +358,7 @@ START_TEST(test_reader_rules_has_drop)
     ck_assert_uint_eq(s.misses, 1);
     ck_assert_uint_eq(s.blocks, 1);
     ck_assert_uint_eq(s.bytes, 2 << 20);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -396,7 +396,7 @@ START_TEST(test_writer_killed)
             found++;
     spm_nodecache_reader_end(&r);
     ck_assert_uint_eq(found + 4, s.blocks);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -518,7 +518,7 @@ START_TEST(test_kept_never_evicted)
     r = spm_nodecache_reader(nc);
     ck_assert(holds(r, 10, 1, 9, 2500, 10));
     spm_nodecache_reader_end(&r);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -559,7 +559,7 @@ START_TEST(test_put_refused_beside_kept)
     ck_assert_uint_eq(s.kept_blocks, 0);
     ck_assert_uint_eq(s.kept_bytes, 0);
     ck_assert_uint_eq(s.bytes, 1100);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -657,7 +657,7 @@ START_TEST(test_keep_replaces)
     ck_assert_int_eq(ev.n, 1);
     ck_assert_uint_eq(ev.id[0], 2);
     ck_assert_int_eq(spm_nodecache_has(nc, 1, 1), 1);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -690,7 +690,7 @@ START_TEST(test_drop_each)
     ck_assert_uint_eq(s.bytes, 2500);
     ck_assert_int_eq(spm_nodecache_drop_each(nc, refs, 0, &found), 0); /* nothing: no error */
     ck_assert_uint_eq(found, 0);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -742,7 +742,7 @@ START_TEST(test_drop_all)
     ck_assert_uint_eq(s.kept_bytes, 1000);
     ck_assert_uint_eq(s.blocks, 4);
     ck_assert_uint_eq(s.bytes, 9000);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -800,7 +800,7 @@ START_TEST(test_clear)
     ck_assert_int_eq(put_block(nc, 20, 1000), 0);
     ck_assert_int_eq(ev.n, 1);
     ck_assert_uint_eq(ev.id[0], 10);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -862,7 +862,7 @@ START_TEST(test_list_kept)
     ck_assert_int_eq(l.n, 2);
     ck_assert_uint_eq(l.id[1], 3);
     ck_assert_uint_eq(l.version[1], 1);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 
@@ -900,7 +900,7 @@ START_TEST(test_kept_two_processes)
         ok = cr && holds(cr, 2, 1, 9, 200, 2);
         spm_nodecache_reader_end(&cr);
         ok = ok && kept_with_sum(c, 2, 1, 200, 2) && spm_nodecache_drop_all(c, 3) == 0;
-        spm_nodecache_close(&c);
+        spm_nodecache_destroy(&c);
         _exit(ok ? 0 : 1);
     }
     ck_assert(heard_ok(up[0]));
@@ -938,7 +938,7 @@ START_TEST(test_kept_two_processes)
     spm_nodecache_stats(nc, &s);
     ck_assert_uint_eq(s.kept_blocks, 2);
     ck_assert_uint_eq(s.kept_bytes, 1700);
-    spm_nodecache_close(&nc);
+    spm_nodecache_destroy(&nc);
 }
 END_TEST
 

@@ -106,7 +106,7 @@ START_TEST(test_roundtrip_and_newest)
     ck_assert_uint_eq(s.puts, 5);
     ck_assert_uint_eq(s.bytes_put, 100 + 3000 + 10 + 0 + 5000);
     ck_assert_uint_eq(s.gets, 7);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
     ck_assert_ptr_null(st);
 }
 END_TEST
@@ -124,7 +124,7 @@ START_TEST(test_large_blocks_arrive_whole)
     expect_block(st, 1, 1, 7, (3 << 20) + 13, 71);
     expect_block(st, 1, 2, 7, 1 << 20, 72);
     expect_block(st, 2, 1, 7, (1 << 20) - 1, 73);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -159,10 +159,10 @@ START_TEST(test_delete_all_takes_every_version_of_one_block)
     ck_assert_uint_lt(bytes, full - 3 * 20000);
 
     ck_assert_int_eq(spm_store_delete_all(st, 0), 0); /* never the identity record */
-    spm_store_close(&st);
+    spm_store_destroy(&st);
     ck_assert_ptr_nonnull(st = spm_store_open(dir));
     expect_block(st, 4, 1, 7, 10, 41);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -196,7 +196,7 @@ START_TEST(test_versions_are_immutable)
     spm_store_stats_t s;
     spm_store_stats(st, &s);
     ck_assert_uint_eq(s.puts, 3); /* the no-op rewrite stored nothing */
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -239,12 +239,12 @@ START_TEST(test_batch_all_or_nothing)
     /* a batch left open at close is dropped */
     ck_assert_int_eq(spm_store_begin(st), 0);
     ck_assert_int_eq(put_filled(st, 13, 1, 5, 4), 0);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
     st = spm_store_open(dir);
     ck_assert_ptr_nonnull(st);
     ck_assert_int_eq(spm_store_get(st, 13, 1, NULL, NULL, &data, &len), SPM_ENOTFOUND);
     expect_block(st, 11, 1, 7, 500, 2);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -264,14 +264,14 @@ START_TEST(test_reopen_and_max_id)
     ck_assert_uint_eq(spm_store_max_id(st, 900), 897);
     ck_assert_uint_eq(spm_store_max_id(st, 3), 0);
     ck_assert_int_eq(spm_store_delete(st, 0x100000000ull, 1), 0);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 
     st = spm_store_open(dir);
     ck_assert_ptr_nonnull(st);
     ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), 900);
     for (spm_sdb_t id = 1; id <= 300; id++)
         expect_block(st, id * 3, id % 4 + 1, 7, id * 7, id);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -299,7 +299,7 @@ START_TEST(test_map_grows)
     ck_assert_uint_ge(spm_store_mapsize(st), (size_t)NBLOCKS * BLOCK);
     for (int i = 0; i < NBLOCKS; i++)
         expect_block(st, (spm_sdb_t)i + 1, 1, 7, BLOCK, (uint64_t)i);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 
     st = spm_store_open_map(dir, 1 << 20); /* keeps the size the store grew to */
     ck_assert_ptr_nonnull(st);
@@ -307,7 +307,7 @@ START_TEST(test_map_grows)
     ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), NBLOCKS);
     for (int i = 0; i < NBLOCKS; i += 7)
         expect_block(st, (spm_sdb_t)i + 1, 1, 7, BLOCK, (uint64_t)i);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -409,7 +409,7 @@ START_TEST(test_crash_leaves_whole_batches)
                              SPM_ENOTFOUND);
         ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX),
                           newest ? 100 + (newest < 6 ? newest : 6) : 0);
-        spm_store_close(&st);
+        spm_store_destroy(&st);
         last = newest;
     }
     ck_assert_msg(last > 6, "the writer committed only %llu batches", (unsigned long long)last);
@@ -435,7 +435,7 @@ START_TEST(test_disk_full)
             fprintf(stderr, "put %d: %d %s\n", i, rc, spm_error_detail());
             _exit(101);
         }
-        spm_store_close(&st);
+        spm_store_destroy(&st);
         _exit(i - 2); /* the number of blocks stored */
     }
     int status;
@@ -448,7 +448,7 @@ START_TEST(test_disk_full)
     ck_assert_uint_eq(spm_store_max_id(st, UINT64_MAX), (spm_sdb_t)stored);
     for (int i = 1; i <= stored; i++)
         expect_block(st, (spm_sdb_t)i, 1, 7, 64 << 10, (uint64_t)i);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -544,7 +544,7 @@ static int view_reader(const uint8_t id[16])
     if (spm_store_view_has(v, 8, 1) != 1 || spm_store_view_has(v, 8, 3) != 0 ||
         spm_store_view_has(v, 0, 0) != 0)
         return 10;
-    spm_store_view_close(&v);
+    spm_store_view_destroy(&v);
     return v ? 11 : 0;
 }
 
@@ -578,7 +578,7 @@ START_TEST(test_view_in_another_process)
     ck_assert_msg(rc == 0, "reader process: %s (exit %d)",
                   rc > 0 && rc < (int)(sizeof what / sizeof *what) ? what[rc] : "crashed", rc);
     expect_block(st, 8, 1, 7, 64 << 10, 81); /* the writer is unaffected */
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -597,7 +597,7 @@ static int view_writer(const uint8_t id[16])
     spm_store_block_t bad = {0, 1, 7, other, sizeof other};
     int refused = spm_store_view_put(v, &bad, 1);
     free(big);
-    spm_store_view_close(&v);
+    spm_store_view_destroy(&v);
     return rc != 0 ? 2 : refused != SPM_EINVAL ? 3 : 0;
 }
 
@@ -622,7 +622,7 @@ START_TEST(test_view_writes_reach_the_store)
     expect_block(st, 12, 1, 7, 256 << 10, 71);
     expect_block(st, 8, 1, 7, 64 << 10, 81);
     ck_assert_int_eq(spm_store_stat(st, 12, 2, NULL, NULL), SPM_ENOTFOUND);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -631,7 +631,7 @@ START_TEST(test_view_needs_the_identity)
     uint8_t id[16], wrong[16];
     spm_store_t *st = open_fresh(id);
     ck_assert_int_eq(put_filled(st, 1, 1, 10, 1), 0);
-    spm_store_close(&st); /* one environment per process: the views below come after */
+    spm_store_destroy(&st); /* one environment per process: the views below come after */
 
     memcpy(wrong, id, sizeof wrong);
     wrong[15] ^= 1;
@@ -640,7 +640,7 @@ START_TEST(test_view_needs_the_identity)
     spm_store_view_t *v = spm_store_view_open(dir, id);
     ck_assert_msg(v != NULL, "%s", spm_error_detail());
     ck_assert_int_eq(spm_store_view_has(v, 1, 1), 1);
-    spm_store_view_close(&v);
+    spm_store_view_destroy(&v);
     ck_assert_ptr_null(v);
 
     /* no store at all: a missing directory, an empty one (in which nothing is created) */
@@ -684,7 +684,7 @@ static int snapshot_reader(const uint8_t id[16], int up, int down)
         return 6;
     spm_store_snap_end(&now);
     spm_store_snap_end(&old);
-    spm_store_view_close(&v);
+    spm_store_view_destroy(&v);
     return 0;
 }
 
@@ -712,7 +712,7 @@ START_TEST(test_snapshot_outlives_delete)
     ck_assert_int_eq(write(down[1], "d", 1), 1);
     int rc = child_exit(pid);
     ck_assert_msg(rc == 0, "reader process failed at step %d", rc);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -784,12 +784,12 @@ START_TEST(test_lazy_store_is_whole)
     spm_store_identity(st, first);
     ck_assert_int_ne(memcmp(first, zero, sizeof zero), 0);
     ck_assert_int_eq(put_filled(st, 3, 1, 4096, 31), 0);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
     ck_assert_ptr_nonnull(st = spm_store_open(dir));
     spm_store_identity(st, again);
     ck_assert_int_eq(memcmp(first, again, sizeof first), 0);
     expect_block(st, 3, 1, 7, 4096, 31);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -812,14 +812,14 @@ START_TEST(test_identity_survives_reopen)
     ck_assert_int_eq(put_filled(st, 2, 1, 10, 21), 0);
     spm_store_stats(st, &s);
     ck_assert_uint_eq(s.puts, 1);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 
     st = spm_store_open(dir);
     ck_assert_msg(st != NULL, "%s", spm_error_detail());
     spm_store_identity(st, again);
     ck_assert_int_eq(memcmp(first, again, sizeof first), 0);
     expect_block(st, 2, 1, 7, 10, 21);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 
     char path[160];
     snprintf(path, sizeof path, "%s/second", dir);
@@ -827,7 +827,7 @@ START_TEST(test_identity_survives_reopen)
     ck_assert_msg(st != NULL, "%s", spm_error_detail());
     spm_store_identity(st, other);
     ck_assert_int_ne(memcmp(first, other, sizeof first), 0);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 

@@ -148,9 +148,9 @@ START_TEST(prepares_ahead_only_while_quiet_and_blocks_survive)
     spm_warmer_note(w, end2, 1);
     ck_assert_uint_ge(wait_prepared(w, 40 * MIB), 40 * MIB);
     ck_assert_uint_ge(file_size(), end2 + 32 * MIB - 8 * MIB);
-    spm_warmer_stop(&w);
+    spm_warmer_destroy(&w);
     ck_assert_ptr_null(w);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 
     /* a longer file than its data is still the same store */
     st = spm_store_open(dir);
@@ -158,7 +158,7 @@ START_TEST(prepares_ahead_only_while_quiet_and_blocks_survive)
     expect(st, 1, MIB, 1);
     expect(st, 2, 12 * MIB, 2);
     ck_assert_uint_eq(spm_store_data_end(st), end2);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -180,9 +180,9 @@ START_TEST(stays_well_below_a_file_size_limit)
     void *b = block(4 * MIB, 3);
     ck_assert_int_eq(spm_store_put(st, 1, 1, 7, b, 4 * MIB), 0);
     free(b);
-    spm_warmer_stop(&w);
+    spm_warmer_destroy(&w);
     expect(st, 1, 4 * MIB, 3);
-    spm_store_close(&st);
+    spm_store_destroy(&st);
 }
 END_TEST
 
@@ -192,7 +192,7 @@ START_TEST(nothing_to_prepare_starts_nothing)
     ck_assert_ptr_null(spm_warmer_start(dir, MIB)); /* under one step */
     spm_warmer_note(NULL, 1, 1);                    /* the center calls it either way */
     spm_warmer_t *none = NULL;
-    spm_warmer_stop(&none);
+    spm_warmer_destroy(&none);
 }
 END_TEST
 

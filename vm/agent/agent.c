@@ -482,7 +482,7 @@ void spm_agent_destroy(spm_agent_t **self)
     if (a->ctx)
         zmq_ctx_term(a->ctx); /* releases every frame still pointing into the cache */
     spm_dataagent_destroy(&a->served);
-    spm_nodecache_close(&a->cache);
+    spm_nodecache_destroy(&a->cache);
     if (*a->default_cache)
         spm_rmtree(a->default_cache);
     free(a);

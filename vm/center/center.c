@@ -280,14 +280,14 @@ static void shutdown_peers(spm_center_t *c)
 }
 
 /*  Frees the center and everything it holds, and sets *SELF to NULL. */
-void spm_center_destroy(spm_center_t **self_p)
+void spm_center_destroy(spm_center_t **self)
 {
-    assert(self_p);
-    spm_center_t *c = *self_p;
+    assert(self);
+    spm_center_t *c = *self;
     if (!c)
         return;
-    spm_durable_close(&c->durable);
-    spm_warmer_stop(&c->warmer);
+    spm_durable_destroy(&c->durable);
+    spm_warmer_destroy(&c->warmer);
     size_t pos = 0;
     uint64_t key;
     void *value;
@@ -327,11 +327,11 @@ void spm_center_destroy(spm_center_t **self_p)
         spm_trace_destroy(&t);
     }
     spm_hmap_destroy(&c->traces);
-    spm_http_stop(&c->http); /* before what its snapshot was built from */
+    spm_http_destroy(&c->http); /* before what its snapshot was built from */
     spm_metrics_destroy(&c->metrics);
     spm_idu_destroy(&c->idu);
     spm_dataplane_destroy(&c->dp);
-    spm_store_close(&c->store);
+    spm_store_destroy(&c->store);
     free(c->store_dir);
     if (c->router)
         zmq_close(c->router);
@@ -341,7 +341,7 @@ void spm_center_destroy(spm_center_t **self_p)
     free(c->listen);
     free(c->store_path);
     free(c);
-    *self_p = NULL;
+    *self = NULL;
 }
 
 /*  Makes a center from O (vm/center/center.h). Returns it, or NULL with
@@ -497,7 +497,7 @@ void spm_center_run(spm_center_t *self)
         if (turn(self) != 0)
             break;
     center_flush_commits(self);
-    spm_durable_close(&self->durable); /* writes and syncs what is left */
+    spm_durable_destroy(&self->durable); /* writes and syncs what is left */
     shutdown_peers(self);
     spm_log_info("stopped (%llu messages, %llu dropped)", (unsigned long long)self->wire.received,
                  (unsigned long long)self->wire.dropped);

@@ -69,12 +69,12 @@ spm_durable_t *spm_durable_open(spm_store_t *store, const char *dir, const uint8
         return NULL;
     }
     if ((o->no_sync || o->sync_us) && spm_store_set_lazy(store, 1) != 0) {
-        spm_durable_close(&d);
+        spm_durable_destroy(&d);
         return NULL;
     }
     if (o->sync_us && !o->no_sync && !(d->syncer = spm_syncer_new(store, d->journal))) {
         spm_error(SPM_ESYS, "cannot start the thread that syncs the store");
-        spm_durable_close(&d);
+        spm_durable_destroy(&d);
         return NULL;
     }
     return d;
@@ -87,7 +87,7 @@ static void sync_now(spm_durable_t *self)
         spm_log_error("%s", spm_error_detail());
 }
 
-void spm_durable_close(spm_durable_t **self)
+void spm_durable_destroy(spm_durable_t **self)
 {
     spm_durable_t *d = *self;
     if (!d)
@@ -96,7 +96,7 @@ void spm_durable_close(spm_durable_t **self)
     spm_syncer_destroy(&d->syncer);
     if (!d->o.no_sync)
         sync_now(d);
-    spm_journal_close(&d->journal);
+    spm_journal_destroy(&d->journal);
     free(d->held);
     free(d);
     *self = NULL;

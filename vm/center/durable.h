@@ -21,7 +21,7 @@
         job_done:     spm_durable_flush(d) before the report leaves
         report sent:  spm_durable_reported(d, idu, job)
         DISCARD:      spm_durable_discarded(d, jobs, n)
-        spm_durable_close(&d);                     // writes and syncs the rest
+        spm_durable_destroy(&d);                     // writes and syncs the rest
     With the journal off (--no-journal) nothing is recorded or resumed and
     garbage goes at once; syncing is as before.
     @end
@@ -73,7 +73,7 @@ spm_durable_t *spm_durable_open(spm_store_t *store, const char *dir, const uint8
 
 /*  Writes and syncs what is left (unless no_sync), stops the syncer, closes
     the journal, frees *SELF and sets it to NULL. */
-void spm_durable_close(spm_durable_t **self);
+void spm_durable_destroy(spm_durable_t **self);
 
 /*  Replays the journal into IDU (which must have no jobs yet): job ids
     continue above the largest ever given, the clients' puts are known

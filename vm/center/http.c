@@ -285,11 +285,11 @@ spm_http_t *spm_http_start(const char *addr, const char *token, int *rc)
     self->fd = -1; /* the daemon's now: it closes it when it stops */
     return self;
 err:
-    spm_http_stop(&self);
+    spm_http_destroy(&self);
     return NULL;
 }
 
-void spm_http_stop(spm_http_t **selfp)
+void spm_http_destroy(spm_http_t **selfp)
 {
     spm_http_t *self = *selfp;
     if (!self)

@@ -44,7 +44,7 @@ spm_http_t *spm_http_start(const char *addr, const char *token, int *rc);
 
 /*  Stops the thread, closes every connection, frees the snapshot and
     sets *SELF to NULL. Does nothing when *SELF is NULL. */
-void spm_http_stop(spm_http_t **self);
+void spm_http_destroy(spm_http_t **self);
 
 /*  Hands SNAP's texts to the server (it owns them from here, also on
     failure). Never waits: returns 0 when published, 1 when the server

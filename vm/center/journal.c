@@ -799,11 +799,11 @@ spm_journal_t *spm_journal_open(const char *dir, const uint8_t store_id[16])
         goto err;
     return self;
 err:
-    spm_journal_close(&self);
+    spm_journal_destroy(&self);
     return NULL;
 }
 
-void spm_journal_close(spm_journal_t **selfp)
+void spm_journal_destroy(spm_journal_t **selfp)
 {
     assert(selfp);
     spm_journal_t *self = *selfp;

@@ -102,7 +102,7 @@ typedef int (*spm_journal_fn)(void *arg, uint64_t job, const void *rec, size_t l
     jobs are found (by name) but not read: spm_journal_replay reads them.
     The text file DIR/jobs.journal of earlier versions, if present, is read
     for its largest job id and then removed. Returns the journal, owned by
-    the caller (spm_journal_close), or NULL with the detail set to one line:
+    the caller (spm_journal_destroy), or NULL with the detail set to one line:
     SPM_EINVAL "DIR/journal: written by journal format N; this spm reads
     format M", SPM_EINVAL "DIR/journal: belongs to another store (store X,
     not Y)", SPM_EFORMAT "DIR/journal/journal.id: not a journal identity
@@ -114,7 +114,7 @@ spm_journal_t *spm_journal_open(const char *dir, const uint8_t store_id[16]);
 /*  Flushes what is buffered (an error of that flush is lost: flush first
     to see it), closes the files, frees the journal and sets *SELF to NULL.
     Does not sync. Does nothing when *SELF is NULL. */
-void spm_journal_close(spm_journal_t **self);
+void spm_journal_destroy(spm_journal_t **self);
 
 /*  Appends record REC (LEN bytes, copied; REC may be NULL when LEN is 0) to
     job JOB's journal (job 0: the VM-wide one). Buffered in memory: nothing

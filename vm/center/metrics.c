@@ -58,10 +58,10 @@ spm_metrics_t *spm_metrics_new(void)
     return calloc(1, sizeof(spm_metrics_t));
 }
 
-void spm_metrics_destroy(spm_metrics_t **selfp)
+void spm_metrics_destroy(spm_metrics_t **self)
 {
-    free(*selfp);
-    *selfp = NULL;
+    free(*self);
+    *self = NULL;
 }
 
 static void add(totals_t *t, const spm_idu_job_info_t *j)

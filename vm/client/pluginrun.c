@@ -142,6 +142,6 @@ int spm_plugin_run_main(int argc, char **argv, const char *cmd, int detach)
     }
     free(result);
     int status = rc == 0 ? 0 : spm_cli_fail(cmd, rc);
-    spm_session_close(&s);
+    spm_session_destroy(&s);
     return status;
 }

@@ -18,7 +18,7 @@
 void spm_client_store_unref(storeref_t *r)
 {
     if (r && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        spm_store_view_close(&r->view);
+        spm_store_view_destroy(&r->view);
         free(r);
     }
 }
@@ -149,7 +149,7 @@ static void begin_snap(spm_session_t *s)
         } else {
             spm_log_info("results come through the center: %s",
                          v ? "out of memory" : spm_error_detail());
-            spm_store_view_close(&v);
+            spm_store_view_destroy(&v);
         }
     }
     spm_store_snap_t *snap = s->store ? spm_store_view_snap(s->store->view) : NULL;

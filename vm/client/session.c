@@ -205,7 +205,7 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
     if (rc != 0) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", spm_error_detail());
-        spm_session_close(&s);
+        spm_session_destroy(&s);
         return spm_error(rc, "%s", detail);
     }
     *out = s;
@@ -306,9 +306,9 @@ int spm_session_discard(spm_session_t *s)
     return rc;
 }
 
-void spm_session_close(spm_session_t **sp)
+void spm_session_destroy(spm_session_t **self)
 {
-    spm_session_t *s = *sp;
+    spm_session_t *s = *self;
     if (!s)
         return;
     if (!spm_client_embedded(s) && s->dealer && !s->silent && interrupted && s->njobs) {
@@ -339,5 +339,5 @@ void spm_session_close(spm_session_t **sp)
     free(s->mine);
     free(s->jobs);
     free(s);
-    *sp = NULL;
+    *self = NULL;
 }

@@ -16,7 +16,7 @@
         spm_session_put(s, "mm.dense", bytes, len, &id);   -- inputs into the store
         spm_session_run(s, "matmul", args, len, &result, &rlen); -- progress, report
         spm_session_get(s, id, &bytes, &len);              -- outputs back
-        spm_session_close(&s);
+        spm_session_destroy(&s);
     @end
     =========================================================================
 */
@@ -222,6 +222,6 @@ int spm_session_discard(spm_session_t *s);
     discards (spm_session_discard; a failure is a warning). An embedded VM
     is shut down and its processes and runtime directory are gone when this
     returns. Sets *S to NULL. */
-void spm_session_close(spm_session_t **s);
+void spm_session_destroy(spm_session_t **self);
 
 #endif

@@ -89,7 +89,7 @@ static int status_main(int argc, char **argv)
         if (watch)
             sleep(1);
     } while (watch && !spm_session_interrupted());
-    spm_session_close(&s);
+    spm_session_destroy(&s);
     return rc ? spm_cli_fail("status", rc) : 0;
 }
 
@@ -128,7 +128,7 @@ static int wait_main(int argc, char **argv)
         fflush(stdout);
     }
     free(result);
-    spm_session_close(&s);
+    spm_session_destroy(&s);
     return rc ? spm_cli_fail("wait", rc) : 0;
 }
 
@@ -148,7 +148,7 @@ static int cancel_main(int argc, char **argv)
     if ((rc = open_remote(&o, "cancel", &s)) != 0)
         return rc;
     rc = spm_session_cancel(s, job);
-    spm_session_close(&s);
+    spm_session_destroy(&s);
     if (rc)
         return spm_cli_fail("cancel", rc);
     printf("job %llu canceled\n", (unsigned long long)job);
