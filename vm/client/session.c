@@ -321,7 +321,8 @@ void spm_session_destroy(spm_session_t **self)
     if (!spm_client_embedded(s) && s->dealer && spm_session_discard(s) != 0)
         spm_log_warn("%s", spm_error_detail());
     spm_session_release(s);
-    spm_embedded_destroy(&s->vm); /* its processes and its directory */
+    if (s->vm) /* its processes; its directory goes once our sockets are closed */
+        spm_embedded_stop(s->vm);
     spm_client_abandon(s);
     spm_blockclient_destroy(&s->bc);
     if (s->monitor)
@@ -331,6 +332,7 @@ void spm_session_destroy(spm_session_t **self)
     spm_security_destroy(&s->security);
     if (s->ctx)
         zmq_ctx_term(s->ctx);
+    spm_embedded_destroy(&s->vm);
     spm_client_snap_unref(s->snap); /* blocks kept in place hold them still */
     s->snap = NULL;
     spm_client_store_unref(s->store);

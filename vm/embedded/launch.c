@@ -28,6 +28,7 @@ struct spm_embedded {
     char *endpoint;      /* the center's endpoint */
     pid_t center, agent; /* the processes, 0 once seen to exit (or not started) */
     int released;        /* the center was told to stop (spm_embedded_release) */
+    int stopped;         /* spm_embedded_stop ran: both processes are gone */
 };
 
 static int start_embedded(spm_embedded_t *self, const spm_embedded_opts_t *o)
@@ -120,8 +121,12 @@ int spm_embedded_new(const spm_embedded_opts_t *o, spm_embedded_t **out)
     waiting out its heartbeats. A VM the session could not connect to is
     stopped with signals at once. */
 #define AGENT_GRACE_MS 100
-static void stop_embedded(spm_embedded_t *self)
+void spm_embedded_stop(spm_embedded_t *self)
 {
+    assert(self);
+    if (self->stopped)
+        return;
+    self->stopped = 1;
     int center_gone = !self->center, agent_gone = !self->agent;
     uint64_t deadline = spm_now_us() + 3000000, grace = 0;
     while (self->released && !agent_gone && spm_now_us() < deadline &&
@@ -148,7 +153,7 @@ void spm_embedded_destroy(spm_embedded_t **self_p)
     spm_embedded_t *self = *self_p;
     if (!self)
         return;
-    stop_embedded(self);
+    spm_embedded_stop(self);
     if (self->rundir)
         spm_rmtree(self->rundir);
     free(self->rundir);

@@ -49,7 +49,14 @@ typedef struct spm_embedded spm_embedded_t;
     started by then is stopped and removed. */
 int spm_embedded_new(const spm_embedded_opts_t *o, spm_embedded_t **out);
 
-/*  Stops the VM and frees SELF: told to stop (spm_embedded_release), the
+/*  Stops the VM's processes as spm_embedded_destroy does, and keeps its
+    runtime directory until then: a client stops the VM, closes its own
+    sockets, then destroys it, so that an IEU of a killed agent that is
+    still starting finds its cache where it was and exits without a word.
+    Does nothing the second time. */
+void spm_embedded_stop(spm_embedded_t *self);
+
+/*  Stops the VM (spm_embedded_stop) and frees SELF: told to stop (spm_embedded_release), the
     center tells the agent, which stops its IEUs; this waits for them to
     exit, signals the agent when it is still there 100 ms after the center
     is gone (an agent still connecting when the center stopped never hears
