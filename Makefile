@@ -6,7 +6,13 @@
 #                   runs only tests/*/test_SUITE.c, T=SUITE:TEST only that test of it
 #   make check-list print every SUITE:TEST name, one a line (T=SUITE: that suite's)
 #   make bench      run the benchmarks in bench/ (they print ratios against baselines)
-#   make install    install binary, headers and pkg-config files under PREFIX
+#   make install    install binary, man pages, systemd units (UNITDIR), headers and
+#                   pkg-config files under PREFIX (DESTDIR for a staging root)
+#   make deb        build the Debian packages spm and spm-dev into build/deb (installs
+#                   dpkg-dev, debhelper and lintian when missing; debian/)
+#   make check-deb  make deb, then check the packages (scripts/check-deb.sh): contents,
+#                   lintian, the units; installs them and starts the center where
+#                   systemd runs (root)
 #   make examples   build examples/ against the installed spm (they are plugins)
 #   make format     clang-format every source file
 #   make fuzz       build the libFuzzer targets in tests/fuzz with clang and run each
@@ -15,8 +21,12 @@
 #   make chaos      the long chaos run (minutes): jobs under killed IEUs and agents
 #                   (CHAOS_ROUNDS, CHAOS_SEED, ...: see tests/chaos/chaos.c)
 #   make deps       install the Debian packages the build needs, when missing
+#                   (DEPS=no: never, as the package build says)
 
 PREFIX   ?= /usr/local
+# systemd reads units from /usr/local/lib/systemd/system too.
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+DEPS     ?= yes
 BUILD    ?= build
 CC       ?= cc
 SANITIZE ?=
@@ -24,7 +34,7 @@ FUZZ_SECONDS ?= 60
 OPT      ?= -O2
 
 PKGS     := libzmq libprotobuf-c lmdb inih libxxhash zlib libdeflate
-# Opened with dlopen where they are used (isa/matrix/kernels.c, vm/center/http.c),
+# Opened with dlopen where they are used (isa/matrix/kernels.c, transport/http.c),
 # not linked: loading them took half of every spm process's start. The
 # build passes their paths; the benchmarks that call them link them.
 LAZY     := openblas libmicrohttpd
@@ -62,14 +72,14 @@ PAPER    := $(sort $(wildcard bench/paper/exp_*.c))
 PAPER_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(PAPER))
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps deps-quiet run check check-list check-san examples chaos bench bench-paper install clean format format-check tests fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps deps-quiet run check check-list check-san examples chaos bench bench-paper install deb check-deb clean format format-check tests fuzz fuzz-bins fuzz-seeds
 all: deps-quiet $(BIN)
 
 deps:
 	@sh scripts/deps.sh
 
 deps-quiet:
-	@sh scripts/deps.sh
+	@[ "$(DEPS)" = no ] || sh scripts/deps.sh
 
 # Order-only on the package check, so that `make -j` on a fresh machine
 # installs protoc-c (and the headers) before anything needs them.
@@ -81,6 +91,15 @@ $(BUILD)/obj/gen/spm.pb-c.o: $(GEN_C)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
+
+# The git commit spm_build_info and `spm --version` name (base/build.c);
+# "unknown" outside git. Only base/build.o is rebuilt when it changes.
+SPM_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+$(BUILD)/gen/commit.txt: FORCE
+	@mkdir -p $(BUILD)/gen
+	@echo '$(SPM_COMMIT)' | cmp -s - $@ || echo '$(SPM_COMMIT)' > $@
+$(BUILD)/obj/base/build.o: $(BUILD)/gen/commit.txt
+$(BUILD)/obj/base/build.o: CPPFLAGS += -DSPM_COMMIT='"$(SPM_COMMIT)"'
 
 # The dashboard's page is assembled into its object (.incbin).
 $(BUILD)/obj/vm/center/dashboard.o: vm/center/dashboard.html
@@ -135,7 +154,7 @@ EXAMPLE_NAMES := $(notdir $(patsubst %/,%,$(dir $(wildcard examples/*/*.c))))
 PLUGINS  := $(TEST_PLUGINS) $(BUILD)/plugins/libversion2.so \
             $(EXAMPLE_NAMES:%=$(BUILD)/plugins/lib%.so)
 
-$(BUILD)/plugins/lib%.so: tests/plugins/%.c include/spm/spm.h
+$(BUILD)/plugins/lib%.so: tests/plugins/%.c $(wildcard include/spm/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  PLUGIN  $@"
 	@$(CC) $(PLUGIN_FLAGS) -o $@ $<
@@ -146,7 +165,7 @@ $(BUILD)/plugins/libversion2.so: tests/plugins/version.c include/spm/spm.h
 	@$(CC) $(PLUGIN_FLAGS) -DPLUGIN_VERSION=2 -o $@ $<
 
 define example_rule
-$(BUILD)/plugins/lib$(1).so: examples/$(1)/$(1).c include/spm/spm.h
+$(BUILD)/plugins/lib$(1).so: examples/$(1)/$(1).c $(wildcard include/spm/*.h)
 	@mkdir -p $$(dir $$@)
 	@echo "  PLUGIN  $$@"
 	@$$(CC) $$(PLUGIN_FLAGS) -o $$@ $$< -lm
@@ -212,30 +231,55 @@ fuzz-seeds: all $(BUILD)/fuzz-seeds
 $(BUILD)/fuzz-seeds: tests/fuzz/seeds.c $(BUILD)/libspm.a
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WHOLE) $(LDLIBS)
 
-bench: all $(BENCH_BINS)
-	@SPM_BIN=$(abspath $(BIN)) sh scripts/bench.sh $(BUILD)/bench "$(T)"
+bench: all $(BENCH_BINS) $(BUILD)/plugins/libwordfreq.so
+	@SPM_BIN=$(abspath $(BIN)) SPM_PLUGINS=$(abspath $(BUILD)/plugins) \
+	    sh scripts/bench.sh $(BUILD)/bench "$(T)"
 
-# The dissertation's experiments, reproduced in ratios; writes bench/paper/RESULTS.md.
+# The dissertation's experiments on a simulated cluster; writes bench/paper/RESULTS.md
+# (T=NAME: only bench/paper/exp_*NAME*, its section spliced in).
 bench-paper: all $(PAPER_BINS)
-	@SPM_BIN=$(abspath $(BIN)) sh bench/paper/run.sh $(BUILD)/bench/paper
+	@SPM_BIN=$(abspath $(BIN)) sh bench/paper/run.sh $(BUILD)/bench/paper "$(T)"
 
+# The units name the binary where the Debian package puts it (/usr/bin);
+# their ExecStart is written for PREFIX.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/spm $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/spm
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/spm $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/spm
-	install -m 644 include/spm/spm.h $(DESTDIR)$(PREFIX)/include/spm/spm.h
-	install -m 644 docs/man/spm.1 $(DESTDIR)$(PREFIX)/share/man/man1/spm.1
-	install -m 644 conf/spm.conf conf/spm-center.service conf/spm-agent.service $(DESTDIR)$(PREFIX)/share/spm/
+	install -m 644 include/spm/spm.h include/spm/spm_rng.h include/spm/spm_codec.h \
+	    $(DESTDIR)$(PREFIX)/include/spm/
+	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	for u in spm-center spm-agent; do \
+	    sed -e 's|^ExecStart=/usr/bin/spm |ExecStart=$(PREFIX)/bin/spm |' conf/$$u.service \
+	        > $(DESTDIR)$(UNITDIR)/$$u.service && chmod 644 $(DESTDIR)$(UNITDIR)/$$u.service || exit 1; \
+	done
+	install -m 644 conf/spm.conf $(DESTDIR)$(PREFIX)/share/spm/
 	install -m 755 conf/spm.slurm $(DESTDIR)$(PREFIX)/share/spm/
 	install -m 644 $(BUILD)/libspm.a $(DESTDIR)$(PREFIX)/lib/libspm.a
 	sed -e 's|@PREFIX@|$(PREFIX)|' conf/spm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/spm.pc
 	sed -e 's|@PREFIX@|$(PREFIX)|' conf/spm-static.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/spm-static.pc
+
+# The packages are built from a copy of the tree in build/deb/spm-VERSION
+# (dpkg-buildpackage writes beside the tree it builds), from scratch, with
+# Debian's hardening flags: build/deb/*.deb.
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version 2>/dev/null)
+deb:
+	@sh scripts/deps.sh deb
+	@rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/spm-$(DEB_VERSION)
+	@tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C $(BUILD)/deb/spm-$(DEB_VERSION)
+	cd $(BUILD)/deb/spm-$(DEB_VERSION) && dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 \
+	    || { tail -n 30 ../build.log; exit 1; }
+	@ls $(BUILD)/deb/*.deb
+
+check-deb: deb
+	@sh scripts/check-deb.sh $(BUILD)/deb
 
 format:
 	clang-format -i $(FORMAT_SRCS)
 
 format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRCS)
+	@python3 -m json.tool conf/grafana-dashboard.json >/dev/null
 
 clean:
 	rm -rf build

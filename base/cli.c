@@ -12,77 +12,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COMMANDS 64
+static const spm_command_t *commands; /* vm/cmd/commands.c's table */
 
-static spm_command_t commands[MAX_COMMANDS]; /* registered subcommands */
-static unsigned ncommands;
-static spm_command_t generators[MAX_COMMANDS]; /* registered `spm gen` kinds */
-static unsigned ngenerators;
-static spm_command_t runners[MAX_COMMANDS]; /* registered `spm run` programs */
-static unsigned nrunners;
-
-static int add(spm_command_t *tab, unsigned *n, const spm_command_t *cmd)
+void spm_commands_use(const spm_command_t *table)
 {
-    if (*n >= MAX_COMMANDS || !cmd->name || !cmd->main)
-        return SPM_EINVAL;
-    for (unsigned i = 0; i < *n; i++)
-        if (strcmp(tab[i].name, cmd->name) == 0)
-            return SPM_EINVAL;
-    tab[(*n)++] = *cmd;
-    return 0;
+    commands = table;
 }
 
-static const spm_command_t *find(const spm_command_t *tab, unsigned n, const char *name)
+const spm_command_t *spm_command_in(const spm_command_t *table, const char *name)
 {
-    for (unsigned i = 0; i < n; i++)
-        if (strcmp(tab[i].name, name) == 0)
-            return &tab[i];
+    for (const spm_command_t *c = table; c && c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
     return NULL;
-}
-
-int spm_command_register(const spm_command_t *cmd)
-{
-    return add(commands, &ncommands, cmd);
 }
 
 const spm_command_t *spm_command_find(const char *name)
 {
-    return find(commands, ncommands, name);
+    return spm_command_in(commands, name);
 }
 
 const spm_command_t *spm_command_at(unsigned i)
 {
-    return i < ncommands ? &commands[i] : NULL;
-}
-
-int spm_generator_register(const spm_command_t *gen)
-{
-    return add(generators, &ngenerators, gen);
-}
-
-const spm_command_t *spm_generator_find(const char *name)
-{
-    return find(generators, ngenerators, name);
-}
-
-const spm_command_t *spm_generator_at(unsigned i)
-{
-    return i < ngenerators ? &generators[i] : NULL;
-}
-
-int spm_runner_register(const spm_command_t *runner)
-{
-    return add(runners, &nrunners, runner);
-}
-
-const spm_command_t *spm_runner_find(const char *name)
-{
-    return find(runners, nrunners, name);
-}
-
-const spm_command_t *spm_runner_at(unsigned i)
-{
-    return i < nrunners ? &runners[i] : NULL;
+    for (unsigned k = 0; commands && commands[k].name; k++)
+        if (k == i)
+            return &commands[k];
+    return NULL;
 }
 
 int spm_cli_fail(const char *what, int code)

@@ -2,11 +2,11 @@
     cli - subcommands of the spm binary
 
     @discuss
-    Each subcommand registers itself from a constructor, so `spm matmul`
-    lives in programs/matmul and vm/cmd/main.c knows no program by name. A
-    command's main gets argv with argv[0] set to "spm NAME" and returns the
-    process exit code. On failure it prints one line through spm_cli_fail.
-    `spm gen KIND` dispatches the same way over registered generators.
+    The commands are one table, in vm/cmd/commands.c; this floor only
+    looks names up in it (base/proc.c starts `spm center` and `spm agent`
+    by name). A command's main gets argv with argv[0] set to "spm NAME" and
+    returns the process exit code. On failure it prints one line through
+    spm_cli_fail.
     @end
     =========================================================================
 */
@@ -19,23 +19,16 @@ typedef struct spm_command {
     int (*main)(int argc, char **argv);
 } spm_command_t;
 
-int spm_command_register(const spm_command_t *cmd);
+/*  Makes TABLE (ended by an entry whose name is NULL; it must outlive the
+    process) the commands spm_command_find and spm_command_at see. The
+    table is vm/cmd/commands.c's, handed over before main. */
+void spm_commands_use(const spm_command_t *table);
+
+/*  The command named NAME in the current table (or in TABLE, for
+    spm_command_in), or NULL; the I-th command, or NULL past the end. */
 const spm_command_t *spm_command_find(const char *name);
+const spm_command_t *spm_command_in(const spm_command_t *table, const char *name);
 const spm_command_t *spm_command_at(unsigned i);
-
-int spm_generator_register(const spm_command_t *gen);
-const spm_command_t *spm_generator_find(const char *name);
-const spm_command_t *spm_generator_at(unsigned i);
-
-/*  `spm run NAME` dispatches to registered runners: a program's own
-    command line (its options plus SPM_RUN_LONGOPTS). */
-int spm_runner_register(const spm_command_t *runner);
-const spm_command_t *spm_runner_find(const char *name);
-const spm_command_t *spm_runner_at(unsigned i);
-
-/*  `spm run --plugin LIB PROGRAM ARG...` (DETACH 0, CMD "run") and `spm
-    submit --plugin ...` (DETACH 1): see vm/client/pluginrun.c. */
-int spm_plugin_run_main(int argc, char **argv, const char *cmd, int detach);
 
 /*  Prints "spm: WHAT: DETAIL" on stderr, DETAIL being spm_error_detail() or,
     when empty, spm_strerror(CODE). Returns the exit status to use (1). */

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <ini.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #define BOOL SPM_SETTING_BOOL
 #define LEVEL SPM_SETTING_LEVEL
 #define SECRET SPM_SETTING_SECRET
+#define ENDPOINT SPM_SETTING_ENDPOINT
 #define CENTER SPM_PROC_CENTER
 #define AGENT SPM_PROC_AGENT
 #define IEU SPM_PROC_IEU
@@ -40,8 +42,9 @@
     says the same at more length, and tests/integration/test_config.c holds
     it, every --help and every check to this table. */
 static const spm_setting_t table[] = {
-    {"center", "listen", "SPM_CENTER_LISTEN", "--listen", "ENDPOINT", STR, "tcp://0.0.0.0:7700", 0,
-     0, CENTER, "where to listen, e.g. tcp://0.0.0.0:7700 or ipc:///run/spm/c"},
+    {"center", "listen", "SPM_CENTER_LISTEN", "--listen", "ENDPOINT", ENDPOINT,
+     "tcp://0.0.0.0:7700", 0, 0, CENTER,
+     "where to listen, e.g. tcp://0.0.0.0:7700 or ipc:///run/spm/c"},
     {"center", "store", "SPM_CENTER_STORE", "--store", "DIR", STR, "/var/lib/spm/store", 0, 0,
      CENTER, "LMDB store directory, created 0700"},
     {"center", "heartbeat_ms", "SPM_HEARTBEAT_MS", "--heartbeat-ms", "N", LONG, "1000", 10, 60000,
@@ -50,6 +53,11 @@ static const spm_setting_t table[] = {
      "silence in ms after which an IEU is dead and its SIs re-issued"},
     {"center", "lease_s", "SPM_LEASE_S", "--lease-s", "N", LONG, "600", 0, 2592000, CENTER,
      "re-issue an SI not committed after N seconds; 0: never"},
+    {"center", "sf_bound_ms", "SPM_SF_BOUND_MS", "--sf-bound-ms", "N", LONG, "2000", 10, 3600000,
+     CENTER,
+     "a plugin's super-functions (run outside the center, in a host process per job) must "
+     "answer each turn's events within N ms: a callback that runs longer, or loops, fails its "
+     "own job"},
     {"center", "sync_ms", "SPM_SYNC_MS", "--sync-ms", "N", LONG, "100", 0, 600000, CENTER,
      "flush the store to disk at most N ms after a commit. Commits are safe from a crash of any "
      "spm process at once; an operating-system crash can lose the last N ms. 0 syncs at every "
@@ -76,10 +84,25 @@ static const spm_setting_t table[] = {
      "unless center.http_token is set; empty: off, the default"},
     {"center", "http_token", "SPM_CENTER_HTTP_TOKEN", NULL, NULL, SECRET, "", 0, 0, CENTER,
      "a bearer token every HTTP request must carry; empty: none"},
-    {"center", "allow_plugins", "SPM_ALLOW_PLUGINS", NULL, NULL, STR, "auto", 0, 0, CENTER,
+    {"center", "allow_plugins", "SPM_ALLOW_PLUGINS", "--allow-plugins", "WHO", STR, "auto", 0, 0,
+     CENTER,
      "who may send plugins: no, yes, keys, or auto (yes on an ipc:// center, no on a tcp:// one)"},
-    {"agent", "center", "SPM_CENTER", "--center", "ENDPOINT", STR, "tcp://localhost:7700", 0, 0,
-     AGENT, "the center, e.g. tcp://head:7700"},
+    {"center", "history_jobs", "SPM_HISTORY_JOBS", "--history-jobs", "N", LONG, "1000", 0,
+     1000000000, CENTER,
+     "ended jobs whose records (state, times, owner, report: spm jobs, spm show, spm wait) are "
+     "kept in STORE/history; older ones go once their blocks are freed"},
+    {"center", "history_days", "SPM_HISTORY_DAYS", "--history-days", "N", LONG, "7", 0, 36500,
+     CENTER, "days a job's record is kept after it ended, once its blocks are freed"},
+    {"center", "keep_results_s", "SPM_KEEP_RESULTS_S", "--keep-results-s", "N", LONG, "86400", 0,
+     315360000, CENTER,
+     "seconds an ended job's blocks (its results) are kept for a client that has not fetched and "
+     "discarded them; a job of spm submit has them freed as soon as spm wait delivered its "
+     "report. Its record stays. 0: kept until discarded"},
+    {"center", "abandon_s", "SPM_ABANDON_S", "--abandon-s", "N", LONG, "60", 0, 31536000, CENTER,
+     "a running job that no client has followed for N seconds (its client is gone) is canceled "
+     "and its blocks freed; jobs of spm submit are never abandoned. 0: never"},
+    {"agent", "center", "SPM_CENTER", "--center", "ENDPOINT", ENDPOINT, "tcp://localhost:7700", 0,
+     0, AGENT, "the center, e.g. tcp://head:7700"},
     {"agent", "ieus", "SPM_IEUS", "--ieus", "N", LONG, "0", 0, 1024, AGENT | CLIENT,
      "IEU processes on this node; 0: one per core"},
     {"agent", "slots", "SPM_SLOTS", "--slots", "N", LONG, "1", 1, 256, AGENT | IEU | CLIENT,
@@ -88,6 +111,18 @@ static const spm_setting_t table[] = {
      AGENT | IEU | CLIENT,
      "SIs each IEU asks for ahead, their operands localized while others run; more while SIs are "
      "short: about 2 ms of work, 48 ms while the center has more ready, at most 48"},
+    {"agent", "name", "SPM_NODE_NAME", "--name", "NAME", STR, "", 0, 0, AGENT,
+     "this node's name in logs, the status and the metrics' node label; empty: the host name"},
+    {"agent", "wait_center_s", "SPM_WAIT_CENTER_S", "--wait-center", "SECONDS", LONG, "0", 0,
+     31536000, AGENT,
+     "how long to wait for the center to answer at start, saying HELLO again with a growing "
+     "pause; 0: as long as it takes (a daemon started before its center)"},
+    {"agent", "http", "SPM_AGENT_HTTP", "--http", "ADDR:PORT", STR, "", 0, 0, AGENT,
+     "serve this node's Prometheus metrics at /metrics (its IEUs, SIs run, cache, bytes served "
+     "and fetched, CPU and memory); ADDR defaults to 127.0.0.1; anyone who reaches the port "
+     "reads them unless agent.http_token is set; empty: off, the default"},
+    {"agent", "http_token", "SPM_AGENT_HTTP_TOKEN", NULL, NULL, SECRET, "", 0, 0, AGENT,
+     "a bearer token every HTTP request to the agent must carry; empty: none"},
     {"agent", "cache_dir", "SPM_CACHE_DIR", "--cache-dir", "DIR", STR, "", 0, 0, AGENT,
      "node cache directory, emptied at start; empty: /tmp/spm-cache-UID-PID, removed when the "
      "agent exits"},
@@ -100,10 +135,10 @@ static const spm_setting_t table[] = {
      AGENT | IEU,
      "memory in MiB each IEU thread touches at start and keeps for its SIs' buffers, so that the "
      "first SIs do not wait for the kernel to supply it; 0: none"},
-    {"agent", "data_listen", "SPM_DATA_LISTEN", "--data-listen", "EP", STR, "", 0, 0, AGENT,
+    {"agent", "data_listen", "SPM_DATA_LISTEN", "--data-listen", "EP", ENDPOINT, "", 0, 0, AGENT,
      "where this node serves its blocks to other nodes; empty: ipc://CACHE-DIR/data with an ipc "
      "center, else tcp://*:RANDOM"},
-    {"agent", "data_advertise", "SPM_DATA_ADVERTISE", "--data-advertise", "EP", STR, "", 0, 0,
+    {"agent", "data_advertise", "SPM_DATA_ADVERTISE", "--data-advertise", "EP", ENDPOINT, "", 0, 0,
      AGENT,
      "the endpoint other nodes use to reach --data-listen; empty: the bound endpoint, with this "
      "host's name"},
@@ -148,6 +183,23 @@ const spm_setting_t *spm_config_find(const char *section, const char *key)
     return i < 0 ? NULL : &table[i];
 }
 
+int spm_config_endpoint_ok(const char *ep)
+{
+    if (strncmp(ep, "ipc://", 6) == 0)
+        return ep[6] != '\0';
+    if (strncmp(ep, "tcp://", 6) != 0)
+        return 0;
+    const char *host = ep + 6, *colon = strrchr(host, ':');
+    if (!colon || colon == host)
+        return 0;
+    if (strcmp(colon + 1, "*") == 0)
+        return 1;
+    char *end;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    return !errno && end != colon + 1 && !*end && port >= 0 && port <= 65535;
+}
+
 /*  Checks VALUE for setting S and sets *OUT (may be NULL) to what it means:
     the number, the log level, 1 or 0 for a boolean. Returns 0 or SPM_EINVAL
     with WHY set. An empty log level is "unset" in a file or the
@@ -189,6 +241,14 @@ static int check(const spm_setting_t *s, const char *value, long *out, char *why
         v = (long)level;
         break;
     }
+    case SPM_SETTING_ENDPOINT:
+        if (*value && !spm_config_endpoint_ok(value)) {
+            snprintf(why, size,
+                     "'%s' is not an endpoint (tcp://HOST:PORT, tcp://*:PORT or ipc://PATH)",
+                     value);
+            return SPM_EINVAL;
+        }
+        break;
     default:
         break;
     }
@@ -197,10 +257,39 @@ static int check(const spm_setting_t *s, const char *value, long *out, char *why
     return 0;
 }
 
+#define MAX_PROBLEMS 32
+
+static char problems[MAX_PROBLEMS][400]; /* what the last load refused, one line each */
+static size_t nproblems;
+
+static void problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void problem(const char *fmt, ...)
+{
+    if (nproblems == MAX_PROBLEMS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(problems[nproblems++], sizeof problems[0], fmt, ap);
+    va_end(ap);
+}
+
+/*  The file being read: the reader counts its lines, so that the handler
+    can name the line of each refused key (libinih as packaged does not
+    pass it), and a refused key does not stop the others being checked. */
 typedef struct {
-    char key[128]; /* the first refused key, "section.key" */
-    char why[256]; /* and why */
+    FILE *f;
+    const char *path;
+    int line;
 } parse_t;
+
+static char *read_line(char *str, int num, void *stream)
+{
+    parse_t *p = stream;
+    char *r = fgets(str, num, p->f);
+    if (r)
+        p->line++;
+    return r;
+}
 
 static int on_pair(void *user, const char *section, const char *key, const char *value)
 {
@@ -214,10 +303,7 @@ static int on_pair(void *user, const char *section, const char *key, const char 
         from_file[i] = strdup(value);
         return 1;
     }
-    if (!p->key[0]) {
-        snprintf(p->key, sizeof p->key, "%s.%s", section, key);
-        snprintf(p->why, sizeof p->why, "%s", why);
-    }
+    problem("%s:%d: %s.%s: %s", p->path, p->line, section, key, why);
     return 0;
 }
 
@@ -228,6 +314,7 @@ int spm_config_load(const char *path)
         from_file[i] = NULL;
     }
     file_path[0] = '\0';
+    nproblems = 0;
     if (!path)
         path = getenv("SPM_CONFIG");
     if (!path) {
@@ -238,17 +325,15 @@ int spm_config_load(const char *path)
     }
     if (path) {
         snprintf(file_path, sizeof file_path, "%s", path);
-        FILE *f = fopen(path, "r");
-        if (!f)
+        parse_t p = {fopen(path, "r"), path, 0};
+        if (!p.f)
             return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-        parse_t p = {"", ""};
-        int line = ini_parse_file(f, on_pair, &p);
-        fclose(f);
-        if (line > 0 && p.key[0])
-            return spm_error(SPM_EINVAL, "%s:%d: %s: %s", path, line, p.key, p.why);
-        if (line != 0)
-            return spm_error(SPM_EINVAL, "%s:%d: not a 'key = value' line or [section]", path,
-                             line > 0 ? line : 0);
+        size_t before = nproblems;
+        int line = ini_parse_stream(read_line, &p, on_pair, &p);
+        fclose(p.f);
+        /* A line the handler did not refuse: not INI at all. */
+        if (line != 0 && nproblems == before)
+            problem("%s:%d: not a 'key = value' line or [section]", path, line > 0 ? line : 0);
     }
     /* Environment values are checked as strictly as the file's, with or
        without a file. */
@@ -256,9 +341,14 @@ int spm_config_load(const char *path)
         const char *v = getenv(table[i].env);
         char why[256];
         if (v && check(&table[i], v, NULL, why, sizeof why) != 0)
-            return spm_error(SPM_EINVAL, "%s: %s", table[i].env, why);
+            problem("%s: %s", table[i].env, why);
     }
-    return 0;
+    return nproblems ? spm_error(SPM_EINVAL, "%s", problems[0]) : 0;
+}
+
+const char *spm_config_problem(size_t i)
+{
+    return i < nproblems ? problems[i] : NULL;
 }
 
 int spm_config_load_args(int argc, char **argv)
@@ -357,14 +447,14 @@ long spm_config_ieus(long n)
     wrapping it at 80 columns with every further line indented to COL. */
 static void wrap(FILE *out, const char *text, int len, int col)
 {
-    while (*text) {
+    for (int first = 1; *text; first = 0) {
         while (*text == ' ')
             text++;
         size_t word = strcspn(text, " ");
-        if (len > col && len + 1 + (int)word > 80) {
+        if (!first && len + 1 + (int)word > 80) {
             fprintf(out, "\n%*s", col, "");
             len = col;
-        } else if (len > col) {
+        } else if (!first) { /* a one-letter first word must not eat the space */
             fputc(' ', out);
             len++;
         }
@@ -411,28 +501,4 @@ void spm_config_print(FILE *out)
             v = "(set, not shown)";
         fprintf(out, "%-24s = %-28s (%s)\n", name, v, source);
     }
-}
-
-static int config_main(int argc, char **argv)
-{
-    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: spm config check FILE\n\n"
-               "Checks a configuration file (see conf/spm.conf) and prints every\n"
-               "setting's effective value and where it comes from: the environment\n"
-               "(SPM_*), the file, or the default. Flags given to a command override all.\n");
-        return 0;
-    }
-    if (argc != 3 || strcmp(argv[1], "check") != 0)
-        return spm_cli_usage("config", "expected 'check FILE'");
-    int rc = spm_config_load(argv[2]);
-    if (rc != 0)
-        return spm_cli_fail("config", rc);
-    spm_config_print(stdout);
-    return 0;
-}
-
-SPM_CONSTRUCTOR(config_cmd)
-{
-    spm_command_register(&(spm_command_t){
-        .name = "config", .summary = "check a configuration file", .main = config_main});
 }

@@ -31,11 +31,13 @@
 #include <stdio.h>
 
 typedef enum {
-    SPM_SETTING_STR,    /* any text */
-    SPM_SETTING_LONG,   /* a whole number in [min, max] */
-    SPM_SETTING_BOOL,   /* true/false, yes/no, on/off, 1/0 */
-    SPM_SETTING_LEVEL,  /* error, warn, info or debug (empty: unset) */
-    SPM_SETTING_SECRET, /* text that spm config check does not show */
+    SPM_SETTING_STR,      /* any text */
+    SPM_SETTING_LONG,     /* a whole number in [min, max] */
+    SPM_SETTING_BOOL,     /* true/false, yes/no, on/off, 1/0 */
+    SPM_SETTING_LEVEL,    /* error, warn, info or debug (empty: unset) */
+    SPM_SETTING_SECRET,   /* text that spm config check does not show */
+    SPM_SETTING_ENDPOINT, /* tcp://HOST:PORT (PORT a number or a star) or ipc://PATH; empty: unset
+                           */
 } spm_setting_kind_t;
 
 /*  The processes whose command line takes a setting's option. */
@@ -69,8 +71,19 @@ const spm_setting_t *spm_config_find(const char *section, const char *key);
     nothing). Every key is checked against the table and its range, and so
     is every SPM_* variable set. Returns 0, or SPM_EIO (unreadable) /
     SPM_EINVAL with the detail "FILE:LINE: KEY: what is wrong" (or "VAR:
-    what is wrong"). May be called again to load another file. */
+    what is wrong"), the first of the problems found: every key and
+    variable is checked, and spm_config_problem lists them all. May be
+    called again to load another file. */
 int spm_config_load(const char *path);
+
+/*  The I-th problem the last spm_config_load found, one line as in its
+    detail ("FILE:LINE: KEY: what is wrong"), or NULL past the last (at
+    most 32 are kept). */
+const char *spm_config_problem(size_t i);
+
+/*  1 when EP is an endpoint spm can bind or connect: tcp://HOST:PORT
+    (PORT 0..65535 or *) or ipc://PATH. */
+int spm_config_endpoint_ok(const char *ep);
 
 /*  Loads the file named by --config FILE (or --config=FILE) in ARGV, else
     as spm_config_load(NULL). Commands call it before parsing their flags,

@@ -20,6 +20,11 @@ void spm_heap_keep(void)
     mallopt(M_TRIM_THRESHOLD, KEEP);
 }
 
+void spm_heap_release(void)
+{
+    malloc_trim(0);
+}
+
 int spm_heap_prepare(size_t bytes)
 {
     void *chunks[MAX_CHUNKS];

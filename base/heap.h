@@ -34,4 +34,10 @@ void spm_heap_keep(void);
     the memory could not be had (what was touched is kept). */
 int spm_heap_prepare(size_t bytes);
 
+/*  Gives the memory malloc holds freed back to the system (malloc_trim):
+    spm_heap_keep has it keep up to 256 MiB, which a long-lived process
+    that just freed what a large job held should not go on holding. Takes
+    a few milliseconds per 100 MiB; call it when idle. */
+void spm_heap_release(void);
+
 #endif

@@ -40,13 +40,13 @@ spm_hmap_t *spm_hmap_new(void)
     return self;
 }
 
-void spm_hmap_destroy(spm_hmap_t **self)
+void spm_hmap_destroy(spm_hmap_t **self_p)
 {
-    if (!*self)
+    if (!*self_p)
         return;
-    free((*self)->slots);
-    free(*self);
-    *self = NULL;
+    free((*self_p)->slots);
+    free(*self_p);
+    *self_p = NULL;
 }
 
 static slot_t *find(const spm_hmap_t *self, uint64_t key)

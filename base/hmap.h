@@ -19,7 +19,7 @@ typedef struct spm_hmap spm_hmap_t;
 
 /*  Returns an empty map, or NULL when out of memory. */
 spm_hmap_t *spm_hmap_new(void);
-void spm_hmap_destroy(spm_hmap_t **self);
+void spm_hmap_destroy(spm_hmap_t **self_p);
 
 /*  Sets KEY (not 0) to VALUE, replacing any earlier value. Returns 0 or SPM_ENOMEM. */
 int spm_hmap_put(spm_hmap_t *self, uint64_t key, void *value);

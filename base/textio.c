@@ -25,14 +25,34 @@
     line and no stdio lock per call, which is most of the time a plain
     parser would otherwise spend outside its own loop. */
 struct spm_lines {
-    int fd;               /* the file (stdin's is not closed) */
-    char *path;           /* as given to open */
-    char *buf;            /* bytes read and not yet returned: [start, end) */
-    size_t cap;           /* bytes allocated in buf, less the padding */
-    size_t start, end;    /* the unreturned part of buf */
-    int eof;              /* read() returned 0 */
-    unsigned long lineno; /* 1-based number of the line last returned */
+    int fd;                 /* the file (stdin's is not closed) */
+    char *path;             /* as given to open */
+    char *buf;              /* bytes read and not yet returned: [start, end) */
+    size_t cap;             /* bytes allocated in buf, less the padding */
+    size_t start, end;      /* the unreturned part of buf */
+    int eof;                /* read() returned 0 */
+    unsigned long lineno;   /* 1-based number of the line last returned */
+    int stamped;            /* a regular file: stamp is set */
+    spm_file_stamp_t stamp; /* the file as it was opened */
 };
+
+int spm_file_stamp(int fd, spm_file_stamp_t *s)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    *s = (spm_file_stamp_t){.dev = (uint64_t)st.st_dev,
+                            .ino = (uint64_t)st.st_ino,
+                            .size = (uint64_t)st.st_size,
+                            .mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+                                        (uint64_t)st.st_mtim.tv_nsec};
+    return S_ISREG(st.st_mode) ? 1 : 0;
+}
+
+int spm_file_stamp_eq(const spm_file_stamp_t *a, const spm_file_stamp_t *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
+}
 
 spm_lines_t *spm_lines_open(const char *path)
 {
@@ -61,7 +81,27 @@ spm_lines_t *spm_lines_open(const char *path)
         spm_lines_destroy(&r);
         return NULL;
     }
+    r->stamped = strcmp(path, "-") != 0 && spm_file_stamp(r->fd, &r->stamp) == 1;
     return r;
+}
+
+const spm_file_stamp_t *spm_lines_stamp(const spm_lines_t *r)
+{
+    return r->stamped ? &r->stamp : NULL;
+}
+
+int spm_lines_unchanged(const spm_lines_t *r)
+{
+    if (!r->stamped)
+        return 0;
+    spm_file_stamp_t now, there;
+    int fd = open(r->path, O_RDONLY | O_CLOEXEC), same;
+    /* the open file as it is now, and what its path names now */
+    same = spm_file_stamp(r->fd, &now) == 1 && spm_file_stamp_eq(&now, &r->stamp) && fd >= 0 &&
+           spm_file_stamp(fd, &there) == 1 && spm_file_stamp_eq(&there, &r->stamp);
+    if (fd >= 0)
+        close(fd);
+    return same ? 0 : spm_error(SPM_EIO, "%s: the file changed while it was read", r->path);
 }
 
 /*  Reads more of the file after the unreturned bytes, first moving them to
@@ -221,6 +261,26 @@ int spm_lines_chunk(spm_lines_t *r, size_t maxlines, size_t maxbytes, const char
     return 1;
 }
 
+long spm_lines_read(spm_lines_t *r, char *buf, size_t n)
+{
+    if (r->start < r->end) { /* read ahead by the lines before */
+        size_t k = r->end - r->start < n ? r->end - r->start : n;
+        memcpy(buf, r->buf + r->start, k);
+        r->start += k;
+        return (long)k;
+    }
+    if (r->eof)
+        return 0;
+    ssize_t got;
+    while ((got = read(r->fd, buf, n)) < 0 && errno == EINTR)
+        ;
+    if (got < 0)
+        return spm_error(SPM_EIO, "%s: %s", r->path, strerror(errno));
+    if (got == 0)
+        r->eof = 1;
+    return (long)got;
+}
+
 unsigned long spm_lines_lineno(const spm_lines_t *r)
 {
     return r->lineno;
@@ -241,16 +301,16 @@ int spm_lines_error(const spm_lines_t *r, int code, const char *fmt, ...)
     return spm_error(code, "%s:%lu: %s", r->path, r->lineno, msg);
 }
 
-void spm_lines_destroy(spm_lines_t **self)
+void spm_lines_destroy(spm_lines_t **self_p)
 {
-    if (!*self)
+    if (!*self_p)
         return;
-    if ((*self)->fd > STDIN_FILENO)
-        close((*self)->fd);
-    free((*self)->buf);
-    free((*self)->path);
-    free(*self);
-    *self = NULL;
+    if ((*self_p)->fd > STDIN_FILENO)
+        close((*self_p)->fd);
+    free((*self_p)->buf);
+    free((*self_p)->path);
+    free(*self_p);
+    *self_p = NULL;
 }
 
 /*  Bytes of a temporary file written between two starts of its writeback,
@@ -263,11 +323,11 @@ void spm_lines_destroy(spm_lines_t **self)
 #define KICK_BYTES ((uint64_t)8 << 20)
 
 struct spm_outfile {
-    FILE *out;         /* the temporary file, the target itself (direct), or stdout */
-    char *path;        /* final path */
+    FILE *out;         /* the stream over fd, through sink_write */
+    char *path;        /* final path ("stdout" for "-"), as messages name it */
     char *tmp;         /* temporary path beside it (NULL for stdout and direct) */
-    int direct;        /* the target is no regular file (/dev/null, a FIFO): written in place */
-    int fd;            /* the temporary file's descriptor (-1: none) */
+    int direct;        /* stdout, or no regular file (/dev/null, a FIFO): written in place */
+    int fd;            /* the temporary file, the target or a copy of stdout's (-1: none) */
     uint64_t unkicked; /* bytes written since its writeback was last started */
     int err;           /* the errno of its first failed write (0: none) */
     int sync;          /* commit syncs the file and its directory (and writes kick) */
@@ -321,6 +381,12 @@ static int sink_close(void *cookie)
     return rc;
 }
 
+static int io_error(const char *path, int err)
+{
+    return spm_error(err == ENOSPC || err == EDQUOT ? SPM_EFULL : SPM_EIO, "%s: %s", path,
+                     strerror(err));
+}
+
 /*  The process's umask, read without changing it (umask(2) can only be
     read by setting it, which races with threads creating files). */
 static mode_t current_umask(void)
@@ -339,48 +405,47 @@ static mode_t current_umask(void)
 spm_outfile_t *spm_outfile_open(const char *path)
 {
     spm_outfile_t *f = calloc(1, sizeof *f);
-    if (!f || !(f->path = strdup(path))) {
+    int stdout_ = strcmp(path, "-") == 0;
+    if (!f || !(f->path = strdup(stdout_ ? "stdout" : path))) {
         free(f);
         spm_error(SPM_ENOMEM, "out of memory");
         return NULL;
     }
     f->fd = -1;
-    if (strcmp(path, "-") == 0) {
-        f->out = stdout;
-        return f;
-    }
     struct stat st;
-    int exists = stat(path, &st) == 0;
-    if (exists && !S_ISREG(st.st_mode)) {
+    int exists = !stdout_ && stat(path, &st) == 0;
+    /* Every kind of output is written through sink_write, so that the
+       first failed write's errno is kept and a failure names the file and
+       its reason (a writer that only has the stream cannot: errno is gone
+       by the time it looks). */
+    if (stdout_) {
+        fflush(stdout); /* what was printed before comes first */
+        f->direct = 1;
+        f->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+    } else if (exists && !S_ISREG(st.st_mode)) {
         /* Renaming over /dev/null would replace the device for everyone. */
         f->direct = 1;
-        if (!(f->out = fopen(path, "we"))) {
-            spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+        f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    } else {
+        if (asprintf(&f->tmp, "%s.tmp.XXXXXX", path) < 0) {
+            f->tmp = NULL;
             spm_outfile_abort(&f);
+            spm_error(SPM_ENOMEM, "out of memory");
             return NULL;
         }
-        return f;
+        f->fd = mkostemp(f->tmp, O_CLOEXEC);
+        /* mkostemp makes the file 0600; the output gets the mode a plain
+           create would give it (0666 less the umask), or the mode of the
+           file it replaces. */
+        if (f->fd >= 0)
+            (void)fchmod(f->fd, exists ? st.st_mode & 0777 : 0666 & ~current_umask());
     }
-    if (asprintf(&f->tmp, "%s.tmp.XXXXXX", path) < 0) {
-        f->tmp = NULL;
-        spm_outfile_abort(&f);
-        spm_error(SPM_ENOMEM, "out of memory");
-        return NULL;
-    }
-    f->fd = mkostemp(f->tmp, O_CLOEXEC);
-    /* mkostemp makes the file 0600; the output gets the mode a plain
-       create would give it (0666 less the umask), or the mode of the file
-       it replaces. */
-    if (f->fd >= 0)
-        (void)fchmod(f->fd, exists ? st.st_mode & 0777 : 0666 & ~current_umask());
     cookie_io_functions_t io = {.write = sink_write, .seek = sink_seek, .close = sink_close};
     if (f->fd < 0 || !(f->out = fopencookie(f, "w", io))) {
-        spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+        spm_error(SPM_EIO, "%s: %s", f->path, strerror(errno));
         if (f->fd >= 0)
             close(f->fd);
         f->fd = -1;
-        free(f->tmp);
-        f->tmp = NULL;
         spm_outfile_abort(&f);
         return NULL;
     }
@@ -392,15 +457,29 @@ spm_outfile_t *spm_outfile_open(const char *path)
     return f;
 }
 
+int spm_outfile_failure(spm_outfile_t *f, int rc)
+{
+    return f && f->err ? io_error(f->path, f->err) : rc;
+}
+
+int spm_outfile_apart(const char *out, const char *const *in, size_t n)
+{
+    struct stat so, si;
+    if (strcmp(out, "-") == 0 || stat(out, &so) != 0 || !S_ISREG(so.st_mode))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (in[i] && strcmp(in[i], "-") != 0 && stat(in[i], &si) == 0 && si.st_dev == so.st_dev &&
+            si.st_ino == so.st_ino)
+            return spm_error(
+                SPM_EINVAL,
+                "%s is the input %s: writing it would replace the input; give another output file",
+                out, in[i]);
+    return 0;
+}
+
 FILE *spm_outfile_stream(spm_outfile_t *f)
 {
     return f->out;
-}
-
-static int io_error(const char *path, int err)
-{
-    return spm_error(err == ENOSPC || err == EDQUOT ? SPM_EFULL : SPM_EIO, "%s: %s", path,
-                     strerror(err));
 }
 
 void spm_outfile_set_sync(spm_outfile_t *f, int on)
@@ -449,7 +528,7 @@ int spm_outfile_commit(spm_outfile_t **fp)
 {
     spm_outfile_t *f = *fp;
     int rc = 0;
-    if (f->out == stdout || f->direct) {
+    if (f->direct) {
         if (fflush(f->out) != 0 || ferror(f->out) || f->err)
             rc = io_error(f->path, f->err ? f->err : errno ? errno : EIO);
         spm_outfile_abort(fp);
@@ -474,7 +553,7 @@ void spm_outfile_abort(spm_outfile_t **fp)
     spm_outfile_t *f = *fp;
     if (!f)
         return;
-    if (f->out && f->out != stdout)
+    if (f->out)
         fclose(f->out);
     if (f->tmp)
         unlink(f->tmp); /* after a successful rename this is already gone */

@@ -16,9 +16,16 @@
     there) and a dense generated set; time and peak memory of all spm
     processes.
 
+    Then against Borgelt's apriori, eclat and fpgrowth (bench/borgelt.h:
+    built once from ../shared/peers/borgelt or $SPM_PEERS, skipped with a
+    message where they are not): whole commands on the same files at the
+    same supports, alternating, each time and the ratio spm / the best of
+    his three (issue 41's rows and targets).
+
+    BENCH_MINE_SKIP: any of "reference,algorithms,borgelt" to skip a part.
+
     For scale: the dissertation mined T25I10D100K at 0.6% in 1,234 s on
-    one 2002 node; a leading single-threaded C Apriori takes about 0.28 s
-    (0.6%) and 0.83 s (0.25%) on this machine. */
+    one 2002 node. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "bench/bench.h"
@@ -26,6 +33,7 @@
 #include "tests/ref/apriori_ref.h"
 #include "tests/spm_test.h"
 
+#include "bench/borgelt.h"
 #include "bench/eclat_base.h"
 #include "bench/peakmem.h"
 
@@ -186,6 +194,13 @@ static void stage_idle(const char *file, const char *support)
 
 static const char *tmp; /* the bench's directory */
 
+/*  BENCH_MINE_SKIP names WHAT (any of "reference,algorithms,borgelt"). */
+static int skipped(const char *what)
+{
+    const char *v = getenv("BENCH_MINE_SKIP");
+    return v && strstr(v, what);
+}
+
 static void bench(const char *name, const char *file, const char *support, uint64_t count)
 {
     int n = bench_reps();
@@ -302,10 +317,8 @@ static double baseline(const char *file, const char *support, const char *out)
 
 /*  One case of the algorithms table: itemsets only with each algorithm
     and with the sequential baseline (all outputs compared byte for
-    byte), then with rules (the default, auto) when FLAGS has RULES.
-    SCALE: Borgelt's figures for the same data from the issue, or NULL. */
-static void algorithms(const char *name, const char *file, const char *support, int flags,
-                       const char *scale)
+    byte), then with rules (the default, auto) when FLAGS has RULES. */
+static void algorithms(const char *name, const char *file, const char *support, int flags)
 {
     char a[600], e[600], r[600], cmd[2000];
     snprintf(a, sizeof a, "%s/apriori.sets", tmp);
@@ -334,15 +347,85 @@ static void algorithms(const char *name, const char *file, const char *support, 
     printf(" %.3f s | %.2f |", base, base / me.wall);
     if (flags & RULES) {
         measured_t mr = measured(file, support, au);
-        printf(" %.3f s, %.0f MiB, %zu rules |", mr.wall, mr.mib, count_lines(r));
+        printf(" %.3f s, %.0f MiB, %zu rules |\n", mr.wall, mr.mib, count_lines(r));
     } else {
-        printf(" - |");
+        printf(" - |\n");
     }
-    printf(" %s |\n", scale ? scale : "-");
     fflush(stdout);
     remove(a);
     remove(e);
     remove(r);
+}
+
+/* ------------------------------------------------------ Borgelt's miners */
+
+static const char *peers; /* the built peers' directory, or NULL */
+
+/*  One row against Borgelt's apriori, eclat and fpgrowth (bench/borgelt.h):
+    `spm mine --itemsets-only` (2 IEUs, whole command, writing to a file)
+    and each of his (one thread, writing to a file) at the same support,
+    repetitions alternating so that a drifting machine hits all alike; the
+    ratio is the median of the per-repetition ratios spm / best of his
+    three. With RULES, also `spm mine` with rules of one consequent at 80%
+    against his apriori's `-tr` rules with the same definition (-o: a
+    rule's support is that of body and head; -m2: no empty body), the only
+    rules the three share. TARGET: the issue's bound on the ratio. */
+static void against_borgelt(const char *name, const char *file, const char *support, int rules)
+{
+    int n = bench_reps() > 16 ? 16 : bench_reps();
+    char out[600], theirs[BORGELT_N][600], s[64], pr[600];
+    snprintf(out, sizeof out, "%s/spm.sets", tmp);
+    snprintf(pr, sizeof pr, "%s/borgelt.rules", tmp);
+    snprintf(s, sizeof s, "-s%.*s", (int)strcspn(support, "%"), support);
+    double spm[16], them[BORGELT_N][16], ratio[16], srules[16], prules[16], rratio[16];
+    const char *sets_args[] = {"--itemsets-only", "--itemsets", out, NULL};
+    const char *rule_args[] = {"--min-confidence", "80%", "--max-consequent", "1", "-o", out, NULL};
+    for (int i = 0; i < n; i++) {
+        spm[i] = mine_measured(file, support, sets_args, 0).wall;
+        double best = 1e300;
+        for (int p = 0; p < BORGELT_N; p++) {
+            char prog[1100];
+            snprintf(prog, sizeof prog, "%s/%s", peers, borgelt_names[p]);
+            snprintf(theirs[p], sizeof theirs[p], "%s/%s.sets", tmp, borgelt_names[p]);
+            const char *argv[] = {prog, s, file, theirs[p], NULL};
+            if ((them[p][i] = borgelt_time(argv)) < 0)
+                SPM_TEST_FAIL("bench_mine: %s %s %s failed\n", prog, s, file);
+            best = them[p][i] < best ? them[p][i] : best;
+        }
+        ratio[i] = spm[i] / best;
+    }
+    size_t mine_n = count_lines(out);
+    printf("| %s | %zu |  %.3f s |", name, mine_n, bench_median(spm, n));
+    for (int p = 0; p < BORGELT_N; p++) {
+        size_t c = count_lines(theirs[p]);
+        printf(" %.3f s%s |", bench_median(them[p], n), c == mine_n ? "" : " (other count)");
+        remove(theirs[p]);
+    }
+    double r = bench_median(ratio, n), best = 1e300;
+    for (int p = 0; p < BORGELT_N; p++)
+        best = bench_median(them[p], n) < best ? bench_median(them[p], n) : best;
+    double target = best > 0.3 ? 0.7 : 1.0;
+    printf(" %.2f | %.1f%s |", r, target, r <= target ? "" : " (over)");
+    if (rules) {
+        char prog[1100];
+        snprintf(prog, sizeof prog, "%s/apriori", peers);
+        for (int i = 0; i < n; i++) {
+            srules[i] = mine_measured(file, support, rule_args, 0).wall;
+            const char *argv[] = {prog, "-tr", "-o", "-m2", "-c80", s, file, pr, NULL};
+            if ((prules[i] = borgelt_time(argv)) < 0)
+                SPM_TEST_FAIL("bench_mine: %s -tr %s %s failed\n", prog, s, file);
+            rratio[i] = srules[i] / prules[i];
+        }
+        size_t a = count_lines(out), b = count_lines(pr);
+        printf(" %zu rules%s: spm %.3f s, apriori -tr %.3f s, %.2f |\n", a,
+               a == b ? "" : " (apriori: another count)", bench_median(srules, n),
+               bench_median(prules, n), bench_median(rratio, n));
+        remove(pr);
+    } else {
+        printf(" - |\n");
+    }
+    remove(out);
+    fflush(stdout);
 }
 
 int main(void)
@@ -359,14 +442,15 @@ int main(void)
         snprintf(t10, sizeof t10, "%s/T10I4D%ldK.dat", dir, d / 1000);
         gen(t10, d, "10", "4", "2000");
     }
-    printf("bench_mine: %ld transactions, medians of %d runs; ratio = reference / spm "
-           "(above 1: spm faster); idle = IEU idle share of the job\n",
-           d, bench_reps());
-    bench("T25I10 0.6%", t25, "0.6%", (uint64_t)(d * 6 + 999) / 1000);
-    bench("T25I10 0.25%", t25, "0.25%", (uint64_t)(d * 25 + 9999) / 10000);
-    bench("T10I4 0.1%", t10, "0.1%", (uint64_t)(d + 999) / 1000);
-    printf("for scale: the dissertation's T25I10D100K at 0.6%%: 1,234 s on one 2002 node;\n"
-           "a leading single-threaded C Apriori here: about 0.28 s (0.6%%), 0.83 s (0.25%%)\n");
+    printf("bench_mine: %ld transactions, medians of %d runs\n", d, bench_reps());
+    if (!skipped("reference")) {
+        printf("ratio = reference / spm (above 1: spm faster); idle = IEU idle share of the "
+               "job\n");
+        bench("T25I10 0.6%", t25, "0.6%", (uint64_t)(d * 6 + 999) / 1000);
+        bench("T25I10 0.25%", t25, "0.25%", (uint64_t)(d * 25 + 9999) / 10000);
+        bench("T10I4 0.1%", t10, "0.1%", (uint64_t)(d + 999) / 1000);
+        printf("for scale: the dissertation's T25I10D100K at 0.6%%: 1,234 s on one 2002 node\n");
+    }
 
     /* A dense set: few items, long transactions (as mushroom or chess). */
     char dense[512];
@@ -397,30 +481,54 @@ int main(void)
     free(err);
     const char *chess = "../shared/data/fimi/chess.dat";
     int have_chess = stat(chess, &st) == 0;
-    printf("\n## Algorithms: itemsets only, apriori and eclat (byte-identical output), then with "
-           "rules (auto, 80%%); 2 IEUs, whole command, medians of %d; memory = peak Pss of all "
-           "spm processes, in one more run (sampling /proc slows the run it watches)\n\n",
-           bench_reps());
-    printf("baseline: bench/eclat_base.h, one thread in this process (read, mine, write); "
-           "baseline / eclat above 1: spm faster\n\n");
-    printf("| data, support | itemsets | apriori | eclat | eclat / apriori | baseline | baseline / "
-           "eclat | with rules | Borgelt apriori / eclat / fpgrowth, itemsets only (the issue's "
-           "figures, another machine) |\n"
-           "|---|---|---|---|---|---|---|---|---|\n");
-    algorithms("T25I10 1%", t25, "1%", RULES,
-               d == 100000 ? "apriori 0.18 s, with rules (target: half)" : NULL);
-    algorithms("T25I10 0.6%", t25, "0.6%", RULES, NULL);
-    algorithms("T25I10 0.25%", t25, "0.25%", RULES, d == 100000 ? "0.74 / 0.73 / 2.87 s" : NULL);
-    algorithms("T10I4 0.1%", t10, "0.1%", RULES, NULL);
-    algorithms("T10I4 0.05%", t10, "0.05%", 0, d == 100000 ? "0.39 / 0.20 / 0.29 s" : NULL);
-    if (have_chess) {
-        algorithms("chess 70%", chess, "70%", 0, NULL);
-        algorithms("chess 60%", chess, "60%", 0, "0.76 / 0.04 / 0.03 s");
-    } else {
+    if (!have_chess)
         printf("(chess: skipped, %s is not here)\n", chess);
+    if (!skipped("algorithms")) {
+        printf("\n## Algorithms: itemsets only, apriori and eclat (byte-identical output), then "
+               "with rules (auto, 80%%); 2 IEUs, whole command, medians of %d; memory = peak Pss "
+               "of all spm processes, in one more run (sampling /proc slows the run it "
+               "watches)\n\n",
+               bench_reps());
+        printf("baseline: bench/eclat_base.h, one thread in this process (read, mine, write); "
+               "baseline / eclat above 1: spm faster\n\n");
+        printf("| data, support | itemsets | apriori | eclat | eclat / apriori | baseline | "
+               "baseline / eclat | with rules |\n"
+               "|---|---|---|---|---|---|---|---|\n");
+        algorithms("T25I10 1%", t25, "1%", RULES);
+        algorithms("T25I10 0.6%", t25, "0.6%", RULES);
+        algorithms("T25I10 0.25%", t25, "0.25%", RULES);
+        algorithms("T10I4 0.1%", t10, "0.1%", RULES);
+        algorithms("T10I4 0.05%", t10, "0.05%", 0);
+        if (have_chess) {
+            algorithms("chess 70%", chess, "70%", 0);
+            algorithms("chess 60%", chess, "60%", 0);
+        }
+        algorithms("dense 10%", dense, "10%", 0);
+        algorithms("dense 5%", dense, "5%", NO_APRIORI);
     }
-    algorithms("dense 10%", dense, "10%", 0, NULL);
-    algorithms("dense 5%", dense, "5%", NO_APRIORI, NULL);
+    char why[1200];
+    if (!skipped("borgelt") && !(peers = borgelt_find(why, sizeof why))) {
+        printf("\n(Borgelt's miners: skipped, %s)\n", why);
+    } else if (!skipped("borgelt")) {
+        printf("\n## Against Borgelt's apriori, eclat and fpgrowth (one thread each), whole "
+               "commands writing their output to a file, same support, medians of %d "
+               "alternating runs; spm: --itemsets-only, 2 IEUs; ratio = spm / the best of his "
+               "three in each run (below 1: spm faster); target from issue 41: 1.0, 0.7 where "
+               "his best takes over 0.3 s\n\n",
+               bench_reps());
+        printf("| data, support | itemsets | spm | apriori | eclat | fpgrowth | spm / best | "
+               "target | rules of one consequent, 80%%: spm / apriori -tr |\n"
+               "|---|---|---|---|---|---|---|---|---|\n");
+        if (have_chess) {
+            against_borgelt("chess 70%", chess, "70%", 0);
+            against_borgelt("chess 60%", chess, "60%", 0);
+        }
+        against_borgelt("T10I4 0.05%", t10, "0.05%", RULES);
+        against_borgelt("T25I10 0.6%", t25, "0.6%", RULES);
+        against_borgelt("T25I10 0.25%", t25, "0.25%", RULES);
+        against_borgelt("dense 10%", dense, "10%", RULES);
+        against_borgelt("dense 5%", dense, "5%", 0);
+    }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     return system(cmd) == 0 ? 0 : 1;

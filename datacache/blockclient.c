@@ -144,9 +144,9 @@ static void peer_close(peer_t *p)
     p->sock = NULL;
 }
 
-void spm_blockclient_destroy(spm_blockclient_t **selfp)
+void spm_blockclient_destroy(spm_blockclient_t **self_p)
 {
-    spm_blockclient_t *self = *selfp;
+    spm_blockclient_t *self = *self_p;
     if (!self)
         return;
     size_t pos = 0;
@@ -162,7 +162,7 @@ void spm_blockclient_destroy(spm_blockclient_t **selfp)
     }
     free(self->peers);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 static peer_t *peer_get(const spm_blockclient_t *self, uint32_t node)

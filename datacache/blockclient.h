@@ -100,7 +100,7 @@ void spm_blockclient_on_corrupt(spm_blockclient_t *self, spm_corrupt_fn fn, void
 
 /*  Closes every socket (requests still open are dropped without callbacks)
     and frees the client; sets *SELF to NULL. */
-void spm_blockclient_destroy(spm_blockclient_t **self);
+void spm_blockclient_destroy(spm_blockclient_t **self_p);
 
 /*  Node NODE's data agent is at ENDPOINT with server KEY ("" or NULL for
     none). A node already known at another endpoint is reconnected.

@@ -6,12 +6,19 @@
 #include "datacache/dataagent.h"
 #include "base/checksum.h"
 #include "base/log.h"
+#include "base/lograte.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Routine after a fault, and by the thousand: a counted line per interval. */
+static spm_log_rate_t refused_rate = SPM_LOG_RATE(SPM_LOG_WARN, "blocks this node refused to keep");
+static spm_log_rate_t copy_rate =
+    SPM_LOG_RATE(SPM_LOG_WARN, "copies the center ordered that failed "
+                               "(it orders them again elsewhere)");
 
 #define BATCH 256      /* FETCHes answered per call */
 #define DROP_BATCH 256 /* garbage dropped per cache transaction */
@@ -251,7 +258,11 @@ static void take_block(spm_dataagent_t *self, spm_msg_t *m)
                                     zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]));
     if (rc != 0) {
         self->st.refused++;
-        spm_log_warn("refused to keep a block: %s", spm_error_detail());
+        /* a cache out of service refuses every block: the agent says so once */
+        if (spm_nodecache_broken(self->cache, NULL, 0))
+            spm_log_debug("refused to keep a block: %s", spm_error_detail());
+        else
+            spm_log_rated(&refused_rate, "refused to keep a block: %s", spm_error_detail());
         reply(self, &m->id, st->req, rc, spm_error_detail(), NULL, 0);
         return;
     }
@@ -334,8 +345,8 @@ static void copied(void *arg, int status, zmq_msg_t *block, uint32_t node, const
     if (status == 0)
         publish(c->center, &c->ref, zmq_msg_size(block));
     else
-        spm_log_warn("copying SDB %llu v%llu: %s", (unsigned long long)c->ref.sdb,
-                     (unsigned long long)c->ref.version, why);
+        spm_log_rated(&copy_rate, "copying SDB %llu v%llu: %s", (unsigned long long)c->ref.sdb,
+                      (unsigned long long)c->ref.version, why);
     free(c);
 }
 
@@ -349,8 +360,8 @@ static void copy_to_store(spm_dataagent_t *self, void *center, const spm_blockre
     uint32_t type;
     if (!l || !l->reader ||
         spm_nodecache_get(l->reader, ref->sdb, ref->version, &type, &data, &len) != 0) {
-        spm_log_warn("copying SDB %llu v%llu to the store: this node has no copy",
-                     (unsigned long long)ref->sdb, (unsigned long long)ref->version);
+        spm_log_rated(&copy_rate, "copying SDB %llu v%llu to the store: this node has no copy",
+                      (unsigned long long)ref->sdb, (unsigned long long)ref->version);
     } else {
         Spm__Store st = SPM__STORE__INIT;
         st.sdb = ref->sdb;
@@ -389,8 +400,8 @@ void spm_dataagent_copy(spm_dataagent_t *self, spm_blockclient_t *bc, void *cent
     *cp = (copy_t){self, center, ref};
     int rc = spm_blockclient_fetch(bc, &ref, nodes, n, copied, cp);
     if (rc != 0) {
-        spm_log_warn("copying SDB %llu v%llu: no source to fetch it from",
-                     (unsigned long long)c->sdb, (unsigned long long)c->version);
+        spm_log_rated(&copy_rate, "copying SDB %llu v%llu: no source to fetch it from",
+                      (unsigned long long)c->sdb, (unsigned long long)c->version);
         free(cp);
     }
 }
@@ -400,9 +411,30 @@ void spm_dataagent_stats(const spm_dataagent_t *self, spm_dataagent_stats_t *out
     *out = self->st;
 }
 
-void spm_dataagent_destroy(spm_dataagent_t **selfp)
+int spm_dataagent_let_go(spm_dataagent_t *self, int wait_ms)
 {
-    spm_dataagent_t *self = *selfp;
+    reap(self);
+    for (int i = 0; i < wait_ms && self->leases; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        reap(self);
+    }
+    if (!self->leases)
+        return 0;
+    /* ZeroMQ still holds frames in the old map: forget the leases (a small
+       leak) rather than end transactions under them */
+    self->leases = NULL;
+    return SPM_ETIMEOUT;
+}
+
+void spm_dataagent_use(spm_dataagent_t *self, spm_nodecache_t *cache)
+{
+    self->cache = cache;
+}
+
+void spm_dataagent_destroy(spm_dataagent_t **self_p)
+{
+    spm_dataagent_t *self = *self_p;
     if (!self)
         return;
     reap(self);
@@ -414,5 +446,5 @@ void spm_dataagent_destroy(spm_dataagent_t **selfp)
         free(l);
     }
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }

@@ -70,8 +70,20 @@ typedef struct {
 
 void spm_dataagent_stats(const spm_dataagent_t *self, spm_dataagent_stats_t *out);
 
+/*  Ends the read transactions this agent lent to frames, waiting up to
+    WAIT_MS for ZeroMQ to send those still out, so that the cache they read
+    can be closed (a cache out of service, made again by the agent).
+    Returns 0 when none is left, or SPM_ETIMEOUT when frames still point
+    into the cache's map after WAIT_MS: the caller must then leave that
+    cache open (its transactions are forgotten here, not ended). */
+int spm_dataagent_let_go(spm_dataagent_t *self, int wait_ms);
+
+/*  Serves CACHE (not owned) from now on, instead of the cache it served
+    (after spm_dataagent_let_go). */
+void spm_dataagent_use(spm_dataagent_t *self, spm_nodecache_t *cache);
+
 /*  Frees the agent. Call after the socket is closed and its context
     terminated (ZeroMQ has then released every frame). */
-void spm_dataagent_destroy(spm_dataagent_t **self);
+void spm_dataagent_destroy(spm_dataagent_t **self_p);
 
 #endif

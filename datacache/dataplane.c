@@ -18,6 +18,7 @@
 #include "base/grow.h"
 #include "base/hmap.h"
 #include "base/log.h"
+#include "base/lograte.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,9 +88,9 @@ spm_dataplane_t *spm_dataplane_new(spm_store_t *store, uint32_t replicas, spm_dp
     return self;
 }
 
-void spm_dataplane_destroy(spm_dataplane_t **selfp)
+void spm_dataplane_destroy(spm_dataplane_t **self_p)
 {
-    spm_dataplane_t *self = *selfp;
+    spm_dataplane_t *self = *self_p;
     if (!self)
         return;
     if (self->batch_open)
@@ -109,7 +110,7 @@ void spm_dataplane_destroy(spm_dataplane_t **selfp)
     free(self->nodes);
     spm_directory_destroy(&self->dir);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 spm_directory_t *spm_dataplane_directory(spm_dataplane_t *self)
@@ -470,8 +471,10 @@ void spm_dataplane_drop(spm_dataplane_t *self, uint32_t node, Spm__BlockRef *con
         if (!held || spm_directory_block(self->dir, b->sdb, b->version, &d) != 0 ||
             (held == SPM_DIR_HELD_KEEPER && d.keepers < 2))
             continue;
-        spm_log_warn("node %u reports a corrupt copy of SDB %llu v%llu on node %u", node,
-                     (unsigned long long)b->sdb, (unsigned long long)b->version, b->node);
+        static spm_log_rate_t rate =
+            SPM_LOG_RATE(SPM_LOG_WARN, "corrupt copies reported, copied again from good ones");
+        spm_log_rated(&rate, "node %u reports a corrupt copy of SDB %llu v%llu on node %u", node,
+                      (unsigned long long)b->sdb, (unsigned long long)b->version, b->node);
         self->st.corrupt++;
         spm_directory_drop(self->dir, b->sdb, b->version, b->node);
         if (b->node < self->ndrops)

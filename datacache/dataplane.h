@@ -39,7 +39,7 @@ typedef int (*spm_dp_send_fn)(void *arg, uint32_t node, Spm__Envelope *env);
     of memory. */
 spm_dataplane_t *spm_dataplane_new(spm_store_t *store, uint32_t replicas, spm_dp_send_fn send,
                                    void *arg);
-void spm_dataplane_destroy(spm_dataplane_t **self);
+void spm_dataplane_destroy(spm_dataplane_t **self_p);
 
 /*  The directory (owned by the data plane), for the IDU's locality. */
 spm_directory_t *spm_dataplane_directory(spm_dataplane_t *self);

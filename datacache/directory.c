@@ -77,9 +77,9 @@ static void dver_free(dver_t *v)
     free(v);
 }
 
-void spm_directory_destroy(spm_directory_t **selfp)
+void spm_directory_destroy(spm_directory_t **self_p)
 {
-    spm_directory_t *self = *selfp;
+    spm_directory_t *self = *self_p;
     if (!self)
         return;
     size_t pos = 0;
@@ -101,7 +101,7 @@ void spm_directory_destroy(spm_directory_t **selfp)
     free(self->nodes);
     free(self->shortq);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 uint32_t spm_directory_replicas(const spm_directory_t *self)

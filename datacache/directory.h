@@ -45,7 +45,7 @@ enum { SPM_DIR_COPY = 0, SPM_DIR_KEEPER = 1 };
 spm_directory_t *spm_directory_new(uint32_t replicas);
 
 /*  Frees the directory and sets *SELF to NULL. */
-void spm_directory_destroy(spm_directory_t **self);
+void spm_directory_destroy(spm_directory_t **self_p);
 
 /*  Keepers wanted per block. */
 uint32_t spm_directory_replicas(const spm_directory_t *self);

@@ -1,23 +1,15 @@
 /*  =========================================================================
-    nodecache - the node's level-1 cache of SDB versions, shared by its IEUs
-
-    Locking inside one process: LMDB may remap the environment only while no
-    transaction of the process is open, and a remap would pull the map from
-    under every reader. So every transaction holds MAPLOCK shared (a reader
-    from its start to its end) and a remap takes it exclusively. The lock
-    prefers writers, so a waiting remap is not starved by a stream of new
-    readers; a thread that holds a reader does not take MAPLOCK again (it
-    could deadlock behind the waiting remap), and cannot remap itself.
+    nodecache - the node's level-1 cache of SDB versions, shared by its IEUs:
+    opening it, writing it and the use notes (see nodecache_int.h for how
+    its files share the work, and for the locking)
     =========================================================================
 */
-#include "datacache/nodecache.h"
-#include "datacache/lmdbenv.h"
+#include "datacache/nodecache_int.h"
+#include "base/checksum.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,70 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MIN_MAP ((size_t)64 << 20)
-#define MAX_MAP ((size_t)1 << 40)
-#define MAX_READERS 1024
-#define FLUSH_NOTES 1024                   /* notes that make reader_end flush */
-#define FLUSH_AGE_NS ((uint64_t)100000000) /* note age that makes reader_end flush */
-#define LRU_KEY_LEN (8 + SPM_STORE_KEY_LEN)
-#define HDR 16 /* value header: type id, flags, checksum; large blocks stay 8-byte aligned */
-
-/* One pending note that a block was used. */
-typedef struct {
-    spm_sdb_t id;     /* 0: empty slot */
-    uint64_t version; /* the block's version */
-    uint64_t stamp;   /* when it was last used */
-} note_t;
-
-/* Node-wide totals, kept in the "meta" database (native byte order: the file never leaves
-   the node). */
-typedef struct {
-    uint64_t blocks;        /* blocks in the cache, kept or not */
-    uint64_t bytes;         /* bytes of those blocks */
-    uint64_t evictions;     /* blocks evicted so far */
-    uint64_t bytes_evicted; /* bytes evicted so far */
-    uint64_t kept_blocks;   /* kept blocks among BLOCKS */
-    uint64_t kept_bytes;    /* bytes of those kept blocks */
-} totals_t;
-
-struct spm_nodecache {
-    MDB_env *env;                 /* the node's shared environment */
-    MDB_dbi blocks;               /* key -> header (type, flags, checksum) + bytes */
-    MDB_dbi atime;                /* key -> stamp of last use, evictable copies only */
-    MDB_dbi lru;                  /* (stamp, key) -> nothing, oldest first, copies only */
-    MDB_dbi meta;                 /* "totals" -> totals_t */
-    char *dir;                    /* the directory, for error details */
-    uint64_t budget;              /* bytes of blocks allowed, 0: unlimited */
-    size_t mapsize;               /* this process's map size; changed under maplock held
-                                     exclusively */
-    pthread_rwlock_t maplock;     /* shared by open transactions, exclusive to remap */
-    pthread_mutex_t notelock;     /* guards notes, nnotes, capnotes, oldest */
-    note_t *notes;                /* pending use notes, open addressing by key */
-    size_t nnotes;                /* used slots in notes */
-    size_t capnotes;              /* slots in notes (a power of two, or 0) */
-    uint64_t oldest;              /* stamp of the oldest pending note */
-    _Atomic uint64_t clock;       /* last stamp handed out by this process */
-    _Atomic uint64_t hits;        /* gets of this handle that found the block */
-    _Atomic uint64_t misses;      /* gets of this handle that did not */
-    spm_nodecache_evict_fn evict; /* called before a block is evicted, or NULL */
-    void *evict_arg;              /* its argument */
-    int locks_ready;              /* 1 once maplock and notelock are initialized */
-};
-
-struct spm_nodecache_reader {
-    spm_nodecache_t *cache; /* the cache read */
-    MDB_txn *txn;           /* the read transaction */
-};
-
-/* The cache on which this thread holds a reader (and so MAPLOCK shared), or NULL. */
-static _Thread_local spm_nodecache_t *reading;
-
-static int is_lmdb(int rc)
+_Thread_local spm_nodecache_t *spm_nodecache_reading;
+int spm_nodecache_is_lmdb(int rc)
 {
     return rc > 0 || rc < SPM_ELAST;
 }
 
-static uint64_t now_ns(void)
+uint64_t spm_nodecache_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -96,9 +31,9 @@ static uint64_t now_ns(void)
 }
 
 /* A stamp later than every earlier one of this process. */
-static uint64_t next_stamp(spm_nodecache_t *self)
+uint64_t spm_nodecache_next_stamp(spm_nodecache_t *self)
 {
-    uint64_t now = now_ns(), last = atomic_load(&self->clock), next;
+    uint64_t now = spm_nodecache_now_ns(), last = atomic_load(&self->clock), next;
     do
         next = now > last ? now : last + 1;
     while (!atomic_compare_exchange_weak(&self->clock, &last, next));
@@ -109,7 +44,7 @@ static uint64_t next_stamp(spm_nodecache_t *self)
 
 /* Reads the type (may be NULL), flags and checksum (may be NULL) from the header of the stored
    value V. Returns 0, or -1 when V is shorter than a header. */
-static int hdr_read(const MDB_val *v, uint32_t *type, uint32_t *flags, uint64_t *sum)
+int spm_nodecache_hdr_read(const MDB_val *v, uint32_t *type, uint32_t *flags, uint64_t *sum)
 {
     if (v->mv_size < HDR)
         return -1;
@@ -139,7 +74,7 @@ static void hdr_write(uint8_t *p, uint32_t flags, uint64_t sum)
         p[8 + i] = (uint8_t)sum;
 }
 
-static int not_found(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
+int spm_nodecache_not_found(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
 {
     return spm_error(SPM_ENOTFOUND, "%s: no SDB %llu version %llu in the cache", self->dir,
                      (unsigned long long)id, (unsigned long long)version);
@@ -149,13 +84,13 @@ static int not_found(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
 
 static int map_enter(spm_nodecache_t *self)
 {
-    if (reading == self)
+    if (spm_nodecache_reading == self)
         return 0;
     pthread_rwlock_rdlock(&self->maplock);
     return 1;
 }
 
-static void map_leave(spm_nodecache_t *self, int locked)
+void spm_nodecache_map_leave(spm_nodecache_t *self, int locked)
 {
     if (locked)
         pthread_rwlock_unlock(&self->maplock);
@@ -165,7 +100,7 @@ static void map_leave(spm_nodecache_t *self, int locked)
    the caller failed with: if another thread remapped since, there is nothing left to do. */
 static int remap(spm_nodecache_t *self, size_t seen, int grow)
 {
-    if (reading == self)
+    if (spm_nodecache_reading == self)
         return spm_error(SPM_EFULL,
                          "%s: the cache map must be resized while this thread holds a reader; "
                          "end the reader before writing",
@@ -191,17 +126,21 @@ static int remap(spm_nodecache_t *self, size_t seen, int grow)
 /* Begins a read transaction with MAPLOCK held shared (unless this thread holds it through a
    reader), adopting a map another process grew. Returns 0 with *TXN and *LOCKED (for
    map_leave), or an SPM_E* code. */
-static int read_begin(spm_nodecache_t *self, MDB_txn **txn, int *locked)
+int spm_nodecache_read_begin(spm_nodecache_t *self, MDB_txn **txn, int *locked)
 {
+    *locked = 0;
+    int refused = spm_nodecache_refuse(self);
+    if (refused)
+        return refused;
     for (;;) {
         *locked = map_enter(self);
         size_t seen = self->mapsize;
         int rc = mdb_txn_begin(self->env, NULL, MDB_RDONLY, txn);
         if (rc == 0)
             return 0;
-        map_leave(self, *locked);
+        spm_nodecache_map_leave(self, *locked);
         if (rc != MDB_MAP_RESIZED)
-            return spm_store_lmdb_error(rc, self->dir, "beginning a read");
+            return spm_nodecache_fault(self, rc, "beginning a read");
         if ((rc = remap(self, seen, 0)) != 0)
             return rc;
     }
@@ -214,6 +153,9 @@ typedef int (*body_fn)(spm_nodecache_t *self, MDB_txn *txn, void *arg);
    another process's size) and runs BODY again. Returns 0 or an SPM_E* code. */
 static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
 {
+    int refused = spm_nodecache_refuse(self);
+    if (refused)
+        return refused;
     for (;;) {
         int locked = map_enter(self);
         size_t seen = self->mapsize;
@@ -226,13 +168,13 @@ static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
             else
                 mdb_txn_abort(txn);
         }
-        map_leave(self, locked);
+        spm_nodecache_map_leave(self, locked);
         if (rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED) {
             if ((rc = remap(self, seen, rc == MDB_MAP_FULL)) != 0)
                 return rc;
             continue;
         }
-        return is_lmdb(rc) ? spm_store_lmdb_error(rc, self->dir, "writing the cache") : rc;
+        return spm_nodecache_fault(self, rc, "writing the cache");
     }
 }
 
@@ -248,7 +190,7 @@ static size_t note_slot(const note_t *notes, size_t cap, spm_sdb_t id, uint64_t 
 
 /* Notes that (ID, VERSION) was used at STAMP. A note that finds no memory is dropped: recency
    is advice. */
-static void note_use(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint64_t stamp)
+void spm_nodecache_note_use(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint64_t stamp)
 {
     pthread_mutex_lock(&self->notelock);
     if (2 * (self->nnotes + 1) > self->capnotes) {
@@ -354,7 +296,7 @@ static int apply_notes(spm_nodecache_t *self, MDB_txn *txn, const taken_t *t)
 
 /* ------------------------------------------------------------- totals */
 
-static int totals_get(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
+int spm_nodecache_totals_get(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
 {
     MDB_val k = {6, "totals"}, v;
     int rc = mdb_get(txn, self->meta, &k, &v);
@@ -399,7 +341,7 @@ static int remove_block(spm_nodecache_t *self, MDB_txn *txn, const uint8_t *key,
         return rc;
     size_t len = v.mv_size >= HDR ? v.mv_size - HDR : 0;
     uint32_t flags = 0;
-    hdr_read(&v, NULL, &flags, NULL);
+    spm_nodecache_hdr_read(&v, NULL, &flags, NULL);
     if ((rc = mdb_del(txn, self->blocks, &k, NULL)) != 0 ||
         (rc = unindex(self, txn, key, stamp)) != 0)
         return rc;
@@ -436,7 +378,7 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
         stamp = spm_store_be64_get(lk.mv_data);
         memcpy(key, (uint8_t *)lk.mv_data + 8, sizeof key);
     } else if (rc == 0) {
-        rc = spm_error(SPM_ESTORE, "%s: malformed entry in the cache's LRU index", self->dir);
+        rc = spm_nodecache_corrupt(self, "%s: malformed entry in the cache's LRU index", self->dir);
     }
     mdb_cursor_close(c);
     if (rc)
@@ -450,7 +392,7 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
     size_t len;
     if ((rc = mdb_get(txn, self->blocks, &k, &v)) != 0)
         return rc;
-    if (hdr_read(&v, NULL, &flags, NULL) == 0 && (flags & SPM_NODECACHE_KEPT))
+    if (spm_nodecache_hdr_read(&v, NULL, &flags, NULL) == 0 && (flags & SPM_NODECACHE_KEPT))
         return unindex(self, txn, key, stamp); /* never evict the copy of record */
     if (spm_store_value_parse(&v, HDR, &type, &data, &len) == 0 && self->evict)
         self->evict(self->evict_arg, id, version, type, data, len);
@@ -468,18 +410,6 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
 static size_t default_map(const char *dir)
 {
     return spm_store_fs_map(dir, MIN_MAP, MAX_MAP);
-}
-
-int spm_nodecache_wipe(const char *dir)
-{
-    static const char *const files[] = {"data.mdb", "lock.mdb"};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        if (unlink(path) != 0 && errno != ENOENT)
-            return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-    }
-    return 0;
 }
 
 static int open_dbis(spm_nodecache_t *self, MDB_txn *txn, void *arg)
@@ -534,11 +464,11 @@ err:
     return NULL;
 }
 
-void spm_nodecache_destroy(spm_nodecache_t **self)
+void spm_nodecache_destroy(spm_nodecache_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_nodecache_t *s = *self;
+    spm_nodecache_t *s = *self_p;
     if (s->env && s->notes)
         spm_nodecache_flush(s);
     if (s->env)
@@ -550,7 +480,7 @@ void spm_nodecache_destroy(spm_nodecache_t **self)
     free(s->notes);
     free(s->dir);
     free(s);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 void spm_nodecache_on_evict(spm_nodecache_t *self, spm_nodecache_evict_fn fn, void *arg)
@@ -566,7 +496,7 @@ typedef struct {
     spm_sdb_t id;        /* the block's id */
     uint64_t version;    /* its version */
     uint32_t type;       /* its type id (put, keep) */
-    uint64_t checksum;   /* its checksum (keep) */
+    uint64_t checksum;   /* its checksum (keep: the producer's; put: the cache's own) */
     const void *data;    /* its bytes (put, keep) */
     size_t len;          /* number of bytes (put, keep) */
     taken_t notes;       /* the process's use notes, written first */
@@ -602,7 +532,7 @@ static int put_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     if ((rc = mdb_get(txn, self->blocks, &k, &v)) != MDB_NOTFOUND)
         return rc; /* 0: already there, kept or not, nothing else to do */
     totals_t t;
-    if ((rc = totals_get(self, txn, &t)) != 0)
+    if ((rc = spm_nodecache_totals_get(self, txn, &t)) != 0)
         return rc;
     if (self->budget && t.kept_bytes + w->len > self->budget) {
         w->refused = 1; /* evicting every copy would not make room: evict none */
@@ -613,11 +543,11 @@ static int put_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
         if ((rc = evict_one(self, txn, &t)) != 0)
             return rc != MDB_NOTFOUND
                        ? rc
-                       : spm_error(SPM_ESTORE,
-                                   "%s: cache totals say %llu bytes of copies but none is left",
-                                   self->dir, (unsigned long long)(t.bytes - t.kept_bytes));
-    if ((rc = store_value(self, txn, key, w, SPM_NODECACHE_NOSUM, 0)) != 0 ||
-        (rc = set_stamp(self, txn, key, 0, next_stamp(self))) != 0)
+                       : spm_nodecache_corrupt(
+                             self, "%s: cache totals say %llu bytes of copies but none is left",
+                             self->dir, (unsigned long long)(t.bytes - t.kept_bytes));
+    if ((rc = store_value(self, txn, key, w, SPM_NODECACHE_NOSUM, w->checksum)) != 0 ||
+        (rc = set_stamp(self, txn, key, 0, spm_nodecache_next_stamp(self))) != 0)
         return rc;
     t.blocks++;
     t.bytes += w->len;
@@ -637,9 +567,12 @@ int spm_nodecache_put(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uin
                          "budget of %llu bytes",
                          self->dir, (unsigned long long)id, (unsigned long long)version, len,
                          (unsigned long long)self->budget);
+    /* hashed here, by the cache, so that a read can tell the copy was not
+       damaged since (it says nothing of where the bytes came from) */
     write_t w = {.id = id,
                  .version = version,
                  .type = type,
+                 .checksum = len ? spm_checksum(data, len) : 0,
                  .data = data,
                  .len = len,
                  .notes = take_notes(self)};
@@ -663,7 +596,7 @@ static int keep_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     uint8_t key[SPM_STORE_KEY_LEN];
     spm_store_key(key, w->id, w->version);
     totals_t t;
-    if ((rc = totals_get(self, txn, &t)) != 0)
+    if ((rc = spm_nodecache_totals_get(self, txn, &t)) != 0)
         return rc;
     /* a block kept here already stays as it is, unless the caller may replace it (an SI of
        this node run again): another node's word does not change what this one keeps */
@@ -671,7 +604,7 @@ static int keep_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     uint32_t flags;
     uint64_t sum;
     if (!w->replace && mdb_get(txn, self->blocks, &k, &old) == 0 &&
-        hdr_read(&old, NULL, &flags, &sum) == 0 && (flags & SPM_NODECACHE_KEPT)) {
+        spm_nodecache_hdr_read(&old, NULL, &flags, &sum) == 0 && (flags & SPM_NODECACHE_KEPT)) {
         if (sum == w->checksum)
             return 0; /* the same bytes: nothing to do */
         return spm_error(SPM_EINVAL, "%s: SDB %llu version %llu is kept here with other bytes",
@@ -777,7 +710,7 @@ static int drop_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
     int rc = apply_notes(self, txn, &d->notes);
     totals_t t;
     if (!rc)
-        rc = totals_get(self, txn, &t);
+        rc = spm_nodecache_totals_get(self, txn, &t);
     for (size_t i = 0; !rc && i < d->n; i++) {
         rc = drop_ref(self, txn, &d->refs[i], &t);
         d->found += rc == 0;
@@ -804,7 +737,7 @@ int spm_nodecache_drop(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
     spm_nodecache_ref_t ref = {id, version};
     size_t found;
     int rc = spm_nodecache_drop_each(self, &ref, 1, &found);
-    return rc == 0 && !found ? not_found(self, id, version) : rc;
+    return rc == 0 && !found ? spm_nodecache_not_found(self, id, version) : rc;
 }
 
 int spm_nodecache_drop_all(spm_nodecache_t *self, spm_sdb_t id)
@@ -817,7 +750,7 @@ static int clear_body(spm_nodecache_t *self, MDB_txn *txn, void *arg)
 {
     (void)arg;
     totals_t t;
-    int rc = totals_get(self, txn, &t);
+    int rc = spm_nodecache_totals_get(self, txn, &t);
     if (!rc && !(rc = mdb_drop(txn, self->blocks, 0)) && !(rc = mdb_drop(txn, self->atime, 0)) &&
         !(rc = mdb_drop(txn, self->lru, 0))) {
         t.blocks = t.bytes = t.kept_blocks = t.kept_bytes = 0;
@@ -848,180 +781,4 @@ int spm_nodecache_flush(spm_nodecache_t *self)
     int rc = write_txn(self, flush_body, &notes);
     free(notes.notes);
     return rc;
-}
-
-/* ---------------------------------------------------------------- reads */
-
-spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self)
-{
-    assert(self);
-    if (reading) {
-        spm_error(SPM_EINVAL, "%s: this thread already holds a cache reader", self->dir);
-        return NULL;
-    }
-    spm_nodecache_reader_t *r = calloc(1, sizeof *r);
-    if (!r) {
-        spm_error(SPM_ENOMEM, "out of memory");
-        return NULL;
-    }
-    int locked;
-    if (read_begin(self, &r->txn, &locked) != 0) {
-        free(r);
-        return NULL;
-    }
-    r->cache = self;
-    reading = self;
-    return r;
-}
-
-static int no_header(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
-{
-    return spm_error(SPM_ESTORE, "%s: SDB %llu version %llu: stored value has no header", self->dir,
-                     (unsigned long long)id, (unsigned long long)version);
-}
-
-int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
-                      const void **data, size_t *len)
-{
-    assert(r);
-    spm_nodecache_t *self = r->cache;
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, id, version);
-    MDB_val k = {sizeof key, key}, v;
-    int rc = mdb_get(r->txn, self->blocks, &k, &v);
-    if (rc == MDB_NOTFOUND) {
-        atomic_fetch_add(&self->misses, 1);
-        return not_found(self, id, version);
-    }
-    if (rc)
-        return spm_store_lmdb_error(rc, self->dir, "reading the cache");
-    uint32_t flags;
-    if (hdr_read(&v, NULL, &flags, NULL) != 0 ||
-        spm_store_value_parse(&v, HDR, type, data, len) != 0)
-        return no_header(self, id, version);
-    atomic_fetch_add(&self->hits, 1);
-    if (!(flags & SPM_NODECACHE_KEPT))
-        note_use(self, id, version, next_stamp(self));
-    return 0;
-}
-
-int spm_nodecache_meta(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version,
-                       uint64_t *checksum, unsigned *flags)
-{
-    assert(r);
-    spm_nodecache_t *self = r->cache;
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, id, version);
-    MDB_val k = {sizeof key, key}, v;
-    int rc = mdb_get(r->txn, self->blocks, &k, &v);
-    if (rc == MDB_NOTFOUND)
-        return not_found(self, id, version);
-    if (rc)
-        return spm_store_lmdb_error(rc, self->dir, "reading the cache");
-    uint32_t f;
-    uint64_t sum;
-    if (hdr_read(&v, NULL, &f, &sum) != 0)
-        return no_header(self, id, version);
-    if (checksum)
-        *checksum = sum;
-    if (flags)
-        *flags = f;
-    return 0;
-}
-
-void spm_nodecache_reader_end(spm_nodecache_reader_t **r)
-{
-    if (!r || !*r)
-        return;
-    spm_nodecache_t *self = (*r)->cache;
-    mdb_txn_abort((*r)->txn);
-    free(*r);
-    *r = NULL;
-    reading = NULL;
-    pthread_rwlock_unlock(&self->maplock);
-    pthread_mutex_lock(&self->notelock);
-    int due =
-        self->nnotes >= FLUSH_NOTES || (self->nnotes && now_ns() - self->oldest > FLUSH_AGE_NS);
-    pthread_mutex_unlock(&self->notelock);
-    if (due)
-        spm_nodecache_flush(self);
-}
-
-int spm_nodecache_has(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
-{
-    assert(self);
-    MDB_txn *txn;
-    int locked;
-    if (read_begin(self, &txn, &locked) != 0)
-        return 0;
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, id, version);
-    MDB_val k = {sizeof key, key}, v;
-    int found = mdb_get(txn, self->blocks, &k, &v) == 0;
-    mdb_txn_abort(txn);
-    map_leave(self, locked);
-    return found;
-}
-
-int spm_nodecache_list_kept(spm_nodecache_t *self, spm_nodecache_list_fn fn, void *arg)
-{
-    assert(self);
-    assert(fn);
-    MDB_txn *txn;
-    int locked;
-    int rc = read_begin(self, &txn, &locked);
-    if (rc)
-        return rc;
-    MDB_cursor *c;
-    if ((rc = mdb_cursor_open(txn, self->blocks, &c)) == 0) {
-        MDB_val k, v;
-        MDB_cursor_op op = MDB_FIRST;
-        while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
-            op = MDB_NEXT;
-            uint32_t type, flags;
-            uint64_t sum;
-            spm_sdb_t id;
-            uint64_t version;
-            if (k.mv_size != SPM_STORE_KEY_LEN || hdr_read(&v, &type, &flags, &sum) != 0) {
-                rc = spm_error(SPM_ESTORE, "%s: malformed block in the cache", self->dir);
-                break;
-            }
-            spm_store_key_parse(k.mv_data, &id, &version);
-            if (flags & SPM_NODECACHE_KEPT)
-                fn(arg, id, version, type, sum, v.mv_size - HDR);
-        }
-        mdb_cursor_close(c);
-    }
-    mdb_txn_abort(txn);
-    map_leave(self, locked);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    return is_lmdb(rc) ? spm_store_lmdb_error(rc, self->dir, "listing the kept blocks") : rc;
-}
-
-void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
-{
-    assert(self);
-    memset(out, 0, sizeof *out);
-    out->budget = self->budget;
-    out->hits = atomic_load(&self->hits);
-    out->misses = atomic_load(&self->misses);
-    MDB_txn *txn;
-    int locked;
-    if (read_begin(self, &txn, &locked) != 0)
-        return;
-    totals_t t;
-    int rc = totals_get(self, txn, &t);
-    mdb_txn_abort(txn);
-    map_leave(self, locked);
-    if (rc) {
-        spm_store_lmdb_error(rc, self->dir, "reading the totals");
-        return;
-    }
-    out->blocks = t.blocks;
-    out->bytes = t.bytes;
-    out->evictions = t.evictions;
-    out->bytes_evicted = t.bytes_evicted;
-    out->kept_blocks = t.kept_blocks;
-    out->kept_bytes = t.kept_bytes;
 }

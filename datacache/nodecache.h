@@ -58,7 +58,8 @@
     Layout: database "blocks" maps the 16-byte key of datacache/lmdbenv.h to a
     16-byte header then the bytes. The header holds the type id (u32), the
     flags (u32: bit 0 SPM_NODECACHE_KEPT, bit 1 SPM_NODECACHE_NOSUM) and the
-    checksum (u64, 0 when NOSUM), all little-endian. A block larger than
+    checksum (u64: the producer's, or the cache's own hash when NOSUM), all
+    little-endian. A block larger than
     about 2 KiB sits on its own LMDB pages, and the header keeps its bytes
     8-byte aligned in the map, so an SI may read doubles in place (smaller
     blocks have no alignment guarantee). Only evictable copies are in the LRU
@@ -97,9 +98,9 @@ typedef struct spm_nodecache spm_nodecache_t;
     SPM_ESTORE for an LMDB failure. */
 spm_nodecache_t *spm_nodecache_open(const char *dir, uint64_t budget, int fresh);
 
-/*  Removes the files of an earlier cache in DIR, as spm_nodecache_open
-    with FRESH=1 does: for an agent that starts its IEUs before it opens the
-    cache itself. Returns 0, or SPM_EIO with the detail set. */
+/*  Removes the files of an earlier cache in DIR (its out-of-service marker
+    too), as spm_nodecache_open with FRESH=1 does: for an agent that starts its IEUs before it opens
+   the cache itself. Returns 0, or SPM_EIO with the detail set. */
 int spm_nodecache_wipe(const char *dir);
 
 /*  As spm_nodecache_open, with the first map size MAP_BYTES instead of the
@@ -110,12 +111,14 @@ spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fr
 /*  Writes this process's pending recency notes, closes the handle, frees it
     and sets *SELF to NULL. Every reader must have ended. Does nothing when
     *SELF is NULL. The content stays for the node's other processes. */
-void spm_nodecache_destroy(spm_nodecache_t **self);
+void spm_nodecache_destroy(spm_nodecache_t **self_p);
 
 /*  Inserts block (ID, VERSION) of TYPE with the LEN bytes at DATA (copied;
-    DATA may be NULL when LEN is 0) as an evictable copy, stored without a
-    checksum (flag SPM_NODECACHE_NOSUM: the cache could only hash the bytes
-    it was given, which proves nothing about them). A block already present,
+    DATA may be NULL when LEN is 0) as an evictable copy, flagged
+    SPM_NODECACHE_NOSUM: it has no producer's checksum (the cache could
+    only hash the bytes it was given, which proves nothing about where they
+    came from); the cache does hash them, so that a read can tell they were
+    not damaged since. A block already present,
     kept or not, is left as it is: no-op success (a put never turns a kept
     block into a copy). While the cache would hold more than the budget, the
     least recently used copies are evicted, each first passed to the evict
@@ -174,10 +177,14 @@ typedef struct spm_nodecache_reader spm_nodecache_reader_t;
 spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self);
 
 /*  Looks up block (ID, VERSION) (the exact version; 0 finds nothing), kept
-    or not. Returns 0 with *TYPE (may be NULL), *DATA (read-only, in the map,
-    valid until the reader ends; 8-byte aligned for blocks over 2 KiB) and
-    *LEN, and notes an evictable copy as used now (a kept block needs no
-    recency); or SPM_ENOTFOUND; or SPM_ESTORE. Counts a hit or a miss. */
+    or not, and checks its bytes against the checksum stored beside them
+    (none for a kept block whose checksum is 0). Returns 0 with *TYPE (may
+    be NULL), *DATA (read-only, in the map, valid until the reader ends;
+    8-byte aligned for blocks over 2 KiB) and *LEN, and notes an evictable
+    copy as used now (a kept block needs no recency); or SPM_ENOTFOUND; or
+    SPM_ESTORE (a block that fails its checksum, or that LMDB finds
+    corrupt, takes the cache out of service: spm_nodecache_broken).
+    Counts a hit or a miss. */
 int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
                       const void **data, size_t *len);
 
@@ -246,6 +253,25 @@ int spm_nodecache_list_kept(spm_nodecache_t *self, spm_nodecache_list_fn fn, voi
     node's other processes see them when they evict. Returns 0 or an SPM_E*
     code (the notes are then lost, which only blurs recency). */
 int spm_nodecache_flush(spm_nodecache_t *self);
+
+/*  Whether this node's cache is out of service: a call of this handle, or
+    of another process's handle on the same DIR, found it corrupt (LMDB's
+    MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INCOMPATIBLE ..., a block that
+    fails its checksum, a malformed record) or could not write it (EIO,
+    EROFS, EACCES; a full disk is not a fault: SPM_EFULL). The first such
+    failure leaves DIR/broken with its reason in one line; from then on
+    every call of the handle that found it fails at once with SPM_ESTORE
+    "DIR: the cache is out of service (REASON)", and nothing of the cache
+    is handed out. The cache is made again only by removing its files
+    (spm_nodecache_wipe, which removes the marker too) once no process has
+    it open. Returns 1 with the reason in WHY (SIZE bytes; may be NULL),
+    else 0. Reads the marker (an open) when this handle is in service. */
+int spm_nodecache_broken(spm_nodecache_t *self, char *why, size_t size);
+
+/*  The exit status of an IEU that ended because its node's cache went out
+    of service (ieu/commit.c): its agent knows it so even when the marker
+    could not be written. */
+#define SPM_NODECACHE_EXIT 75
 
 /*  Counters. BLOCKS and BYTES (all blocks, kept or not), KEPT_BLOCKS and
     KEPT_BYTES (the kept ones among them), EVICTIONS and BYTES_EVICTED are

@@ -131,11 +131,11 @@ static void batch_end(spm_store_t *self)
     self->batch_err = 0;
 }
 
-void spm_store_destroy(spm_store_t **self)
+void spm_store_destroy(spm_store_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_store_t *s = *self;
+    spm_store_t *s = *self_p;
     batch_end(s);
     if (s->rtxn)
         mdb_txn_abort(s->rtxn);
@@ -143,7 +143,7 @@ void spm_store_destroy(spm_store_t **self)
         mdb_env_close(s->env);
     free(s->dir);
     free(s);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 uint64_t spm_store_data_end(spm_store_t *self)

@@ -98,7 +98,7 @@ uint64_t spm_store_data_end(spm_store_t *self);
 
 /*  Aborts an open batch, closes the environment, frees the store and sets
  *SELF to NULL. Does nothing when *SELF is NULL. */
-void spm_store_destroy(spm_store_t **self);
+void spm_store_destroy(spm_store_t **self_p);
 
 /*  Starts a batch: every put and delete until spm_store_commit is one LMDB
     write transaction, so a crash at any moment leaves either all or none of

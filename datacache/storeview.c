@@ -90,16 +90,16 @@ err:
     return NULL;
 }
 
-void spm_store_view_destroy(spm_store_view_t **self)
+void spm_store_view_destroy(spm_store_view_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_store_view_t *v = *self;
+    spm_store_view_t *v = *self_p;
     if (v->env)
         mdb_env_close(v->env);
     free(v->dir);
     free(v);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 spm_store_snap_t *spm_store_view_snap(spm_store_view_t *self)

@@ -64,7 +64,7 @@ spm_store_view_t *spm_store_view_open(const char *dir, const uint8_t id[16]);
 
 /*  Closes the view, frees it and sets *SELF to NULL. Every snapshot must
     have ended. Does nothing when *SELF is NULL. */
-void spm_store_view_destroy(spm_store_view_t **self);
+void spm_store_view_destroy(spm_store_view_t **self_p);
 
 typedef struct spm_store_snap spm_store_snap_t;
 

@@ -167,9 +167,9 @@ uint64_t spm_warmer_prepared(spm_warmer_t *self)
     return n;
 }
 
-void spm_warmer_destroy(spm_warmer_t **self)
+void spm_warmer_destroy(spm_warmer_t **self_p)
 {
-    spm_warmer_t *w = *self;
+    spm_warmer_t *w = *self_p;
     if (!w)
         return;
     pthread_mutex_lock(&w->lock);
@@ -181,5 +181,5 @@ void spm_warmer_destroy(spm_warmer_t **self)
     pthread_cond_destroy(&w->wake);
     close(w->fd);
     free(w);
-    *self = NULL;
+    *self_p = NULL;
 }

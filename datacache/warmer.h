@@ -60,6 +60,6 @@ uint64_t spm_warmer_prepared(spm_warmer_t *self);
 
 /*  Stops the thread (a chunk in progress finishes first) and frees *SELF.
     Does nothing when *SELF is NULL. */
-void spm_warmer_destroy(spm_warmer_t **self);
+void spm_warmer_destroy(spm_warmer_t **self_p);
 
 #endif

@@ -91,6 +91,8 @@ void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
     job->corrupt += c->corrupt;
     si->state = SI_DONE;
     spm_sb_commit(self, si);
+    if (!job->replay) /* commits taken from the journal say nothing of the rate */
+        spm_idu_rate_commit(job, spm_now_us());
     job->committed++;
     job->exec_us += c->exec_us;
     op_stats_add(job, si->pub.opcode, c);
@@ -137,15 +139,16 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t id, const spm_idu_co
         st->bytes_pushed += c->bytes_pushed;
     }
     if (c->status != 0) {
-        const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
-        const char *name = op ? op->name : "?";
+        char name[160];
+        spm_idu_si_name(si, name, sizeof name);
+        const char *why =
+            c->error && *c->error ? spm_idu_si_detail(si, c->error) : spm_strerror(c->status);
         if (transient(c->status) && ++si->failures < MAX_TRANSIENT_FAILURES) {
-            spm_log_warn("%s on IEU %u failed (%s); retrying", name, ieu, c->error);
+            spm_log_warn("%s on IEU %u failed (%s); retrying", name, ieu, why);
             spm_lease_reissue(self, si);
         } else {
             spm_hmap_remove(self->issued, id);
-            spm_idu_failf(job, c->status, "%s failed on IEU %u: %s", name, ieu,
-                          c->error && *c->error ? c->error : spm_strerror(c->status));
+            spm_idu_failf(job, c->status, "%s failed on IEU %u: %s", name, ieu, why);
             si_drop(self, si);
         }
         notify(self);

@@ -23,6 +23,7 @@
 #include "idu/idu_int.h"
 #include "runtime/plugin.h"
 #include "runtime/registry.h"
+#include "runtime/sfproto.h"
 #include "base/grow.h"
 #include "base/log.h"
 
@@ -38,13 +39,14 @@ enum {
     EV_COMMIT = 3, /* si, who, figures, reply */
     EV_INPUT = 4,  /* a query's answer */
     EV_FAIL = 5,   /* code, message */
-    EV_PUT = 6,    /* job 0: a client's put (id, type) */
+    EV_PUT = 6,    /* job 0: a client's put (id, type, its owner when there is one) */
     EV_GONE = 7,   /* job 0: a put discarded (id) */
     EV_KEPT = 8, /* an ended job whose report was delivered: its SDBs (id, type, version, floor) */
     EV_NEXT = 9, /* job 0: the puts' counter (ids below it are never given again) */
     EV_RESUMED = 10,    /* the job was resumed after a restart of the center */
     EV_ISSUED = 11,     /* SIs issued for the first time in a turn (count, then id deltas) */
     EV_QUARANTINE = 12, /* the job crashed the center: failed, its code never run again */
+    EV_ACTIONS = 13,    /* what a plugin job's host did: its actions, as applied (remote.c) */
 };
 
 struct replay {
@@ -63,87 +65,11 @@ struct replay {
 
 /* ------------------------------------------------------------- encoding */
 
-typedef struct {
-    uint8_t *p;
-    size_t n, cap;
-    int full; /* out of memory: the record is dropped */
-} wbuf_t;
-
-static void put_raw(wbuf_t *b, const void *d, size_t n)
-{
-    while (!b->full && b->cap < b->n + n)
-        b->full = spm_grow(&b->p, b->cap, &b->cap, 1, 128) != 0;
-    if (b->full || !n)
-        return;
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void put_uv(wbuf_t *b, uint64_t v)
-{
-    uint8_t t[10];
-    size_t k = 0;
-    do {
-        t[k] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
-        v >>= 7;
-        k++;
-    } while (v);
-    put_raw(b, t, k);
-}
-
-static void put_sv(wbuf_t *b, int64_t v)
-{
-    put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-static void put_bytes(wbuf_t *b, const void *d, size_t n)
-{
-    put_uv(b, n);
-    put_raw(b, d, n);
-}
-
-typedef struct {
-    const uint8_t *p;
-    size_t n, pos;
-    int bad;
-} rbuf_t;
-
-static uint64_t get_uv(rbuf_t *r)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (r->pos >= r->n) {
-            r->bad = 1;
-            return 0;
-        }
-        uint8_t c = r->p[r->pos++];
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80))
-            return v;
-    }
-    r->bad = 1;
-    return 0;
-}
-
-static int64_t get_sv(rbuf_t *r)
-{
-    uint64_t u = get_uv(r);
-    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-}
-
-/*  Points *D at the next LEN-prefixed bytes. */
-static size_t get_bytes(rbuf_t *r, const void **d)
-{
-    uint64_t n = get_uv(r);
-    if (r->bad || n > r->n - r->pos) {
-        r->bad = 1;
-        *d = NULL;
-        return 0;
-    }
-    *d = r->p + r->pos;
-    r->pos += n;
-    return (size_t)n;
-}
+/* Records are written and read with the varints and length-prefixed
+   bytes of runtime/sfproto.h, which the center's talk with plugin hosts
+   uses too. */
+typedef sfp_buf_t wbuf_t;
+typedef sfp_rd_t rbuf_t;
 
 /* ------------------------------------------------------------ recording */
 
@@ -196,23 +122,23 @@ void spm_ev_submit(spm_idu_t *self, const job_t *job, const void *args, size_t l
     clock_gettime(CLOCK_REALTIME, &ts);
     wbuf_t b = wbuf_of(self);
     uint8_t t = EV_SUBMIT;
-    put_raw(&b, &t, 1);
-    put_uv(&b, job->id);
-    put_sv(&b, job->priority);
-    put_uv(&b, (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
-    put_uv(&b, job->seed);
-    put_bytes(&b, job->program, strlen(job->program));
-    put_bytes(&b, args, len);
-    put_uv(&b, job->plugin);
-    put_bytes(&b, job->scope, strlen(job->scope));
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_uv(&b, job->id);
+    sfp_put_sv(&b, job->priority);
+    sfp_put_uv(&b, (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+    sfp_put_uv(&b, job->seed);
+    sfp_put_bytes(&b, job->program, strlen(job->program));
+    sfp_put_bytes(&b, args, len);
+    sfp_put_uv(&b, job->plugin);
+    sfp_put_bytes(&b, job->scope, strlen(job->scope));
     emit(self, job->id, &b);
 }
 
 static void put_who(wbuf_t *b, const spm_ieu_t *who)
 {
-    put_uv(b, who->ieu);
-    put_uv(b, who->node);
-    put_uv(b, who->slots);
+    sfp_put_uv(b, who->ieu);
+    sfp_put_uv(b, who->node);
+    sfp_put_uv(b, who->slots);
 }
 
 void spm_ev_feed(spm_idu_t *self, const spm_sf_t *sf, const spm_ieu_t *who)
@@ -221,8 +147,8 @@ void spm_ev_feed(spm_idu_t *self, const spm_sf_t *sf, const spm_ieu_t *who)
         return;
     wbuf_t b = wbuf_of(self);
     uint8_t t = EV_FEED;
-    put_raw(&b, &t, 1);
-    put_uv(&b, sf->id);
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_uv(&b, sf->id);
     put_who(&b, who);
     emit(self, sf->job->id, &b);
 }
@@ -233,15 +159,15 @@ void spm_ev_commit(spm_idu_t *self, const si_t *si, const spm_idu_commit_t *c, c
         return;
     wbuf_t b = wbuf_of(self);
     uint8_t t = EV_COMMIT;
-    put_raw(&b, &t, 1);
-    put_uv(&b, si->pub.id);
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_uv(&b, si->pub.id);
     put_who(&b, who);
     uint64_t figures[] = {c->exec_us,  c->wait_us,     c->localize_us,
                           c->bytes_l2, c->bytes_store, c->bytes_pushed,
                           c->l1_hits,  c->l2_hits,     c->store_reads};
     for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
-        put_uv(&b, figures[i]);
-    put_bytes(&b, c->reply, c->reply_len);
+        sfp_put_uv(&b, figures[i]);
+    sfp_put_bytes(&b, c->reply, c->reply_len);
     emit(self, si->job->id, &b);
 }
 
@@ -251,22 +177,24 @@ void spm_ev_fail(spm_idu_t *self, const job_t *job, int code, const char *msg)
         return;
     wbuf_t b = wbuf_of(self);
     uint8_t t = EV_FAIL;
-    put_raw(&b, &t, 1);
-    put_sv(&b, code);
-    put_bytes(&b, msg, strlen(msg));
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_sv(&b, code);
+    sfp_put_bytes(&b, msg, strlen(msg));
     emit(self, job->id, &b);
 }
 
-void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone)
+void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, uint64_t owner, int gone)
 {
     if (!self->record)
         return;
     wbuf_t b = wbuf_of(self);
     uint8_t t = gone ? EV_GONE : EV_PUT;
-    put_raw(&b, &t, 1);
-    put_uv(&b, id);
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_uv(&b, id);
     if (!gone)
-        put_uv(&b, type);
+        sfp_put_uv(&b, type);
+    if (!gone && owner) /* an older journal's puts end after the type: no owner */
+        sfp_put_uv(&b, owner);
     emit(self, 0, &b);
 }
 
@@ -274,7 +202,7 @@ size_t spm_idu_job_kept(spm_idu_t *self, uint64_t job)
 {
     wbuf_t b = wbuf_of(self);
     uint8_t t = EV_KEPT;
-    put_raw(&b, &t, 1);
+    sfp_put_raw(&b, &t, 1);
     size_t n = 0, pos = 0;
     uint64_t key;
     void *value;
@@ -282,10 +210,10 @@ size_t spm_idu_job_kept(spm_idu_t *self, uint64_t job)
         const sdb_t *s = value;
         if (s->job != job || s->hidden || !s->committed)
             continue;
-        put_uv(&b, s->id);
-        put_uv(&b, s->type);
-        put_uv(&b, s->committed);
-        put_uv(&b, s->gc_floor);
+        sfp_put_uv(&b, s->id);
+        sfp_put_uv(&b, s->type);
+        sfp_put_uv(&b, s->committed);
+        sfp_put_uv(&b, s->gc_floor);
         n++;
     }
     if (n && self->record)
@@ -299,8 +227,8 @@ size_t spm_idu_record_puts(spm_idu_t *self)
 {
     wbuf_t b = wbuf_of(self);
     uint8_t t = EV_NEXT;
-    put_raw(&b, &t, 1);
-    put_uv(&b, self->next_sdb);
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_uv(&b, self->next_sdb);
     emit(self, 0, &b);
     size_t n = 1, pos = 0;
     uint64_t key;
@@ -308,7 +236,7 @@ size_t spm_idu_record_puts(spm_idu_t *self)
     while (spm_hmap_next(self->sdbs, &pos, &key, &value)) {
         const sdb_t *s = value;
         if (s->job == 0 && !s->hidden) {
-            spm_ev_put(self, s->id, s->type, 0);
+            spm_ev_put(self, s->id, s->type, s->owner, 0);
             n++;
         }
     }
@@ -336,11 +264,11 @@ void spm_idu_record_turn(spm_idu_t *self)
             continue;
         wbuf_t b = wbuf_of(self);
         uint8_t t = EV_ISSUED;
-        put_raw(&b, &t, 1);
-        put_uv(&b, job->nev_issued);
+        sfp_put_raw(&b, &t, 1);
+        sfp_put_uv(&b, job->nev_issued);
         uint32_t prev = 0;
         for (size_t k = 0; k < job->nev_issued; k++) {
-            put_sv(&b, (int64_t)job->ev_issued[k] - (int64_t)prev);
+            sfp_put_sv(&b, (int64_t)job->ev_issued[k] - (int64_t)prev);
             prev = job->ev_issued[k];
         }
         job->nev_issued = 0;
@@ -363,8 +291,8 @@ size_t spm_ev_input(spm_idu_t *self, job_t *job, void *live, size_t len, size_t 
         if (self->record) {
             wbuf_t b = wbuf_of(self);
             uint8_t t = EV_INPUT;
-            put_raw(&b, &t, 1);
-            put_bytes(&b, live, len);
+            sfp_put_raw(&b, &t, 1);
+            sfp_put_bytes(&b, live, len);
             emit(self, job->id, &b);
         }
         return len;
@@ -374,7 +302,8 @@ size_t spm_ev_input(spm_idu_t *self, job_t *job, void *live, size_t len, size_t 
     const spm_idu_record_t *r = rp->pos < rp->n ? &rp->recs[rp->pos] : NULL;
     rbuf_t rd = {r ? r->data : NULL, r ? r->len : 0, 1, 0};
     const void *v = NULL;
-    size_t n = r && r->len && ((const uint8_t *)r->data)[0] == EV_INPUT ? get_bytes(&rd, &v) : 0;
+    size_t n =
+        r && r->len && ((const uint8_t *)r->data)[0] == EV_INPUT ? sfp_get_bytes(&rd, &v) : 0;
     if (!r || !r->len || ((const uint8_t *)r->data)[0] != EV_INPUT || rd.bad || n > cap) {
         rp->bad = 1;
         snprintf(rp->why, sizeof rp->why,
@@ -387,6 +316,32 @@ size_t spm_ev_input(spm_idu_t *self, job_t *job, void *live, size_t len, size_t 
     return n;
 }
 
+void spm_ev_actions(spm_idu_t *self, const job_t *job, const void *data, size_t len)
+{
+    if (!recording(self, job))
+        return;
+    wbuf_t b = wbuf_of(self);
+    uint8_t t = EV_ACTIONS;
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_raw(&b, data, len);
+    emit(self, job->id, &b);
+}
+
+int spm_ev_input_changed(spm_idu_t *self, job_t *job, void *live, size_t len, int changed)
+{
+    struct replay *rp = job->replay;
+    if (!rp) {
+        if (changed)
+            spm_ev_input(self, job, live, len, len);
+        return changed;
+    }
+    const spm_idu_record_t *r = rp->pos < rp->n ? &rp->recs[rp->pos] : NULL;
+    if (rp->bad || !r || !r->len || ((const uint8_t *)r->data)[0] != EV_INPUT)
+        return 0;
+    spm_ev_input(self, job, live, len, len);
+    return 1;
+}
+
 /* -------------------------------------------------------------- replay */
 
 /*  Job 0's records: the clients' puts, and those discarded since. */
@@ -395,14 +350,17 @@ static int replay_puts(spm_idu_t *self, const spm_idu_record_t *recs, size_t n)
     for (size_t i = 0; i < n; i++) {
         rbuf_t r = {recs[i].data, recs[i].len, 1, 0};
         uint8_t t = recs[i].len ? ((const uint8_t *)recs[i].data)[0] : 0;
-        spm_sdb_t id = get_uv(&r);
-        uint32_t type = t == EV_PUT ? (uint32_t)get_uv(&r) : 0;
+        spm_sdb_t id = sfp_get_uv(&r);
+        uint32_t type = t == EV_PUT ? (uint32_t)sfp_get_uv(&r) : 0;
+        uint64_t owner = t == EV_PUT && r.pos < r.n ? sfp_get_uv(&r) : 0;
         if (r.bad || id >> 32 || (t != EV_PUT && t != EV_GONE && t != EV_NEXT))
             continue; /* a damaged record: the put it names stays or goes */
         if (t == EV_NEXT && id > self->next_sdb)
             self->next_sdb = id;
         else if (t == EV_PUT && spm_idu_sdb_restore(self, 0, id, type, 1, 0) != 0)
             return spm_error(SPM_ENOMEM, "out of memory");
+        else if (t == EV_PUT && spm_sb_sdb(self, id))
+            spm_sb_sdb(self, id)->owner = owner;
         else if (t == EV_GONE)
             spm_idu_put_drop(self, id);
     }
@@ -415,9 +373,9 @@ static int replay_kept(spm_idu_t *self, uint64_t job, const spm_idu_record_t *re
 {
     rbuf_t r = {rec->data, rec->len, 1, 0};
     while (r.pos < r.n) {
-        spm_sdb_t id = get_uv(&r);
-        uint32_t type = (uint32_t)get_uv(&r);
-        uint64_t version = get_uv(&r), floor = get_uv(&r);
+        spm_sdb_t id = sfp_get_uv(&r);
+        uint32_t type = (uint32_t)sfp_get_uv(&r);
+        uint64_t version = sfp_get_uv(&r), floor = sfp_get_uv(&r);
         if (r.bad || (id >> 32) != job)
             return spm_error(SPM_EFORMAT, "job %llu: a damaged record of its blocks",
                              (unsigned long long)job);
@@ -441,9 +399,9 @@ static int bad(struct replay *rp, const char *fmt, ...)
 
 static void get_who(rbuf_t *r, spm_ieu_t *who)
 {
-    who->ieu = (uint32_t)get_uv(r);
-    who->node = (uint32_t)get_uv(r);
-    who->slots = (uint32_t)get_uv(r);
+    who->ieu = (uint32_t)sfp_get_uv(r);
+    who->node = (uint32_t)sfp_get_uv(r);
+    who->slots = (uint32_t)sfp_get_uv(r);
 }
 
 /*  Runs record REC of the job being replayed. */
@@ -454,7 +412,7 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
     spm_ieu_t who;
     switch (t) {
     case EV_FEED: {
-        uint32_t id = (uint32_t)get_uv(&r);
+        uint32_t id = (uint32_t)sfp_get_uv(&r);
         get_who(&r, &who);
         spm_sf_t *sf = job->sfs;
         while (sf && sf->id != id)
@@ -467,13 +425,13 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
         return;
     }
     case EV_COMMIT: {
-        uint64_t id = get_uv(&r);
+        uint64_t id = sfp_get_uv(&r);
         get_who(&r, &who);
         uint64_t f[9];
         for (int i = 0; i < 9; i++)
-            f[i] = get_uv(&r);
+            f[i] = sfp_get_uv(&r);
         const void *reply;
-        size_t rlen = get_bytes(&r, &reply);
+        size_t rlen = sfp_get_bytes(&r, &reply);
         uint32_t low = (uint32_t)id;
         si_t *si = NULL;
         if (!r.bad && (id >> 32) == job->id && low < rp->nready) {
@@ -501,14 +459,21 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
     }
     case EV_QUARANTINE:
         return;
+    case EV_ACTIONS:
+        if (!job->remote) {
+            bad(rp, "a plugin host's actions in a job that has none");
+            return;
+        }
+        spm_remote_apply(self, job, (const uint8_t *)rec->data + 1, rec->len - 1);
+        return;
     case EV_RESUMED:
         job->restarts++;
         return;
     case EV_ISSUED: {
-        uint64_t n = get_uv(&r);
+        uint64_t n = sfp_get_uv(&r);
         int64_t low = 0;
         for (uint64_t k = 0; k < n && !r.bad; k++) {
-            low += get_sv(&r);
+            low += sfp_get_sv(&r);
             size_t byte = (size_t)(uint32_t)low / 8;
             if (byte >= rp->nissued && spm_grow_zeroed(&rp->issued, &rp->nissued, byte + 1, 1) != 0)
                 break; /* out of memory: only the count in the report suffers */
@@ -517,9 +482,9 @@ static void replay_one(spm_idu_t *self, job_t *job, struct replay *rp, const spm
         return;
     }
     case EV_FAIL: {
-        int code = (int)get_sv(&r);
+        int code = (int)sfp_get_sv(&r);
         const void *msg;
-        size_t n = get_bytes(&r, &msg);
+        size_t n = sfp_get_bytes(&r, &msg);
         if (r.bad) {
             bad(rp, "a damaged failure record");
             return;
@@ -571,8 +536,8 @@ void spm_ev_quarantine(spm_idu_t *self, const job_t *job, const char *why)
         return;
     wbuf_t b = wbuf_of(self);
     uint8_t t = EV_QUARANTINE;
-    put_raw(&b, &t, 1);
-    put_bytes(&b, why, strlen(why));
+    sfp_put_raw(&b, &t, 1);
+    sfp_put_bytes(&b, why, strlen(why));
     emit(self, job->id, &b);
 }
 
@@ -591,7 +556,7 @@ static const char *quarantined_why(spm_idu_t *self, uint64_t id, const spm_idu_r
             continue;
         rbuf_t r = {p, recs[i].len, 1, 0};
         const void *msg;
-        size_t len = get_bytes(&r, &msg);
+        size_t len = sfp_get_bytes(&r, &msg);
         snprintf(why, sizeof why, "%.*s", r.bad ? 0 : (int)len, r.bad ? "" : (const char *)msg);
         return why[0] ? why : "it crashed the center";
     }
@@ -609,13 +574,13 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
     if (!n || !recs[0].len || ((const uint8_t *)recs[0].data)[0] != EV_SUBMIT)
         return spm_error(SPM_EFORMAT, "job %llu: its journal does not start with its submit",
                          (unsigned long long)id);
-    uint64_t jid = get_uv(&r);
-    int priority = (int)get_sv(&r);
-    uint64_t wall = get_uv(&r);
-    uint64_t seed = get_uv(&r);
+    uint64_t jid = sfp_get_uv(&r);
+    int priority = (int)sfp_get_sv(&r);
+    uint64_t wall = sfp_get_uv(&r);
+    uint64_t seed = sfp_get_uv(&r);
     const void *prog, *args;
-    size_t plen = get_bytes(&r, &prog);
-    size_t alen = get_bytes(&r, &args);
+    size_t plen = sfp_get_bytes(&r, &prog);
+    size_t alen = sfp_get_bytes(&r, &args);
     if (r.bad || jid != id || plen == 0 || plen > 200)
         return spm_error(SPM_EFORMAT, "job %llu: a damaged submit record", (unsigned long long)id);
     char program[256];
@@ -625,8 +590,8 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
     const void *jscope = NULL;
     size_t slen = 0;
     if (r.pos < r.n) {
-        plugin = get_uv(&r);
-        slen = get_bytes(&r, &jscope);
+        plugin = sfp_get_uv(&r);
+        slen = sfp_get_bytes(&r, &jscope);
         if (r.bad || slen >= SPM_SCOPE_LEN)
             return spm_error(SPM_EFORMAT, "job %llu: a damaged submit record",
                              (unsigned long long)id);
@@ -649,7 +614,9 @@ int spm_idu_replay(spm_idu_t *self, uint64_t id, const spm_idu_record_t *recs, s
         bad(&rp, "its plugin's bytes changed");
     } else if (rc == 0) {
         spm_idu_job_plugin(job, scope, plugin);
-        if (!spm_program_find_in(scope, program))
+        if (plugin && self->remote_fn && spm_remote_new(job) != 0)
+            bad(&rp, "out of memory");
+        else if (!job->remote && !spm_program_find_in(scope, program))
             bad(&rp, "no program '%s' in %s", program, plugin ? "its plugin" : "this spm");
         else
             rc = spm_idu_job_start(self, job, args, alen);

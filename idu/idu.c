@@ -16,6 +16,7 @@
 */
 #include "idu/idu_int.h"
 #include "runtime/registry.h"
+#include "runtime/sfproto.h"
 #include "base/grow.h"
 #include "base/log.h"
 #include "base/clock.h"
@@ -54,6 +55,7 @@ static void sf_free(spm_sf_t *sf)
         next = si->next;
         spm_idu_si_free(si);
     }
+    free(sf->next_label);
     free(sf);
 }
 
@@ -75,12 +77,15 @@ static void job_free(job_t *job)
     free(job->op_stats);
     free(job->ieu_stats);
     free(job->ev_issued);
+    free(job->op_seen);
+    free(job->op_count);
+    spm_remote_free(job);
     free(job);
 }
 
-void spm_idu_destroy(spm_idu_t **selfp)
+void spm_idu_destroy(spm_idu_t **self_p)
 {
-    spm_idu_t *self = *selfp;
+    spm_idu_t *self = *self_p;
     if (!self)
         return;
     size_t pos = 0;
@@ -121,7 +126,7 @@ void spm_idu_destroy(spm_idu_t **selfp)
     free(self->ieus);
     free(self->notify);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 /* ------------------------------------------------------- SF callbacks */
@@ -192,7 +197,48 @@ si_t *spm_idu_si_alloc(spm_sf_t *sf, uint32_t opcode, size_t nops, const void *p
     si->job = sf->job;
     si->ieu = -1;
     si->spec_ieu = -1;
+    job_t *job = sf->job;
+    size_t k = 0;
+    while (k < job->nop_seen && job->op_seen[k] != opcode)
+        k++;
+    if (k == job->nop_seen) {
+        size_t cap = job->capop_seen;
+        if (spm_grow(&job->op_seen, job->nop_seen, &job->capop_seen, sizeof *job->op_seen, 8) ==
+                0 &&
+            spm_grow(&job->op_count, job->nop_seen, &cap, sizeof *job->op_count, 8) == 0) {
+            job->op_seen[k] = opcode;
+            job->op_count[k] = 0;
+            job->nop_seen++;
+        }
+    }
+    si->nth = k < job->nop_seen ? ++job->op_count[k] : 0;
     return si;
+}
+
+void spm_idu_si_name(const si_t *si, char *buf, size_t size)
+{
+    const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
+    const char *name = op ? op->name : "?";
+    if (si->label) {
+        snprintf(buf, size, "%s (%s)", name, si->label);
+        return;
+    }
+    unsigned n = si->nth % 100;
+    const char *th = n >= 11 && n <= 13 ? "th"
+                     : n % 10 == 1      ? "st"
+                     : n % 10 == 2      ? "nd"
+                     : n % 10 == 3      ? "rd"
+                                        : "th";
+    snprintf(buf, size, "the %u%s SI of %s", si->nth, th, name);
+}
+
+const char *spm_idu_si_detail(const si_t *si, const char *detail)
+{
+    const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
+    size_t n = op ? strlen(op->name) : 0;
+    if (detail && n && !strncmp(detail, op->name, n) && detail[n] == ':' && detail[n + 1] == ' ')
+        return detail + n + 2;
+    return detail;
 }
 
 void spm_idu_si_enter(spm_idu_t *self, si_t *si)
@@ -245,7 +291,7 @@ void spm_idu_fail_now(job_t *job, int code, int len, const char *msg)
     job->status = code;
     free(job->error);
     job->error = m;
-    job_end(job, 2);
+    job_end(job, code == SPM_ECANCELED ? 3 : 2);
 }
 
 void spm_idu_failf(job_t *job, int code, const char *fmt, ...)
@@ -341,6 +387,10 @@ int spm_idu_job_begin(spm_idu_t *self, uint64_t id, const char *program, int pri
 
 int spm_idu_job_start(spm_idu_t *self, job_t *job, const void *args, size_t len)
 {
+    if (job->remote) { /* a plugin's: its code runs in a host (remote.c) */
+        spm_ev_submit(self, job, args, len);
+        return sf_start(job, NULL, spm_remote_class(job), args, len, job->priority, 0);
+    }
     const spm_program_t *p = spm_program_find_in(job->scope, job->program);
     if (!p) {
         spm_idu_failf(job, SPM_ENOTFOUND, "no program '%s' in %s", job->program,
@@ -372,13 +422,19 @@ int spm_idu_submit(spm_idu_t *self, const char *program, const void *args, size_
 int spm_idu_submit_plugin(spm_idu_t *self, const char *program, const char *scope, spm_sdb_t plugin,
                           const void *args, size_t len, int priority, uint64_t *jobid)
 {
-    if (!spm_program_find_in(scope, program))
+    int remote = plugin && self->remote_fn; /* the host checks its program */
+    if (!remote && !spm_program_find_in(scope, program))
         return spm_error(SPM_ENOTFOUND, "no program '%s'", program);
     job_t *job;
     int rc = spm_idu_job_begin(self, 0, program, priority, 0, new_seed(), NULL, &job);
     if (rc != 0)
         return rc;
     spm_idu_job_plugin(job, scope, plugin);
+    if (remote && (rc = spm_remote_new(job)) != 0) {
+        spm_idu_failf(job, rc, "out of memory");
+        notify(self);
+        return rc;
+    }
     *jobid = job->id;
     rc = spm_idu_job_start(self, job, args, len);
     notify(self);
@@ -468,6 +524,14 @@ void spm_idu_job_fail(spm_idu_t *self, uint64_t id, int code, const char *messag
     notify(self);
 }
 
+void spm_idu_job_ran(spm_idu_t *self, uint64_t id, uint64_t ran_us)
+{
+    job_t *job = job_get(self, id);
+    uint64_t now = spm_now_us();
+    if (job && job->state == 0)
+        job->start_us = now > ran_us ? now - ran_us : 0;
+}
+
 void spm_idu_job_floor(spm_idu_t *self, uint64_t floor)
 {
     if (floor > self->next_job)
@@ -524,21 +588,31 @@ void spm_idu_job_forget(spm_idu_t *self, uint64_t id)
 
 void *spm_sf_state(spm_sf_t *sf)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->state(sf);
     return sf->state;
 }
 
 void spm_sf_set_state(spm_sf_t *sf, void *state)
 {
+    if (spm_sf_ops) {
+        spm_sf_ops->set_state(sf, state);
+        return;
+    }
     sf->state = state;
 }
 
 int spm_sf_priority(const spm_sf_t *sf)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->priority(sf);
     return sf->priority;
 }
 
 spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->sdb_new(sf, type);
     uint32_t id = spm_sdb_type_id_in(sf->job->scope, type);
     if (!id)
         return 0;
@@ -549,25 +623,39 @@ spm_sdb_t spm_sdb_new(spm_sf_t *sf, const char *type)
 int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
                  const void *params, size_t params_len, uint64_t tag)
 {
-    spm_idu_t *self = sf->job->idu;
+    if (spm_sf_ops)
+        return spm_sf_ops->issue(sf, opcode, ops, n, params, params_len, tag);
     if (sf->job->state != 0)
         return SPM_ECANCELED;
     uint32_t id = spm_opcode_id_in(sf->job->scope, opcode);
     if (!id)
         return spm_error(SPM_ENOTFOUND, "no opcode '%s'", opcode);
+    return spm_idu_issue_id(sf, id, opcode, ops, n, params, params_len, tag);
+}
+
+int spm_idu_issue_id(spm_sf_t *sf, uint32_t id, const char *opcode, const spm_operand_t *ops,
+                     size_t n, const void *params, size_t params_len, uint64_t tag)
+{
+    spm_idu_t *self = sf->job->idu;
+    if (sf->job->state != 0)
+        return SPM_ECANCELED;
     if (n > SPM_MAX_OPERANDS)
         return spm_error(SPM_EINVAL, "%s: %zu operands (at most %d)", opcode, n, SPM_MAX_OPERANDS);
     si_t *si = spm_idu_si_alloc(sf, id, n, params, params_len);
     if (!si)
         return spm_error(SPM_ENOMEM, "out of memory");
     si->tag = tag;
+    si->label = sf->next_label;
+    sf->next_label = NULL;
     /* Bind counts dependences; it may issue merges first, which is fine:
        they are ordered before this SI in program order. */
     int rc = spm_sb_bind(self, si, ops, n);
     if (rc != 0) {
         /* Versions already allocated by a partial bind stay pending; fail
            the job so nothing waits for them forever. */
-        spm_idu_failf(sf->job, rc, "%s", spm_error_detail());
+        char name[160];
+        spm_idu_si_name(si, name, sizeof name);
+        spm_idu_failf(sf->job, rc, "%s: %s", name, spm_error_detail());
         spm_idu_si_free(si);
         return rc;
     }
@@ -578,13 +666,34 @@ int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, siz
 int spm_sf_spawn(spm_sf_t *sf, const spm_sf_class_t *cls, const void *args, size_t len,
                  int priority, uint64_t tag)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->spawn(sf, cls, args, len, priority, tag);
     if (sf->job->state != 0)
         return SPM_ECANCELED;
     return sf_start(sf->job, sf, cls, args, len, priority, tag);
 }
 
+void spm_sf_label(spm_sf_t *sf, const char *fmt, ...)
+{
+    char label[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(label, sizeof label, fmt, ap);
+    va_end(ap);
+    if (spm_sf_ops) {
+        spm_sf_ops->label(sf, label);
+        return;
+    }
+    free(sf->next_label);
+    sf->next_label = strdup(label); /* NULL when out of memory: the SI goes unlabeled */
+}
+
 void spm_sf_done(spm_sf_t *sf)
 {
+    if (spm_sf_ops) {
+        spm_sf_ops->done(sf);
+        return;
+    }
     sf->done = 1;
     spm_pool_feeder_remove(sf->job->idu, sf);
     /* The finish check runs when control returns to the IDU (after start or
@@ -598,16 +707,26 @@ void spm_sf_fail(spm_sf_t *sf, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (spm_sf_ops) {
+        spm_sf_ops->fail(sf, code, msg);
+        return;
+    }
     spm_idu_failf(sf->job, code, "%s", msg);
 }
 
 void spm_sf_expect(spm_sf_t *sf, uint64_t n)
 {
+    if (spm_sf_ops) {
+        spm_sf_ops->expect(sf, n);
+        return;
+    }
     sf->job->expected += n;
 }
 
 int spm_sf_set_result(spm_sf_t *sf, const void *data, size_t len)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->set_result(sf, data, len);
     void *copy = malloc(len ? len : 1);
     if (!copy)
         return SPM_ENOMEM;
@@ -634,15 +753,21 @@ static uint64_t input_u64(job_t *job, uint64_t v)
 
 uint64_t spm_sf_seed(const spm_sf_t *sf)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->seed(sf);
     return sf->job->seed;
 }
 
 uint32_t spm_sf_ieus(const spm_sf_t *sf)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->ieus(sf);
     return (uint32_t)input_u64(sf->job, spm_idu_ieus(sf->job->idu));
 }
 
 uint32_t spm_sf_nodes(const spm_sf_t *sf)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->nodes(sf);
     return (uint32_t)input_u64(sf->job, spm_idu_nodes(sf->job->idu));
 }

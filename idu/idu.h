@@ -83,7 +83,7 @@ typedef struct {
 typedef struct {
     uint64_t job;
     const char *program;
-    int state; /* 0 running, 1 done, 2 failed */
+    int state; /* 0 running, 1 done, 2 failed, 3 canceled (failed with SPM_ECANCELED) */
     int status;
     const char *error;
     uint64_t wall_us, issued, committed, reissued, stale, expected, merges, ready;
@@ -92,6 +92,9 @@ typedef struct {
     uint64_t bytes_pushed, corrupt;
     uint64_t resumed;  /* commits taken from the journal after center restarts */
     uint32_t restarts; /* center restarts it was resumed from */
+    double rate;       /* SIs committed per second lately (over the last 10 to 20 s):
+                          0 when none in the last 10 s (starved: no IEU free for it,
+                          or SIs longer than that), -1 when too soon to tell */
     const void *result;
     size_t result_len;
     spm_sdb_t plugin; /* a plugin's job: the block of its bytes (its result is text) */
@@ -100,7 +103,7 @@ typedef struct {
 /*  Returns a new IDU, or NULL when out of memory. EMIT and DONE are called
     with ARG (both required). */
 spm_idu_t *spm_idu_new(spm_idu_emit_fn emit, spm_idu_job_fn done, void *arg);
-void spm_idu_destroy(spm_idu_t **self);
+void spm_idu_destroy(spm_idu_t **self_p);
 
 /*  Starts PROGRAM with ARGS at PRIORITY. Returns 0 with *JOB set, or
     SPM_ENOTFOUND (no such program), or the root SF's start failure (the job
@@ -133,6 +136,23 @@ extern volatile uint64_t spm_idu_running_job;
 /*  Registers an SDB put by a client: version 1 of TYPE is committed.
     Returns the new id, or 0 when out of memory. */
 spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type);
+
+/*  The same, for the client whose key hashes to OWNER (0: none), which
+    alone may discard or fetch it (the center checks; journaled with the
+    put). */
+spm_sdb_t spm_idu_sdb_put_owned(spm_idu_t *self, uint32_t type, uint64_t owner);
+
+/*  The owner of put ID as given to spm_idu_sdb_put_owned (0: none, not a
+    put, or unknown). */
+uint64_t spm_idu_sdb_owner(spm_idu_t *self, spm_sdb_t id);
+
+/*  The committed block versions running JOB still needs, as far as the IDU
+    can tell: those its ready SIs read, and the newest committed version of
+    each of its SDBs (what its later SIs read). Fills up to MAX of them
+    into OUT (sdb and version set) and returns how many there are. A
+    restarted center checks them when the job's journal was cut: a version
+    deleted as garbage after events the cut lost is needed again. */
+size_t spm_idu_job_needs(spm_idu_t *self, uint64_t job, spm_idu_op_t *out, size_t max);
 
 /*  Whether VERSION of ID is committed and not garbage: some SI or client
     may still read it (the hidden partials of ACC groups included). */
@@ -207,6 +227,11 @@ size_t spm_idu_job_opcodes(spm_idu_t *self, uint64_t job, spm_idu_op_stats_t *ou
 
 /*  Per-IEU stats of JOB: fills up to MAX entries, returns how many IEUs. */
 size_t spm_idu_job_ieus(spm_idu_t *self, uint64_t job, spm_idu_ieu_stats_t *out, size_t max);
+
+/*  A restarted center: running JOB had run RAN_US before the restart, so
+    its wall time counts from RAN_US before now (the downtime between is
+    not the job's). No-op for a job unknown or over. */
+void spm_idu_job_ran(spm_idu_t *self, uint64_t job, uint64_t ran_us);
 
 /*  A restarted center: job ids allocated from now on start above FLOOR. */
 void spm_idu_job_floor(spm_idu_t *self, uint64_t floor);
@@ -283,6 +308,35 @@ uint64_t spm_idu_made(const spm_idu_t *self);
     afresh (to compact it) calls this to write what it must keep. Returns
     the number of records. */
 size_t spm_idu_record_puts(spm_idu_t *self);
+
+/* ------------------------------------------------- plugin jobs' hosts */
+
+/*  Takes an event of plugin job JOB for its host: LEN bytes of SFP_*
+    messages (runtime/sfproto.h), valid during the call, to be sent in
+    order. */
+typedef void (*spm_idu_remote_fn)(void *arg, uint64_t job, const void *ev, size_t len);
+
+/*  From now on a plugin's job (spm_idu_submit_plugin, or one resumed by
+    spm_idu_replay) runs its super-functions outside the IDU: its root SF
+    is a proxy that hands the job's events to FN with ARG, and what the
+    host's callbacks did comes back through spm_idu_remote_apply. The IDU
+    then never looks a plugin's program up itself. */
+void spm_idu_set_remote(spm_idu_t *self, spm_idu_remote_fn fn, void *arg);
+
+/*  Applies LEN bytes of SFA_* actions of JOB's host (one answer frame's
+    payload), skipping first the first *SKIP actions (a new host runs again
+    what the journal applied already; *SKIP counts down). They are
+    recorded before they are applied, so that a restart applies them again
+    at the same place in the job's events. Does nothing for a job that
+    ended or is not remote. Returns 0, or SPM_EPROTO when the bytes are
+    not well-formed actions (the job is then failed). */
+int spm_idu_remote_apply(spm_idu_t *self, uint64_t job, const void *data, size_t len,
+                         uint64_t *skip);
+
+/*  Remote JOB: the block of its plugin's bytes, and how many host actions
+    its journal applied (those a new host's answers repeat). Returns 0 or
+    SPM_ENOTFOUND (no such job, or not remote). */
+int spm_idu_remote_info(spm_idu_t *self, uint64_t job, spm_sdb_t *plugin, uint64_t *applied);
 
 /* ------------------------------------------------------------ locality */
 

@@ -49,6 +49,7 @@ typedef struct sdb {
     int hidden;              /* a partial of an ACC group, not visible to SFs */
     uint64_t gc_floor;       /* versions below it are deleted */
     struct readers *readers; /* versions with SIs issued to read them */
+    uint64_t owner;          /* a put: its client's key, hashed (0: none) */
 } sdb_t;
 
 /*  How many issued SIs still read one version of an SDB. */
@@ -77,6 +78,8 @@ struct si {
     uint32_t deaths;       /* holders that died while it ran */
     int32_t spec_ieu;      /* holder of a speculative copy, else -1 */
     uint32_t spec_attempt; /* its attempt number */
+    char *label;           /* spm_sf_label's, or NULL */
+    uint32_t nth;          /* its place among its job's SIs of its opcode, from 1 */
     si_t *next;            /* ready-queue link */
 };
 
@@ -97,6 +100,7 @@ struct spm_sf {
     int in_ring;
     int feeder;              /* registered as a feeder of its level */
     int slow_logged;         /* a callback of it ran over SPM_IDU_SLOW_US: said once */
+    char *next_label;        /* spm_sf_label's, for the next SI it issues */
     struct spm_sf *job_next; /* all SFs of the job */
 };
 
@@ -109,7 +113,7 @@ struct job {
     uint64_t id;
     char *program;
     int priority;
-    int state; /* 0 running, 1 done, 2 failed */
+    int state; /* 0 running, 1 done, 2 failed, 3 canceled */
     int status;
     char *error;
     uint64_t start_us, end_us;
@@ -141,9 +145,16 @@ struct job {
     uint64_t replayed;     /* commits taken from the journal after center restarts */
     uint32_t restarts;     /* center restarts it was resumed from */
     uint64_t seed;         /* spm_sf_seed: drawn at submit, journaled */
-    char scope[17];        /* its plugin's registry scope ("": a built-in program) */
-    spm_sdb_t plugin;      /* the SDB of its plugin's bytes (0: none) */
-    uint64_t plugin_sum;   /* their checksum, which the scope spells */
+    /* Its commit rate lately, for the ETA (spm_idu_job_rate): commits
+       counted since two moments 10 to 20 s apart, and the last commit. */
+    uint64_t rate_prev_us, rate_prev_n, rate_cur_us, rate_cur_n, rate_last_us;
+    char scope[17];      /* its plugin's registry scope ("": a built-in program) */
+    spm_sdb_t plugin;    /* the SDB of its plugin's bytes (0: none) */
+    uint64_t plugin_sum; /* their checksum, which the scope spells */
+    uint32_t *op_seen;   /* opcodes it issued, with op_count: SIs of each so far */
+    uint32_t *op_count;
+    size_t nop_seen, capop_seen;
+    struct remote *remote; /* a plugin's job whose SFs run in a host (remote.c), or NULL */
     uint32_t *ev_issued;   /* SIs issued for the first time since the last record of them */
     size_t nev_issued, capev_issued;
 };
@@ -190,6 +201,8 @@ struct spm_idu {
     struct quarantined *quarantine; /* jobs that crashed the center: not run again */
     size_t nquarantine, capquarantine;
     void *record_arg;
+    spm_idu_remote_fn remote_fn; /* takes the events of plugin jobs for their hosts, or NULL */
+    void *remote_arg;
     uint8_t *ev_buf; /* the buffer events are encoded in, reused */
     size_t ev_cap;
     uint64_t *ev_jobs; /* jobs with SIs in ev_issued, recorded at spm_idu_record_turn */
@@ -230,7 +243,7 @@ void spm_ev_commit(spm_idu_t *self, const si_t *si, const spm_idu_commit_t *c,
                    const spm_ieu_t *who);
 void spm_ev_fail(spm_idu_t *self, const job_t *job, int code, const char *msg);
 void spm_ev_quarantine(spm_idu_t *self, const job_t *job, const char *why);
-void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, int gone);
+void spm_ev_put(spm_idu_t *self, spm_sdb_t id, uint32_t type, uint64_t owner, int gone);
 /*  The answer of an outside query of JOB (LEN bytes at LIVE, at most CAP):
     recorded, or replaced by the recorded one while JOB is run again.
     Returns the answer's length. */
@@ -252,6 +265,10 @@ void spm_idu_feed_call(spm_idu_t *self, struct spm_sf *sf, const spm_ieu_t *who)
 void spm_idu_fail_now(job_t *job, int code, int len, const char *msg);
 void spm_idu_notify(spm_idu_t *self);
 
+/* stats.c, for commit.c */
+/*  Counts a commit of JOB at NOW (spm_now_us) in its recent rate. */
+void spm_idu_rate_commit(job_t *job, uint64_t now);
+
 /* commit.c, for events.c */
 void spm_idu_commit_apply(spm_idu_t *self, si_t *si, const spm_idu_commit_t *c,
                           const spm_ieu_t *who);
@@ -264,6 +281,38 @@ int spm_idu_sdb_restore(spm_idu_t *self, uint64_t job, spm_sdb_t id, uint32_t ty
                         uint64_t version, uint64_t gc_floor);
 void spm_idu_put_drop(spm_idu_t *self, spm_sdb_t id);
 
+/* remote.c: a plugin's job, whose super-functions run in a host process */
+/*  Makes JOB remote: its root SF is a proxy of the host's. SPM_ENOMEM. */
+int spm_remote_new(job_t *job);
+void spm_remote_free(job_t *job);
+/*  The proxy's class of remote JOB. */
+const spm_sf_class_t *spm_remote_class(job_t *job);
+/*  Applies the LEN bytes of host actions at DATA to JOB (replay: from its
+    journal, unrecorded). */
+void spm_remote_apply(spm_idu_t *self, job_t *job, const void *data, size_t len);
+
+/* idu.c, for remote.c */
+/*  spm_sf_issue with the opcode's wire id ID already looked up (OPCODE:
+    its name, for messages, or NULL). */
+int spm_idu_issue_id(struct spm_sf *sf, uint32_t id, const char *opcode, const spm_operand_t *ops,
+                     size_t n, const void *params, size_t params_len, uint64_t tag);
+
+/* events.c, for remote.c */
+/*  An action batch of JOB applied: recorded. */
+void spm_ev_actions(spm_idu_t *self, const job_t *job, const void *data, size_t len);
+/*  An answer of an outside query that is recorded only when it changed:
+    live, records the LEN bytes at LIVE when CHANGED and returns CHANGED;
+    while JOB is run again, takes the next record when it is such an
+    answer (into LIVE, returns 1), else returns 0. */
+int spm_ev_input_changed(spm_idu_t *self, job_t *job, void *live, size_t len, int changed);
+
+/* scoreboard.c, for remote.c */
+/*  A new SDB of JOB with id ID (made by its host), or NULL (taken, not
+    the job's, out of memory). */
+sdb_t *spm_sb_sdb_new_id(spm_idu_t *self, job_t *job, uint32_t type, spm_sdb_t id);
+/* pool.c, for remote.c */
+void spm_pool_feeder_add(spm_idu_t *self, struct spm_sf *sf);
+
 /* locality.c */
 /*  Bytes SI's inputs would move to NODE (0 without a directory). */
 uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
@@ -272,6 +321,14 @@ uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node);
 /*  A new SI of SF's job running OPCODE (its wire id); its id is the job's
     id in the high 32 bits and the job's own count below (the same when the
     job is run again from its journal). NULL when out of memory. */
+/*  Writes how messages name SI: its opcode and label ("mb.shade (tile
+    3)"), or its place ("the 7th SI of mb.shade"), never its 64-bit id. */
+void spm_idu_si_name(const si_t *si, char *buf, size_t size);
+
+/*  DETAIL without a leading "OPCODE: " of SI's own opcode: an SI body's
+    message that names its opcode, which the IDU's message names already. */
+const char *spm_idu_si_detail(const si_t *si, const char *detail);
+
 si_t *spm_idu_si_alloc(struct spm_sf *sf, uint32_t opcode, size_t nops, const void *params,
                        size_t params_len);
 /*  Counts SI as outstanding for its SF and job, and queues it when ready. */
@@ -348,6 +405,7 @@ static inline void spm_idu_si_free(si_t *si)
     free(si->ops);
     free(si->sdbs);
     free(si->params);
+    free(si->label);
     free(si);
 }
 

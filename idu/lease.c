@@ -113,11 +113,11 @@ uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu)
         si_t *si = orphans[i];
         if (++si->deaths >= MAX_HOLDER_DEATHS &&
             !(si->spec_ieu >= 0 && self->ieus[si->spec_ieu].alive)) {
-            const spm_opcode_t *op = spm_opcode_by_id(si->pub.opcode);
-            spm_idu_failf(
-                si->job, SPM_EDEAD,
-                "%s (SI %llu) was running on %u IEUs that died; it may be what kills them",
-                op ? op->name : "?", (unsigned long long)si->pub.id, si->deaths);
+            char name[160];
+            spm_idu_si_name(si, name, sizeof name);
+            spm_idu_failf(si->job, SPM_EDEAD,
+                          "%s was running on %u IEUs that died; it may be what kills them", name,
+                          si->deaths);
         }
         spm_lease_reissue(self, si); /* frees it when its job is over */
     }
@@ -154,8 +154,10 @@ uint32_t spm_idu_expire(spm_idu_t *self, uint64_t now_us, uint64_t lease_us)
     size_t n;
     si_t **late = spm_lease_issued_where(self, issued_before, &since, &n);
     for (size_t i = 0; i < n; i++) {
-        spm_log_warn("SI %llu on IEU %d passed its lease; re-issuing",
-                     (unsigned long long)late[i]->pub.id, late[i]->ieu);
+        char name[160];
+        spm_idu_si_name(late[i], name, sizeof name);
+        spm_log_warn("job %llu: %s on IEU %d passed its lease; re-issuing",
+                     (unsigned long long)late[i]->job->id, name, late[i]->ieu);
         spm_lease_reissue(self, late[i]);
     }
     free(late);

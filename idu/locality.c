@@ -9,6 +9,7 @@
     =========================================================================
 */
 #include "idu/idu_int.h"
+#include "runtime/sfproto.h"
 
 void spm_idu_set_directory(spm_idu_t *self, spm_directory_t *dir)
 {
@@ -41,6 +42,8 @@ uint64_t spm_dir_si_cost(spm_idu_t *self, const si_t *si, uint32_t node)
 
 uint64_t spm_sf_bytes_to(spm_sf_t *sf, const spm_operand_t *ops, size_t n, const spm_ieu_t *who)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->bytes_to(sf, ops, n, who);
     spm_idu_t *self = sf->job->idu;
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
@@ -61,6 +64,8 @@ uint64_t spm_sf_bytes_to(spm_sf_t *sf, const spm_operand_t *ops, size_t n, const
 
 size_t spm_sdb_holders(spm_sf_t *sf, spm_sdb_t sdb, uint32_t *nodes, size_t max)
 {
+    if (spm_sf_ops)
+        return spm_sf_ops->holders(sf, sdb, nodes, max);
     spm_idu_t *self = sf->job->idu;
     sdb_t *s = spm_sb_sdb(self, sdb);
     /* the answer: how many hold it, then the first MAX of them (at most 64 kept) */

@@ -12,6 +12,7 @@
 */
 #include "idu/idu_int.h"
 #include "base/clock.h"
+#include "base/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,16 @@ void spm_pool_ring_remove(spm_idu_t *self, spm_sf_t *sf)
             l->ring = sf->ring_next;
     }
     sf->in_ring = 0;
+}
+
+void spm_pool_feeder_add(spm_idu_t *self, spm_sf_t *sf)
+{
+    level_t *l = spm_pool_level(self, sf->priority);
+    if (sf->feeder || !l ||
+        spm_grow(&l->feeders, l->nfeeders, &l->capfeeders, sizeof *l->feeders, 4) != 0)
+        return;
+    l->feeders[l->nfeeders++] = sf;
+    sf->feeder = 1;
 }
 
 void spm_pool_feeder_remove(spm_idu_t *self, spm_sf_t *sf)

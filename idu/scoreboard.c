@@ -47,6 +47,24 @@ sdb_t *spm_sb_sdb_new(spm_idu_t *self, job_t *job, uint32_t type, int hidden)
     return s;
 }
 
+sdb_t *spm_sb_sdb_new_id(spm_idu_t *self, job_t *job, uint32_t type, spm_sdb_t id)
+{
+    if ((id >> 32) != job->id || spm_hmap_get(self->sdbs, id))
+        return NULL;
+    sdb_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->id = id;
+    self->made++;
+    s->job = job->id;
+    s->type = type;
+    if (spm_hmap_put(self->sdbs, s->id, s) != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
 void spm_sb_sdb_free(sdb_t *s)
 {
     for (pending_t *p = s->pending, *n; p; p = n) {
@@ -213,12 +231,24 @@ int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *s)
     return 0;
 }
 
+/*  How a message names S: its type and where it came from (its id is
+    the VM's, not the program's); in a static buffer (the IDU runs on one
+    thread). */
+static const char *spm_sb_sdb_name(const sdb_t *s)
+{
+    static char buf[160];
+    const spm_sdb_type_t *t = spm_sdb_type_by_id(s->type);
+    snprintf(buf, sizeof buf, "%s SDB of type %s", s->job ? "an" : "a staged", t ? t->name : "?");
+    return buf;
+}
+
 int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         sdb_t *s = spm_sb_sdb(self, ops[i].sdb);
         if (!s || s->hidden)
-            return spm_error(SPM_ENOTFOUND, "operand %zu: no SDB %llu", i,
+            return spm_error(SPM_ENOTFOUND,
+                             "operand %zu: no SDB %llu (an id spm_sdb_new or staging gave?)", i,
                              (unsigned long long)ops[i].sdb);
         spm_mode_t mode = ops[i].mode;
         if (mode < SPM_R || mode > SPM_ACC)
@@ -234,8 +264,9 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
         switch (mode) {
         case SPM_R:
             if (s->last == 0)
-                return spm_error(SPM_ENOTFOUND, "operand %zu: SDB %llu has never been written", i,
-                                 (unsigned long long)s->id);
+                return spm_error(SPM_ENOTFOUND,
+                                 "operand %zu (mode R) reads %s that no SI issued before it writes",
+                                 i, spm_sb_sdb_name(s));
             si->ops[i].version = s->last;
             rc = depend(si, s, s->last);
             break;

@@ -17,12 +17,59 @@
 
 spm_sdb_t spm_idu_sdb_put(spm_idu_t *self, uint32_t type)
 {
+    return spm_idu_sdb_put_owned(self, type, 0);
+}
+
+spm_sdb_t spm_idu_sdb_put_owned(spm_idu_t *self, uint32_t type, uint64_t owner)
+{
     sdb_t *s = spm_sb_sdb_new(self, NULL, type, 0);
     if (!s)
         return 0;
     s->last = s->committed = 1;
-    spm_ev_put(self, s->id, type, 0);
+    s->owner = owner;
+    spm_ev_put(self, s->id, type, owner, 0);
     return s->id;
+}
+
+/*  Adds (ID, VERSION) to OUT (room for MAX) at *N, once. */
+static void need(spm_idu_op_t *out, size_t max, size_t *n, spm_sdb_t id, uint64_t version)
+{
+    for (size_t i = 0; i < *n && i < max; i++)
+        if (out[i].sdb == id && out[i].version == version)
+            return;
+    if (*n < max)
+        out[*n] = (spm_idu_op_t){.sdb = id, .version = version, .mode = SPM_R};
+    (*n)++;
+}
+
+size_t spm_idu_job_needs(spm_idu_t *self, uint64_t id, spm_idu_op_t *out, size_t max)
+{
+    size_t n = 0;
+    job_t *job = spm_hmap_get(self->jobs, id);
+    for (spm_sf_t *sf = job ? job->sfs : NULL; sf; sf = sf->job_next)
+        for (si_t *si = sf->ready_head; si; si = si->next)
+            for (size_t k = 0; k < si->pub.nops; k++) {
+                const spm_idu_op_t *op = &si->ops[k];
+                if (op->mode == SPM_R && op->version)
+                    need(out, max, &n, op->sdb, op->version);
+                else if (op->mode == SPM_RW && op->in_version)
+                    need(out, max, &n, op->sdb, op->in_version);
+            }
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (job && spm_hmap_next(self->sdbs, &pos, &key, &value)) {
+        const sdb_t *s = value;
+        if (s->job == id && s->committed)
+            need(out, max, &n, s->id, s->committed);
+    }
+    return n;
+}
+
+uint64_t spm_idu_sdb_owner(spm_idu_t *self, spm_sdb_t id)
+{
+    sdb_t *s = spm_sb_sdb(self, id);
+    return s && s->job == 0 ? s->owner : 0;
 }
 
 int spm_idu_sdb_restore(spm_idu_t *self, uint64_t job, spm_sdb_t id, uint32_t type,
@@ -106,7 +153,7 @@ int spm_idu_discard(spm_idu_t *self, const uint64_t *jobs, size_t njobs, const s
     for (size_t i = 0; i < nputs; i++) {
         sdb_t *s = spm_sb_sdb(self, puts[i]);
         if (put_unused(s)) {
-            spm_ev_put(self, s->id, 0, 1);
+            spm_ev_put(self, s->id, 0, 0, 1);
             discard_one(self, s);
             n++;
         }

@@ -12,6 +12,45 @@
 
 /* ----------------------------------------------------------- job queries */
 
+#define RATE_WINDOW_US                                                                             \
+    10000000u                /* the rate is of the last 10 to 20 s, and a                          \
+                                job with no commit in 10 s has none */
+#define RATE_MIN_US 1000000u /* a rate over less time than this is noise */
+
+/*  The commits are counted from two moments (prev, cur) 10 to 20 s back
+    rather than from the job's start: a job starved for an hour by jobs of
+    a higher priority, or resumed after a restart, would otherwise show
+    its ETA at the rate of that hour (3645.8 s for a minute's work). */
+void spm_idu_rate_commit(job_t *job, uint64_t now)
+{
+    if (!job->rate_last_us || now - job->rate_last_us > RATE_WINDOW_US) {
+        /* the first commit, or the first after a pause: count from here */
+        job->rate_prev_us = job->rate_cur_us = now;
+        job->rate_prev_n = job->rate_cur_n = job->committed;
+    } else if (now - job->rate_cur_us >= RATE_WINDOW_US) {
+        job->rate_prev_us = job->rate_cur_us;
+        job->rate_prev_n = job->rate_cur_n;
+        job->rate_cur_us = now;
+        job->rate_cur_n = job->committed;
+    }
+    job->rate_last_us = now;
+}
+
+/*  JOB's rate lately at NOW, as spm_idu_job_info_t's rate says. */
+static double job_rate(const job_t *job, uint64_t now)
+{
+    if (job->state != 0)
+        return -1;
+    if (!job->rate_last_us) /* nothing committed yet: waiting, once that lasts */
+        return now - job->start_us > RATE_WINDOW_US ? 0 : -1;
+    if (now - job->rate_last_us > RATE_WINDOW_US)
+        return 0;
+    uint64_t span = now - job->rate_prev_us;
+    if (span < RATE_MIN_US)
+        return -1;
+    return (double)(job->committed - job->rate_prev_n) / (span / 1e6);
+}
+
 int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
 {
     job_t *job = job_get(self, id);
@@ -29,6 +68,7 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .reissued = job->reissued,
                                  .resumed = job->replayed,
                                  .restarts = job->restarts,
+                                 .rate = job_rate(job, spm_now_us()),
                                  .stale = job->stale,
                                  .expected = job->expected,
                                  .ready = job->ready,

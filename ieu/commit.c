@@ -34,6 +34,8 @@ void spm_ieu_collect_done(ieu_t *ieu)
     pthread_mutex_unlock(&ieu->lock);
     for (task_t *t = all, *next; t; t = next) {
         next = t->next;
+        if (t->missing_operand || t->status == SPM_ESTORE)
+            spm_ieu_check_cache(ieu); /* a corrupt cache is not an SI's failure */
         if (t->missing_operand && t->relocalized < MAX_RELOCALIZE) {
             t->missing_operand = 0;
             t->relocalized++;
@@ -59,6 +61,16 @@ void spm_ieu_collect_done(ieu_t *ieu)
         else
             spm_ieu_kept_all(ieu, t);
     }
+}
+
+void spm_ieu_check_cache(ieu_t *ieu)
+{
+    char why[512];
+    if (!ieu->cache || !spm_nodecache_broken(ieu->cache, why, sizeof why))
+        return;
+    /* One line at debug: the agent says it to the operator, once a node. */
+    spm_log_debug("the node cache is out of service (%s); this IEU ends", why);
+    _exit(SPM_NODECACHE_EXIT);
 }
 
 /*  Fills result R for T; its outputs' metadata points into T. */

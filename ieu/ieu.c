@@ -35,6 +35,7 @@
 #include "ieu/ieu_int.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/lograte.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -219,6 +220,7 @@ static int loop(ieu_t *ieu)
         int n = zmq_poll(items, nitems, due >= 0 && due < wait ? due : wait);
         if (n < 0 && zmq_errno() != EINTR)
             return SPM_ESYS;
+        spm_log_rate_tick(); /* the counted lines of routine events */
         if (items[1].revents & ZMQ_POLLIN)
             spm_ieu_collect_done(ieu);
         if (nitems > 2)
@@ -372,11 +374,11 @@ int spm_ieu_run(spm_ieu_proc_t *self)
     return loop(ieu);
 }
 
-void spm_ieu_destroy(spm_ieu_proc_t **self)
+void spm_ieu_destroy(spm_ieu_proc_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    ieu_t *ieu = *self;
+    ieu_t *ieu = *self_p;
     monitor_close(ieu);
     pthread_mutex_lock(&ieu->lock);
     ieu->stop = 1;
@@ -421,5 +423,5 @@ void spm_ieu_destroy(spm_ieu_proc_t **self)
     pthread_cond_destroy(&ieu->cond);
     pthread_mutex_destroy(&ieu->lock);
     free(ieu);
-    *self = NULL;
+    *self_p = NULL;
 }

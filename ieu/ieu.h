@@ -78,6 +78,6 @@ int spm_ieu_run(spm_ieu_proc_t *self);
 /*  Stops and joins the worker threads, frees the SIs still held, closes
     the sockets, the context and the cache, frees the IEU and sets *SELF
     to NULL. Does nothing when *SELF is NULL. */
-void spm_ieu_destroy(spm_ieu_proc_t **self);
+void spm_ieu_destroy(spm_ieu_proc_t **self_p);
 
 #endif

@@ -250,6 +250,13 @@ void spm_ieu_keep_outputs(ieu_t *ieu, task_t *t);
 /* commit.c: results committed in batches */
 /*  Takes the SIs the workers finished (the eventfd said so). */
 void spm_ieu_collect_done(ieu_t *ieu);
+/*  Ends the IEU at once, committing nothing more, when its node's cache is
+    out of service (datacache/nodecache.h, spm_nodecache_broken): its SIs
+    are issued again elsewhere, and its agent, which hears of it from the
+    cache's marker or from the exit status SPM_NODECACHE_EXIT, says so in
+    one line and takes the node out of service (vm/agent/agent.c). Called
+    where a cache call failed; returns when the cache is in service. */
+void spm_ieu_check_cache(ieu_t *ieu);
 /*  Milliseconds until the kept results are due (for the poll), or -1. */
 long spm_ieu_commit_wait_ms(const ieu_t *ieu, uint64_t now);
 /*  Sends the kept results in one COMMIT, when they are due. */

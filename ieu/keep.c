@@ -11,9 +11,18 @@
 #include "ieu/ieu_int.h"
 #include "base/checksum.h"
 #include "base/log.h"
+#include "base/lograte.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Routine while a node is full or unreachable, and by the thousand: a
+   counted line per interval. */
+static spm_log_rate_t store_rate =
+    SPM_LOG_RATE(SPM_LOG_WARN, "outputs that could not be sent to the center");
+static spm_log_rate_t short_rate =
+    SPM_LOG_RATE(SPM_LOG_INFO, "outputs kept by fewer nodes than wanted, sent to the center");
+static spm_log_rate_t keep_rate = SPM_LOG_RATE(SPM_LOG_WARN, "outputs this node could not keep");
 
 /*  Writes the outputs of the successful SIs of LIST into the center's
     store (this IEU runs on its host). Returns 0, or the failure, after
@@ -37,7 +46,7 @@ int spm_ieu_store_outputs(ieu_t *ieu, task_t *list)
                                              t->cops[i].out, t->cops[i].out_len};
     int rc = spm_store_view_put(ieu->store, b, n);
     if (rc != 0)
-        spm_log_warn("sending outputs to the center: %s", spm_error_detail());
+        spm_log_rated(&store_rate, "sending outputs to the center: %s", spm_error_detail());
     free(b);
     return rc;
 }
@@ -81,9 +90,10 @@ static void output_kept(void *arg, const uint32_t *holders, size_t n, int status
        job but never fails it. */
     o->framed = status != 0;
     if (status != 0 && ieu->nnodes > 1)
-        spm_log_info("an output is kept by %zu nodes of %u wanted (%s); its bytes go to the "
-                     "center",
-                     n, ieu->replicas, why);
+        spm_log_rated(&short_rate,
+                      "an output is kept by %zu nodes of %u wanted (%s); its bytes go to the "
+                      "center",
+                      n, ieu->replicas, why);
     if (--t->keeping == 0) {
         ieu->keeping--;
         spm_ieu_kept_all(ieu, t);
@@ -139,8 +149,11 @@ void spm_ieu_keep_outputs(ieu_t *ieu, task_t *t)
                    spm_nodecache_keep(ieu->cache, op->sdb, op->version, op->type, o->checksum,
                                       spm_blockbuf_data(o->buf), spm_blockbuf_len(o->buf), 1) == 0;
         if (!mine)
-            spm_log_warn("this node cannot keep SDB %llu v%llu: %s", (unsigned long long)op->sdb,
-                         (unsigned long long)op->version, spm_error_detail());
+            spm_ieu_check_cache(ieu);
+        if (!mine)
+            spm_log_rated(&keep_rate, "this node cannot keep SDB %llu v%llu: %s",
+                          (unsigned long long)op->sdb, (unsigned long long)op->version,
+                          spm_error_detail());
         uint32_t self = ieu->node;
         size_t nc = candidates(ieu, op->sdb, op->version, cand);
         if (!o->buf || !kc ||

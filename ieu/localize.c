@@ -17,6 +17,7 @@
 #include "runtime/registry.h"
 #include "base/grow.h"
 #include "base/log.h"
+#include "base/lograte.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,8 +318,10 @@ void spm_ieu_on_get_reply(ieu_t *ieu, spm_msg_t *m)
 void spm_ieu_on_corrupt(void *arg, uint32_t node, const spm_blockref_t *ref)
 {
     ieu_t *ieu = arg;
-    spm_log_warn("node %u sent a corrupt copy of SDB %llu v%llu; trying another holder", node,
-                 (unsigned long long)ref->sdb, (unsigned long long)ref->version);
+    static spm_log_rate_t rate =
+        SPM_LOG_RATE(SPM_LOG_WARN, "corrupt copies sent by other nodes, fetched elsewhere");
+    spm_log_rated(&rate, "node %u sent a corrupt copy of SDB %llu v%llu; trying another holder",
+                  node, (unsigned long long)ref->sdb, (unsigned long long)ref->version);
     size_t n = ieu->drop.n;
     refs_add(&ieu->drop, ref->sdb, ref->version, ref->bytes);
     if (ieu->drop.n > n) {

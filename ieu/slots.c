@@ -58,18 +58,21 @@ static void execute(ieu_t *ieu, task_t *t)
     for (size_t i = 0; i < t->nops; i++) {
         op_t *o = &t->ops[i];
         t->cops[i].mode = o->mode;
+        t->cops[i].type = o->type;
         uint64_t v = o->mode == SPM_R ? o->version : o->mode == SPM_RW ? o->in_version : 0;
         if (!v)
             continue;
         int rc =
             spm_ieu_operand_bytes(ieu, t, i, v, &rd, &snap, &t->cops[i].in, &t->cops[i].in_len);
-        if (rc == SPM_ESTORE) {
+        if (rc == SPM_ESTORE && !spm_nodecache_broken(ieu->cache, NULL, 0)) {
             t->status = SPM_ESTORE;
             t->error = strdup("cannot read the node cache");
             break;
         }
         if (rc != 0) {
-            t->missing_operand = 1; /* evicted since localized: fetch it again */
+            /* evicted since localized: fetch it again (or the cache went
+               out of service: the main thread ends the IEU) */
+            t->missing_operand = 1;
             break;
         }
         if (o->in_store && !(t->own && t->own[i]))

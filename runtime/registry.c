@@ -35,6 +35,8 @@ static spm_sdb_type_t types[MAX_ENTRIES];
 static table_t type_ids;
 static spm_program_t programs[MAX_ENTRIES];
 static table_t program_ids;
+static spm_main_t mains[MAX_ENTRIES]; /* programs' command sides */
+static table_t main_ids;
 
 /*  The scope of what is registered now: a plugin's while it loads. */
 static __thread const char *reg_scope;
@@ -230,4 +232,22 @@ size_t spm_program_names_in(const char *scope, char *buf, size_t size)
         count++;
     }
     return count;
+}
+
+int spm_main_register(const spm_main_t *m)
+{
+    if (!m->main)
+        return SPM_EINVAL;
+    int i = add_entry(&main_ids, m->program);
+    if (i < 0)
+        return i;
+    mains[i] = *m;
+    publish(&main_ids, i);
+    return 0;
+}
+
+const spm_main_t *spm_main_find_in(const char *scope, const char *program)
+{
+    ssize_t i = scope && *scope ? find_id(&main_ids, spm_scoped_id(scope, program)) : -1;
+    return i < 0 ? NULL : &mains[i];
 }

@@ -38,6 +38,10 @@ uint32_t spm_sdb_type_id_in(const char *scope, const char *name);
 /*  Program NAME in SCOPE (NULL: built-in), or NULL. */
 const spm_program_t *spm_program_find_in(const char *scope, const char *name);
 
+/*  The command side of program PROGRAM of the plugin SCOPE (its own only:
+    built-in programs have theirs in base/cli), or NULL. */
+const spm_main_t *spm_main_find_in(const char *scope, const char *program);
+
 /*  Writes the names of SCOPE's own programs, comma-separated, into BUF
     (truncated to SIZE) and returns how many there are. */
 size_t spm_program_names_in(const char *scope, char *buf, size_t size);

@@ -4,6 +4,11 @@
 */
 #include "runtime/si.h"
 
+#include "runtime/fileref.h"
+#include "runtime/registry.h"
+
+#include <sys/mman.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,18 +77,73 @@ int spm_si_reply(spm_si_ctx_t *ctx, const void *data, size_t len)
     return 0;
 }
 
+int spm_si_hold(spm_si_ctx_t *ctx, void *ptr, size_t len)
+{
+    spm_si_held_t *h = malloc(sizeof *h);
+    if (!h) {
+        if (len)
+            munmap(ptr, len);
+        else
+            free(ptr);
+        return spm_error(SPM_ENOMEM, "out of memory");
+    }
+    *h = (spm_si_held_t){ptr, len, ctx->held};
+    ctx->held = h;
+    return 0;
+}
+
+static void release_held(spm_si_ctx_t *ctx)
+{
+    while (ctx->held) {
+        spm_si_held_t *h = ctx->held;
+        ctx->held = h->next;
+        if (h->len)
+            munmap(h->ptr, h->len);
+        else
+            free(h->ptr);
+        free(h);
+    }
+}
+
+/*  Reads the inputs of CTX that are file references from their files. */
+static int read_files(spm_si_ctx_t *ctx)
+{
+    static uint32_t fileref_type;
+    if (!fileref_type)
+        fileref_type = spm_name_id(SPM_FILEREF_TYPE);
+    for (size_t i = 0; i < ctx->nops; i++) {
+        spm_si_operand_t *o = &ctx->ops[i];
+        spm_fileref_t r;
+        if (o->type != fileref_type || !o->in || spm_fileref_view(o->in, o->in_len, &r) != 0)
+            continue;
+        void *map;
+        size_t maplen;
+        int rc = spm_fileref_map(&r, &o->in, &o->in_len, &map, &maplen);
+        if (rc == 0 && map)
+            rc = spm_si_hold(ctx, map, maplen);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 int spm_si_ctx_run(spm_si_ctx_t *ctx)
 {
     spm_error(0, "%s", "");
-    int rc = ctx->op->exec(ctx);
+    int rc = read_files(ctx);
+    if (rc == 0)
+        rc = ctx->op->exec(ctx);
+    release_held(ctx);
     if (rc != 0) {
         if (!*spm_error_detail())
-            spm_error(rc, "%s: %s", ctx->op->name, spm_strerror(rc));
+            spm_error(rc, "%s", spm_strerror(rc));
         return rc;
     }
+    /* The opcode is not named here: whoever reports the failure names the
+       SI (the IDU: its opcode and label), once. */
     for (size_t i = 0; i < ctx->nops; i++)
         if (ctx->ops[i].mode != SPM_R && !ctx->ops[i].has_out)
-            return spm_error(SPM_EEXEC, "%s: operand %zu has no output", ctx->op->name, i);
+            return spm_error(SPM_EEXEC, "operand %zu has no output", i);
     return 0;
 }
 

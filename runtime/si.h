@@ -20,8 +20,18 @@ typedef struct {
     size_t in_len;
     void *out; /* output bytes (W, RW, ACC), malloc'd, owned by the ctx */
     size_t out_len;
-    int has_out; /* the SI set this output */
+    int has_out;   /* the SI set this output */
+    uint32_t type; /* the input's SDB type id (0: unknown); a file reference
+                      (runtime/fileref.h) is read from its file before exec */
 } spm_si_operand_t;
+
+/*  Memory an SI's helpers hold for it until exec returns: aligned copies
+    of inputs (spm_si_f64), blocks mapped from files. */
+typedef struct spm_si_held {
+    void *ptr;  /* malloc'd, or a mapping of LEN bytes */
+    size_t len; /* 0: malloc'd */
+    struct spm_si_held *next;
+} spm_si_held_t;
 
 struct spm_si_ctx {
     const spm_opcode_t *op; /* what runs */
@@ -31,7 +41,12 @@ struct spm_si_ctx {
     size_t params_len;
     unsigned char *reply; /* reply bytes, malloc'd, owned by the ctx */
     size_t reply_len;
+    spm_si_held_t *held; /* released when exec returns (spm_si_ctx_run) */
 };
+
+/*  Keeps PTR (malloc'd when LEN is 0, else a mapping of LEN bytes) until
+    CTX's exec returns. Returns 0, or SPM_ENOMEM (PTR is released at once). */
+int spm_si_hold(spm_si_ctx_t *ctx, void *ptr, size_t len);
 
 /*  Whether SIs in this process may read a client's input file by its path
     (spm_si_set_local_files): only an embedded VM's IEUs, which share the
@@ -40,7 +55,9 @@ struct spm_si_ctx {
 int spm_si_local_files(void);
 void spm_si_set_local_files(int on);
 
-/*  Runs CTX->op on CTX. Afterwards every W, RW and ACC operand must have an
+/*  Runs CTX->op on CTX, first reading every input that is a file
+    reference from its file (runtime/fileref.h; a file changed since it
+    was staged fails the SI without running it). Afterwards every W, RW and ACC operand must have an
     output; a missing one fails the SI with SPM_EEXEC. Returns 0 or the SPM_E*
     code of the failure (detail in spm_error_detail()). */
 int spm_si_ctx_run(spm_si_ctx_t *ctx);

@@ -242,6 +242,20 @@ static inline void spm_test_vm_stop(spm_test_vm_t *vm)
     SPM_TEST_ASSERT(system(cmd) == 0);
 }
 
+/*  Path of the test plugin libNAME.so in $SPM_PLUGINS, which `make tests`
+    builds (static buffer, one of four in turn). */
+static inline const char *spm_test_plugin(const char *name)
+{
+    static char paths[4][512];
+    static int next;
+    char *p = paths[next++ % 4];
+    const char *dir = getenv("SPM_PLUGINS");
+    snprintf(p, 512, "%s/lib%s.so", dir && *dir ? dir : "build/plugins", name);
+    if (access(p, R_OK) != 0)
+        SPM_TEST_FAIL("%s is missing: build it with make tests", p);
+    return p;
+}
+
 /*  Counts lines of text. */
 static inline size_t spm_test_lines(const char *s)
 {

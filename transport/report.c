@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "transport/report.h"
+#include "base/json.h"
 
 #include "spm/spm.h"
 
@@ -44,27 +45,12 @@ void spm_report_overheads(const Spm__Report *r, spm_overheads_t *o)
     }
 }
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
 static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out)
 {
     fprintf(out, "{\"job\": %llu, \"program\": ", (unsigned long long)r->job);
-    json_string(out, r->program);
-    fprintf(out, ", \"status\": \"%s\", \"error\": ", r->status == 0 ? "done" : "failed");
-    json_string(out, r->error);
+    spm_json_string(out, r->program);
+    fprintf(out, ", \"status\": \"%s\", \"error\": ", spm_report_state(r->status));
+    spm_json_string(out, r->error);
     fprintf(out,
             ", \"wall_s\": %.6f, \"issued\": %llu, \"committed\": %llu, \"reissued\": %llu, "
             "\"stale\": %llu, \"merges\": %llu, \"w_idle\": %.6f, \"w_comm\": %.6f, "
@@ -99,7 +85,7 @@ static void print_json(const Spm__Report *r, const spm_overheads_t *o, FILE *out
     for (size_t i = 0; i < r->n_opcodes; i++) {
         const Spm__OpcodeReport *o = r->opcodes[i];
         fprintf(out, "%s{\"name\": ", i ? ", " : "");
-        json_string(out, o->name);
+        spm_json_string(out, o->name);
         fprintf(out, ", \"sis\": %llu, \"busy_s\": %.6f, \"wait_s\": %.6f}",
                 (unsigned long long)o->sis, o->busy_us / 1e6, o->wait_us / 1e6);
     }
@@ -138,11 +124,19 @@ static void print_nodes(const Spm__Report *r, FILE *out)
     }
 }
 
+const char *spm_report_state(int status)
+{
+    return status == 0 ? "done" : status == SPM_ECANCELED ? "canceled" : "failed";
+}
+
 static void print_text(const Spm__Report *r, const spm_overheads_t *o, FILE *out)
 {
     double cap = o->busy_s + o->wait_s + o->idle_s;
     fprintf(out, "job %llu (%s) %s in %.3f s\n", (unsigned long long)r->job, r->program,
-            r->status == 0 ? "done" : "FAILED", r->wall_us / 1e6);
+            r->status == 0               ? "done"
+            : r->status == SPM_ECANCELED ? "CANCELED"
+                                         : "FAILED",
+            r->wall_us / 1e6);
     if (r->status != 0)
         fprintf(out, "  error: %s\n", r->error);
     if (r->restarts)

@@ -19,6 +19,10 @@
 
 void spm_report_free(Spm__Report *r);
 
+/*  The end state a job's report STATUS (0 or an SPM_E* code) means:
+    "done", "canceled" (SPM_ECANCELED) or "failed". */
+const char *spm_report_state(int status);
+
 typedef struct {
     double w_idle, w_comm, w_man, efficiency;
     double busy_s, wait_s, idle_s, man_s;

@@ -50,9 +50,9 @@ spm_security_t *spm_security_new(const char *dir, const char *role, int insecure
     return self;
 }
 
-void spm_security_destroy(spm_security_t **selfp)
+void spm_security_destroy(spm_security_t **self_p)
 {
-    spm_security_t *self = *selfp;
+    spm_security_t *self = *self_p;
     if (!self)
         return;
     if (self->zap)
@@ -60,7 +60,7 @@ void spm_security_destroy(spm_security_t **selfp)
     free(self->allowed);
     free(self->dir);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 /*  Reads "KEY = VALUE" lines of PATH; copies the Z85 value of NAME into OUT.
@@ -291,6 +291,29 @@ int spm_security_monitor_read(spm_security_t *self, void *monitor, const char *e
     return rc;
 }
 
+int spm_security_key_name(spm_security_t *self, const char *key, char *name, size_t size)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/authorized", self->dir);
+    DIR *d = key && *key ? opendir(path) : NULL;
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".pub") != 0)
+            continue;
+        char file[1200], k[Z85_KEY + 1];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        if (read_key(file, "public-key", k) == 0 && strcmp(k, key) == 0) {
+            snprintf(name, size, "%.*s", (int)(len - 4), e->d_name);
+            found = 1;
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 const char *spm_security_public(spm_security_t *self)
 {
     load(self);
@@ -310,6 +333,29 @@ uint64_t spm_security_refused(const spm_security_t *self)
 static void zap_send(void *sock, const char *s, int more)
 {
     zmq_send(sock, s, strlen(s), more ? ZMQ_SNDMORE : 0);
+}
+
+/*  " (NAME.pub)" when a file NAME.pub of the key directory DIR holds
+    KEY, so that a refusal names whose key it was (an operator who made a
+    key with `spm keygen` but did not authorize it); "" otherwise. Uses
+    BUF (SIZE bytes). */
+static const char *key_name(const char *dir, const char *key, char *buf, size_t size)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    *buf = '\0';
+    while (d && !*buf && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        char file[1200], found[Z85_KEY + 1];
+        if (len < 5 || strcmp(e->d_name + len - 4, ".pub") != 0)
+            continue;
+        snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+        if (read_key(file, "public-key", found) == 0 && strcmp(found, key) == 0)
+            snprintf(buf, size, " (%.*s)", (int)(size - 4), e->d_name);
+    }
+    if (d)
+        closedir(d);
+    return buf;
 }
 
 /*  One ZAP request: version, request id, domain, address, identity,
@@ -344,8 +390,13 @@ static void zap_one(spm_security_t *self)
     }
     if (!ok) {
         self->refused++;
-        spm_log_warn("refused a connection from %s: %s", n > 3 ? frames[3] : "?",
-                     key[0] ? "its key is not in authorized/" : "no CurveZMQ key");
+        char name[256];
+        if (!key[0])
+            spm_log_warn("refused a connection from %s: no CurveZMQ key", n > 3 ? frames[3] : "?");
+        else
+            spm_log_warn("refused a connection from %s: its key %s%s is not in %s/authorized/",
+                         n > 3 ? frames[3] : "?", key, key_name(self->dir, key, name, sizeof name),
+                         self->dir);
     }
     zap_send(self->zap, "1.0", 1);
     zmq_send(self->zap, frames[1], sizes[1], ZMQ_SNDMORE);
@@ -366,108 +417,4 @@ void spm_security_zap_handle(spm_security_t *self)
             return;
         zap_one(self);
     }
-}
-
-/* ---------------------------------------------------------- spm keygen */
-
-static int write_file(const char *path, const char *text, mode_t mode)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
-    chmod(path, mode);
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    return bad ? spm_error(SPM_EIO, "%s: cannot write", path) : 0;
-}
-
-static int keygen_main(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"keys", required_argument, 0, 'k'}, {"name", required_argument, 0, 'n'},
-        {"authorize", no_argument, 0, 'a'},  {"plugins", no_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-    const char *dir = NULL, *name = NULL;
-    int authorize = 0, plugins = 0, ch;
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (ch) {
-        case 'k':
-            dir = optarg;
-            break;
-        case 'n':
-            name = optarg;
-            break;
-        case 'a':
-            authorize = 1;
-            break;
-        case 'p':
-            authorize = plugins = 1;
-            break;
-        case 'h':
-            printf("usage: spm keygen --name center|agent|client [--keys DIR] [--authorize]\n"
-                   "                  [--plugins]\n\n"
-                   "Writes a CurveZMQ key pair: DIR/NAME.key (secret, mode 0600) and\n"
-                   "DIR/NAME.pub. --authorize also copies NAME.pub into DIR/authorized/, the\n"
-                   "keys the center and the data agents let in. --plugins authorizes it and\n"
-                   "copies it into DIR/authorized/plugins/ too: the clients that may send\n"
-                   "plugins where center.allow_plugins = keys. DIR defaults to the\n"
-                   "configured security.keys (%s).\n\n"
-                   "A cluster: on the center's machine make center and authorize the\n"
-                   "agents' and clients' .pub files there; give every node center.pub.\n",
-                   spm_config_str("security", "keys"));
-            return 0;
-        default:
-            return spm_cli_usage("keygen", "invalid option");
-        }
-    }
-    if (!name || !*name || strchr(name, '/'))
-        return spm_cli_usage("keygen", "--name is required (a plain file name)");
-    if (!dir)
-        dir = spm_config_str("security", "keys");
-    char pub[Z85_KEY + 1], sec[Z85_KEY + 1], path[1024], text[256];
-    if (zmq_curve_keypair(pub, sec) != 0) {
-        spm_error(SPM_ESYS, "this ZeroMQ has no CurveZMQ (libsodium) support");
-        return spm_cli_fail("keygen", SPM_ESYS);
-    }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        spm_error(SPM_EIO, "%s: %s", dir, strerror(errno));
-        return spm_cli_fail("keygen", SPM_EIO);
-    }
-    int rc;
-    snprintf(path, sizeof path, "%s/%s.key", dir, name);
-    snprintf(text, sizeof text,
-             "# spm key pair '%s': keep secret\npublic-key = %s\nsecret-key = %s\n", name, pub,
-             sec);
-    if ((rc = write_file(path, text, 0600)) != 0)
-        return spm_cli_fail("keygen", rc);
-    snprintf(path, sizeof path, "%s/%s.pub", dir, name);
-    snprintf(text, sizeof text, "# spm public key '%s'\npublic-key = %s\n", name, pub);
-    if ((rc = write_file(path, text, 0644)) != 0)
-        return spm_cli_fail("keygen", rc);
-    if (authorize) {
-        snprintf(path, sizeof path, "%s/authorized", dir);
-        mkdir(path, 0700);
-        snprintf(path, sizeof path, "%s/authorized/%s.pub", dir, name);
-        if ((rc = write_file(path, text, 0644)) != 0)
-            return spm_cli_fail("keygen", rc);
-    }
-    if (plugins) {
-        snprintf(path, sizeof path, "%s/authorized/plugins", dir);
-        mkdir(path, 0700);
-        snprintf(path, sizeof path, "%s/authorized/plugins/%s.pub", dir, name);
-        if ((rc = write_file(path, text, 0644)) != 0)
-            return spm_cli_fail("keygen", rc);
-    }
-    printf("%s/%s.key and %s.pub written%s\n", dir, name, name,
-           plugins     ? " (authorized, plugins too)"
-           : authorize ? " (authorized)"
-                       : "");
-    return 0;
-}
-
-SPM_CONSTRUCTOR(keygen_cmd)
-{
-    spm_command_register(&(spm_command_t){.name = "keygen",
-                                          .summary = "create CurveZMQ keys for TCP endpoints",
-                                          .main = keygen_main});
 }

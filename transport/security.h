@@ -24,6 +24,7 @@
 #ifndef SPM_SECURITY_H_INCLUDED
 #define SPM_SECURITY_H_INCLUDED
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct spm_security spm_security_t;
@@ -32,7 +33,7 @@ typedef struct spm_security spm_security_t;
     the configured security.keys). Keys are read lazily, on the first tcp://
     endpoint. INSECURE allows plain TCP. Returns NULL when out of memory. */
 spm_security_t *spm_security_new(const char *dir, const char *role, int insecure);
-void spm_security_destroy(spm_security_t **self);
+void spm_security_destroy(spm_security_t **self_p);
 
 /*  Binds SOCK to ENDPOINT in CTX; a tcp:// endpoint becomes a CurveZMQ
     server with ZAP authentication (the handler socket is created in CTX on
@@ -74,6 +75,11 @@ void spm_security_zap_handle(spm_security_t *self);
 /*  Whether public KEY (Z85) is in the key directory's authorized/SUB/
     (read now, so an operator's change counts at once). */
 int spm_security_listed(spm_security_t *self, const char *sub, const char *key);
+
+/*  Copies into NAME (SIZE bytes) the name of the key directory's
+    authorized/NAME.pub that holds public KEY (Z85). Returns 1, or 0 when
+    none does (NAME is left as it was). */
+int spm_security_key_name(spm_security_t *self, const char *key, char *name, size_t size);
 
 /*  Connections refused so far. */
 uint64_t spm_security_refused(const spm_security_t *self);

@@ -16,6 +16,8 @@
 struct spm_trace {
     spm_trace_event_t *ev; /* events, in arrival order */
     size_t n, cap;
+    size_t limit;   /* events kept at most (0: no limit) */
+    size_t dropped; /* events past the limit */
 };
 
 spm_trace_t *spm_trace_new(void)
@@ -23,17 +25,31 @@ spm_trace_t *spm_trace_new(void)
     return calloc(1, sizeof(spm_trace_t));
 }
 
-void spm_trace_destroy(spm_trace_t **self)
+void spm_trace_destroy(spm_trace_t **self_p)
 {
-    if (!*self)
+    if (!*self_p)
         return;
-    free((*self)->ev);
-    free(*self);
-    *self = NULL;
+    free((*self_p)->ev);
+    free(*self_p);
+    *self_p = NULL;
+}
+
+void spm_trace_set_limit(spm_trace_t *self, size_t limit)
+{
+    self->limit = limit;
+}
+
+size_t spm_trace_dropped(const spm_trace_t *self)
+{
+    return self->dropped;
 }
 
 int spm_trace_add(spm_trace_t *self, const spm_trace_event_t *ev)
 {
+    if (self->limit && self->n >= self->limit) {
+        self->dropped++;
+        return 0;
+    }
     if (spm_grow(&self->ev, self->n, &self->cap, sizeof *self->ev, 1024) != 0)
         return SPM_ENOMEM;
     self->ev[self->n++] = *ev;
@@ -155,12 +171,18 @@ static void write_lanes(const spm_trace_t *self, FILE *f)
             CENTER_LANE);
 }
 
-int spm_trace_write(const spm_trace_t *self, const char *path, const char *program)
+int spm_trace_write(const spm_trace_t *self, const char *path, const char *program, int sync)
 {
     spm_outfile_t *out = spm_outfile_open(path);
     if (!out)
         return SPM_EIO;
-    FILE *f = spm_outfile_stream(out);
+    spm_outfile_set_sync(out, sync);
+    spm_trace_print(self, spm_outfile_stream(out), program);
+    return spm_outfile_commit(&out);
+}
+
+void spm_trace_print(const spm_trace_t *self, FILE *f, const char *program)
+{
     uint64_t t0 = UINT64_MAX;
     for (size_t i = 0; i < self->n; i++)
         if (self->ev[i].ts < t0)
@@ -194,5 +216,4 @@ int spm_trace_write(const spm_trace_t *self, const char *path, const char *progr
         fputs(i + 1 < self->n ? ",\n" : "\n", f);
     }
     fputs("]}\n", f);
-    return spm_outfile_commit(&out);
 }

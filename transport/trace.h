@@ -17,6 +17,7 @@
 #define SPM_TRACE_H_INCLUDED
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "transport/spm.pb-c.h" /* generated into build/gen */
@@ -37,12 +38,18 @@ typedef struct spm_trace spm_trace_t;
 
 /*  An empty trace, or NULL when out of memory. */
 spm_trace_t *spm_trace_new(void);
-void spm_trace_destroy(spm_trace_t **self);
+void spm_trace_destroy(spm_trace_t **self_p);
 
 /*  Appends EV (copied). Returns 0 or SPM_ENOMEM (the event is dropped). */
 int spm_trace_add(spm_trace_t *self, const spm_trace_event_t *ev);
 
 size_t spm_trace_count(const spm_trace_t *self);
+
+/*  Keeps at most LIMIT events (0: all); spm_trace_add drops those past it
+    and counts them (spm_trace_dropped). What the dashboard records of
+    every job is bounded so; a trace a client asked for is not. */
+void spm_trace_set_limit(spm_trace_t *self, size_t limit);
+size_t spm_trace_dropped(const spm_trace_t *self);
 
 /*  Moves the slices ('X', recorded on their IEU's clock) to the center's
     clock: ts += OFFSET(ARG, ieu). */
@@ -57,8 +64,14 @@ void spm_trace_msg_free(Spm__TraceEvents *msg);
 int spm_trace_unpack(spm_trace_t *self, const Spm__TraceEvents *msg);
 
 /*  Writes the trace to PATH (all or nothing), times relative to the first
-    event, with lane names and PROGRAM as metadata.
+    event, with lane names and PROGRAM as metadata. With SYNC the file and
+    its directory are synced before it returns (a command's --sync);
+    without, it is only renamed into place (base/textio.h).
     Returns 0 or SPM_EIO / SPM_EFULL with the detail set. */
-int spm_trace_write(const spm_trace_t *self, const char *path, const char *program);
+int spm_trace_write(const spm_trace_t *self, const char *path, const char *program, int sync);
+
+/*  Writes the trace as spm_trace_write does, to the stream F (errors are
+    F's: check ferror). PROGRAM must need no JSON escapes. */
+void spm_trace_print(const spm_trace_t *self, FILE *f, const char *program);
 
 #endif

@@ -116,6 +116,24 @@ static int has_unknown(const ProtobufCMessage *msg)
     return 0;
 }
 
+/*  Whether the receiver of a message of BODY needs its sender's key: the
+    center checks who owns what a client names (a job, a block). */
+static int wants_user(int body)
+{
+    switch (body) {
+    case SPM__ENVELOPE__BODY_PUT:
+    case SPM__ENVELOPE__BODY_SUBMIT:
+    case SPM__ENVELOPE__BODY_GET:
+    case SPM__ENVELOPE__BODY_CANCEL:
+    case SPM__ENVELOPE__BODY_DISCARD:
+    case SPM__ENVELOPE__BODY_WATCH:
+    case SPM__ENVELOPE__BODY_JOBS:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_stats_t *stats)
 {
     memset(m, 0, sizeof *m);
@@ -142,8 +160,7 @@ int spm_wire_recv(void *sock, int router, int dontwait, spm_msg_t *m, spm_wire_s
     }
     int more = zmq_msg_more(&first);
     m->env = spm__envelope__unpack(NULL, zmq_msg_size(&first), zmq_msg_data(&first));
-    if (m->env && (m->env->body_case == SPM__ENVELOPE__BODY_PUT ||
-                   m->env->body_case == SPM__ENVELOPE__BODY_SUBMIT)) {
+    if (m->env && wants_user(m->env->body_case)) {
         const char *user = zmq_msg_gets(&first, "User-Id");
         snprintf(m->user, sizeof m->user, "%s", user ? user : "");
     }

@@ -39,7 +39,8 @@ typedef struct {
     int has_id;
     zmq_msg_t *frames; /* block frames, owned */
     size_t nframes;
-    char user[48]; /* PUT, SUBMIT: the sender's CurveZMQ public key (Z85; "" for none) */
+    char user[48]; /* PUT, SUBMIT, GET, CANCEL, DISCARD, WATCH, JOBS: the sender's CurveZMQ public
+                      key (Z85; "" for none) */
 } spm_msg_t;
 
 /*  Creates a socket of TYPE on CTX with the options every spm socket uses:

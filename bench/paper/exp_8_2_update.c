@@ -7,9 +7,12 @@
     (2048 x 32768 by 32768 x 2048, 12.5% dense, 256-blocks): few result
     blocks (inter-block parallelism 16 in its Table 8.3) and long chains
     of products per block (intra-block parallelism 64), on 1-8 nodes with 1
-    to 8 SIs per node. We scale it to the same shape on this machine:
-    A (M x K) times B (K x M), dense, blocks of 256, one product per SI,
-    so C has (M/256)^2 blocks each summing K/256 products. On 2 IEUs:
+    to 8 SIs per node. We keep its shape, density and blocks and shrink
+    the result: A (M x K) times B (K x M), 12.5% dense, blocks of 256, one
+    product per SI, so C has (M/256)^2 blocks each summing K/256 products
+    (and C's blocks, nearly full, are ten times the operands'). On a
+    simulated cluster (paper.h) of a center host and 2 node hosts of one
+    IEU each, links of 100 Mbit/s, real work (one core a node):
 
       - every update method under the random policy (r: the dissertation's
         S, R, D, M) and write and mixture under ss (its G and N);
@@ -21,40 +24,41 @@
     dissertation's "average number of threads", Figures 8.3 and 8.6), the
     level-1 cache-miss share (store reads / all operand reads; Figure 8.4)
     and the VM's merges of partial results. Medians of SPM_PAPER_REPS runs
-    (default 5). */
+    (default 1: a fresh cluster per row). */
 #include "bench/bench.h"
 #include "tests/spm_test.h"
 
 #include "bench/paper/paper.h"
 
+#define NODES 2
+
 static const char *a_path, *b_path;
 
-/*  Runs A x B with POLICY, UPDATE and SLOTS; medians into M. */
+/*  Runs A x B with POLICY, UPDATE on a fresh cluster whose IEUs run SLOTS
+    SIs at once; medians into M. */
 static void run(const char *policy, const char *update, const char *slots, int reps, double *m)
 {
-    const char *argv[] = {"matmul",  a_path,     b_path,       "-o",       "/dev/null",
-                          "--ieus",  "2",        "--block",    "256",      "--per-si",
-                          "1",       "--policy", policy,       "--update", update,
-                          "--slots", slots,      "--prefetch", slots,      NULL};
-    paper_median(argv, 2, 0, reps, m);
+    const char *argv[] = {"matmul",   a_path, b_path,     "-o",   "/dev/null", "--block", "256",
+                          "--per-si", "1",    "--policy", policy, "--update",  update,    NULL};
+    const char *agent[] = {"--slots", slots, "--prefetch", slots, NULL};
+    bc_cluster_t c;
+    paper_cluster_up(&c, NODES, 1, "upd", agent);
+    paper_cmedian(argv, &c, 0, reps, m);
+    bc_cluster_down(&c);
 }
 
 static void row(const char *label, const char *slots, const double *m, double base)
 {
-    double reads = m[P_L1_HITS] + m[P_STORE_READS];
-    printf("| %s | %s | %.2f | %.2fx | %.2f | %.1f%% | %.0f |\n", label, slots, m[P_WALL],
-           base / m[P_WALL], m[P_PARALLELISM], reads > 0 ? 100 * m[P_STORE_READS] / reads : 0,
-           m[P_MERGES]);
+    double away = m[P_L2_HITS] + m[P_STORE_READS], reads = m[P_L1_HITS] + away;
+    printf("| %s | %s | %.2f | %.2fx | %.2f | %.1f%% | %.1f | %.0f |\n", label, slots, m[P_WALL],
+           base / m[P_WALL], m[P_PARALLELISM], reads > 0 ? 100 * away / reads : 0,
+           m[P_NODE_NODE] / (1 << 20), m[P_MERGES]);
 }
 
 int main(void)
 {
-    int reps = paper_reps(5);
-    long mdim = 512, kdim = paper_quick() ? 1024 : 4096;
-    a_path = paper_file("A.mtx");
-    b_path = paper_file("B.mtx");
-    paper_gen_dense(a_path, mdim, kdim, 4);
-    paper_gen_dense(b_path, kdim, mdim, 5);
+    int reps = paper_reps(1);
+    long mdim = 512, kdim = paper_quick() ? 2048 : 8192;
     long groups = (mdim / 256) * (mdim / 256), chain = kdim / 256;
     printf("\n## Update methods and SIs per node (section 8.3, Figures 8.2-8.6)\n\n");
     printf("Dissertation: case 256r1, 2048 x 32768 by 32768 x 2048 at 12.5%%, 256-blocks "
@@ -66,21 +70,31 @@ int main(void)
            "128s and 128r); \"the execution time ... decreases significantly only when the "
            "maximum number of threads increases from 1 to 4\"; mixture gets \"the benefit of "
            "the latter with a reduced overhead\".\n\n");
-    printf("Ours: `spm matmul` A (%ld x %ld) x B (%ld x %ld), dense, blocks of 256, one product "
-           "per SI: %ld result blocks (inter-block parallelism), %ld products each "
-           "(intra-block), 2 IEUs, medians of %d runs. Speed is relative to write under the "
-           "same policy; parallelism is the trace's SI time / span (mean SIs executing at "
-           "once); miss share is store reads / (level-1 hits + store reads).\n\n",
-           mdim, kdim, kdim, mdim, groups, chain, reps);
+    if (paper_cluster_open() != 0)
+        return 0;
+    a_path = paper_file("A.mtx");
+    b_path = paper_file("B.mtx");
+    paper_gen_sparse(a_path, mdim, kdim, 0.125, 4);
+    paper_gen_sparse(b_path, kdim, mdim, 0.125, 5);
+    printf(
+        "Ours: `spm matmul` A (%ld x %ld) x B (%ld x %ld), 12.5%% dense, blocks of 256, one "
+        "product per SI: %ld result blocks (inter-block parallelism), %ld products each "
+        "(intra-block), on a simulated cluster of %d node hosts of one IEU each and a center "
+        "host (the client there too), links of %d Mbit/s, real work; medians of %d run(s). Speed "
+        "is relative to write under the "
+        "same policy; parallelism is the trace's SI time / span (mean SIs executing at "
+        "once); miss share is the operand reads that left the node (level 2 and store) over all "
+        "operand reads; node to node is counted on the links.\n\n",
+        mdim, kdim, kdim, mdim, groups, chain, NODES, PAPER_MBIT, reps);
     printf("### Update methods (Figures 8.2-8.4), 1 SI per IEU\n\n");
     printf("| policy, update | slots | job wall (s) | speed vs write | parallelism | miss share "
-           "| merges |\n|---|---|---|---|---|---|---|\n");
+           "| node to node MiB | merges |\n|---|---|---|---|---|---|---|---|\n");
     /* The dissertation's S, R, D, M (policy r) and G, N (ss); a policy's
        first row is its write, the base of its speeds. */
     static const char *cases[][2] = {{"r", "write"},   {"r", "update"}, {"r", "distributed"},
                                      {"r", "mixture"}, {"ss", "write"}, {"ss", "mixture"}};
     static const char *updates[] = {"write", "update", "distributed", "mixture"};
-    double m[P_FIELDS], base = 0;
+    double m[P_FIELDS], base = 0, wall[6], si_ms = 0, c_mib = 0.5;
     for (int c = 0; c < 6; c++) {
         char label[64];
         snprintf(label, sizeof label, "%s, %s", cases[c][0], cases[c][1]);
@@ -88,21 +102,39 @@ int main(void)
         if (strcmp(cases[c][1], "write") == 0)
             base = m[P_WALL];
         row(label, "1", m, base);
+        wall[c] = m[P_WALL];
+        if (c == 0)
+            si_ms = 1e3 * m[P_BUSY] / m[P_COMMITTED];
     }
     printf("\n### SIs per IEU (Figures 8.5-8.6), policy r\n\n");
     printf("| update | slots = prefetch | job wall (s) | speed vs 1 slot | parallelism | miss "
-           "share | merges |\n|---|---|---|---|---|---|---|\n");
-    static const char *slots[] = {"1", "2", "4", "6"};
+           "share | node to node MiB | merges |\n|---|---|---|---|---|---|---|---|\n");
+    static const char *slots[] = {"1", "2", "4"};
     for (int u = 0; u < 3; u += 2)
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < 3; s++) {
             run("r", updates[u], slots[s], reps, m);
             if (s == 0)
                 base = m[P_WALL];
             row(updates[u], slots[s], m, base);
         }
-    printf("\nOn this machine 2 IEUs share 2 cores: more slots can hide waiting for operands, "
-           "not add CPU. Failed jobs (run again, or given up after three): %d.\n",
-           paper_failures);
+    /* a version of C: 256 x 256, nearly full at this density and depth */
+    double link_ms = c_mib * 1048576 * 8 / (PAPER_MBIT * 1e3);
+    printf("\nEach node has one core of this machine: more slots can hide waiting for operands "
+           "and for C's versions to cross a link, not add CPU.\n\n");
+    printf("**Beside the dissertation.** Under r, update, distributed and mixture run at "
+           "%.2fx, %.2fx and %.2fx the speed of write (the dissertation: remote and distributed "
+           "update exploit both kinds of parallelism, write only the inter-block one). Our SIs "
+           "take %.1f ms on average (loads included) where the dissertation measured 18.5 ms "
+           "for a 256 x 256 product at 12.5%%, while a version of C (about %.1f MiB) takes %.0f "
+           "ms to cross a %d Mbit/s link: our jobs are bound by moving C's versions and "
+           "operands between the nodes, not by the products, so the parallelism (SI time over "
+           "the span) stays far below 1 and extra slots cannot raise it; the methods are "
+           "ranked by the bytes they move, not by the parallelism they expose. Showing the "
+           "dissertation's ranking needs products about ten times heavier than ours against "
+           "the same link (its 2005 CPUs), which this 2-core machine cannot give for 8 nodes. "
+           "Failed jobs (run again, or given up after three): %d.\n",
+           base > 0 ? wall[0] / wall[1] : 0, wall[0] / wall[2], wall[0] / wall[3], si_ms, c_mib,
+           link_ms, PAPER_MBIT, paper_failures);
     unlink(a_path);
     unlink(b_path);
     paper_cleanup();

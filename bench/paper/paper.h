@@ -1,20 +1,26 @@
 /*  What the experiments of bench/paper share: quick mode and repetitions,
-    running one spm job and reading its JSON report (and, when asked, its
-    trace), medians over repetitions, generating inputs, and the honest
-    emulation of a 3:1 heterogeneous pair of IEUs.
+    the simulated cluster they run on (bench/cluster.h: a center host and
+    up to 8 node hosts in network namespaces, 100 Mbit/s links), running
+    one spm job there and reading its JSON report, its trace and the bytes
+    on the links, medians over repetitions, generating inputs, and the
+    honest emulation of a 3:1 heterogeneous pair of nodes.
 
-    Heterogeneity: this machine has two cores. During a job the IEU with the
-    lowest pid is pinned to CPU 0 together with two busy-looping processes
-    (so it gets about a third of that CPU), every other IEU is pinned to
-    CPU 1 and has it alone: a 3:1 ratio of available speed, as in
-    bench/bench_matmul.c. The center and the agent are not pinned.
+    Heterogeneity: this machine has two cores. During a job node 0's IEUs
+    are pinned to CPU 0 together with two busy-looping processes (so they
+    get about a third of that CPU), every other node's IEUs are pinned to
+    CPU 1: a 3:1 ratio of available speed, as in bench/bench_matmul.c. The
+    center and the agents are not pinned. It means something with one
+    IEU on each of two nodes only, and never for sleeping SIs.
 
     Environment: SPM_BIN (the binary, set by make), SPM_PAPER_QUICK=1 (a
-    smoke run: less work, one repetition), SPM_PAPER_REPS (repetitions,
-    default 3). Header-only; include after bench/bench.h and
+    smoke run: less work, one repetition), SPM_PAPER_REPS (repetitions),
+    SPM_PAPER_DEBUG=1 (print each report and each link's bytes on
+    stderr). Header-only; include after bench/bench.h and
     tests/spm_test.h. */
 #ifndef SPM_PAPER_H_INCLUDED
 #define SPM_PAPER_H_INCLUDED
+
+#include "bench/cluster.h"
 
 #include <dirent.h>
 #include <sched.h>
@@ -72,18 +78,6 @@ static inline void paper_must(const char *const *argv)
         exit(1);
     }
     free(err);
-}
-
-/*  Writes a dense ROWS x COLS array matrix (seed SEED) to PATH. */
-static inline void paper_gen_dense(const char *path, long rows, long cols, int seed)
-{
-    char r[32], c[32], s[32];
-    snprintf(r, sizeof r, "%ld", rows);
-    snprintf(c, sizeof c, "%ld", cols);
-    snprintf(s, sizeof s, "%d", seed);
-    const char *argv[] = {"gen", "matrix",   "--rows", r,    "--cols", c,   "--seed",
-                          s,     "--format", "array",  "-o", path,     NULL};
-    paper_must(argv);
 }
 
 /* ------------------------------------------------------- heterogeneity */
@@ -145,14 +139,6 @@ static inline int paper_proc(pid_t pid, pid_t *ppid, char *arg1, size_t cap)
     return 0;
 }
 
-/*  Whether PID exists and is no zombie. */
-static inline int paper_running(pid_t pid)
-{
-    char state;
-    pid_t ppid;
-    return paper_stat(pid, &state, &ppid) == 0 && state != 'Z';
-}
-
 /*  The IEU processes among the descendants of ROOT, sorted by pid (at most
     MAX). One pass over /proc collects every process's parent; the
     descendants are then closed over that table. */
@@ -201,30 +187,6 @@ static inline int paper_ieus(pid_t root, pid_t *out, int max)
     return k;
 }
 
-/*  Slows the first IEU of job JOB 3:1 (see the header); waits up to 20 s
-    for NIEUS IEUs to appear. */
-static inline void paper_slow_one(pid_t job, int nieus)
-{
-    pid_t ieus[16];
-    int n = 0;
-    for (int tries = 0; tries < 2000 && (n = paper_ieus(job, ieus, 16)) < nieus; tries++) {
-        if (!paper_running(job))
-            return;
-        usleep(5000);
-    }
-    if (n < 1)
-        return;
-    for (int i = 0; i < n; i++)
-        paper_pin(ieus[i], i == 0 ? 0 : 1);
-    fflush(stdout);
-    for (int h = 0; h < 2; h++)
-        if ((paper_hogs[h] = fork()) == 0) {
-            paper_pin(0, 0);
-            for (volatile unsigned long x = 0;; x++)
-                ;
-        }
-}
-
 static inline void paper_stop_hogs(void)
 {
     for (int h = 0; h < 2; h++)
@@ -261,13 +223,17 @@ typedef enum {
     P_MIN_SHARE,   /* the smallest share of the SIs one IEU ran (the slowed one's, at 3:1) */
     P_TAIL_IDLE,   /* from the trace: the IEUs' idle time after their own last SI, until
                       the job's last SI ends, over IEUs x span: the end-of-SF wait of eq. 6.1 */
+    P_L2_HITS,
+    P_NODE_NODE, /* on a cluster: bytes node to node, counted on the links */
+    P_HOST1,     /* on a cluster: bytes on the link of the center and client host */
     P_FIELDS
 } paper_field_t;
 
 static const char *const paper_keys[P_FIELDS] = {
-    "wall_s", "committed",    "reissued",    "w_idle",      "w_comm",   "w_man",   "efficiency",
-    "busy_s", "center_cpu_s", "store_reads", "bytes_store", "bytes_l2", "l1_hits", "evictions",
-    "merges", NULL,           NULL,          NULL,          NULL};
+    "wall_s",     "committed", "reissued",     "w_idle",      "w_comm",      "w_man",
+    "efficiency", "busy_s",    "center_cpu_s", "store_reads", "bytes_store", "bytes_l2",
+    "l1_hits",    "evictions", "merges",       NULL,          NULL,          NULL,
+    NULL,         NULL,        "l2_hits",      NULL,          NULL};
 
 /*  Sum of every "KEY": number in JSON between FROM and UNTIL (NULL: end). */
 static inline double paper_sum(const char *from, const char *until, const char *key)
@@ -318,42 +284,10 @@ static inline void paper_trace(const char *path, int nieus, double *v)
     }
 }
 
-/*  Jobs that failed, run again or given up (printed by the experiments). */
-static int paper_failures;
-
-/*  Runs `spm ARGV... --json --quiet --trace T` on NIEUS IEUs (ARGV must
-    hold the matching --ieus), one of them slowed 3:1 when HETERO; fills
-    V[P_FIELDS] and returns 0, or -1 when the job failed three times. */
-static inline int paper_job(const char *const *argv, int nieus, int hetero, double *v)
+/*  Fills V[P_FIELDS] from the --json report OUT and the trace at TRACE
+    (removed) of a job on NIEUS IEUs. */
+static inline void paper_report(const char *out, const char *trace, int nieus, double *v)
 {
-    const char *args[48];
-    int n = 0;
-    for (; argv[n] && n < 40; n++)
-        args[n] = argv[n];
-    static char trace[128]; /* not from paper_file: its buffers rotate under ARGV */
-    snprintf(trace, sizeof trace, "%s/trace.json", paper_dir());
-    args[n++] = "--json";
-    args[n++] = "--quiet";
-    args[n++] = "--trace";
-    args[n++] = trace;
-    args[n] = NULL;
-    char *out = NULL, *err = NULL;
-    for (int attempt = 0;; attempt++) {
-        spm_test_proc_t p = spm_test_start(args);
-        if (hetero)
-            paper_slow_one(p.pid, nieus);
-        int rc = spm_test_finish(&p, 1200, &out, &err);
-        paper_stop_hogs();
-        if (rc == 0 && out && strstr(out, "\"status\": \"done\""))
-            break;
-        /* The machine is shared: a failed job is run again, at most twice. */
-        fprintf(stderr, "paper: spm %s failed (%d): %s%s\n", argv[0], rc, err, out);
-        paper_failures++;
-        free(out);
-        free(err);
-        if (attempt == 2)
-            return -1;
-    }
     for (int k = 0; k < P_FIELDS; k++)
         v[k] = paper_keys[k] ? spm_test_json_num(out, paper_keys[k]) : -1;
     const char *ieus = strstr(out, "\"ieus\": ");
@@ -371,20 +305,152 @@ static inline int paper_job(const char *const *argv, int nieus, int hetero, doub
     }
     paper_trace(trace, nieus, v);
     unlink(trace);
-    free(out);
-    free(err);
+}
+
+/*  Jobs that failed, run again or given up (printed by the experiments). */
+static int paper_failures;
+
+/* ---------------------------------------------------- on a simulated cluster */
+
+/*  The dissertation's cluster, simulated (bench/cluster.h): host 1 runs
+    the center and the client (so the bytes of host 1's link are all
+    center-or-client to node bytes), hosts 2..9 up to 8 nodes, every link
+    100 Mbit/s each way as the dissertation's Ethernet. */
+#define PAPER_MAX_NODES 8
+#define PAPER_MBIT 100
+
+/*  Makes the cluster's hosts once per experiment. Returns 0, or prints
+    why the section is skipped and returns -1 where namespaces cannot be
+    made here (not root). */
+static inline int paper_cluster_open(void)
+{
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "spmp%d", (int)(getpid() % 1000));
+    if (bc_open("spmpaper", "10.79.0", PAPER_MAX_NODES + 1, PAPER_MBIT) == 0)
+        return 0;
+    printf("Skipped: this machine cannot make network namespaces (needs root and "
+           "iproute2), so the simulated cluster cannot be built.\n");
+    return -1;
+}
+
+/*  A fresh cluster of NODES node hosts of IEUS IEUs each (AGENT_EXTRA:
+    more options for every agent, may be NULL), named NAME, whose center
+    keeps one copy of every block and does not copy stragglers
+    (`--replicas 1 --no-speculate`): as the dissertation's VM, which had
+    neither, so that what moves is what its experiments counted. */
+static inline void paper_cluster_up(bc_cluster_t *c, int nodes, int ieus, const char *name,
+                                    const char *const *agent_extra)
+{
+    const char *center[] = {"--replicas", "1", "--no-speculate", NULL};
+    bc_cluster_up(c, nodes, ieus, name, center, agent_extra);
+}
+
+/*  What crossed the links during one job: per host, bytes received and
+    sent (index 1 the center and client's host, 2.. the nodes). */
+typedef struct {
+    double rx[PAPER_MAX_NODES + 2], tx[PAPER_MAX_NODES + 2];
+} paper_links_t;
+
+/*  Bytes that went from node to node: every byte a node's link carries
+    goes to or comes from host 1 or another node, and a node-to-node byte
+    is counted on two node links; so (sum over the nodes' links - host 1's
+    link) / 2. Whole frames: TCP/IP and CurveZMQ overheads count too. */
+static inline double paper_node_to_node(const paper_links_t *l, int nodes)
+{
+    double sum = 0;
+    for (int h = 2; h < nodes + 2; h++)
+        sum += l->rx[h] + l->tx[h];
+    return (sum - l->rx[1] - l->tx[1]) / 2;
+}
+
+/*  Runs `spm ARGV... --center EP --keys K --json --quiet --trace T` from
+    host 1 on cluster C, its node 0 slowed 3:1 when HETERO; fills V[P_FIELDS], with what crossed the
+   links (P_NODE_NODE, P_HOST1). Returns 0, or -1 when the job failed three times (each failure
+   counted in paper_failures). */
+/*  Slows node 0 of C 3:1 against the others for one job (see the header):
+    its IEUs pinned to CPU 0 with two busy-looping processes, every other
+    node's IEUs to CPU 1; paper_stop_hogs ends it. */
+static inline void paper_slow_node(const bc_cluster_t *c)
+{
+    for (int i = 0; i < c->nagents; i++) {
+        pid_t ieus[16];
+        int n = paper_ieus(c->agents[i], ieus, 16);
+        for (int k = 0; k < n; k++)
+            paper_pin(ieus[k], i == 0 ? 0 : 1);
+    }
+    fflush(stdout);
+    for (int h = 0; h < 2; h++)
+        if ((paper_hogs[h] = fork()) == 0) {
+            paper_pin(0, 0);
+            for (volatile unsigned long x = 0;; x++)
+                ;
+        }
+}
+
+static inline int paper_cjob(const char *const *argv, const bc_cluster_t *c, int hetero, double *v)
+{
+    static char trace[192];
+    snprintf(trace, sizeof trace, "%s/trace.json", bc.dir);
+    const char *extra[] = {"--center", bc.center_ep, "--keys", bc.keys, "--json",
+                           "--quiet",  "--trace",    trace,    NULL};
+    const char *args[64];
+    int n = 0;
+    for (; argv[n] && n < 50; n++)
+        args[n] = argv[n];
+    spm_test_args(args, n, 64, extra);
+    bc_path_t out = bc_file("job.json"), err = bc_file("job.err");
+    paper_links_t before, after;
+    char *o = NULL;
+    for (int attempt = 0;; attempt++) {
+        for (int h = 1; h < c->nagents + 2; h++)
+            bc_link(h, &before.rx[h], &before.tx[h]);
+        unlink(err.s);
+        if (hetero)
+            paper_slow_node(c);
+        int rc = bc_finish(bc_start(1, args, out.s, err.s), 1200);
+        paper_stop_hogs();
+        for (int h = 1; h < c->nagents + 2; h++)
+            bc_link(h, &after.rx[h], &after.tx[h]);
+        o = bc_slurp(out.s);
+        if (rc == 0 && strstr(o, "\"status\": \"done\""))
+            break;
+        char *e = bc_slurp(err.s);
+        fprintf(stderr, "paper: spm %s failed on the cluster (%d): %s%s\n", argv[0], rc, e, o);
+        free(e);
+        free(o);
+        paper_failures++;
+        if (attempt == 2)
+            return -1;
+    }
+    if (getenv("SPM_PAPER_DEBUG"))
+        fprintf(stderr, "paper: %s\n", o);
+    paper_report(o, trace, c->nagents * c->ieus, v);
+    paper_links_t d;
+    for (int h = 1; h < c->nagents + 2; h++) {
+        d.rx[h] = after.rx[h] - before.rx[h];
+        d.tx[h] = after.tx[h] - before.tx[h];
+    }
+    v[P_NODE_NODE] = paper_node_to_node(&d, c->nagents);
+    v[P_HOST1] = d.rx[1] + d.tx[1];
+    if (getenv("SPM_PAPER_DEBUG"))
+        for (int h = 1; h < c->nagents + 2; h++)
+            fprintf(stderr, "paper: host %d rx %.1f MiB tx %.1f MiB\n", h, d.rx[h] / 1048576,
+                    d.tx[h] / 1048576);
+    free(o);
     return 0;
 }
 
-/*  Medians over the jobs of REPS runs of paper_job that succeeded into
-    M[P_FIELDS]; returns how many succeeded (when none, M is all -1). */
-static inline int paper_median(const char *const *argv, int nieus, int hetero, int reps, double *m)
+/*  Medians over the jobs of REPS (at most 16) runs of paper_cjob on C
+    that succeeded, into M[P_FIELDS]; returns how many succeeded (when
+    none, M is all -1). */
+static inline int paper_cmedian(const char *const *argv, const bc_cluster_t *c, int hetero,
+                                int reps, double *m)
 {
     double runs[P_FIELDS][16];
     int ok = 0;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < reps && r < 16; r++) {
         double v[P_FIELDS];
-        if (paper_job(argv, nieus, hetero, v) != 0)
+        if (paper_cjob(argv, c, hetero, v) != 0)
             continue;
         for (int k = 0; k < P_FIELDS; k++)
             runs[k][ok] = v[k];
@@ -393,6 +459,20 @@ static inline int paper_median(const char *const *argv, int nieus, int hetero, i
     for (int k = 0; k < P_FIELDS; k++)
         m[k] = ok ? bench_median(runs[k], ok) : -1;
     return ok;
+}
+
+/*  Writes a ROWS x COLS coordinate matrix of DENSITY (seed SEED) to PATH. */
+static inline void paper_gen_sparse(const char *path, long rows, long cols, double density,
+                                    int seed)
+{
+    char r[32], c[32], d[32], s[32];
+    snprintf(r, sizeof r, "%ld", rows);
+    snprintf(c, sizeof c, "%ld", cols);
+    snprintf(d, sizeof d, "%g", density);
+    snprintf(s, sizeof s, "%d", seed);
+    const char *argv[] = {"gen", "matrix", "--rows", r,    "--cols", c,   "--density",
+                          d,     "--seed", s,        "-o", path,     NULL};
+    paper_must(argv);
 }
 
 /*  Equation 6.4: the share of IEU time lost to imbalance with NP IEUs and

@@ -33,12 +33,12 @@
     The points are made from a seed alone, the same on any machine, so a
     sequential reference (tests/ref/examples_ref.h) computes the same ones:
 
-    * draw(key, n) = mix(key + (n + 1) * 0x9e3779b97f4a7c15): the n-th output
+    * draw(key, n) = spm_rng_mix(key + (n + 1) * 0x9e3779b97f4a7c15): the n-th output
       of splitmix64 started at KEY, with mix its finalizer.
     * K generated centres, coordinate d of centre c the integer
-      draw(mix(seed ^ 0x6b6d2e63656e7472), c * D + d) % (20 * 2^20) - 10 * 2^20,
+      draw(spm_rng_mix(seed ^ 0x6b6d2e63656e7472), c * D + d) % (20 * 2^20) - 10 * 2^20,
       in units of 2^-20: uniform in [-10, 10).
-    * Point i, with key = mix(seed ^ 0x6b6d2e706f696e74) and n = i * (4D + 1):
+    * Point i, with key = spm_rng_mix(seed ^ 0x6b6d2e706f696e74) and n = i * (4D + 1):
       its centre is number draw(key, n) % K; coordinate d adds to the
       centre's the integer (s >> 3) - 2^22, where s is the sum of
       draw(key, n + 1 + 4d + j) >> 40 for j = 0..3: four uniform 24-bit
@@ -53,6 +53,8 @@
     =========================================================================
 */
 #include "spm.h"
+#include "spm_codec.h"
+#include "spm_rng.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -81,32 +83,11 @@ enum { KIND_GEN = 1, KIND_INIT, KIND_ASSIGN, KIND_REDUCE, KIND_MERGE, KIND_REPOR
 
 /* ------------------------------------------------------- little endian */
 
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
+/*  Integers: spm_le32, spm_le64 and their puts (spm_codec.h). */
 /*  Doubles travel as their IEEE 754 bits, little-endian. */
 static double getf(const unsigned char *p)
 {
-    uint64_t u = get64(p);
+    uint64_t u = spm_le64(p);
     double v;
     memcpy(&v, &u, sizeof v);
     return v;
@@ -116,29 +97,22 @@ static void putf(unsigned char *p, double v)
 {
     uint64_t u;
     memcpy(&u, &v, sizeof u);
-    put64(p, u);
+    spm_put_le64(p, u);
 }
 
 /* ------------------------------------------------------------ the data */
-
-static uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /*  The N-th output (from 0) of splitmix64 started at KEY: any point can be
     made without making those before it. */
 static uint64_t draw(uint64_t key, uint64_t n)
 {
-    return mix(key + (n + 1) * 0x9e3779b97f4a7c15ull);
+    return spm_rng_mix(key + (n + 1) * 0x9e3779b97f4a7c15ull);
 }
 
 /*  Fills G (K x DIMS) with the generated centres, in units of 2^-20. */
 static void true_centres(uint64_t seed, uint32_t k, uint32_t dims, int64_t *g)
 {
-    uint64_t key = mix(seed ^ KEY_CENTRES);
+    uint64_t key = spm_rng_mix(seed ^ KEY_CENTRES);
     for (uint64_t j = 0; j < (uint64_t)k * dims; j++)
         g[j] = (int64_t)(draw(key, j) % CENTRE_SPAN) - (int64_t)(CENTRE_SPAN / 2);
 }
@@ -148,7 +122,7 @@ static void true_centres(uint64_t seed, uint32_t k, uint32_t dims, int64_t *g)
 static void make_point(uint64_t seed, const int64_t *g, uint32_t k, uint32_t dims, uint64_t i,
                        double *x)
 {
-    uint64_t key = mix(seed ^ KEY_POINTS), n = i * (4 * (uint64_t)dims + 1);
+    uint64_t key = spm_rng_mix(seed ^ KEY_POINTS), n = i * (4 * (uint64_t)dims + 1);
     const int64_t *c = g + draw(key, n) % k * dims;
     for (uint32_t d = 0; d < dims; d++) {
         uint64_t s = 0;
@@ -170,7 +144,7 @@ static int points_validate(const void *data, size_t len)
     const unsigned char *p = data;
     if (len < POINTS_HEAD)
         return SPM_EFORMAT;
-    uint64_t count = get32(p + 8), dims = get32(p + 12);
+    uint64_t count = spm_le32(p + 8), dims = spm_le32(p + 12);
     if (dims == 0 || dims > MAX_DIMS || (uint64_t)len != POINTS_HEAD + count * dims * 8)
         return SPM_EFORMAT;
     return 0;
@@ -183,7 +157,7 @@ static void points_summary(const void *data, size_t len, char *buf, size_t size)
         snprintf(buf, size, "km.points: malformed (%zu bytes)", len);
     else
         snprintf(buf, size, "km.points: %" PRIu32 " points of %" PRIu32 " dims from #%" PRIu64,
-                 get32(p + 8), get32(p + 12), get64(p));
+                 spm_le32(p + 8), spm_le32(p + 12), spm_le64(p));
 }
 
 /*  A "km.centres" block and a "km.partial" block have one layout, a table:
@@ -202,7 +176,7 @@ static int table_validate(const void *data, size_t len)
     const unsigned char *p = data;
     if (len < TABLE_HEAD)
         return SPM_EFORMAT;
-    uint64_t k = get32(p), dims = get32(p + 4);
+    uint64_t k = spm_le32(p), dims = spm_le32(p + 4);
     if (k == 0 || k > MAX_K || dims == 0 || dims > MAX_DIMS ||
         (uint64_t)len != table_bytes(k, dims))
         return SPM_EFORMAT;
@@ -216,10 +190,10 @@ static void table_summary(const char *type, const void *data, size_t len, char *
         snprintf(buf, size, "%s: malformed (%zu bytes)", type, len);
         return;
     }
-    uint32_t k = get32(p), dims = get32(p + 4);
+    uint32_t k = spm_le32(p), dims = spm_le32(p + 4);
     uint64_t n = 0;
     for (uint32_t c = 0; c < k; c++)
-        n += get64(p + TABLE_HEAD + ((uint64_t)k * dims + c) * 8);
+        n += spm_le64(p + TABLE_HEAD + ((uint64_t)k * dims + c) * 8);
     snprintf(buf, size, "%s: %" PRIu32 " clusters of %" PRIu32 " dims, %" PRIu64 " points", type, k,
              dims, n);
 }
@@ -270,13 +244,13 @@ static void table_free(table_t *t)
 static int table_add(table_t *t, const void *data, size_t len)
 {
     const unsigned char *p = data;
-    if (table_validate(data, len) != 0 || get32(p) != t->k || get32(p + 4) != t->dims)
+    if (table_validate(data, len) != 0 || spm_le32(p) != t->k || spm_le32(p + 4) != t->dims)
         return SPM_EFORMAT;
     size_t n = (size_t)t->k * t->dims;
     for (size_t j = 0; j < n; j++)
         t->v[j] += getf(p + TABLE_HEAD + j * 8);
     for (uint32_t c = 0; c < t->k; c++)
-        t->counts[c] += get64(p + TABLE_HEAD + (n + c) * 8);
+        t->counts[c] += spm_le64(p + TABLE_HEAD + (n + c) * 8);
     return 0;
 }
 
@@ -287,12 +261,12 @@ static int table_output(spm_si_ctx_t *ctx, size_t i, const table_t *t)
     unsigned char *p = malloc(len);
     if (!p)
         return SPM_ENOMEM;
-    put32(p, t->k);
-    put32(p + 4, t->dims);
+    spm_put_le32(p, t->k);
+    spm_put_le32(p + 4, t->dims);
     for (size_t j = 0; j < n; j++)
         putf(p + TABLE_HEAD + j * 8, t->v[j]);
     for (uint32_t c = 0; c < t->k; c++)
-        put64(p + TABLE_HEAD + (n + c) * 8, t->counts[c]);
+        spm_put_le64(p + TABLE_HEAD + (n + c) * 8, t->counts[c]);
     return spm_si_output(ctx, i, p, len);
 }
 
@@ -306,8 +280,8 @@ static int gen_exec(spm_si_ctx_t *ctx)
     const unsigned char *p = spm_si_params(ctx, &len);
     if (len != 28 || spm_si_noperands(ctx) != 1)
         return spm_error(SPM_EINVAL, "km.gen: malformed parameters or operands");
-    uint64_t seed = get64(p), first = get64(p + 8);
-    uint32_t count = get32(p + 16), k = get32(p + 20), dims = get32(p + 24);
+    uint64_t seed = spm_le64(p), first = spm_le64(p + 8);
+    uint32_t count = spm_le32(p + 16), k = spm_le32(p + 20), dims = spm_le32(p + 24);
     size_t bytes = POINTS_HEAD + (size_t)count * dims * 8;
     int64_t *g = malloc((size_t)k * dims * sizeof *g);
     double *x = malloc(dims * sizeof *x);
@@ -319,9 +293,9 @@ static int gen_exec(spm_si_ctx_t *ctx)
         return SPM_ENOMEM;
     }
     true_centres(seed, k, dims, g);
-    put64(out, first);
-    put32(out + 8, count);
-    put32(out + 12, dims);
+    spm_put_le64(out, first);
+    spm_put_le32(out + 8, count);
+    spm_put_le32(out + 12, dims);
     for (uint32_t i = 0; i < count; i++) {
         make_point(seed, g, k, dims, first + i, x);
         for (uint32_t d = 0; d < dims; d++)
@@ -342,20 +316,20 @@ static int init_exec(spm_si_ctx_t *ctx)
     if (len != 8 || n < 2)
         return spm_error(SPM_EINVAL, "km.init: malformed parameters or operands");
     table_t t;
-    if (table_new(&t, get32(p), get32(p + 4)) != 0)
+    if (table_new(&t, spm_le32(p), spm_le32(p + 4)) != 0)
         return SPM_ENOMEM;
     size_t have = 0, want = (size_t)t.k * t.dims;
     for (size_t i = 0; i + 1 < n && have < want; i++) {
         const void *v;
         if (spm_si_input(ctx, i, &v, &len) != 0 || points_validate(v, len) != 0 ||
-            get32((const unsigned char *)v + 12) != t.dims) {
+            spm_le32((const unsigned char *)v + 12) != t.dims) {
             table_free(&t);
             return spm_error(SPM_EFORMAT,
                              "km.init: operand %zu is not a block of %" PRIu32 " dimensions", i,
                              t.dims);
         }
         const unsigned char *in = v;
-        for (size_t j = 0; j < (size_t)get32(in + 8) * t.dims && have < want; j++)
+        for (size_t j = 0; j < (size_t)spm_le32(in + 8) * t.dims && have < want; j++)
             t.v[have++] = getf(in + POINTS_HEAD + j * 8);
     }
     int rc = have < want ? spm_error(SPM_EFORMAT, "km.init: fewer than %" PRIu32 " points", t.k)
@@ -375,18 +349,18 @@ static int assign_exec(spm_si_ctx_t *ctx)
         table_validate(cv, clen) != 0)
         return spm_error(SPM_EINVAL, "km.assign: malformed operands");
     const unsigned char *pts = pv, *cen = cv;
-    if (get32(pts + 12) != get32(cen + 4))
+    if (spm_le32(pts + 12) != spm_le32(cen + 4))
         return spm_error(SPM_EINVAL, "km.assign: points of %" PRIu32 " dims, centres of %" PRIu32,
-                         get32(pts + 12), get32(cen + 4));
+                         spm_le32(pts + 12), spm_le32(cen + 4));
     table_t c, part;
-    if (table_new(&c, get32(cen), get32(cen + 4)) != 0)
+    if (table_new(&c, spm_le32(cen), spm_le32(cen + 4)) != 0)
         return SPM_ENOMEM;
     if (table_new(&part, c.k, c.dims) != 0) {
         table_free(&c);
         return SPM_ENOMEM;
     }
     table_add(&c, cen, clen); /* the centres, decoded */
-    uint32_t count = get32(pts + 8), dims = c.dims;
+    uint32_t count = spm_le32(pts + 8), dims = c.dims;
     for (uint32_t i = 0; i < count; i++) {
         const unsigned char *x = pts + POINTS_HEAD + (size_t)i * dims * 8;
         uint32_t best = 0;
@@ -437,7 +411,7 @@ static int reduce_exec(spm_si_ctx_t *ctx)
         return spm_error(SPM_EINVAL, "km.reduce: malformed operands");
     const unsigned char *first = v;
     table_t t;
-    if (table_new(&t, get32(first), get32(first + 4)) != 0)
+    if (table_new(&t, spm_le32(first), spm_le32(first + 4)) != 0)
         return SPM_ENOMEM;
     int rc = fold_inputs(ctx, 0, n - 1, &t, "km.reduce");
     if (rc == 0)
@@ -458,7 +432,7 @@ static int merge_exec(spm_si_ctx_t *ctx)
         return spm_error(SPM_EINVAL, "km.merge: malformed operands");
     const unsigned char *cen = v;
     table_t old, sum;
-    if (table_new(&old, get32(cen), get32(cen + 4)) != 0)
+    if (table_new(&old, spm_le32(cen), spm_le32(cen + 4)) != 0)
         return SPM_ENOMEM;
     if (table_new(&sum, old.k, old.dims) != 0) {
         table_free(&old);
@@ -702,11 +676,11 @@ static int km_start(spm_sf_t *sf, const void *args, size_t len)
     for (uint64_t b = 0; b < st->nblocks; b++) {
         uint64_t first = b * a->block;
         uint64_t count = a->points - first < a->block ? a->points - first : a->block;
-        put64(params, a->seed);
-        put64(params + 8, first);
-        put32(params + 16, (uint32_t)count);
-        put32(params + 20, (uint32_t)a->k);
-        put32(params + 24, (uint32_t)a->dims);
+        spm_put_le64(params, a->seed);
+        spm_put_le64(params + 8, first);
+        spm_put_le32(params + 16, (uint32_t)count);
+        spm_put_le32(params + 20, (uint32_t)a->k);
+        spm_put_le32(params + 24, (uint32_t)a->dims);
         ops[0] = (spm_operand_t){st->points[b], SPM_W, 0};
         if ((rc = spm_sf_issue(sf, "km.gen", ops, 1, params, 28, TAG(KIND_GEN, b))) != 0)
             return rc;
@@ -715,8 +689,8 @@ static int km_start(spm_sf_t *sf, const void *args, size_t len)
     for (uint64_t b = 0; b * a->block < a->k; b++)
         ops[n++] = (spm_operand_t){st->points[b], SPM_R, 0};
     ops[n++] = (spm_operand_t){st->centres, SPM_W, 0};
-    put32(params, (uint32_t)a->k);
-    put32(params + 4, (uint32_t)a->dims);
+    spm_put_le32(params, (uint32_t)a->k);
+    spm_put_le32(params + 4, (uint32_t)a->dims);
     if ((rc = spm_sf_issue(sf, "km.init", ops, n, params, 8, TAG(KIND_INIT, 0))) != 0)
         return rc;
     return iterate(sf, st);
@@ -761,7 +735,8 @@ static void text_add(text_t *t, const char *fmt, ...)
 static void report(spm_sf_t *sf, const km_state_t *st, const spm_result_t *r)
 {
     const unsigned char *p = r->reply;
-    if (table_validate(p, r->reply_len) != 0 || get32(p) != st->a.k || get32(p + 4) != st->a.dims) {
+    if (table_validate(p, r->reply_len) != 0 || spm_le32(p) != st->a.k ||
+        spm_le32(p + 4) != st->a.dims) {
         spm_sf_fail(sf, SPM_EFORMAT, "kmeans: the report's centres are malformed");
         return;
     }
@@ -772,7 +747,7 @@ static void report(spm_sf_t *sf, const km_state_t *st, const spm_result_t *r)
              st->a.seed);
     for (uint32_t c = 0; c < k; c++) {
         text_add(&t, "centre %" PRIu32 ": %" PRIu64 " points at", c,
-                 get64(p + TABLE_HEAD + ((size_t)k * dims + c) * 8));
+                 spm_le64(p + TABLE_HEAD + ((size_t)k * dims + c) * 8));
         for (uint32_t d = 0; d < dims; d++)
             text_add(&t, " %.*f", digits, getf(p + TABLE_HEAD + ((size_t)c * dims + d) * 8));
         text_add(&t, "\n");

@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -197,11 +198,20 @@ typedef struct spm_result {
 
 typedef struct spm_sf spm_sf_t;
 
-/*  A super-function class. Its callbacks run in the center's single thread;
-    they must not block, and must not run long: while one runs the center
-    answers nobody (heartbeats lapse). A call that takes 100 ms or more is
-    named in the center's log. A program with very many SIs to issue issues
-    them as IEUs ask (the feed hook) or a bounded batch per call.
+/*  A super-function class. A plugin's callbacks run in a host process of
+    its job (`spm sfhost`), never in the center, which sends the host the
+    job's events and does not wait for it: a slow callback delays only its
+    own job. Each turn's events must be answered within the center's
+    bound (center.sf_bound_ms, 2 s by default): a callback that runs
+    longer, loops, blocks or crashes fails its own job, in one line naming
+    the program, the SF and the callback. So callbacks must not block and
+    must not run long; a program with very many SIs to issue issues them
+    as IEUs ask (the feed hook) or a bounded batch per call. In a host,
+    spm_sf_ieus and spm_sf_nodes answer what the center last sent,
+    spm_sf_bytes_to and spm_sdb_holders answer 0, all SFs of a job run at
+    its priority, and a failure only the center can see (an SI naming an
+    unknown SDB) fails the job instead of being returned. (The packaged
+    programs' SFs run in the center's single thread.)
 
     They must also be deterministic: what an SF does may depend only on what
     reaches it through this API (its args, the feed calls and commits in
@@ -253,6 +263,13 @@ int spm_sf_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, siz
 int spm_sf_spawn(spm_sf_t *sf, const spm_sf_class_t *cls, const void *args, size_t len,
                  int priority, uint64_t tag);
 
+/*  Labels the next SI this SF issues with a name in the program's words
+    ("tile 3", "rows 100-199"): at most 63 bytes, the rest cut. Every
+    message about that SI names its opcode and this label ("mb.shade
+    (tile 3) failed on IEU 7: ..."); an SI without a label is named by its
+    position ("the 7th SI of mb.shade"). Costs nothing when not called. */
+void spm_sf_label(spm_sf_t *sf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /*  Declares that this SF will issue nothing more. It finishes when its
     issued SIs have committed and its children have finished. */
 void spm_sf_done(spm_sf_t *sf);
@@ -281,11 +298,17 @@ uint32_t spm_sf_nodes(const spm_sf_t *sf);
 
 /*  Locality, for feed policies: the bytes the operands OPS would move to
     WHO's node (the sizes of the versions they read that its cache lacks;
-    0 when everything is local). */
+    0 when everything is local). In a plugin's host (`spm sfhost`, where
+    every plugin SF runs) it answers 0 whatever the blocks' places: the
+    host does not see the center's directory. A plugin's feed policy
+    that ranks IEUs by it ranks them equal; the pool still issues, of the
+    first 8 ready SIs of an SF, the one that moves the fewest bytes to
+    the asking IEU. */
 uint64_t spm_sf_bytes_to(spm_sf_t *sf, const spm_operand_t *ops, size_t n, const spm_ieu_t *who);
 
 /*  Fills up to MAX nodes whose caches hold the newest version of SDB.
-    Returns how many hold it. */
+    Returns how many hold it. In a plugin's host it returns 0 and fills
+    nothing, as spm_sf_bytes_to answers 0 there. */
 size_t spm_sdb_holders(spm_sf_t *sf, spm_sdb_t sdb, uint32_t *nodes, size_t max);
 
 /*  A program: what `spm run NAME` and the packaged commands submit. */
@@ -332,6 +355,209 @@ typedef struct spm_plugin_mark {
     (spm_sf_set_result) is printed on stdout by `spm run --plugin`, so a
     plugin's root SF sets text. */
 size_t spm_args(const void *args, size_t len, const char **argv, size_t max);
+
+/* ----------------------------------------------------------- typed blocks */
+
+/*  Built-in SDB types for what most programs hold, so that a program
+    defines no encode, decode, validate or merge for them. Use the names
+    with spm_sdb_new and in ACC operands:
+
+    SPM_F64     an array of doubles (IEEE 754, little-endian, 8 bytes each);
+                merge adds element by element (a shorter array counts as
+                zeros past its end)
+    SPM_I64     an array of 64-bit signed integers (little-endian); merge
+                adds element by element (wrapping), as SPM_F64
+    SPM_BYTES   bytes; merge appends, the partials in the order their SIs
+                were issued. Staged input (spm_stage_*) is of this type
+    SPM_KCOUNT  a key-count table: byte-string keys (at most 64 KiB each)
+                to 64-bit counts, kept sorted by key (memcmp order); merge
+                adds the counts of equal keys */
+#define SPM_F64 "spm.f64"
+#define SPM_I64 "spm.i64"
+#define SPM_BYTES "spm.bytes"
+#define SPM_KCOUNT "spm.kcount"
+
+/*  Operand I (mode R or RW) as an array: *V points at its *N elements,
+    read-only and valid until exec returns (aligned: copied when the block
+    is not). An RW operand with no version yet gives *N 0. Returns 0,
+    SPM_ERANGE (not a readable operand) or SPM_EFORMAT (its length is not
+    a multiple of 8), with the detail set. */
+int spm_si_f64(spm_si_ctx_t *ctx, size_t i, const double **v, size_t *n);
+int spm_si_i64(spm_si_ctx_t *ctx, size_t i, const int64_t **v, size_t *n);
+
+/*  Sets the output of operand I (mode W, RW or ACC) to a copy of the N
+    elements at V. Returns 0, SPM_ERANGE (operand I is R or out of range)
+    or SPM_ENOMEM. */
+int spm_si_put_f64(spm_si_ctx_t *ctx, size_t i, const double *v, size_t n);
+int spm_si_put_i64(spm_si_ctx_t *ctx, size_t i, const int64_t *v, size_t n);
+
+/*  A key-count table being built (a hash table), for an SPM_KCOUNT output. */
+typedef struct spm_kcount spm_kcount_t;
+
+/*  A new, empty table, or NULL when out of memory. */
+spm_kcount_t *spm_kcount_new(void);
+
+/*  Adds N to the count of the KLEN bytes at KEY (copied), which starts at
+    0. Returns 0, SPM_ERANGE (KLEN over 65,535) or SPM_ENOMEM. */
+int spm_kcount_add(spm_kcount_t *t, const void *key, size_t klen, uint64_t n);
+
+/*  The number of distinct keys in T. */
+size_t spm_kcount_size(const spm_kcount_t *t);
+
+/*  Frees *T and sets it to NULL; NULL is a no-op. */
+void spm_kcount_destroy(spm_kcount_t **t);
+
+/*  Encodes *T, sorted by key, as the output of operand I, and destroys it
+    (also on failure). Returns 0, SPM_ERANGE or SPM_ENOMEM. */
+int spm_si_put_kcount(spm_si_ctx_t *ctx, size_t i, spm_kcount_t **t);
+
+/*  Walks an encoded SPM_KCOUNT block of LEN bytes at DATA, wherever it is
+    (an SI's input, a block the command side fetched): set *POS to 0
+    first; each call gives the next entry, in key order: *KEY (not
+    NUL-terminated, pointing into DATA), *KLEN and *COUNT. Returns 1 for
+    an entry, 0 at the end, SPM_EFORMAT for a malformed block. */
+int spm_kcount_next(const void *data, size_t len, size_t *pos, const char **key, size_t *klen,
+                    uint64_t *count);
+
+/* ----------------------------------------------------------- option tables */
+
+/*  A program's options as a table, parsed from the words it was given (the
+    root SF's args through spm_args, or the command side's argv) and printed
+    as its --help. A NAME starting with "--" is an option; any other NAME is
+    a positional word, taken in table order (one without a default must be
+    given). Each value is stored at OFFSET in the caller's struct:
+
+        INT    int64_t, the word a decimal integer in [MIN, MAX]
+        REAL   double, a number in [MIN, MAX]
+        TEXT   const char *, pointing into the words (or at DEF)
+        FLAG   int, set to 1 when the option is given (it takes no value)
+
+        typedef struct { int64_t samples; double tol; const char *file; } opts_t;
+        static const spm_argdef_t defs[] = {
+            {"--samples", SPM_ARG_INT, offsetof(opts_t, samples), 1, 1e12, "1000000", "points"},
+            {"--tol", SPM_ARG_REAL, offsetof(opts_t, tol), 0, 1, "1e-6", "stop below this"},
+            {"FILE", SPM_ARG_TEXT, offsetof(opts_t, file), 0, 0, NULL, "the input"}};
+*/
+typedef enum { SPM_ARG_INT = 1, SPM_ARG_REAL, SPM_ARG_TEXT, SPM_ARG_FLAG } spm_argtype_t;
+
+typedef struct spm_argdef {
+    const char *name;   /* "--samples", or a positional word's name ("FILE") */
+    spm_argtype_t type; /* what the value is, and the type of the field at offset */
+    size_t offset;      /* offsetof(the caller's struct, the field) */
+    double min, max;    /* INT and REAL: the range, both ends included */
+    const char *def;    /* the default, as it would be typed; NULL: 0, NULL, off (or required) */
+    const char *help;   /* one line */
+} spm_argdef_t;
+
+#define SPM_ARGS_HELP 1 /* spm_args_parse: --help was given */
+
+/*  Parses the ARGC words ARGV per the N definitions DEFS into the struct
+    at OUT (every field in DEFS is set: to its default when not given).
+    Returns 0, SPM_ARGS_HELP when a word is --help or -h (print
+    spm_args_usage), or SPM_EINVAL with a one-line detail naming the word
+    ("--blocks: '0' is not a whole number from 1 to 65536", "unknown
+    option --smaples", "FILE is missing"). */
+int spm_args_parse(const spm_argdef_t *defs, size_t n, int argc, const char *const *argv,
+                   void *out);
+
+/*  The --help text of PROGRAM with options DEFS: a usage line, ABOUT (one
+    paragraph, or NULL) and a line per definition with its default and
+    range. Returns malloc'd text (the caller frees), or NULL when out of
+    memory. */
+char *spm_args_usage(const char *program, const char *about, const spm_argdef_t *defs, size_t n);
+
+/* ------------------------------------------------------------ command side */
+
+/*  A program may have a command side: a main that runs in the `spm run
+    --plugin` process, before and after the super-functions run in the VM.
+    There it reads files, stages them as SDBs, runs the root SF with their
+    ids, and writes results where it likes:
+
+        static int wf_main(spm_client_t *c, int argc, char **argv)
+        {
+            spm_sdb_t *ids;
+            size_t n;
+            int rc = spm_stage_file(c, argv[1], SPM_CUT_LINES, 8 << 20, 0, &ids, &n);
+            ... rc = spm_client_run(c, ids, n * sizeof *ids, &result, &len);
+        }
+        SPM_CONSTRUCTOR(wf)
+        {
+            ... spm_program_register(&(spm_program_t){"wordfreq", &root});
+            spm_main_register(&(spm_main_t){"wordfreq", wf_main});
+        }
+
+    A program without a main runs as before: its words go to its root SF
+    and the text it sets as its result is printed on stdout. The run
+    report goes to stderr (or the file named by `spm run --report`),
+    never to stdout. */
+typedef struct spm_client spm_client_t;
+
+typedef struct spm_main {
+    const char *program; /* the registered program this is the command side of */
+    /*  Runs the command: ARGV[0] is the program's name, ARGV[1..ARGC-1] the
+        words after it. Returns 0, or an SPM_E* code with spm_error's
+        detail set: `spm run` prints "spm: run: DETAIL" and exits 1. */
+    int (*main)(spm_client_t *c, int argc, char **argv);
+} spm_main_t;
+
+/*  Registers the command side M (copied; the strings are not) from an
+    SPM_CONSTRUCTOR. Returns 0, or SPM_EINVAL (a name or main missing, or
+    PROGRAM already has one in this scope). */
+int spm_main_register(const spm_main_t *m);
+
+/*  How spm_stage_file cuts a file into blocks of at most BLOCK bytes:
+    LINES    whole lines ('\n'-ended, the last one maybe not); a line
+             longer than BLOCK is a block of its own
+    RECORDS  whole records of RECORD bytes; the file must hold a whole
+             number of them
+    BYTES    BLOCK bytes each, the last one shorter */
+typedef enum { SPM_CUT_LINES = 1, SPM_CUT_RECORDS = 2, SPM_CUT_BYTES = 3 } spm_cut_t;
+
+/*  Stages the file at PATH as SPM_BYTES blocks cut per CUT, and gives
+    their ids, in file order, in *IDS (owned by C, valid until main
+    returns) and *N. The blocks go straight onto the nodes, as `spm mine`
+    stages its input, with a meter on stderr when it is a terminal. Where
+    the IEUs can read the file by its path (an embedded VM, or `spm run
+    --shared-files`: every node sees PATH as this machine does), only
+    where each block lies is staged, with the file's size and time and the
+    block's checksum: an SI then reads the block from the file, and a file
+    changed since fails the SI in one line. A file that changes while it
+    is staged fails here. Returns 0, SPM_EIO (detail: the file and why),
+    SPM_EFORMAT (RECORDS: not a whole number of records; changed while
+    staged), SPM_EINVAL (BLOCK 0 or over 512 MiB, RECORD 0 or over
+    BLOCK) or a staging failure (SPM_EUNREACH, SPM_EFULL, ...). */
+int spm_stage_file(spm_client_t *c, const char *path, spm_cut_t cut, size_t block, size_t record,
+                   spm_sdb_t **ids, size_t *n);
+
+/*  Stages LEN bytes at DATA (copied) as SPM_BYTES blocks of at most BLOCK
+    bytes; as spm_stage_file cut by BYTES. */
+int spm_stage_buffer(spm_client_t *c, const void *data, size_t len, size_t block, spm_sdb_t **ids,
+                     size_t *n);
+
+/*  Stages the COUNT elements at ELEMS as blocks of TYPE (SPM_F64 or SPM_I64:
+    doubles or int64_t; SPM_BYTES: bytes) of at most PER_BLOCK elements
+    each. Returns as spm_stage_file; SPM_EINVAL for another type. */
+int spm_stage_array(spm_client_t *c, const char *type, const void *elems, size_t count,
+                    size_t per_block, spm_sdb_t **ids, size_t *n);
+
+/*  Runs the program's root SF with the LEN bytes ARGS (an array of the
+    staged ids is the usual thing to pass: every machine spm runs on is
+    little-endian) and follows it to its end, with a bar and the report on
+    stderr. *RESULT (malloc'd, the caller frees; NULL when none) gets the
+    bytes the root SF set with spm_sf_set_result. Returns 0, or the job's
+    SPM_E* code with its one-line message as the detail. */
+int spm_client_run(spm_client_t *c, const void *args, size_t len, void **result,
+                   size_t *result_len);
+
+/*  Fetches the newest version of SDB ID. *DATA is malloc'd (the caller
+    frees). Returns 0, SPM_ENOTFOUND or another SPM_E* code. */
+int spm_client_get(spm_client_t *c, spm_sdb_t id, void **data, size_t *len);
+
+/*  Writes the newest versions of the N SDBs IDS to OUT, one after another
+    in the order of IDS, as they arrive (up to 16 fetched at once, at most
+    16 held back waiting for an earlier one). Returns 0, SPM_EIO (a write
+    failed), or a fetch's failure. */
+int spm_client_write(spm_client_t *c, const spm_sdb_t *ids, size_t n, FILE *out);
 
 #ifdef __cplusplus
 }

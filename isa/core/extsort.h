@@ -115,6 +115,6 @@ uint64_t spm_extsort_runs(const spm_extsort_t *self);
 size_t spm_extsort_memory(const spm_extsort_t *self);
 
 /*  Frees SELF and its temporary files, and sets *SELF_P to NULL. */
-void spm_extsort_destroy(spm_extsort_t **self);
+void spm_extsort_destroy(spm_extsort_t **self_p);
 
 #endif

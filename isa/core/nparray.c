@@ -204,15 +204,15 @@ int spm_nparray_real(spm_nparray_t *a, double *out, size_t n)
     return rc;
 }
 
-void spm_nparray_destroy(spm_nparray_t **self)
+void spm_nparray_destroy(spm_nparray_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_nparray_t *a = *self;
+    spm_nparray_t *a = *self_p;
     if (a->fd >= 0)
         close(a->fd);
     spm_npz_member_destroy(&a->m);
     free(a->label);
     free(a);
-    *self = NULL;
+    *self_p = NULL;
 }

@@ -69,6 +69,6 @@ int spm_nparray_index(spm_nparray_t *a, uint64_t *out, size_t n);
 int spm_nparray_real(spm_nparray_t *a, double *out, size_t n);
 
 /*  Closes *A (safe on NULL) and sets it to NULL. */
-void spm_nparray_destroy(spm_nparray_t **self);
+void spm_nparray_destroy(spm_nparray_t **self_p);
 
 #endif

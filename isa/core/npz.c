@@ -367,16 +367,16 @@ int spm_npz_writer_close(spm_npz_writer_t **wp)
     return rc;
 }
 
-void spm_npz_writer_destroy(spm_npz_writer_t **self)
+void spm_npz_writer_destroy(spm_npz_writer_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_npz_writer_t *w = *self;
+    spm_npz_writer_t *w = *self_p;
     for (size_t i = 0; i < w->n; i++)
         free(w->m[i].buf);
     free(w->m);
     free(w);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -738,24 +738,24 @@ int spm_npz_member_read(spm_npz_member_t *m, void *buf, size_t n)
     return 0;
 }
 
-void spm_npz_member_destroy(spm_npz_member_t **self)
+void spm_npz_member_destroy(spm_npz_member_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_npz_member_t *m = *self;
+    spm_npz_member_t *m = *self_p;
     if (m->inflating)
         inflateEnd(&m->zs);
     free(m->in);
     free(m->label);
     free(m);
-    *self = NULL;
+    *self_p = NULL;
 }
 
-void spm_npz_destroy(spm_npz_t **self)
+void spm_npz_destroy(spm_npz_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_npz_t *z = *self;
+    spm_npz_t *z = *self_p;
     if (z->fd >= 0)
         close(z->fd);
     for (size_t i = 0; i < z->made; i++)
@@ -763,5 +763,5 @@ void spm_npz_destroy(spm_npz_t **self)
     free(z->m);
     free(z->path);
     free(z);
-    *self = NULL;
+    *self_p = NULL;
 }

@@ -81,7 +81,7 @@ int spm_npz_writer_array(spm_npz_writer_t *w, const char *name, const spm_npy_t 
 int spm_npz_writer_close(spm_npz_writer_t **w);
 
 /*  Frees *W without finishing (safe on NULL); sets it to NULL. */
-void spm_npz_writer_destroy(spm_npz_writer_t **self);
+void spm_npz_writer_destroy(spm_npz_writer_t **self_p);
 
 /* ---------------------------------------------------------------- reader */
 
@@ -125,9 +125,9 @@ const char *spm_npz_member_label(const spm_npz_member_t *m);
 int spm_npz_member_read(spm_npz_member_t *m, void *buf, size_t n);
 
 /*  Closes *M (safe on NULL) and sets it to NULL. */
-void spm_npz_member_destroy(spm_npz_member_t **self);
+void spm_npz_member_destroy(spm_npz_member_t **self_p);
 
 /*  Closes *Z (safe on NULL) and sets it to NULL. */
-void spm_npz_destroy(spm_npz_t **self);
+void spm_npz_destroy(spm_npz_t **self_p);
 
 #endif

@@ -116,7 +116,27 @@ static int is_digit(char c)
 /*  Reads [+-]digits[.digits][(e|E)[+-]digits] at S into *D. Returns where
     the number ends, or NULL when S holds no such number or one that is
     only strtod's to read (hexadecimal, a huge exponent). */
-static const char *scan(const char *s, decimal_t *d)
+/*  When the 8 bytes at P are all digits, their value into *V; else 0.
+    The multiplications are fast_float's (Lemire): pairs, then fours, then
+    eight, in three multiplications instead of eight steps. */
+static inline int eight_digits(const char *p, uint64_t *v)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    if (((x & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+         (((x + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) !=
+        UINT64_C(0x3333333333333333))
+        return 0;
+    x = (x & UINT64_C(0x0F0F0F0F0F0F0F0F)) * 2561 >> 8; /* little-endian: first digit lowest */
+    x = (x & UINT64_C(0x00FF00FF00FF00FF)) * 6553601 >> 16;
+    *v = (uint64_t)(uint32_t)((x & UINT64_C(0x0000FFFF0000FFFF)) * UINT64_C(42949672960001) >> 32);
+    return 1;
+}
+
+/*  scan, taking digits eight at a time where PADDED says that 8 bytes
+    past any byte of the number may be read. */
+static inline __attribute__((always_inline)) const char *scan_digits(const char *s, decimal_t *d,
+                                                                     int padded)
 {
     const char *p = s;
     d->neg = *p == '-';
@@ -129,6 +149,12 @@ static const char *scan(const char *s, decimal_t *d)
     const char *start = p;
     while (*p == '0')
         p++;
+    uint64_t eight;
+    while (padded && n + 8 <= MAX_DIGITS && eight_digits(p, &eight)) {
+        w = w * 100000000 + eight;
+        n += 8;
+        p += 8;
+    }
     for (; is_digit(*p); p++) {
         if (n < MAX_DIGITS) {
             w = 10 * w + (uint64_t)(*p - '0');
@@ -145,6 +171,12 @@ static const char *scan(const char *s, decimal_t *d)
             while (*p == '0')
                 p++;
             q -= p - frac;
+        }
+        while (padded && n + 8 <= MAX_DIGITS && eight_digits(p, &eight)) {
+            w = w * 100000000 + eight;
+            n += 8;
+            q -= 8;
+            p += 8;
         }
         for (; is_digit(*p); p++) {
             if (n < MAX_DIGITS) {
@@ -178,6 +210,16 @@ static const char *scan(const char *s, decimal_t *d)
     d->q = q;
     d->truncated = truncated;
     return p;
+}
+
+static const char *scan(const char *s, decimal_t *d)
+{
+    return scan_digits(s, d, 0);
+}
+
+static const char *scan_padded(const char *s, decimal_t *d)
+{
+    return scan_digits(s, d, 1);
 }
 
 /*  Sets *BITS to the double nearest w * 10^q (ties to even), which must be
@@ -255,10 +297,12 @@ static int finish(const char *s, const char *p, const char **end)
     return p == s ? -1 : 0;
 }
 
-int spm_numparse_double(const char *s, const char **end, double *out)
+/*  spm_numparse_double with the scanner SCAN. */
+static inline __attribute__((always_inline)) int parse_double(const char *s, const char **end,
+                                                              double *out, int padded)
 {
     decimal_t d;
-    const char *p = scan(s, &d);
+    const char *p = padded ? scan_padded(s, &d) : scan(s, &d);
     double v;
     if (p && to_double(&d, &v) == 0) {
         *out = d.neg ? -v : v;
@@ -267,6 +311,16 @@ int spm_numparse_double(const char *s, const char **end, double *out)
     char *e;
     *out = strtod(s, &e);
     return finish(s, e, end);
+}
+
+int spm_numparse_double(const char *s, const char **end, double *out)
+{
+    return parse_double(s, end, out, 0);
+}
+
+int spm_numparse_double_padded(const char *s, const char **end, double *out)
+{
+    return parse_double(s, end, out, 1);
 }
 
 /*  Reads 1 to MOST digits at P into *V. Returns where they end, or NULL

@@ -75,6 +75,16 @@
     number was read, or -1 when S holds none (*END is then S and *OUT 0). */
 int spm_numparse_double(const char *s, const char **end, double *out);
 
+/*  Bytes that must be readable past the end of the number (its NUL
+    included) for spm_numparse_double_padded. */
+#define SPM_NUMPARSE_PAD 8
+
+/*  spm_numparse_double, for text where SPM_NUMPARSE_PAD bytes may be read
+    past wherever the number ends (a parser's buffer of whole lines with
+    padding after them): digits are taken eight at a time. The same value,
+    end and errno as spm_numparse_double. */
+int spm_numparse_double_padded(const char *s, const char **end, double *out);
+
 /*  Reads an integer at S exactly as strtoull(S, END, 10) does, with *OUT,
     *END (END may be NULL) and errno (ERANGE) as strtoull leaves them.
     Returns 0 when a number was read, or -1 when S holds none. */

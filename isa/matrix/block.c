@@ -117,18 +117,18 @@ err:
     return NULL;
 }
 
-void spm_mm_block_destroy(spm_mm_block_t **self)
+void spm_mm_block_destroy(spm_mm_block_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_mm_block_t *b = *self;
+    spm_mm_block_t *b = *self_p;
     if (!b->borrowed) {
         free(b->val);
         free(b->rowptr);
         free(b->colidx);
     }
     free(b);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 double spm_mm_density(const spm_mm_meta_t *m)

@@ -71,7 +71,7 @@ typedef struct {
 spm_mm_block_t *spm_mm_block_new(spm_mm_kind_t kind, uint32_t rows, uint32_t cols, uint64_t nnz);
 
 /*  Frees *SELF and sets it to NULL. Safe on NULL. */
-void spm_mm_block_destroy(spm_mm_block_t **self);
+void spm_mm_block_destroy(spm_mm_block_t **self_p);
 
 /*  Density of a block: nnz / (rows * cols). */
 double spm_mm_density(const spm_mm_meta_t *m);

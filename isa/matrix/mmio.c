@@ -8,6 +8,7 @@
     =========================================================================
 */
 #include "isa/matrix/mmio.h"
+#include "isa/matrix/mmtext.h"
 #include "isa/matrix/npmat.h"
 #include "isa/core/numfmt.h"
 #include "isa/core/numparse.h"
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,6 +37,12 @@ struct spm_mmio {
     int pending;            /* a mirrored entry waits in prow, pcol, pval */
     uint64_t prow, pcol;    /* the mirrored entry */
     double pval;            /* its value */
+    spm_mmtext_t *text;     /* the entries' text, parsed on every core (from the first next) */
+    size_t chunk;           /* its chunk size (0: its default) */
+    const spm_mmtext_chunk_t *cur; /* the chunk being handed out (NULL: none yet) */
+    size_t at;                     /* its next entry */
+    unsigned long base;            /* lines before it */
+    int ended;                     /* no chunk is left */
 };
 
 static const char *format_names[] = {"coordinate", "array"};
@@ -65,13 +73,6 @@ static int lookup(const char *word, const char **names, int n)
     return -1;
 }
 
-static int blank(const char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    return *s == '\0';
-}
-
 /*  Reads the next line that is neither blank nor a comment. Returns 1, 0
     at end of file, or an error. */
 static int next_data_line(spm_mmio_t *r, char **line)
@@ -79,59 +80,9 @@ static int next_data_line(spm_mmio_t *r, char **line)
     size_t len;
     int rc;
     while ((rc = spm_lines_next(r->in, line, &len, NULL)) == 1)
-        if (!blank(*line) && (*line)[0] != '%')
+        if (!spm_mmtext_blank(*line) && (*line)[0] != '%')
             return 1;
     return rc;
-}
-
-/*  Parses an unsigned decimal number at *P, advancing *P. */
-static int parse_u64(const char **p, uint64_t *out)
-{
-    const char *s = *p, *end;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    uint64_t v;
-    spm_numparse_u64(s, &end, &v);
-    if (errno || (*end && !isspace((unsigned char)*end)))
-        return -1;
-    *out = v;
-    *p = end;
-    return 0;
-}
-
-static int parse_value(spm_mmio_t *r, const char **p, double *v)
-{
-    const char *s = *p, *end;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!*s)
-        return spm_lines_error(r->in, SPM_EFORMAT, "missing value");
-    /* numparse reads what strtoll and strtod read (value, end and errno
-       alike): strtod was most of the time spent reading a dense file */
-    errno = 0;
-    if (r->h.field == SPM_MMIO_INTEGER) {
-        int64_t i;
-        spm_numparse_i64(s, &end, &i);
-        *v = (double)i;
-    } else {
-        spm_numparse_double(s, &end, v);
-    }
-    if (end == s || (*end && !isspace((unsigned char)*end)))
-        return spm_lines_error(r->in, SPM_EFORMAT, "'%.*s' is not %s", (int)strcspn(s, " \t"), s,
-                               r->h.field == SPM_MMIO_INTEGER ? "an integer" : "a number");
-    if (errno == ERANGE && (r->h.field == SPM_MMIO_INTEGER || isinf(*v)))
-        return spm_lines_error(r->in, SPM_EFORMAT, "'%.*s' is out of range", (int)strcspn(s, " \t"),
-                               s);
-    *p = end;
-    return 0;
-}
-
-static int end_of_line(spm_mmio_t *r, const char *p)
-{
-    return blank(p) ? 0 : spm_lines_error(r->in, SPM_EFORMAT, "unexpected '%s' after the entry", p);
 }
 
 static int read_banner(spm_mmio_t *r)
@@ -178,8 +129,8 @@ static int read_size(spm_mmio_t *r)
     const char *p = line;
     spm_mmio_header_t *h = &r->h;
     int coord = h->format == SPM_MMIO_COORDINATE;
-    if (parse_u64(&p, &h->rows) || parse_u64(&p, &h->cols) ||
-        (coord && parse_u64(&p, &h->entries)) || !blank(p))
+    if (spm_mmtext_u64(&p, &h->rows) || spm_mmtext_u64(&p, &h->cols) ||
+        (coord && spm_mmtext_u64(&p, &h->entries)) || !spm_mmtext_blank(p))
         return spm_lines_error(r->in, SPM_EFORMAT, "bad size line '%s' (expected '%s')", line,
                                coord ? "rows cols entries" : "rows cols");
     if (h->rows == 0 || h->cols == 0 || h->rows > MAX_DIM || h->cols > MAX_DIM)
@@ -240,60 +191,90 @@ const char *spm_mmio_path(const spm_mmio_t *r)
     return r->bin ? spm_npmat_path(r->bin) : spm_lines_path(r->in);
 }
 
-/*  After the last entry: only blank lines and comments may follow. */
-static int check_end(spm_mmio_t *r)
+/*  Records CODE with "PATH:LINE: MESSAGE" as the error detail (LINE of
+    the file, counted over its chunks); returns CODE. */
+static int text_error(const spm_mmio_t *r, int code, unsigned long line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int text_error(const spm_mmio_t *r, int code, unsigned long line, const char *fmt, ...)
 {
-    char *line;
-    int rc = next_data_line(r, &line);
-    if (rc < 0)
-        return rc;
-    if (rc == 1)
-        return spm_lines_error(r->in, SPM_EFORMAT,
-                               "more entries than the %" PRIu64 " the size line declares",
-                               r->h.entries);
-    return 0;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return spm_error(code, "%s:%lu: %s", spm_lines_path(r->in), line, msg);
 }
 
-static int read_coordinate(spm_mmio_t *r, const char *p, uint64_t *row, uint64_t *col, double *v)
+/*  The error of chunk C: "more entries than declared" for a data line
+    past the declared count (whatever is wrong with it), else its own. */
+static int chunk_error(spm_mmio_t *r, const spm_mmtext_chunk_t *c)
 {
-    uint64_t i, j;
-    if (parse_u64(&p, &i) || parse_u64(&p, &j))
-        return spm_lines_error(r->in, SPM_EFORMAT, "expected 'row col%s'",
-                               r->h.field == SPM_MMIO_PATTERN ? "" : " value");
-    if (i < 1 || i > r->h.rows || j < 1 || j > r->h.cols)
-        return spm_lines_error(r->in, SPM_EFORMAT,
-                               "index (%" PRIu64 ", %" PRIu64 ") outside the %" PRIu64 "x%" PRIu64
-                               " matrix",
-                               i, j, r->h.rows, r->h.cols);
+    unsigned long line = r->base + c->err_line;
+    if (c->err_data && r->done == r->h.entries)
+        return text_error(r, SPM_EFORMAT, line,
+                          "more entries than the %" PRIu64 " the size line declares", r->h.entries);
+    if (c->err == SPM_EFORMAT)
+        return text_error(r, c->err, line, "%s", c->err_msg);
+    return spm_error(c->err, "%s", c->err_msg); /* already "PATH: ..." or out of memory */
+}
+
+void spm_mmio_set_chunk(spm_mmio_t *r, size_t bytes)
+{
+    r->chunk = bytes;
+}
+
+/*  The next entry of a text file, from its parsed chunks: 1, 0 after the
+    last declared entry (once the rest of the file has been checked), or
+    the error. */
+static int next_text(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v)
+{
     int rc;
-    *v = 1.0;
-    if (r->h.field != SPM_MMIO_PATTERN && (rc = parse_value(r, &p, v)) != 0)
-        return rc;
-    if ((rc = end_of_line(r, p)) != 0)
-        return rc;
-    if (r->h.symmetry == SPM_MMIO_SKEW && i == j)
-        return spm_lines_error(
-            r->in, SPM_EFORMAT,
-            "a skew-symmetric matrix has no diagonal entry (%" PRIu64 ", %" PRIu64 ")", i, j);
-    *row = i - 1;
-    *col = j - 1;
-    return 0;
-}
-
-static int read_array(spm_mmio_t *r, const char *p, uint64_t *row, uint64_t *col, double *v)
-{
-    int rc = parse_value(r, &p, v);
-    if (rc != 0 || (rc = end_of_line(r, p)) != 0)
-        return rc;
-    *row = r->arow;
-    *col = r->acol;
-    if (++r->arow == r->h.rows) {
-        r->acol++;
-        r->arow = r->h.symmetry == SPM_MMIO_GENERAL     ? 0
-                  : r->h.symmetry == SPM_MMIO_SYMMETRIC ? r->acol
-                                                        : r->acol + 1;
+    if (!r->text && !r->ended) { /* the first entry: the lines so far were the header's */
+        r->base = spm_lines_lineno(r->in);
+        if ((rc = spm_mmtext_new(r->in, &r->h, r->chunk, 0, &r->text)) != 0)
+            return rc;
     }
-    return 0;
+    for (;;) {
+        const spm_mmtext_chunk_t *c = r->cur;
+        if (c && r->at < c->n) {
+            if (r->done == r->h.entries)
+                return text_error(r, SPM_EFORMAT, r->base + spm_mmtext_data_line(r->text, c, r->at),
+                                  "more entries than the %" PRIu64 " the size line declares",
+                                  r->h.entries);
+            size_t k = r->at++;
+            *v = c->val[k];
+            if (r->h.format == SPM_MMIO_COORDINATE) {
+                *row = c->row[k];
+                *col = c->col[k];
+            } else {
+                *row = r->arow;
+                *col = r->acol;
+                if (++r->arow == r->h.rows) {
+                    r->acol++;
+                    r->arow = r->h.symmetry == SPM_MMIO_GENERAL     ? 0
+                              : r->h.symmetry == SPM_MMIO_SYMMETRIC ? r->acol
+                                                                    : r->acol + 1;
+                }
+            }
+            return 1;
+        }
+        if (c && c->err)
+            return chunk_error(r, c);
+        if (c)
+            r->base += c->lines;
+        r->cur = NULL;
+        r->at = 0;
+        if (r->ended || !spm_mmtext_next(r->text, &r->cur)) {
+            r->ended = 1;
+            spm_mmtext_destroy(&r->text); /* its threads are done */
+            if (r->done < r->h.entries)
+                return text_error(r, SPM_EFORMAT, r->base,
+                                  "file ends after %" PRIu64 " of %" PRIu64 " entries (truncated?)",
+                                  r->done, r->h.entries);
+            return 0;
+        }
+    }
 }
 
 int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v)
@@ -307,19 +288,8 @@ int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v)
         *v = r->pval;
         return 1;
     }
-    if (r->done == r->h.entries)
-        return check_end(r);
-    char *line;
-    int rc = next_data_line(r, &line);
-    if (rc < 0)
-        return rc;
-    if (rc == 0)
-        return spm_lines_error(r->in, SPM_EFORMAT,
-                               "file ends after %" PRIu64 " of %" PRIu64 " entries (truncated?)",
-                               r->done, r->h.entries);
-    rc = r->h.format == SPM_MMIO_COORDINATE ? read_coordinate(r, line, row, col, v)
-                                            : read_array(r, line, row, col, v);
-    if (rc != 0)
+    int rc = next_text(r, row, col, v);
+    if (rc != 1)
         return rc;
     r->done++;
     if (r->h.symmetry != SPM_MMIO_GENERAL && *row != *col) {
@@ -336,14 +306,15 @@ uint64_t spm_mmio_done(const spm_mmio_t *r)
     return r->bin ? spm_npmat_done(r->bin) : r->done;
 }
 
-void spm_mmio_destroy(spm_mmio_t **self)
+void spm_mmio_destroy(spm_mmio_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_lines_destroy(&(*self)->in);
-    spm_npmat_destroy(&(*self)->bin);
-    free(*self);
-    *self = NULL;
+    spm_mmtext_destroy(&(*self_p)->text); /* before the file it reads */
+    spm_lines_destroy(&(*self_p)->in);
+    spm_npmat_destroy(&(*self_p)->bin);
+    free(*self_p);
+    *self_p = NULL;
 }
 
 struct spm_mmio_writer {
@@ -451,6 +422,8 @@ int spm_mmio_writer_close(spm_mmio_writer_t **wp)
             fwrite(size, 1, SIZE_LINE_WIDTH, w->out) != SIZE_LINE_WIDTH ||
             fseek(w->out, end, SEEK_SET) != 0)
             rc = write_failed();
+    } else if (ferror(w->out)) { /* the count fell short because a write failed */
+        rc = write_failed();
     } else if (w->done != w->h.entries) {
         rc = spm_error(SPM_EFORMAT, "%" PRIu64 " entries written, %" PRIu64 " declared", w->done,
                        w->h.entries);

@@ -5,8 +5,10 @@
     Reads and writes the NIST Matrix Market exchange format: coordinate and
     array layouts; real, integer and pattern fields; general, symmetric and
     skew-symmetric symmetry (complex and hermitian are refused with a clear
-    message). The reader streams: it holds one line at a time, so a file of
-    any size passes through a fixed amount of memory. It also reads the
+    message). The reader streams, so a file of
+    any size passes through a fixed amount of memory: its entries are
+    parsed in chunks of whole lines on every core (mmtext.h) and handed
+    out in file order. It also reads the
     binary files of NumPy and SciPy (a dense .npy, a sparse .npz), which it
     recognizes by their first bytes or their name (npmat.h).
     @discuss
@@ -87,11 +89,17 @@ spm_mmio_order_t spm_mmio_order(const spm_mmio_t *r);
     ends early (truncated) or holds more entries than declared. */
 int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v);
 
+/*  Has R's text entries parsed in chunks of about BYTES (0: the default,
+    1 MiB), for tests that put chunk boundaries in awkward places; call
+    before the first spm_mmio_next. The entries are the same whatever
+    the chunks. */
+void spm_mmio_set_chunk(spm_mmio_t *r, size_t bytes);
+
 /*  Stored entries read so far (of the header's entries). */
 uint64_t spm_mmio_done(const spm_mmio_t *r);
 
 /*  Closes *R (safe on NULL) and sets it to NULL. */
-void spm_mmio_destroy(spm_mmio_t **self);
+void spm_mmio_destroy(spm_mmio_t **self_p);
 
 /*  Names for messages and banners: "coordinate", "real", "symmetric", ... */
 const char *spm_mmio_format_name(spm_mmio_format_t f);

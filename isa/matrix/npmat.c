@@ -18,6 +18,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,14 @@ int spm_npmat_next(spm_npmat_t *m, uint64_t *row, uint64_t *col, double *v)
                              m->path, *row, *col, m->rows, m->cols);
         break;
     }
+    if (!isfinite(*v)) /* refused as in a text file (mmio.c) */
+        return spm_error(SPM_EFORMAT,
+                         "%s: the entry at row %" PRIu64 ", column %" PRIu64
+                         " (0-based) is %s, not a finite number",
+                         m->path, *row, *col,
+                         isnan(*v) ? "nan"
+                         : *v > 0  ? "inf"
+                                   : "-inf");
     m->done++;
     return 1;
 }
@@ -383,16 +392,16 @@ uint64_t spm_npmat_done(const spm_npmat_t *m)
     return m->done;
 }
 
-void spm_npmat_destroy(spm_npmat_t **self)
+void spm_npmat_destroy(spm_npmat_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_npmat_t *m = *self;
+    spm_npmat_t *m = *self_p;
     spm_nparray_destroy(&m->val.a);
     spm_nparray_destroy(&m->idx.a);
     spm_nparray_destroy(&m->ptr.a);
     spm_npz_destroy(&m->z);
     free(m->path);
     free(m);
-    *self = NULL;
+    *self_p = NULL;
 }

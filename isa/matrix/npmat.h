@@ -61,6 +61,6 @@ int spm_npmat_next(spm_npmat_t *m, uint64_t *row, uint64_t *col, double *v);
 uint64_t spm_npmat_done(const spm_npmat_t *m);
 
 /*  Closes *M (safe on NULL) and sets it to NULL. */
-void spm_npmat_destroy(spm_npmat_t **self);
+void spm_npmat_destroy(spm_npmat_t **self_p);
 
 #endif

@@ -37,9 +37,9 @@ struct spm_mining_trie {
                          transaction, 0 when absent (all 0 between calls) */
 };
 
-void spm_mining_trie_destroy(spm_mining_trie_t **self)
+void spm_mining_trie_destroy(spm_mining_trie_t **self_p)
 {
-    spm_mining_trie_t *t = *self;
+    spm_mining_trie_t *t = *self_p;
     if (!t)
         return;
     for (uint32_t d = 0; d < t->k; d++) {
@@ -59,7 +59,7 @@ void spm_mining_trie_destroy(spm_mining_trie_t **self)
     free(t->last);
     free(t->pos);
     free(t);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 /*  Fills a direct table of ROWS x domain for level D (-1 where no edge). */
@@ -469,20 +469,20 @@ void spm_mining_vert_flush(spm_mining_vert_t *v, uint64_t *counts)
     v->held = 0;
 }
 
-void spm_mining_vert_destroy(spm_mining_vert_t **self)
+void spm_mining_vert_destroy(spm_mining_vert_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    free((*self)->slot);
-    free((*self)->bits);
-    free((*self)->heavy);
-    free((*self)->weight);
-    free((*self)->acc);
-    free((*self)->nz);
-    free((*self)->nnz);
-    free((*self)->full);
-    free(*self);
-    *self = NULL;
+    free((*self_p)->slot);
+    free((*self_p)->bits);
+    free((*self_p)->heavy);
+    free((*self_p)->weight);
+    free((*self_p)->acc);
+    free((*self_p)->nz);
+    free((*self_p)->nnz);
+    free((*self_p)->full);
+    free(*self_p);
+    *self_p = NULL;
 }
 
 int spm_mining_count_vertical(const uint32_t *sets, uint32_t k, uint32_t n, uint32_t domain,
@@ -573,12 +573,12 @@ void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, 
     }
 }
 
-void spm_mining_pairs_destroy(spm_mining_pairs_t **self)
+void spm_mining_pairs_destroy(spm_mining_pairs_t **self_p)
 {
-    if (*self) {
-        free((*self)->cell);
-        free((*self)->total);
-        free(*self);
-        *self = NULL;
+    if (*self_p) {
+        free((*self_p)->cell);
+        free((*self_p)->total);
+        free(*self_p);
+        *self_p = NULL;
     }
 }

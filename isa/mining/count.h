@@ -38,7 +38,7 @@ void spm_mining_trie_count(spm_mining_trie_t *t, const uint32_t *items, uint32_t
                            uint64_t *counts);
 
 /*  Frees *T and sets it to NULL. */
-void spm_mining_trie_destroy(spm_mining_trie_t **self);
+void spm_mining_trie_destroy(spm_mining_trie_t **self_p);
 
 /*  Pair counting, the fastest kernel for 2-itemsets: a dense matrix of
     counters for the rows (first items) of the block over the whole domain,
@@ -53,7 +53,7 @@ int spm_mining_pairs_count(spm_mining_pairs_t *p, const uint32_t *items, uint32_
 /*  Adds the counts of the N pairs at SETS (those given to _new) to COUNTS. */
 void spm_mining_pairs_finish(const spm_mining_pairs_t *p, const uint32_t *sets, uint32_t n,
                              uint64_t *counts);
-void spm_mining_pairs_destroy(spm_mining_pairs_t **self);
+void spm_mining_pairs_destroy(spm_mining_pairs_t **self_p);
 
 /*  Vertical counting, the alternative for long candidates. Each item of
     the candidates gets a bitset over a chunk of up to CAP transactions; a
@@ -81,7 +81,7 @@ uint32_t spm_mining_vert_add(spm_mining_vert_t *v, const uint32_t *off, const ui
 /*  Adds the weighted supports in the chunk's transactions to COUNTS (one
     per set) and empties the chunk. */
 void spm_mining_vert_flush(spm_mining_vert_t *v, uint64_t *counts);
-void spm_mining_vert_destroy(spm_mining_vert_t **self);
+void spm_mining_vert_destroy(spm_mining_vert_t **self_p);
 
 /*  The whole vertical count in one call: adds to COUNTS the supports of the
     N K-itemsets at SETS in the NT transactions. Returns 0 or SPM_ENOMEM. */

@@ -8,6 +8,7 @@
     =========================================================================
 */
 #include "isa/mining/fimi.h"
+#include "base/checksum.h"
 #include "spm/spm.h"
 
 #include <errno.h>
@@ -188,8 +189,14 @@ int spm_mining_fimi_read(const spm_mining_file_t *b, spm_mining_trans_t *t)
         return spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_FILE);
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
     size_t got = 0;
+    spm_file_stamp_t now;
     if (fd < 0)
         rc = spm_error(SPM_EIO, "%s: %s", name, strerror(errno));
+    /* the file the client cut, in the state it cut it: not another one
+       moved under its name, nor one rewritten since (the bytes' checksum,
+       below, catches a rewrite the stamp cannot tell) */
+    else if (spm_file_stamp(fd, &now) != 1 || !spm_file_stamp_eq(&now, &b->stamp))
+        rc = spm_error(SPM_EIO, "%s: the file changed while it was read", name);
     while (rc == 0 && got < b->len) {
         ssize_t n = pread(fd, text + got, b->len - got, (off_t)(b->offset + got));
         if (n < 0 && errno == EINTR)
@@ -202,7 +209,8 @@ int spm_mining_fimi_read(const spm_mining_file_t *b, spm_mining_trans_t *t)
     }
     if (fd >= 0)
         close(fd);
-    if (rc == 0 && b->len > 0 && text[b->len - 1] != '\n')
+    if (rc == 0 &&
+        (spm_checksum(text, b->len) != b->sum || (b->len > 0 && text[b->len - 1] != '\n')))
         rc = spm_error(SPM_EIO, "%s: the file changed while it was read", name);
     if (rc == 0) {
         memset(text + b->len, 0, SPM_MINING_FIMI_PAD);

@@ -199,39 +199,6 @@ int spm_mining_rule_cmp(const uint32_t *x1, uint32_t xl1, const uint32_t *y1, ui
     return c ? c : list_cmp(y1, yl1, y2, yl2);
 }
 
-static int cmp_rule(const void *a, const void *b, void *arg)
-{
-    const spm_mining_rules_t *r = arg;
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    const uint32_t *xi = r->items + r->off[i], *xj = r->items + r->off[j];
-    return spm_mining_rule_cmp(xi, r->xlen[i], xi + r->xlen[i], r->ylen[i], xj, r->xlen[j],
-                               xj + r->xlen[j], r->ylen[j]);
-}
-
-int spm_mining_rules_sort(const spm_mining_rules_t *in, spm_mining_rules_t *out)
-{
-    spm_mining_rules_builder_t b = {0};
-    uint32_t *idx = malloc(((size_t)in->n + 1) * 4);
-    if (!idx)
-        return spm_error(SPM_ENOMEM, "out of memory");
-    for (uint32_t i = 0; i < in->n; i++)
-        idx[i] = i;
-    qsort_r(idx, in->n, 4, cmp_rule, (void *)in);
-    for (uint32_t a = 0; a < in->n; a++) {
-        uint32_t i = idx[a];
-        const uint32_t *x = in->items + in->off[i];
-        spm_mining_rules_add(&b, x, in->xlen[i], x + in->xlen[i], in->ylen[i], in->supz[i],
-                             in->supx[i]);
-    }
-    free(idx);
-    if (b.failed) {
-        spm_mining_rules_free(&b.r);
-        return spm_error(SPM_ENOMEM, "out of memory");
-    }
-    *out = b.r;
-    return 0;
-}
-
 static int cmp_rank(const void *a, const void *b, void *arg)
 {
     const spm_mining_items_t *f = arg;

@@ -160,10 +160,6 @@ void spm_mining_sort_items(uint32_t *a, uint32_t n);
     enter them. *ORDER is malloc'd. Returns 0 or SPM_ENOMEM. */
 int spm_mining_rank_order(const spm_mining_items_t *f, uint32_t **order);
 
-/*  Copies the rules of IN into *OUT (arrays malloc'd; free with
-    spm_mining_rules_free) in that order. Returns 0 or SPM_ENOMEM. */
-int spm_mining_rules_sort(const spm_mining_rules_t *in, spm_mining_rules_t *out);
-
 /*  1 when a rule with support SUPZ whose antecedent has support SUPX has
     confidence at least MINCONF (a fraction; a tolerance of 1e-12 keeps
     exact ratios such as 4/5 >= 0.8 from failing on rounding). */

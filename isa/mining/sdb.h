@@ -44,6 +44,7 @@
 #ifndef SPM_MINING_SDB_H_INCLUDED
 #define SPM_MINING_SDB_H_INCLUDED
 
+#include "base/textio.h"
 #include "isa/core/codec.h"
 
 #include <stddef.h>
@@ -140,16 +141,22 @@ int spm_mining_text_is(const void *data, size_t len);
     LEN of the file at PATH (absolute), the first of them line FIRST of
     the file the user named NAME (for messages). An embedded VM's IEUs
     read them there (spm_si_local_files), so its input is neither copied
-    into the store nor sent through a socket. A view, as spm_mining_text_t. */
+    into the store nor sent through a socket. A view, as spm_mining_text_t.
+    STAMP and SUM are the file and the range as the client cut them: an
+    IEU that finds another file under PATH, or another state of it, or
+    other bytes in the range, fails instead of reading lines the client
+    never saw ("NAME: the file changed while it was read"). */
 typedef struct {
-    uint64_t first;   /* 1-based line number of the first line */
-    uint32_t nlines;  /* lines in the range */
-    uint64_t offset;  /* where they start in the file */
-    uint64_t len;     /* their bytes, line ends included */
-    uint32_t pathlen; /* bytes of path */
-    const char *path; /* the file, absolute, not NUL-terminated */
-    uint32_t namelen; /* bytes of name */
-    const char *name; /* the file's name as the user gave it */
+    uint64_t first;         /* 1-based line number of the first line */
+    uint32_t nlines;        /* lines in the range */
+    uint64_t offset;        /* where they start in the file */
+    uint64_t len;           /* their bytes, line ends included */
+    uint32_t pathlen;       /* bytes of path */
+    const char *path;       /* the file, absolute, not NUL-terminated */
+    uint32_t namelen;       /* bytes of name */
+    const char *name;       /* the file's name as the user gave it */
+    spm_file_stamp_t stamp; /* the file when the client opened it */
+    uint64_t sum;           /* spm_checksum of the range's bytes */
 } spm_mining_file_t;
 
 /*  Encodes B into *DATA (malloc'd, caller frees) and *LEN. Returns 0 or

@@ -44,6 +44,12 @@ static int confidence(spm_si_ctx_t *ctx)
     const uint32_t *lo = pre.items, *hi = pre.items + ((size_t)pre.n - 1) * j;
     for (uint32_t i = zlo; i < post.n && i < zhi; i++) {
         const uint32_t *z = post.items + (size_t)i * k;
+        /* Z's j-subsets lie between its first j items and its last j: none
+           is in this block's range [lo, hi] when those lie outside it.
+           The blocks of X partition the j-sets, so for most pairs of blocks
+           this one test per Z replaces looking up all of its subsets. */
+        if (spm_mining_set_cmp(z, hi, j) > 0 || spm_mining_set_cmp(z + (k - j), lo, j) < 0)
+            continue;
         for (uint32_t a = 0; a < j; a++)
             pos[a] = a;
         for (;;) { /* every j-combination of z's positions, in order */
@@ -86,12 +92,16 @@ out_pre:
     return rc;
 }
 
-/*  StoreResult (rules[0..m) R, store W): the rules of all operands, sorted. */
+/*  StoreResult (rules[0..m) R, store W): the rules of all operands, in
+    operand order. Not sorted: the client maps ranks back to items and
+    sorts in that order anyway, so an order by ranks here was lost work
+    (on the dense set of bench_mine at 10%, 5.2M rules of one consequent,
+    the 93 StoreResult SIs took 11.4 s of the job's 16.4 s of IEU time). */
 static int store(spm_si_ctx_t *ctx)
 {
     size_t m = spm_si_noperands(ctx);
     spm_mining_rules_builder_t all = {0};
-    spm_mining_rules_t b, out = {0};
+    spm_mining_rules_t b;
     int rc = 0;
     if (m < 2)
         return spm_error(SPM_EINVAL, "%s: needs at least 2 operands", SPM_MINING_STORE);
@@ -110,11 +120,9 @@ static int store(spm_si_ctx_t *ctx)
     }
     if (rc == 0 && all.failed)
         rc = spm_error(SPM_ENOMEM, "%s: out of memory", SPM_MINING_STORE);
-    if (rc == 0 && (rc = spm_mining_rules_sort(&all.r, &out)) == 0 &&
-        (rc = spm_mining_out_rules(ctx, m - 1, &out)) == 0)
-        rc = spm_mining_reply_u32(ctx, &out.n, 1);
+    if (rc == 0 && (rc = spm_mining_out_rules(ctx, m - 1, &all.r)) == 0)
+        rc = spm_mining_reply_u32(ctx, &all.r.n, 1);
     spm_mining_rules_free(&all.r);
-    spm_mining_rules_free(&out);
     return rc;
 }
 

@@ -160,9 +160,9 @@ int spm_mine_ahead_next(spm_mine_ahead_t *a, uint32_t *k, const uint32_t **items
     return 1;
 }
 
-void spm_mine_ahead_destroy(spm_mine_ahead_t **self)
+void spm_mine_ahead_destroy(spm_mine_ahead_t **self_p)
 {
-    spm_mine_ahead_t *a = *self;
+    spm_mine_ahead_t *a = *self_p;
     if (!a)
         return;
     pthread_mutex_lock(&a->lock);
@@ -179,5 +179,5 @@ void spm_mine_ahead_destroy(spm_mine_ahead_t **self)
         free(a->b[i].items);
     }
     free(a);
-    *self = NULL;
+    *self_p = NULL;
 }

@@ -32,6 +32,6 @@ spm_mine_ahead_t *spm_mine_ahead_start(spm_mine_out_t *o);
 int spm_mine_ahead_next(spm_mine_ahead_t *a, uint32_t *k, const uint32_t **items, uint64_t *count);
 
 /*  Stops the thread (at once, if it is still reading) and frees A. */
-void spm_mine_ahead_destroy(spm_mine_ahead_t **self);
+void spm_mine_ahead_destroy(spm_mine_ahead_t **self_p);
 
 #endif

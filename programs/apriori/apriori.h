@@ -2,7 +2,9 @@
     apriori - the super-program for association rules (dissertation Fig. 4.1)
 
     @header
-    The program "apriori" mines frequent itemsets and rules from transaction
+    The program "mine" (named after the command that runs it, so that
+    spm status, spm jobs, the dashboard and the metrics call its jobs what
+    the user ran) mines frequent itemsets and rules from transaction
     blocks a client has staged in the VM's store. Its arguments and its
     result (the ids of the output SDBs) are encoded here, so that `spm mine`
     and the tests speak the same layout.
@@ -23,7 +25,7 @@
 
 #include "spm/spm.h"
 
-#define SPM_APRIORI_PROGRAM "apriori"
+#define SPM_APRIORI_PROGRAM "mine"
 
 #define SPM_APRIORI_ITEMSETS_ONLY 1u /* frequent itemsets alone, no rules */
 

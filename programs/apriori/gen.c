@@ -5,6 +5,7 @@
     so an interrupted run leaves no partial file.
     =========================================================================
 */
+#include "programs/apriori/cmd.h"
 #include "base/textio.h"
 #include "programs/apriori/quest.h"
 #include "base/textio.h"
@@ -39,7 +40,7 @@ static const char usage[] =
     "                     after may lose it (a partial file is never seen)\n"
     "  -h, --help         this help\n";
 
-static int gen_transactions(int argc, char **argv)
+int spm_cmd_gen_transactions(int argc, char **argv)
 {
     static const struct option longopts[] = {{"transactions", required_argument, 0, 'D'},
                                              {"avg-size", required_argument, 0, 'T'},
@@ -132,12 +133,4 @@ static int gen_transactions(int argc, char **argv)
     if ((rc = spm_outfile_commit(&f)) != 0)
         return spm_cli_fail("gen transactions", rc);
     return 0;
-}
-
-SPM_CONSTRUCTOR(gen_transactions)
-{
-    spm_generator_register(
-        &(spm_command_t){.name = "transactions",
-                         .summary = "synthetic transactions (IBM Quest generator, FIMI format)",
-                         .main = gen_transactions});
 }

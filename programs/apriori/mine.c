@@ -16,6 +16,8 @@
     (columns.h).
     =========================================================================
 */
+#include "programs/apriori/cmd.h"
+#include "base/checksum.h"
 #include "isa/core/extsort.h"
 #include "base/textio.h"
 #include "isa/mining/isa.h"
@@ -45,8 +47,8 @@ static const char usage[] =
     "                       (0.6%), a fraction below 1 (0.006) or an absolute\n"
     "                       count (500); must be in (0, 100%]\n"
     "  --min-confidence C   minimum confidence, 80% or 0.8 (default 80%)\n"
-    "  -o, --output FILE    rules file (default: stdout); a name ending in .npz\n"
-    "                       gets the npz format\n"
+    "  -o, --output FILE    rules file (default: stdout; never FILE itself, nor a\n"
+    "                       link to it); a name ending in .npz gets the npz format\n"
     "  --itemsets FILE      also write the frequent itemsets to FILE (.npz: npz)\n"
     "  --itemsets-only      find the frequent itemsets alone, no rules; they go to\n"
     "                       --itemsets FILE, else stdout (-o is refused)\n"
@@ -60,10 +62,6 @@ static const char usage[] =
     "                       antecedent_offsets, consequent, consequent_offsets,\n"
     "                       support, confidence, lift; docs/MINING.md); npz\n"
     "                       needs a file, not stdout\n"
-    "  --sync               make the output files durable before returning: sync\n"
-    "                       each file and its directory (without it, a crash of\n"
-    "                       the machine soon after may lose them; a partial file\n"
-    "                       is never seen under their names)\n"
     "  --block N            transactions (lines) per block, the unit the IEUs\n"
     "                       parse and count in parallel (default 5000)\n"
     "  --max-consequent N   longest rule consequent (default: any length)\n"
@@ -91,7 +89,6 @@ typedef struct {
     double minconf; /* fraction */
     spm_mine_format_t format;
     int format_set; /* --format given (else a file's name decides: .npz) */
-    int sync;       /* --sync */
     long block, maxcons, maxlen;
     int names, itemsets_only;
     spm_apriori_algorithm_t algorithm;
@@ -254,10 +251,13 @@ static int write_output(spm_outfile_t *f, const char *path, spm_mine_out_t *out,
                         int sets)
 {
     spm_mine_format_t format = file_format(o, path);
+    int rc;
     if (format == SPM_MINE_NPZ)
-        return sets ? spm_mine_write_itemsets_npz(f, out) : spm_mine_write_rules_npz(f, out);
-    return sets ? spm_mine_write_itemsets(spm_outfile_stream(f), out, format)
-                : spm_mine_write_rules(spm_outfile_stream(f), out, format);
+        rc = sets ? spm_mine_write_itemsets_npz(f, out) : spm_mine_write_rules_npz(f, out);
+    else
+        rc = sets ? spm_mine_write_itemsets(spm_outfile_stream(f), out, format)
+                  : spm_mine_write_rules(spm_outfile_stream(f), out, format);
+    return spm_outfile_failure(f, rc); /* "rules.txt: No space left on device" */
 }
 
 static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int *exit_code)
@@ -273,7 +273,6 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
                                              {"itemsets-only", no_argument, 0, 'I'},
                                              {"max-length", required_argument, 0, 'L'},
                                              {"algorithm", required_argument, 0, 'A'},
-                                             {"sync", no_argument, 0, 'S'},
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
@@ -307,9 +306,6 @@ static int parse_args(int argc, char **argv, opts_t *o, spm_run_opts_t *ro, int 
             else
                 rc = spm_error(SPM_EINVAL, "--format: '%s' is not text, csv, json or npz", optarg);
             o->format_set = 1;
-            break;
-        case 'S':
-            o->sync = 1;
             break;
         case 'b':
             rc = spm_parse_long("--block", optarg, 1, SPM_MINING_MAX_ENTRIES, &o->block);
@@ -416,6 +412,13 @@ static int stage_text(spm_session_t *s, spm_lines_t *in, const opts_t *o, spm_ap
         free(path); /* staged as text */
         path = NULL;
     }
+    /* the file as opened: an IEU that finds it otherwise fails the job */
+    const spm_file_stamp_t *opened = spm_lines_stamp(in);
+    spm_file_stamp_t stamp = opened ? *opened : (spm_file_stamp_t){0};
+    if (path && !opened) {
+        free(path); /* no regular file after all: staged as text */
+        path = NULL;
+    }
     uint64_t offset = 0;
     uint32_t cap = 0;
     int rc;
@@ -430,7 +433,9 @@ static int stage_text(spm_session_t *s, spm_lines_t *in, const opts_t *o, spm_ap
                                .pathlen = path ? (uint32_t)strlen(path) : 0,
                                .path = path,
                                .namelen = t.namelen,
-                               .name = t.name};
+                               .name = t.name,
+                               .stamp = stamp,
+                               .sum = path ? spm_checksum(t.text, t.len) : 0};
         if ((rc = path ? spm_mining_file_encode(&f, &data, &len)
                        : spm_mining_text_encode(&t, &data, &len)) != 0 ||
             (rc = stage_put(s, path ? SPM_MINING_FILE : SPM_MINING_TEXT, data, len, &a->staged,
@@ -442,6 +447,9 @@ static int stage_text(spm_session_t *s, spm_lines_t *in, const opts_t *o, spm_ap
     }
     free(path);
     int done = spm_session_put_flush(s);
+    /* lines cut from a file that changed meanwhile may belong to two files */
+    if (rc == 0 && done == 0)
+        rc = spm_lines_unchanged(in);
     return rc ? rc : done;
 }
 
@@ -464,6 +472,8 @@ static int stage_input(spm_session_t *s, spm_reader_t *r, const opts_t *o, spm_a
         rc = stage_flush(s, &b, &a->staged, &a->nstaged, &cap);
     int done = spm_session_put_flush(s);
     rc = rc ? rc : done;
+    if (rc == 0) /* names read from a file that changed meanwhile may be of two files */
+        rc = spm_reader_unchanged(r);
     spm_mining_trans_free(&b.t);
     return rc;
 }
@@ -509,7 +519,7 @@ static uint64_t rule_room(const spm_session_t *s, size_t budget)
     return budget + (kept < spare ? kept : spare) / 4;
 }
 
-static int mine_main(int argc, char **argv)
+int spm_cmd_mine(int argc, char **argv)
 {
     opts_t o = {.minconf = 0.8, .block = DEFAULT_BLOCK};
     spm_run_opts_t ro;
@@ -517,6 +527,14 @@ static int mine_main(int argc, char **argv)
     spm_run_opts_init(&ro);
     if (parse_args(argc, argv, &o, &ro, &code) != 0)
         return code;
+    /* an output over the input would replace it when it is committed */
+    const char *input[] = {o.input};
+    if ((rc = spm_outfile_apart(o.itemsets_only ? "-"
+                                : o.output      ? o.output
+                                                : "-",
+                                input, 1)) != 0 ||
+        (o.itemsets && (rc = spm_outfile_apart(o.itemsets, input, 1)) != 0))
+        return spm_cli_fail("mine", rc);
     /* named items are numbered here; numbers are staged as text */
     spm_reader_t *r = o.names ? spm_reader_open(o.input, 1) : NULL;
     spm_lines_t *in = o.names ? NULL : spm_lines_open(o.input);
@@ -544,9 +562,9 @@ static int mine_main(int argc, char **argv)
         goto out;
     }
     if (rules)
-        spm_outfile_set_sync(rules, o.sync);
+        spm_outfile_set_sync(rules, ro.sync); /* --sync, a run option */
     if (sets)
-        spm_outfile_set_sync(sets, o.sync);
+        spm_outfile_set_sync(sets, ro.sync);
     if ((rc = spm_session_open(&ro, &s)) != 0 ||
         (rc = r ? stage_input(s, r, &o, &a) : stage_text(s, in, &o, &a)) != 0)
         goto out;
@@ -601,12 +619,4 @@ out:
     spm_lines_destroy(&in);
     free(bytes);
     return code;
-}
-
-SPM_CONSTRUCTOR(mine_command)
-{
-    spm_command_register(&(spm_command_t){
-        .name = "mine",
-        .summary = "mine frequent itemsets and association rules from a transaction file",
-        .main = mine_main});
 }

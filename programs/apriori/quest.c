@@ -157,9 +157,9 @@ nomem:
     return NULL;
 }
 
-void spm_quest_destroy(spm_quest_t **self)
+void spm_quest_destroy(spm_quest_t **self_p)
 {
-    spm_quest_t *q = *self;
+    spm_quest_t *q = *self_p;
     if (!q)
         return;
     for (uint32_t i = 0; q->pat && i < q->p.patterns; i++)
@@ -170,7 +170,7 @@ void spm_quest_destroy(spm_quest_t **self)
     free(q->buf);
     free(q->tmp);
     free(q);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 static int reserve(uint32_t **a, size_t *cap, size_t n)

@@ -57,6 +57,6 @@ spm_quest_t *spm_quest_new(const spm_quest_params_t *p);
     the next call) and *N. Returns 1, or 0 after the last transaction. */
 int spm_quest_next(spm_quest_t *q, const uint32_t **items, size_t *n);
 
-void spm_quest_destroy(spm_quest_t **self);
+void spm_quest_destroy(spm_quest_t **self_p);
 
 #endif

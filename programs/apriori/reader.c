@@ -41,9 +41,9 @@ spm_reader_t *spm_reader_open(const char *path, int names)
     return r;
 }
 
-void spm_reader_destroy(spm_reader_t **self)
+void spm_reader_destroy(spm_reader_t **self_p)
 {
-    spm_reader_t *r = *self;
+    spm_reader_t *r = *self_p;
     if (!r)
         return;
     spm_lines_destroy(&r->lines);
@@ -53,7 +53,7 @@ void spm_reader_destroy(spm_reader_t **self)
     free(r->slot);
     free(r->items);
     free(r);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 static uint64_t hash(const char *s, size_t n)
@@ -201,6 +201,11 @@ const char *spm_reader_name(const spm_reader_t *r, uint32_t i)
 uint64_t spm_reader_count(const spm_reader_t *r)
 {
     return r->count;
+}
+
+int spm_reader_unchanged(const spm_reader_t *r)
+{
+    return spm_lines_unchanged(r->lines);
 }
 
 uint64_t spm_reader_domain(const spm_reader_t *r)

@@ -50,9 +50,13 @@ const char *spm_reader_name(const spm_reader_t *r, uint32_t i);
 /*  Transactions read so far. */
 uint64_t spm_reader_count(const spm_reader_t *r);
 
+/*  0 when R's file is still what was opened, else SPM_EIO with "PATH: the
+    file changed while it was read" (spm_lines_unchanged). */
+int spm_reader_unchanged(const spm_reader_t *r);
+
 /*  One more than the largest item read (0 when none). */
 uint64_t spm_reader_domain(const spm_reader_t *r);
 
-void spm_reader_destroy(spm_reader_t **self);
+void spm_reader_destroy(spm_reader_t **self_p);
 
 #endif

@@ -259,9 +259,9 @@ uint64_t spm_mine_runs_count(const spm_mine_runs_t *r)
     return r ? r->count : 0;
 }
 
-void spm_mine_runs_destroy(spm_mine_runs_t **self)
+void spm_mine_runs_destroy(spm_mine_runs_t **self_p)
 {
-    spm_mine_runs_t *r = *self;
+    spm_mine_runs_t *r = *self_p;
     if (!r)
         return;
     for (uint32_t i = 0; i < r->nrun; i++) {
@@ -278,5 +278,5 @@ void spm_mine_runs_destroy(spm_mine_runs_t **self)
     free(r->lt);
     free(r->dir);
     free(r);
-    *self = NULL;
+    *self_p = NULL;
 }

@@ -73,6 +73,6 @@ uint64_t spm_mine_list_key(const uint32_t *s, uint32_t k, unsigned b);
 /*  Sets in all the runs. */
 uint64_t spm_mine_runs_count(const spm_mine_runs_t *r);
 
-void spm_mine_runs_destroy(spm_mine_runs_t **self);
+void spm_mine_runs_destroy(spm_mine_runs_t **self_p);
 
 #endif

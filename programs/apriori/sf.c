@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const spm_sf_class_t initial_class, gen_candidate_class, gen_freq_class, find_rules_class;
+static const spm_sf_class_t initial_class, gen_freq_class;
 
 /*  Issues OPCODE on N operands built from IDS and MODES; fails the job on error. */
 int spm_apriori_issue(spm_sf_t *sf, const char *opcode, const spm_operand_t *ops, size_t n,
@@ -217,200 +217,6 @@ static void initial_commit(spm_sf_t *sf, const spm_result_t *r)
 static const spm_sf_class_t initial_class = {
     .name = "apriori.initial", .start = initial_start, .commit = initial_commit};
 
-/* ----------------------------------------------------------- gen_candidate */
-
-void spm_apriori_fail_span(spm_sf_t *sf, uint32_t k)
-{
-    spm_sf_fail(sf, SPM_ERANGE,
-                "apriori: frequent %u-itemsets span over %d blocks of %u (a higher "
-                "--min-support is needed)",
-                k, MAX_OPS - 1, SPM_MINING_MAX_FSETS);
-}
-
-typedef struct {
-    spm_sf_t *sf;
-    spm_apriori_job_t *job;
-    const spm_apriori_level_t *l;
-    uint32_t k;
-    uint64_t *base; /* global index of each block's first set */
-    int failed;
-} planner_t;
-
-/*  Issues one join of sets FROM..TO of block B (partners PFROM..PTO), reading
-    blocks B..EB, and its filter. */
-static void join(planner_t *pl, const char *opcode, uint32_t b, uint32_t from, uint32_t to,
-                 uint32_t pfrom, uint32_t pto, uint32_t eb)
-{
-    spm_operand_t ops[MAX_OPS];
-    const spm_apriori_level_t *l = pl->l;
-    if (pl->failed)
-        return;
-    if (eb - b + 2 > MAX_OPS || l->n + 1 > MAX_OPS) {
-        spm_apriori_fail_span(pl->sf, pl->k);
-        pl->failed = 1;
-        return;
-    }
-    spm_sdb_t cand = spm_sdb_new(pl->sf, SPM_MINING_JOIN);
-    uint32_t m = 0;
-    for (uint32_t q = b; q <= eb; q++)
-        ops[m++] = (spm_operand_t){l->id[q], SPM_R, 0};
-    ops[m++] = (spm_operand_t){cand, SPM_W, 0};
-    spm_buf_t p = {0};
-    spm_buf_put_u32(&p, from);
-    spm_buf_put_u32(&p, to);
-    spm_buf_put_u32(&p, pfrom);
-    spm_buf_put_u32(&p, pto);
-    pl->failed = spm_apriori_issue(pl->sf, opcode, ops, m, &p, 0) != 0;
-    spm_buf_free(&p);
-    if (pl->failed)
-        return;
-    spm_apriori_job_t *job = pl->job;
-    if (job->ncands == job->capcands) {
-        uint32_t cap = job->capcands ? job->capcands * 2 : 64;
-        spm_sdb_t *v = realloc(job->cands, cap * sizeof *v);
-        if (!v) {
-            spm_sf_fail(pl->sf, SPM_ENOMEM, "apriori: out of memory");
-            pl->failed = 1;
-            return;
-        }
-        job->cands = v;
-        job->capcands = cap;
-    }
-    job->cands[job->ncands++] = cand;
-    if (pl->k < 2)
-        return; /* the 1-subsets of a 2-candidate are frequent items */
-    ops[0] = (spm_operand_t){cand, SPM_RW, 0};
-    m = 1;
-    for (uint32_t q = 0; q < l->n; q++)
-        if (l->info[q].n > 0)
-            ops[m++] = (spm_operand_t){l->id[q], SPM_R, 0};
-    spm_buf_put_u32(&p, pl->k);
-    for (int bound = 0; bound < 2; bound++) {
-        spm_buf_put_u32(&p, 0); /* no bound: the operands hold every k-set */
-        for (uint32_t j = 0; j < pl->k; j++)
-            spm_buf_put_u32(&p, 0);
-    }
-    pl->failed = spm_apriori_issue(pl->sf, SPM_MINING_FILTER, ops, m, &p, 0) != 0;
-    spm_buf_free(&p);
-}
-
-/*  A run of sources from one block being gathered into one join. */
-typedef struct {
-    int active;
-    uint32_t b, from, to, eb;
-    uint64_t sum;             /* candidates it will produce */
-    int starts_fam, ends_fam; /* begins at a family's first set / ends at a family's end */
-} run_t;
-
-static void flush(planner_t *pl, run_t *r)
-{
-    if (r->active && r->sum > 0) {
-        const char *op = r->from == 0 && r->to == pl->l->info[r->b].n ? SPM_MINING_GEN_SMALL
-                         : r->starts_fam && r->ends_fam               ? SPM_MINING_GEN_MIDDLE
-                                                                      : SPM_MINING_GEN_LARGE;
-        join(pl, op, r->b, r->from, r->to, 0, UINT32_MAX, r->eb);
-    }
-    memset(r, 0, sizeof *r);
-}
-
-/*  Plans the joins of level K: walks the families (merged across block
-    boundaries) and cuts runs of sources so each join yields at most the
-    join capacity; a source with more partners than that is split by
-    partner ranges. */
-static void plan_joins(planner_t *pl)
-{
-    const spm_apriori_level_t *l = pl->l;
-    uint32_t cap = pl->job->a.join_cap, k = pl->k;
-    uint64_t g = 0;
-    for (uint32_t b = 0; b < l->n; b++) {
-        pl->base[b] = g;
-        g += l->info[b].n;
-    }
-    run_t run = {0};
-    uint32_t bp = 0, prev = UINT32_MAX; /* block of the current set; last non-empty block */
-    for (uint32_t b = 0; b < l->n && !pl->failed; b++) {
-        const spm_mining_fsets_reply_t *in = &l->info[b];
-        uint64_t at = pl->base[b];
-        for (uint32_t f = 0; f < in->nfam; f++) {
-            /* A family continuing from the previous block was handled there. */
-            if (f == 0 && prev != UINT32_MAX &&
-                spm_mining_set_cmp(l->info[prev].last, in->first, k - 1) == 0) {
-                at += in->fam[0];
-                continue;
-            }
-            uint64_t gs = at, ge = at + in->fam[f];
-            /* Extend across following blocks while they continue the family. */
-            uint32_t eb = b;
-            if (f + 1 == in->nfam)
-                for (uint32_t q = b + 1; q < l->n; q++) {
-                    if (l->info[q].n == 0)
-                        continue;
-                    if (spm_mining_set_cmp(in->last, l->info[q].first, k - 1) != 0)
-                        break;
-                    ge += l->info[q].fam[0];
-                    eb = q;
-                    if (l->info[q].nfam > 1)
-                        break;
-                }
-            for (uint64_t s = gs; s < ge && !pl->failed; s++) {
-                while (s >= pl->base[bp] + l->info[bp].n)
-                    bp++;
-                uint32_t i = (uint32_t)(s - pl->base[bp]);
-                uint64_t partners = ge - s - 1;
-                if (run.active && (run.b != bp || run.sum + partners > cap))
-                    flush(pl, &run);
-                if (partners > cap) {
-                    for (uint64_t pf = 0; pf < partners; pf += cap)
-                        join(pl, SPM_MINING_GEN_LARGE, bp, i, i + 1, (uint32_t)pf,
-                             (uint32_t)(pf + cap < partners ? pf + cap : partners), eb);
-                    continue;
-                }
-                if (!run.active) {
-                    run = (run_t){.active = 1, .b = bp, .from = i, .eb = eb};
-                    run.starts_fam = s == gs;
-                }
-                run.to = i + 1;
-                run.sum += partners;
-                run.eb = eb > run.eb ? eb : run.eb;
-                run.ends_fam = s + 1 == ge;
-            }
-            at += in->fam[f];
-        }
-        flush(pl, &run);
-        if (in->n > 0)
-            prev = b;
-    }
-    flush(pl, &run);
-}
-
-static int gen_candidate_start(spm_sf_t *sf, const void *args, size_t len)
-{
-    uint32_t k;
-    spm_apriori_job_t *job = spm_apriori_child_job(sf, args, len, &k);
-    if (!job)
-        return SPM_EINVAL;
-    const spm_apriori_level_t *l = &job->lv[k - 1];
-    planner_t pl = {.sf = sf, .job = job, .l = l, .k = k};
-    job->ncands = 0;
-    pl.base = malloc(((size_t)l->n + 1) * sizeof *pl.base);
-    if (!pl.base) {
-        free(pl.base);
-        return SPM_ENOMEM;
-    }
-    plan_joins(&pl);
-    free(pl.base);
-    spm_sf_done(sf);
-    return 0;
-}
-
-static void child_commit(spm_sf_t *sf, const spm_result_t *r)
-{
-    spm_apriori_check(sf, r);
-}
-
-static const spm_sf_class_t gen_candidate_class = {
-    .name = "apriori.gen_candidate", .start = gen_candidate_start, .commit = child_commit};
-
 /* --------------------------------------------------------- gen_frequentSet */
 
 /*  gen_frequentSet's own state: the pruned blocks waiting to be gathered. */
@@ -582,188 +388,6 @@ static const spm_sf_class_t gen_freq_class = {.name = "apriori.gen_frequentSet",
                                               .commit = gen_freq_commit,
                                               .finish = gen_freq_finish};
 
-/* -------------------------------------------------------------- find_rules */
-
-/*  Bytes of rules one block should hold at most (SPM_APRIORI_RULE_BYTES). */
-static uint64_t rule_bytes(const spm_apriori_job_t *job)
-{
-    return job->a.join_cap < 65536 ? (uint64_t)job->a.join_cap * 64 : SPM_APRIORI_RULE_BYTES;
-}
-
-/*  Encoded bytes of N rules made from k-sets: 24 + 4k each. */
-static uint64_t rules_size(uint64_t n, uint32_t k)
-{
-    return n * (24 + 4 * (uint64_t)k);
-}
-
-/*  Makes room for one more rule block in JOB. Returns 0 or SPM_ENOMEM. */
-static int rules_room(spm_apriori_job_t *job)
-{
-    if (job->nrules < job->caprules)
-        return 0;
-    uint32_t cap = job->caprules ? job->caprules * 2 : 64;
-    spm_sdb_t *v = realloc(job->rules, cap * sizeof *v);
-    if (v)
-        job->rules = v;
-    uint32_t *n = realloc(job->rule_n, cap * sizeof *n);
-    if (n)
-        job->rule_n = n;
-    uint32_t *k = realloc(job->rule_k, cap * sizeof *k);
-    if (k)
-        job->rule_k = k;
-    if (!v || !n || !k)
-        return SPM_ENOMEM;
-    job->caprules = cap;
-    return 0;
-}
-
-/*  find_rules' own state: the next CheckConfidenceInBlock to issue, as
-    (block b of Z, length j of X, block m of X, part of b's sets). Their
-    number grows with the rules, so start issues WINDOW per IEU and each
-    commit one more: every callback does a bounded amount. (Issued all in
-    start, which runs inside the root's commit, they may be what made the
-    IDU log 131 ms in that commit on the dense set at 10% with rules of any
-    length.) */
-typedef struct {
-    spm_apriori_job_t *job;
-    uint32_t k, jmin;
-    uint32_t b, j, m, part; /* the next SI */
-    int done;               /* every SI is issued */
-} rules_t;
-
-#define WINDOW 8
-
-/*  C(k, j). */
-static double choose(uint32_t k, uint32_t j)
-{
-    double c = 1;
-    for (uint32_t i = 1; i <= j; i++)
-        c = c * (k - i + 1) / i;
-    return c;
-}
-
-/*  Every rule Z\X => X of level k. One CheckConfidenceInBlock per block of
-    Z, length j of X and block of X, over a range of Z's sets so that every
-    rule the range could make fits in rule_bytes: a k-set has C(k, j)
-    subsets of length j, so the bound is C(k, j) (24 + 4k) bytes per set
-    (loose, since the subsets spread over the X blocks and not every rule
-    is confident, but it never lets a block grow past it). Issues up to MAX
-    of them from where RS stands, and declares the SF done after the last.
-    Returns how many it issued, or an SPM_E* code. */
-static int rules_issue(spm_sf_t *sf, rules_t *rs, uint32_t max)
-{
-    spm_apriori_job_t *job = rs->job;
-    const spm_apriori_level_t *post = &job->lv[rs->k - 1];
-    int issued = 0, rc = 0;
-    while (rs->b < post->n && (uint32_t)issued < max) {
-        const spm_mining_fsets_reply_t *z = &post->info[rs->b];
-        if (rs->j >= rs->k || z->n == 0) {
-            rs->b++;
-            rs->j = rs->jmin;
-            rs->m = rs->part = 0;
-            continue;
-        }
-        const spm_apriori_level_t *pre = &job->lv[rs->j - 1];
-        const spm_mining_fsets_reply_t *x = rs->m < pre->n ? &pre->info[rs->m] : NULL;
-        double parts =
-            choose(rs->k, rs->j) * (double)rules_size(1, rs->k) * z->n / (double)rule_bytes(job);
-        uint32_t nparts = parts >= z->n ? z->n : parts <= 1 ? 1 : (uint32_t)parts + 1;
-        if (!x) {
-            rs->j++;
-            rs->m = rs->part = 0;
-            continue;
-        }
-        /* Every subset X of a set Z starts at or after Z's first item. */
-        if (x->n == 0 || x->last[0] < z->first[0] || rs->part >= nparts) {
-            rs->m++;
-            rs->part = 0;
-            continue;
-        }
-        uint32_t lo = (uint32_t)((uint64_t)z->n * rs->part / nparts);
-        uint32_t hi = (uint32_t)((uint64_t)z->n * (rs->part + 1) / nparts);
-        if ((rc = rules_room(job)) != 0)
-            return rc;
-        spm_buf_t p = {0};
-        spm_buf_put_f64(&p, job->a.minconf);
-        spm_buf_put_u32(&p, job->a.maxcons);
-        if (nparts > 1) {
-            spm_buf_put_u32(&p, lo);
-            spm_buf_put_u32(&p, hi);
-        }
-        spm_sdb_t out = spm_sdb_new(sf, SPM_MINING_RULES);
-        spm_operand_t ops[3] = {
-            {pre->id[rs->m], SPM_R, 0}, {post->id[rs->b], SPM_R, 0}, {out, SPM_W, 0}};
-        rc = spm_apriori_issue(sf, SPM_MINING_CONFIDENCE, ops, 3, &p, job->nrules);
-        spm_buf_free(&p);
-        if (rc != 0)
-            return rc;
-        job->rule_n[job->nrules] = UINT32_MAX;
-        job->rule_k[job->nrules] = rs->k;
-        job->rules[job->nrules++] = out;
-        rs->part++;
-        issued++;
-    }
-    if (rs->b >= post->n && !rs->done) {
-        rs->done = 1;
-        spm_sf_done(sf);
-    }
-    return issued;
-}
-
-static int find_rules_start(spm_sf_t *sf, const void *args, size_t len)
-{
-    uint32_t k;
-    spm_apriori_job_t *job = spm_apriori_child_job(sf, args, len, &k);
-    rules_t *rs = job ? calloc(1, sizeof *rs) : NULL;
-    if (!rs)
-        return job ? SPM_ENOMEM : SPM_EINVAL;
-    rs->job = job;
-    rs->k = k;
-    rs->jmin = rs->j = job->a.maxcons && job->a.maxcons < k ? k - job->a.maxcons : 1;
-    spm_sf_set_state(sf, rs);
-    uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
-    int rc = rules_issue(sf, rs, WINDOW * ieus);
-    return rc < 0 ? rc : 0;
-}
-
-/*  Keeps the number of rules each CheckConfidenceInBlock replies, and
-    issues the next. */
-static void find_rules_commit(spm_sf_t *sf, const spm_result_t *r)
-{
-    rules_t *rs = spm_sf_state(sf);
-    spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
-    uint32_t n;
-    if (spm_apriori_check(sf, r) != 0 || !rs)
-        return;
-    spm_apriori_job_t *job = rs->job;
-    if (r->kind == SPM_RESULT_SI && r->tag < job->nrules && spm_get_u32(&c, &n) == 0) {
-        job->rule_n[r->tag] = n;
-        job->rule_bytes += rules_size(n, job->rule_k[r->tag]);
-    }
-    if (job->a.rule_room && job->rule_bytes > job->a.rule_room) {
-        spm_sf_fail(sf, SPM_EFULL,
-                    "apriori: the rules found so far pass the %.0f MB the client has room for "
-                    "on its disks; ask for fewer (a higher --min-confidence or --min-support, "
-                    "--max-consequent 1)",
-                    (double)job->a.rule_room / 1e6);
-        return;
-    }
-    int rc = rs->done ? 0 : rules_issue(sf, rs, 1);
-    if (rc < 0)
-        spm_sf_fail(sf, rc, "apriori: find_rules: %s", spm_strerror(rc));
-}
-
-static void find_rules_finish(spm_sf_t *sf)
-{
-    free(spm_sf_state(sf));
-    spm_sf_set_state(sf, NULL);
-}
-
-static const spm_sf_class_t find_rules_class = {.name = "apriori.find_rules",
-                                                .start = find_rules_start,
-                                                .commit = find_rules_commit,
-                                                .finish = find_rules_finish};
-
 /* -------------------------------------------------------------------- root */
 
 static void job_free(spm_apriori_job_t *job)
@@ -798,7 +422,7 @@ static void finish_job(spm_sf_t *sf, spm_apriori_job_t *job)
     uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1;
     uint32_t group = (job->nrules + 4 * ieus - 1) / (4 * ieus);
     group = group < 1 ? 1 : group > MAX_OPS - 1 ? MAX_OPS - 1 : group;
-    uint64_t cap = rule_bytes(job);
+    uint64_t cap = spm_apriori_rule_bytes(job);
     spm_sdb_t *store = calloc((size_t)job->nrules + 1, sizeof *store);
     spm_operand_t ops[MAX_OPS];
     uint32_t nstore = 0;
@@ -811,7 +435,8 @@ static void finish_job(spm_sf_t *sf, spm_apriori_job_t *job)
         uint64_t bytes = 0;
         for (; i < job->nrules && n < group; i++) {
             uint32_t rules = job->rule_n[i];
-            uint64_t size = rules == UINT32_MAX ? cap : rules_size(rules, job->rule_k[i]);
+            uint64_t size =
+                rules == UINT32_MAX ? cap : spm_apriori_rules_size(rules, job->rule_k[i]);
             if (rules == 0)
                 continue;
             if (n > 0 && bytes + size > cap)
@@ -916,7 +541,7 @@ static void start_stage(spm_sf_t *sf, spm_apriori_job_t *job, uint32_t k)
         return;
     }
     job->stage = 1;
-    if (spawn(sf, job, &gen_candidate_class, k, TAG_CAND, 0) == 0)
+    if (spawn(sf, job, &spm_apriori_gen_candidate_class, k, TAG_CAND, 0) == 0)
         spawn(sf, job, &gen_freq_class, k + 1, TAG_FREQ, 0);
 }
 
@@ -997,12 +622,12 @@ static void root_commit(spm_sf_t *sf, const spm_result_t *r)
         job->stage = 0;
         for (uint32_t j = 2; j <= job->nlv; j++)
             if (job->lv[j - 1].sets > 0 && !(job->a.flags & SPM_APRIORI_ITEMSETS_ONLY))
-                spawn(sf, job, &find_rules_class, j, TAG_RULES, -1);
+                spawn(sf, job, &spm_apriori_find_rules_class, j, TAG_RULES, -1);
     } else if (kind == TAG_FREQ) {
         job->stage = 0;
         const spm_apriori_level_t *l = &job->lv[k - 1];
         if (l->sets > 0 && !(job->a.flags & SPM_APRIORI_ITEMSETS_ONLY))
-            spawn(sf, job, &find_rules_class, k, TAG_RULES, -1);
+            spawn(sf, job, &spm_apriori_find_rules_class, k, TAG_RULES, -1);
         if (l->sets >= 2)
             start_stage(sf, job, k);
     }
@@ -1024,4 +649,7 @@ static const spm_sf_class_t root_class = {
 SPM_CONSTRUCTOR(apriori_program)
 {
     spm_program_register(&(spm_program_t){.name = SPM_APRIORI_PROGRAM, .root = &root_class});
+    /* Its name until jobs were listed by the command's: a center resumes
+       a job journaled under it (vm/center/durable.c) by that name. */
+    spm_program_register(&(spm_program_t){.name = "apriori", .root = &root_class});
 }

@@ -103,4 +103,22 @@ int spm_apriori_auto_eclat(const spm_apriori_job_t *job);
     stage, it fills levels 2.. of the job and finishes; args as a child. */
 extern const spm_sf_class_t spm_apriori_eclat_class;
 
+/*  Bytes of rules one block should hold at most (SPM_APRIORI_RULE_BYTES): find_rules
+    cuts its blocks by it, and the root gathers them by it. */
+static inline uint64_t spm_apriori_rule_bytes(const spm_apriori_job_t *job)
+{
+    return job->a.join_cap < 65536 ? (uint64_t)job->a.join_cap * 64 : SPM_APRIORI_RULE_BYTES;
+}
+
+/*  Encoded bytes of N rules made from k-sets: 24 + 4k each. */
+static inline uint64_t spm_apriori_rules_size(uint64_t n, uint32_t k)
+{
+    return n * (24 + 4 * (uint64_t)k);
+}
+
+/*  gen_candidate (sf_candidate.c) and find_rules (sf_rules.c), spawned by
+    the root with a spm_apriori_child_t: the job and the level k. */
+extern const spm_sf_class_t spm_apriori_gen_candidate_class;
+extern const spm_sf_class_t spm_apriori_find_rules_class;
+
 #endif

@@ -18,9 +18,19 @@ struct spm_mm_cutter {
     uint32_t rk, ck;     /* block sides: rows, columns */
     uint32_t nbi, nbj;   /* blocks down and across */
     spm_buf_t *blocks;   /* raw block being built per tile, column-major */
+    double **dense;      /* with spm_mm_cutter_dense: each tile's values instead, row-major
+                            (NULL until its first entry) */
+    uint64_t *counts;    /* with spm_mm_cutter_dense: each tile's entries added */
     uint32_t flushed;    /* block columns below this were handed over */
     uint32_t rows_done;  /* block rows below this were handed over */
     uint64_t entries;    /* entries added */
+    /* with spm_mm_cutter_dense: the tile the last entry went to, so that
+       the next one in it (a column of an array file runs down a tile)
+       skips the divisions that find it */
+    double *last;              /* its values (NULL: none) */
+    uint64_t *last_count;      /* its entry count */
+    uint32_t last_r0, last_c0; /* its first row and column */
+    uint32_t last_rows, last_cols;
 };
 
 spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t rk, uint32_t ck)
@@ -37,23 +47,71 @@ spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t rk, ui
     return self;
 }
 
-void spm_mm_cutter_destroy(spm_mm_cutter_t **self)
+void spm_mm_cutter_destroy(spm_mm_cutter_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_mm_cutter_t *c = *self;
+    spm_mm_cutter_t *c = *self_p;
     if (c->blocks)
         for (size_t i = 0; i < (size_t)c->nbi * c->nbj; i++)
             spm_buf_free(&c->blocks[i]);
+    if (c->dense)
+        for (size_t i = 0; i < (size_t)c->nbi * c->nbj; i++)
+            free(c->dense[i]);
     free(c->blocks);
+    free(c->dense);
+    free(c->counts);
     free(c);
-    *self = NULL;
+    *self_p = NULL;
+}
+
+int spm_mm_cutter_dense(spm_mm_cutter_t *self)
+{
+    size_t n = (size_t)self->nbi * self->nbj;
+    if (!self->dense && !(self->dense = calloc(n, sizeof *self->dense)))
+        return spm_error(SPM_ENOMEM, "out of memory");
+    if (!self->counts && !(self->counts = calloc(n, sizeof *self->counts)))
+        return spm_error(SPM_ENOMEM, "out of memory");
+    return 0;
+}
+
+/*  spm_mm_cutter_add into the tile's dense array: one store, where a raw
+    entry took 16 bytes, a growing buffer's copies and a scatter at the
+    end (most of the client's time in cutting a dense file). */
+static int add_dense(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v)
+{
+    if (self->last && row - self->last_r0 < self->last_rows &&
+        col - self->last_c0 < self->last_cols) {
+        self->last[(size_t)(row - self->last_r0) * self->last_cols + (col - self->last_c0)] += v;
+        (*self->last_count)++;
+        self->entries++;
+        return 0;
+    }
+    uint32_t bi = row / self->rk, bj = col / self->ck;
+    size_t t = (size_t)bj * self->nbi + bi;
+    uint32_t cols = spm_mm_block_side(self->cols, self->ck, bj);
+    if (!self->dense[t] &&
+        !(self->dense[t] =
+              calloc((size_t)spm_mm_block_side(self->rows, self->rk, bi) * cols, sizeof(double))))
+        return spm_error(SPM_ENOMEM, "out of memory");
+    self->dense[t][(size_t)(row - bi * self->rk) * cols + (col - bj * self->ck)] += v;
+    self->counts[t]++;
+    self->entries++;
+    self->last = self->dense[t];
+    self->last_count = &self->counts[t];
+    self->last_r0 = bi * self->rk;
+    self->last_c0 = bj * self->ck;
+    self->last_rows = spm_mm_block_side(self->rows, self->rk, bi);
+    self->last_cols = cols;
+    return 0;
 }
 
 int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v)
 {
     if (v == 0.0)
         return 0;
+    if (self->dense)
+        return add_dense(self, row, col, v);
     uint32_t bi = row / self->rk, bj = col / self->ck;
     spm_buf_t *b = &self->blocks[(size_t)bj * self->nbi + bi];
     if (!b->data && spm_mm_raw_init(b, spm_mm_block_side(self->rows, self->rk, bi),
@@ -83,16 +141,58 @@ static int emit_block(const spm_buf_t *b, uint32_t bi, uint32_t bj, spm_mm_emit_
     return rc;
 }
 
+/*  Hands over dense tile (BI, BJ) and forgets it: typed when
+    spm_mm_staged_typed says so (a dense file's tiles are), else as the raw
+    block its entries would have made. */
+static int emit_dense(spm_mm_cutter_t *self, uint32_t bi, uint32_t bj, spm_mm_emit_fn emit,
+                      void *arg)
+{
+    size_t t = (size_t)bj * self->nbi + bi;
+    double *acc = self->dense[t];
+    uint64_t count = self->counts[t];
+    self->dense[t] = NULL;
+    if (acc == self->last)
+        self->last = NULL; /* handed over: the next entry finds its tile anew */
+    if (!acc)
+        return 0;
+    uint32_t rows = spm_mm_block_side(self->rows, self->rk, bi);
+    uint32_t cols = spm_mm_block_side(self->cols, self->ck, bj);
+    void *data = NULL;
+    size_t len;
+    int rc;
+    if (spm_mm_staged_typed(count, rows, cols)) {
+        rc = spm_mm_encode_dense(acc, rows, cols, &data, &len); /* takes ACC */
+        if (rc == 0)
+            rc = emit(arg, bi, bj, data, len, count);
+        free(data);
+        return rc;
+    }
+    spm_buf_t raw = {0};
+    rc = spm_mm_raw_init(&raw, rows, cols);
+    for (uint32_t r = 0; rc == 0 && r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++)
+            if (acc[(size_t)r * cols + c] != 0.0)
+                spm_mm_raw_add(&raw, r, c, acc[(size_t)r * cols + c]);
+    free(acc);
+    if (rc == 0 && (rc = spm_mm_raw_finish(&raw)) == 0)
+        rc = emit(arg, bi, bj, raw.data, raw.len, spm_mm_raw_count(&raw));
+    spm_buf_free(&raw);
+    return rc;
+}
+
 int spm_mm_cutter_flush_cols(spm_mm_cutter_t *self, uint32_t bj_end, spm_mm_emit_fn emit, void *arg)
 {
     if (bj_end > self->nbj)
         bj_end = self->nbj;
     for (; self->flushed < bj_end; self->flushed++)
         for (uint32_t bi = 0; bi < self->nbi; bi++) {
+            int rc = self->dense ? emit_dense(self, bi, self->flushed, emit, arg) : 0;
+            if (rc != 0)
+                return rc;
             spm_buf_t *b = &self->blocks[(size_t)self->flushed * self->nbi + bi];
             if (!b->data)
                 continue;
-            int rc = spm_mm_raw_finish(b);
+            rc = spm_mm_raw_finish(b);
             if (rc == 0)
                 rc = emit_block(b, bi, self->flushed, emit, arg);
             spm_buf_free(b);
@@ -108,10 +208,13 @@ int spm_mm_cutter_flush_rows(spm_mm_cutter_t *self, uint32_t bi_end, spm_mm_emit
         bi_end = self->nbi;
     for (; self->rows_done < bi_end; self->rows_done++)
         for (uint32_t bj = self->flushed; bj < self->nbj; bj++) {
+            int rc = self->dense ? emit_dense(self, self->rows_done, bj, emit, arg) : 0;
+            if (rc != 0)
+                return rc;
             spm_buf_t *b = &self->blocks[(size_t)bj * self->nbi + self->rows_done];
             if (!b->data)
                 continue;
-            int rc = spm_mm_raw_finish(b);
+            rc = spm_mm_raw_finish(b);
             if (rc == 0)
                 rc = emit_block(b, self->rows_done, bj, emit, arg);
             spm_buf_free(b);
@@ -141,6 +244,12 @@ int spm_mm_cut_file(spm_mmio_t *r, uint32_t rk, uint32_t ck, spm_mm_emit_fn emit
     spm_mm_cutter_t *c = spm_mm_cutter_new((uint32_t)h->rows, (uint32_t)h->cols, rk, ck);
     if (!c)
         return spm_error(SPM_ENOMEM, "out of memory");
+    /* an array file (or a .npy) holds every entry: its tiles are filled
+       in place */
+    if (h->format == SPM_MMIO_ARRAY && spm_mm_cutter_dense(c) != 0) {
+        spm_mm_cutter_destroy(&c);
+        return SPM_ENOMEM;
+    }
     /* a file that comes column by column (a general array file) or row by
        row (a C-order .npy, a CSR .npz): hand over each finished column or
        row of blocks at once */

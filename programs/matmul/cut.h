@@ -45,7 +45,15 @@ typedef struct spm_mm_cutter spm_mm_cutter_t;
 /*  A cutter for a ROWS x COLS matrix into blocks of at most RK x CK.
     Returns it (caller destroys it) or NULL when out of memory. */
 spm_mm_cutter_t *spm_mm_cutter_new(uint32_t rows, uint32_t cols, uint32_t rk, uint32_t ck);
-void spm_mm_cutter_destroy(spm_mm_cutter_t **self);
+void spm_mm_cutter_destroy(spm_mm_cutter_t **self_p);
+
+/*  Keeps each tile as a dense array of its values (row-major, 8 bytes an
+    entry) instead of a raw block of entries (16 bytes each), for an input
+    that holds every entry (an array file, a .npy); call before the first
+    add. What is handed over is the same: a typed block where
+    spm_mm_staged_typed says so, else the raw block the entries would have
+    made (in row-major order; duplicates summed). Returns 0 or SPM_ENOMEM. */
+int spm_mm_cutter_dense(spm_mm_cutter_t *self);
 
 /*  Adds entry (ROW, COL, V), 0-based and in range; V == 0 is dropped.
     Returns 0 or SPM_ENOMEM. */

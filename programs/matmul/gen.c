@@ -10,6 +10,7 @@
     can be a pipe.
     =========================================================================
 */
+#include "programs/matmul/cmd.h"
 #include "isa/core/rng.h"
 #include "base/textio.h"
 #include "isa/matrix/mmio.h"
@@ -132,6 +133,7 @@ static int generate(const gen_t *g, const char *path)
         rc = rc ? rc : crc;
     }
     if (rc != 0) {
+        rc = spm_outfile_failure(out, rc); /* "A.mtx: No space left on device" */
         spm_outfile_abort(&out);
         return rc;
     }
@@ -163,7 +165,7 @@ static const char *symmetry_name(int i)
     return spm_mmio_symmetry_name((spm_mmio_symmetry_t)i);
 }
 
-static int gen_main(int argc, char **argv)
+int spm_cmd_gen_matrix(int argc, char **argv)
 {
     enum { OPT_FIELD = 1, OPT_SYMMETRY, OPT_SYNC };
     static const struct option longopts[] = {{"rows", required_argument, 0, 'r'},
@@ -236,10 +238,4 @@ static int gen_main(int argc, char **argv)
         return spm_cli_usage("gen matrix", "an array file cannot be a pattern");
     rc = generate(&g, out);
     return rc != 0 ? spm_cli_fail("gen matrix", rc) : 0;
-}
-
-SPM_CONSTRUCTOR(matrix_generator)
-{
-    spm_generator_register(&(spm_command_t){
-        .name = "matrix", .summary = "a random matrix in Matrix Market format", .main = gen_main});
 }

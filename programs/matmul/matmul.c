@@ -15,6 +15,7 @@
     writes it (C.npy): npout.h. The inputs may be either too (npmat.h).
     =========================================================================
 */
+#include "programs/matmul/cmd.h"
 #include "base/textio.h"
 #include "isa/matrix/block.h"
 #include "isa/matrix/mmio.h"
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SPARSE_BLOCK 256 /* the dissertation's block side */
 #define DENSE_BLOCK 512  /* fewer, larger dgemm calls: faster on dense inputs (docs/MATMUL.md) */
@@ -57,17 +59,14 @@ static const char usage_text[] =
     "is needed), cut into blocks (see --block) and put into the VM's store; C is\n"
     "written only when the job succeeded, to a temporary file renamed into\n"
     "place. Symmetric and skew-symmetric inputs are mirrored; pattern entries\n"
-    "count as 1. The run report is printed at the end.\n"
+    "count as 1; nan and inf are refused. The run report is printed at the end.\n"
     "\n"
     "options:\n"
-    "  -o, --output FILE   where C goes (required; a regular file). Its name\n"
-    "                      picks the format: C.npz a CSR matrix that\n"
+    "  -o, --output FILE   where C goes (required; a regular file, not A or B);\n"
+    "                      its name picks the format: C.npz a CSR matrix that\n"
     "                      scipy.sparse.load_npz loads, C.npy a dense float64\n"
     "                      array that numpy.load loads, else Matrix Market\n"
     "      --format F      mtx, npz or npy, whatever -o's name is\n"
-    "      --sync          make C durable before returning: sync the file and\n"
-    "                      its directory (without it, a crash of the machine\n"
-    "                      soon after may lose C; a partial C is never seen)\n"
     "  -b, --block K       blocks of K x K, K from 1 to 16384\n"
     "      --block MxPxN   A cut into blocks of M x P, B into P x N (so C's are\n"
     "                      M x N), each side 1 to 16384. Default: 256; when both\n"
@@ -149,77 +148,7 @@ static int put_inputs(run_t *r)
     return rc ? rc : done;
 }
 
-/*  Where a fetched block of C goes: its place in the block row. */
-typedef struct {
-    spm_mm_block_t **row;
-    const uint32_t *col; /* block column of each fetched id */
-} row_fetch_t;
-
-static int decode_block(void *arg, size_t index, const void *data, size_t len)
-{
-    row_fetch_t *f = arg;
-    return spm_mm_block_decode(data, len, &f->row[f->col[index]]);
-}
-
-/*  Fetches and decodes block row BI of C into ROW, several blocks at once
-    from their holders; blocks that are all zero (no id) stay NULL. */
-static int fetch_row(run_t *r, uint32_t bi, uint32_t nbj, spm_mm_block_t **row)
-{
-    spm_sdb_t *ids = malloc(nbj * sizeof *ids);
-    uint32_t *col = malloc(nbj * sizeof *col);
-    if (!ids || !col) {
-        free(ids);
-        free(col);
-        return spm_error(SPM_ENOMEM, "out of memory");
-    }
-    size_t n = 0;
-    for (uint32_t bj = 0; bj < nbj; bj++) {
-        row[bj] = NULL;
-        spm_sdb_t id = r->cids[(size_t)bi * nbj + bj];
-        if (id) {
-            ids[n] = id;
-            col[n++] = bj;
-        }
-    }
-    row_fetch_t f = {row, col};
-    int rc = spm_session_get_each(r->s, ids, n, decode_block, &f);
-    free(ids);
-    free(col);
-    return rc;
-}
-
-/*  Fetches C block row by block row and writes it. */
-static int write_result(run_t *r, spm_mmio_field_t field)
-{
-    const spm_mm_job_t *j = &r->job;
-    uint32_t nbi = spm_mm_nblocks(j->m, j->bm), nbj = spm_mm_nblocks(j->n, j->bn);
-    spm_mmio_header_t h = {SPM_MMIO_COORDINATE, field, SPM_MMIO_GENERAL, j->m, j->n, UINT64_MAX};
-    spm_mmio_writer_t *w = spm_mmio_writer_open(spm_outfile_stream(r->out), &h);
-    spm_mm_block_t **row = calloc(nbj, sizeof *row);
-    int rc = !w ? SPM_EIO : !row ? spm_error(SPM_ENOMEM, "out of memory") : 0;
-    char label[128];
-    snprintf(label, sizeof label, "writing %s", r->out_path);
-    spm_progress_t meter;
-    spm_progress_begin(&meter, r->bar, label, j->m);
-    for (uint32_t bi = 0; bi < nbi && rc == 0; bi++) {
-        rc = fetch_row(r, bi, nbj, row);
-        spm_mm_rows_t rows = {row, nbj, j->bn, (uint64_t)bi * j->bm,
-                              spm_mm_block_side(j->m, j->bm, bi)};
-        if (rc == 0)
-            rc = spm_mm_write_rows(w, &rows, &meter);
-        for (uint32_t bj = 0; bj < nbj; bj++)
-            spm_mm_block_destroy(&row[bj]);
-    }
-    free(row);
-    if (w) {
-        int crc = spm_mmio_writer_close(&w);
-        rc = rc ? rc : crc;
-    }
-    spm_progress_end(&meter);
-    return rc;
-}
-
-/*  C's blocks as the binary writers take them. An embedded VM's blocks
+/*  C's blocks as the writers take them. An embedded VM's blocks
     are read where its store keeps them (file pages, mapped: keeping them
     costs the client no memory of its own), so the first pass, which
     counts C's entries, keeps each block where it lies and the writing
@@ -343,7 +272,8 @@ static void release_row(cblocks_t *c, uint32_t bi, uint32_t nbj, spm_mm_block_t 
 /*  The thread that writes C's block rows while the caller's fetches and
     checks the next: a row is handed over, written, and handed back. */
 typedef struct {
-    spm_mm_npout_t *o;     /* the writer (the thread's while a row is out) */
+    spm_mm_npout_t *o;     /* the binary writer (the thread's while a row is out), or */
+    spm_mmio_writer_t *mm; /* the Matrix Market one */
     spm_progress_t *meter; /* hears the rows written */
     pthread_mutex_t lock;
     pthread_cond_t cond; /* a row came, was written, or the end came */
@@ -353,6 +283,13 @@ typedef struct {
     int rc;              /* the first failure */
     char detail[1024];   /* its detail (the thread's own) */
 } writer_t;
+
+/*  Writes block row ROWS to W's file, whichever format it is. */
+static int put_rows(writer_t *w, const spm_mm_rows_t *rows)
+{
+    return w->mm ? spm_mm_write_rows(w->mm, rows, w->meter)
+                 : spm_mm_npout_rows(w->o, rows, w->meter);
+}
 
 static void *write_rows(void *arg)
 {
@@ -365,7 +302,7 @@ static void *write_rows(void *arg)
             break;
         spm_mm_rows_t rows = w->rows;
         pthread_mutex_unlock(&w->lock);
-        int rc = w->rc == 0 ? spm_mm_npout_rows(w->o, &rows, w->meter) : 0;
+        int rc = w->rc == 0 ? put_rows(w, &rows) : 0;
         pthread_mutex_lock(&w->lock);
         if (rc != 0 && w->rc == 0) {
             w->rc = rc;
@@ -389,13 +326,39 @@ static int written(writer_t *w)
     return rc;
 }
 
-/*  Fetches C block row by block row and writes it as .npz or .npy. The
-    blocks are read where they are, not copied, and written as they are:
-    no formatting. A thread writes each row while this one fetches and
-    checks the next: the 8192 product at 5% (805 MB of .npz) was written in
-    1.05-1.3 s on one thread, 0.6-0.8 s on two; the 4096 one (201 MB) in
-    0.17-0.25 s, 0.13-0.14 s. */
-static int write_binary(run_t *r)
+/*  Opens W's writer of C (M x N, NNZ entries when counted) in R's format:
+    C.mtx is a coordinate file of FIELD whose count is written at the end. */
+static int open_writer(run_t *r, writer_t *w, uint64_t nnz, spm_mmio_field_t field)
+{
+    const spm_mm_job_t *j = &r->job;
+    if (r->format == SPM_MM_OUT_MTX) {
+        spm_mmio_header_t h = {SPM_MMIO_COORDINATE, field, SPM_MMIO_GENERAL, j->m, j->n,
+                               UINT64_MAX};
+        return (w->mm = spm_mmio_writer_open(spm_outfile_stream(r->out), &h)) ? 0 : SPM_EIO;
+    }
+    return (w->o = spm_mm_npout_open(r->out, r->format, j->m, j->n, nnz)) ? 0 : SPM_EIO;
+}
+
+/*  Finishes W's file when RC is 0 (else only frees its writer); returns
+    RC or the failure to finish. */
+static int close_writer(writer_t *w, int rc)
+{
+    int crc = w->mm             ? spm_mmio_writer_close(&w->mm)
+              : rc == 0 && w->o ? spm_mm_npout_close(&w->o)
+                                : 0;
+    spm_mm_npout_destroy(&w->o);
+    return rc ? rc : crc;
+}
+
+/*  Fetches C block row by block row and writes it as .mtx (FIELD), .npz
+    or .npy. The blocks are read where they are, not copied. A thread
+    writes each row (C.mtx: formatted on two threads, rows.h) while this
+    one fetches and checks the next: the 8192 product at 5% (805 MB of
+    .npz) was written in 1.05-1.3 s on one thread, 0.6-0.8 s on two; the
+    4096 one (201 MB) in 0.17-0.25 s, 0.13-0.14 s. C.mtx was written from
+    decoded copies of each block row, fetched between rows while nothing
+    was written. */
+static int write_c(run_t *r, spm_mmio_field_t field)
 {
     const spm_mm_job_t *j = &r->job;
     uint32_t nbi = spm_mm_nblocks(j->m, j->bm), nbj = spm_mm_nblocks(j->n, j->bn);
@@ -415,8 +378,8 @@ static int write_binary(run_t *r)
     /* a .npy needs no count: from a VM elsewhere its blocks come once */
     if (rc == 0 && (r->format == SPM_MM_OUT_NPZ || spm_session_rundir(r->s)))
         rc = count_entries(&c);
-    if (rc == 0 && !(w.o = spm_mm_npout_open(r->out, r->format, j->m, j->n, c.nnz)))
-        rc = SPM_EIO;
+    if (rc == 0)
+        rc = open_writer(r, &w, c.nnz, field);
     char label[128];
     snprintf(label, sizeof label, "writing %s", r->out_path);
     spm_progress_begin(&meter, r->bar, label, j->m);
@@ -440,7 +403,7 @@ static int write_binary(run_t *r)
             pthread_cond_broadcast(&w.cond);
             pthread_mutex_unlock(&w.lock);
         } else if (rc == 0) {
-            rc = spm_mm_npout_rows(w.o, &next, &meter);
+            rc = put_rows(&w, &next);
         }
         if (rc != 0 || bi + 1 == nbi) { /* this row, once written */
             int last = threaded ? written(&w) : 0;
@@ -459,9 +422,7 @@ static int write_binary(run_t *r)
     }
     pthread_cond_destroy(&w.cond);
     pthread_mutex_destroy(&w.lock);
-    if (w.o && rc == 0)
-        rc = spm_mm_npout_close(&w.o);
-    spm_mm_npout_destroy(&w.o);
+    rc = close_writer(&w, rc);
     spm_progress_end(&meter);
     for (size_t b = 0; c.kept && b < c.n; b++)
         spm_kept_free(c.kept[b]);
@@ -536,6 +497,40 @@ static int parse_block(const char *s, spm_mm_job_t *j)
                      SPM_MM_MAX_DIM);
 }
 
+/*  Blocks a grid may have whatever its files hold (about 60 MiB of grids
+    in the client and the center). */
+#define MIN_GRID ((uint64_t)1 << 20)
+
+/*  Bytes of the file at PATH (0: not a regular file, stdin). */
+static uint64_t file_bytes(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode)
+               ? (uint64_t)st.st_size
+               : 0;
+}
+
+/*  Refuses a grid of NAME (ROWS x COLS in blocks of RK x CK) of more
+    blocks than LIMIT. What a job holds in the client and the center grows
+    with its grids of blocks (ids, counts, C's task groups), and they grow
+    with the shapes the headers claim, not with the entries: a 66-byte
+    file claiming 2147483648 x 2 made 8 million blocks of 256 x 256, and
+    the client's peak reached 1 GiB. The limit follows what the files hold
+    (a block per byte of input, or MIN_GRID), so memory does too. */
+static int check_grid(const char *name, uint64_t rows, uint64_t cols, uint32_t rk, uint32_t ck,
+                      uint64_t limit, uint64_t bytes)
+{
+    uint64_t blocks =
+        (uint64_t)spm_mm_nblocks((uint32_t)rows, rk) * spm_mm_nblocks((uint32_t)cols, ck);
+    if (blocks <= limit)
+        return 0;
+    return spm_error(SPM_EINVAL,
+                     "%s: %" PRIu64 "x%" PRIu64 " in blocks of %ux%u makes %" PRIu64
+                     " blocks, more than %" PRIu64 " bytes of input can fill (at most %" PRIu64
+                     "); give a larger --block",
+                     name, rows, cols, rk, ck, blocks, bytes, limit);
+}
+
 /*  Opens both inputs and checks that they can be multiplied; picks the
     block sides when --block did not (SLOTS: the embedded VM's IEU slots, 0
     for a running VM). */
@@ -553,6 +548,14 @@ static int open_inputs(run_t *r, long slots)
         dense_blocks(&r->job, a->rows, b->cols, slots);
     else if (r->job.bm == 0)
         square(&r->job, SPARSE_BLOCK);
+    uint64_t bytes = file_bytes(r->a_path) + file_bytes(r->b_path);
+    uint64_t limit = bytes > MIN_GRID ? bytes : MIN_GRID;
+    const spm_mm_job_t *j = &r->job;
+    int rc;
+    if ((rc = check_grid(r->a_path, a->rows, a->cols, j->bm, j->bp, limit, bytes)) != 0 ||
+        (rc = check_grid(r->b_path, b->rows, b->cols, j->bp, j->bn, limit, bytes)) != 0 ||
+        (rc = check_grid("C", a->rows, b->cols, j->bm, j->bn, limit, bytes)) != 0)
+        return rc;
     r->job.m = (uint32_t)a->rows;
     r->job.p = (uint32_t)a->cols;
     r->job.n = (uint32_t)b->cols;
@@ -610,10 +613,8 @@ static int run(run_t *r, const spm_run_opts_t *opts)
         return rc;
     int integral = spm_mmio_header(r->ra)->field != SPM_MMIO_REAL &&
                    spm_mmio_header(r->rb)->field != SPM_MMIO_REAL;
-    if ((rc = r->format != SPM_MM_OUT_MTX
-                  ? write_binary(r)
-                  : write_result(r, integral ? SPM_MMIO_INTEGER : SPM_MMIO_REAL)) != 0)
-        return rc;
+    if ((rc = write_c(r, integral ? SPM_MMIO_INTEGER : SPM_MMIO_REAL)) != 0)
+        return spm_outfile_failure(r->out, rc); /* "C.mtx: No space left on device" */
     return spm_outfile_commit(&r->out);
 }
 
@@ -629,9 +630,9 @@ static void release(run_t *r)
     free(r->cids);
 }
 
-static int matmul_main(int argc, char **argv)
+int spm_cmd_matmul(int argc, char **argv)
 {
-    enum { OPT_SEED = 1, OPT_PER_SI, OPT_FORMAT, OPT_SYNC };
+    enum { OPT_SEED = 1, OPT_PER_SI, OPT_FORMAT };
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"block", required_argument, 0, 'b'},
                                              {"policy", required_argument, 0, 'p'},
@@ -639,7 +640,6 @@ static int matmul_main(int argc, char **argv)
                                              {"seed", required_argument, 0, OPT_SEED},
                                              {"per-si", required_argument, 0, OPT_PER_SI},
                                              {"format", required_argument, 0, OPT_FORMAT},
-                                             {"sync", no_argument, 0, OPT_SYNC},
                                              {"help", no_argument, 0, 'h'},
                                              SPM_RUN_LONGOPTS,
                                              {0, 0, 0, 0}};
@@ -670,9 +670,6 @@ static int matmul_main(int argc, char **argv)
             rc = spm_mm_out_format_parse(optarg, &r.format);
             have_format = 1;
             break;
-        case OPT_SYNC:
-            r.sync = 1;
-            break;
         case OPT_SEED:
             rc = spm_parse_long("--seed", optarg, 0, INT64_MAX, &v);
             r.job.seed = (uint64_t)v;
@@ -696,15 +693,12 @@ static int matmul_main(int argc, char **argv)
         r.format = spm_mm_out_format(r.out_path);
     r.a_path = argv[optind];
     r.b_path = argv[optind + 1];
+    /* C over A or B would replace it when it is committed */
+    if ((rc = spm_outfile_apart(r.out_path, (const char *[]){r.a_path, r.b_path}, 2)) != 0)
+        return spm_cli_fail("matmul", rc);
     r.bar = spm_run_opts_bar(&o);
+    r.sync = o.sync; /* --sync, a run option: C as well as the trace */
     rc = run(&r, &o);
     release(&r);
     return rc != 0 ? spm_cli_fail("matmul", rc) : 0;
-}
-
-SPM_CONSTRUCTOR(matmul_command)
-{
-    spm_command_register(&(spm_command_t){.name = "matmul",
-                                          .summary = "multiply two Matrix Market files: C = A x B",
-                                          .main = matmul_main});
 }

@@ -286,16 +286,16 @@ int spm_mm_npout_close(spm_mm_npout_t **op)
     return rc;
 }
 
-void spm_mm_npout_destroy(spm_mm_npout_t **self)
+void spm_mm_npout_destroy(spm_mm_npout_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    spm_mm_npout_t *o = *self;
+    spm_mm_npout_t *o = *self_p;
     spm_npz_writer_destroy(&o->w);
     free(o->seg);
     free(o->idx);
     free(o->val);
     free(o->ptr);
     free(o);
-    *self = NULL;
+    *self_p = NULL;
 }

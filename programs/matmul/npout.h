@@ -59,6 +59,6 @@ int spm_mm_npout_rows(spm_mm_npout_t *o, const spm_mm_rows_t *r, spm_progress_t 
 int spm_mm_npout_close(spm_mm_npout_t **o);
 
 /*  Frees *O without finishing (safe on NULL); sets it to NULL. */
-void spm_mm_npout_destroy(spm_mm_npout_t **self);
+void spm_mm_npout_destroy(spm_mm_npout_t **self_p);
 
 #endif

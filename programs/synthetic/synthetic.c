@@ -15,6 +15,7 @@
     given.
     =========================================================================
 */
+#include "programs/synthetic/cmd.h"
 #include "isa/core/codec.h"
 #include "isa/core/rng.h"
 #include "base/cli.h"
@@ -367,7 +368,7 @@ static const char syn_help[] =
     "  --reads R           blocks each SI reads with --bytes (default 2, at most 64)\n"
     "  --seed N            random seed (default 1)\n";
 
-static int syn_main(int argc, char **argv)
+int spm_cmd_run_synthetic(int argc, char **argv)
 {
     static const struct option opts[] = {{"sis", required_argument, 0, 'n'},
                                          {"work", required_argument, 0, 'w'},
@@ -466,8 +467,4 @@ SPM_CONSTRUCTOR(synthetic)
     spm_sdb_type_register(&(spm_sdb_type_t){
         .name = "syn.block", .validate = block_validate, .summary = block_summary});
     spm_program_register(&(spm_program_t){.name = "synthetic", .root = &syn_class});
-    spm_runner_register(
-        &(spm_command_t){.name = "synthetic",
-                         .summary = "SIs of synthetic CPU work (load-balancing workload)",
-                         .main = syn_main});
 }

@@ -177,6 +177,25 @@ START_TEST(dead_node_costs_no_result)
 }
 END_TEST
 
+/*  Waits until node 1 (the agent of cache1) keeps at least N blocks, as
+    its status says: a job runs, and the node has something to lose. */
+static void wait_kept(vm_t *vm, double n)
+{
+    char data_ep[192];
+    snprintf(data_ep, sizeof data_ep,
+             "\"endpoint\": \"ipc://%s/cache1/data\", \"kept_blocks\": ", vm->dir);
+    const char *status[] = {"status", "--center", vm->ep, "--json", NULL};
+    double kept = 0;
+    for (int i = 0; i < 400 && kept < n; i++) {
+        char *js = NULL;
+        if (spm_test_run(status, 10, &js, NULL) == 0 && js && strstr(js, data_ep))
+            kept = atof(strstr(js, data_ep) + strlen(data_ep));
+        free(js);
+        usleep(5000);
+    }
+    ck_assert_msg(kept >= n, "the node never kept the job's blocks");
+}
+
 /*  A whole node (its agent and IEUs, SIGKILL, its cache directory removed)
     dies while a sparse product runs across three: C.mtx is byte for byte
     the one an embedded VM writes. The blocks the node kept had a second
@@ -202,19 +221,7 @@ START_TEST(dead_node_costs_no_matmul_result)
     spm_test_proc_t run = spm_test_start(job);
     /* once the node keeps blocks of the job: it is running, and the node
        has something to lose */
-    char data_ep[192];
-    snprintf(data_ep, sizeof data_ep,
-             "\"endpoint\": \"ipc://%s/cache1/data\", \"kept_blocks\": ", vm.dir);
-    const char *status[] = {"status", "--center", vm.ep, "--json", NULL};
-    double kept = 0;
-    for (int i = 0; i < 400 && kept < 20; i++) {
-        char *js = NULL;
-        if (spm_test_run(status, 10, &js, NULL) == 0 && js && strstr(js, data_ep))
-            kept = atof(strstr(js, data_ep) + strlen(data_ep));
-        free(js);
-        usleep(5000);
-    }
-    ck_assert_msg(kept >= 20, "the node never kept the job's blocks");
+    wait_kept(&vm, 20);
     pid_t ieus[4];
     int n = spm_test_children(vm.agents[1].pid, ieus, 4);
     kill(vm.agents[1].pid, SIGKILL);
@@ -372,6 +379,111 @@ START_TEST(corrupt_holder_is_caught_and_survived)
 }
 END_TEST
 
+/*  Flips N random bytes of the file PATH, each to another value. */
+static void flip_bytes(const char *path, int n, unsigned seed)
+{
+    int fd = open(path, O_RDWR);
+    ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    srand(seed);
+    for (int i = 0; i < n; i++) {
+        off_t at = (off_t)(((uint64_t)rand() << 31 | (uint64_t)rand()) % (uint64_t)st.st_size);
+        unsigned char b;
+        ck_assert_int_eq(pread(fd, &b, 1, at), 1);
+        b ^= (unsigned char)(1 + rand() % 255);
+        ck_assert_int_eq(pwrite(fd, &b, 1, at), 1);
+    }
+    close(fd);
+}
+
+/*  Case 5 of issue 39: 300 random bytes flipped in one node's cache file
+    (again every half second until the node notices) while an integer product runs on two nodes
+   (replicas 2: every block the node keeps has a copy on the other). The node finds its cache
+    corrupt (a block fails its checksum, or LMDB says so), says so in one
+    line, leaves service, empties its cache and joins again; the job ends
+    with the embedded VM's C, byte for byte; the agent's log stays a few
+    lines. Before, the job failed ("mm.block: 2223 payload bytes, expected
+    2048"), the node stayed up though it could not write its cache, and
+    its agent logged 2 million lines in 4 minutes. */
+START_TEST(corrupt_node_cache_is_taken_out_of_service)
+{
+    vm_t vm;
+    const char *quick[] = {"--heartbeat-ms", "200",  "--dead-ms", "2000",
+                           "--log-level",    "info", NULL};
+    spm_test_vm_start(&vm, quick);
+    const char *warn[] = {"--no-store-reads", "--log-level", "warn", NULL};
+    spm_test_vm_agent(&vm, "1", warn);
+    spm_test_vm_agent(&vm, "1", warn);
+    char a[160], c[160], ref[160];
+    snprintf(a, sizeof a, "%s/A.mtx", vm.dir);
+    snprintf(c, sizeof c, "%s/C.mtx", vm.dir);
+    snprintf(ref, sizeof ref, "%s/ref.mtx", vm.dir);
+    const char *gen[] = {"gen",    "matrix",  "--rows",  "1600",      "--cols",
+                         "1600",   "--field", "integer", "--density", "0.1",
+                         "--seed", "5",       "-o",      a,           NULL};
+    ck_assert_int_eq(spm_test_run(gen, 60, NULL, NULL), 0);
+    const char *embedded[] = {"matmul", a, a, "-o", ref, "--block", "50", "--quiet", NULL};
+    ck_assert_int_eq(spm_test_run(embedded, 120, NULL, NULL), 0);
+    const char *job[] = {"matmul", a,          a,     "-o",     c,   "--block",
+                         "50",     "--center", vm.ep, "--json", NULL};
+    spm_test_proc_t run = spm_test_start(job);
+    wait_kept(&vm, 200);
+    const char *status[] = {"status", "--center", vm.ep, "--json", NULL};
+    /* 300 bytes at a time, until the node finds it (a flip may land on a
+       free page, or a block nobody reads again) or the job ends */
+    char file[192];
+    snprintf(file, sizeof file, "%s/cache1/data.mdb", vm.dir);
+    for (unsigned round = 0; round < 20 && spm_test_running(run.pid); round++) {
+        int fd = open(vm.agents[1].err_path, O_RDONLY);
+        char *said = spm_test_slurp(fd);
+        close(fd);
+        int found = strstr(said, "out of service") != NULL;
+        free(said);
+        if (found)
+            break;
+        flip_bytes(file, 300, 39 + round);
+        usleep(500000);
+    }
+    char *out, *err;
+    int rc = spm_test_finish(&run, 300, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", c, ref);
+    ck_assert_msg(system(cmd) == 0, "C.mtx differs from the embedded VM's");
+    free(out);
+    free(err);
+    /* the node said it once, and is back in service with an empty cache */
+    int fd = open(vm.agents[1].err_path, O_RDONLY);
+    char *log = spm_test_slurp(fd);
+    close(fd);
+    ck_assert_msg(strstr(log, "its cache is out of service: "), "no line says so:\n%s", log);
+    ck_assert_msg(strstr(log, "the node leaves service, empties its cache and joins again"), "%s",
+                  log);
+    ck_assert_msg(spm_test_lines(log) < 20, "%zu lines in the agent's log:\n%.4000s",
+                  spm_test_lines(log), log);
+    free(log);
+    fd = open(vm.center.err_path, O_RDONLY);
+    log = spm_test_slurp(fd);
+    close(fd);
+    ck_assert_msg(strstr(log, "left service: "), "the center never took it out:\n%.4000s", log);
+    free(log);
+    int up = 0;
+    for (int i = 0; i < 80 && !up; i++) {
+        char *js = NULL;
+        up = spm_test_run(status, 10, &js, NULL) == 0 && js &&
+             strstr(js, "{\"node\": 1, \"up\": true");
+        free(js);
+        if (!up)
+            usleep(250000);
+    }
+    ck_assert_msg(up, "node 1 did not join again");
+    snprintf(cmd, sizeof cmd, "%s/cache1/broken", vm.dir);
+    ck_assert_msg(access(cmd, F_OK) != 0, "the marker outlived the cache");
+    vm_stop(&vm);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -382,6 +494,7 @@ static Suite *cache_suite(void)
     SPM_TEST_ADD(s, &c, dead_node_costs_no_result);
     SPM_TEST_ADD(s, &c, dead_node_costs_no_matmul_result);
     SPM_TEST_ADD(s, &c, corrupt_holder_is_caught_and_survived);
+    SPM_TEST_ADD(s, &c, corrupt_node_cache_is_taken_out_of_service);
     return s;
 }
 

@@ -336,8 +336,10 @@ START_TEST(ieus_zero_means_one_per_core_in_a_file_on_the_command_line_and_for_a_
     char cache[128];
     snprintf(cache, sizeof cache, "%s/cache-conf", vm.dir);
     const char *conf = write_conf("ieus.conf", "[agent]\nieus = 0\n");
-    const char *argv[] = {"agent",    "--center", vm.ep,         "--cache-dir", cache,
-                          "--config", conf,       "--log-level", "error",       NULL};
+    /* --wait-center: an agent that had not joined when the center stopped
+       is not told to stop, and would wait for it for ever */
+    const char *argv[] = {"agent", "--center",    vm.ep,   "--cache-dir",   cache, "--config",
+                          conf,    "--log-level", "error", "--wait-center", "10",  NULL};
     vm.agents[vm.nagents] = spm_test_start(argv); /* agent.ieus = 0 */
     await_ieus(vm.agents[vm.nagents++].pid, (int)cores, kids, 1024);
     spm_test_vm_stop(&vm);
@@ -424,6 +426,43 @@ static char *agent_log(spm_test_vm_t *vm, const char *const *extra, char *ieu_ar
     return err;
 }
 
+/*  An operator fixing a file sees every problem at once, each with its
+    line, and an endpoint without a port is refused where it is written,
+    not when the center first binds it. */
+START_TEST(config_check_names_every_problem_with_its_line)
+{
+    const char *conf = write_conf("bad.conf", "[center]\n"
+                                              "listen = tcp://x\n"
+                                              "heartbeat_ms = 5\n"
+                                              "bogus = 1\n"
+                                              "[agent]\n"
+                                              "center = tcp://head:7700\n"
+                                              "data_listen = ipc://\n");
+    const char *check[] = {"config", "check", conf, NULL};
+    char *out, *err, want[512];
+    ck_assert_int_eq(spm_test_run(check, 10, &out, &err), 1);
+    const char *lines[] = {
+        "2: center.listen: 'tcp://x' is not an endpoint",
+        "3: center.heartbeat_ms: '5' is not a whole number from 10 to 60000",
+        "4: center.bogus: unknown setting",
+        "7: agent.data_listen: 'ipc://' is not an endpoint",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        snprintf(want, sizeof want, "%s:%s", conf, lines[i]);
+        ck_assert_msg(strstr(err, want), "want '%s' in: %s", want, err);
+    }
+    ck_assert_int_eq(spm_test_lines(err), 4);
+    free(out);
+    free(err);
+    /* the same endpoint on the command line, in the same words */
+    const char *listen[] = {"--listen", "tcp://x", NULL};
+    ck_assert_int_ne(run_proc(0, listen, &out, &err), 0);
+    ck_assert_msg(strstr(err, "--listen: 'tcp://x' is not an endpoint"), "%s", err);
+    free(out);
+    free(err);
+}
+END_TEST
+
 /*  The value after "--log-level" in the NUL-separated ARGS, or "". */
 static const char *level_in(const char *args)
 {
@@ -501,6 +540,7 @@ static Suite *config_suite(void)
     SPM_TEST_ADD(s, &c,
                  ieus_zero_means_one_per_core_in_a_file_on_the_command_line_and_for_a_client);
     SPM_TEST_ADD(s, &c, log_level_is_what_every_process_logs_at);
+    SPM_TEST_ADD(s, &c, config_check_names_every_problem_with_its_line);
     return s;
 }
 

@@ -4,6 +4,7 @@
     the configuration file. */
 #include "tests/check_main.h"
 #include "tests/spm_test.h"
+#include "base/config.h"
 #include "transport/wire.h"
 
 #include <sys/resource.h>
@@ -178,7 +179,7 @@ START_TEST(jobs_share_fairly_and_priority_overtakes)
     free(out);
     free(err);
     const char *wait_a[] = {"wait", as, "--center", ep, "--quiet", NULL};
-    ck_assert_int_eq(spm_test_run(wait_a, 20, &out, &err), 1);
+    ck_assert_int_eq(spm_test_run(wait_a, 20, &out, &err), 3); /* canceled */
     ck_assert_msg(strstr(err, "canceled") != NULL, "%s", err);
     free(out);
     free(err);
@@ -355,7 +356,10 @@ START_TEST(example_config_parses_and_bad_values_name_file_line_key)
     const char *ok[] = {"config", "check", path, NULL};
     char *out, *err;
     ck_assert_msg(spm_test_run(ok, 10, &out, &err) == 0, "%s", err);
-    ck_assert_uint_eq(spm_test_lines(out), 26); /* every setting printed */
+    size_t settings = 0;
+    while (spm_config_at(settings))
+        settings++;
+    ck_assert_uint_eq(spm_test_lines(out), settings); /* every setting printed */
     ck_assert_ptr_nonnull(strstr(out, "center.dead_ms"));
     free(out);
     free(err);

@@ -117,7 +117,7 @@ static double wait_committed(const chaos_vm_t *vm, double committed, char *last,
 /*  The jobs of center_killed_three_times_while_three_jobs_run, by the
     program names the center lists them under. */
 enum { MATMUL, MINE, SYNTHETIC, NJOBS };
-static const char *const programs[NJOBS] = {"matmul", "apriori", "synthetic"};
+static const char *const programs[NJOBS] = {"matmul", "mine", "synthetic"};
 
 START_TEST(center_killed_three_times_while_three_jobs_run)
 {

@@ -1,6 +1,6 @@
-/*  A plugin whose super-function crashes the center at its first commit
-    (test_plugin: the center dies; started again, it fails this job
-    without running its code and resumes the others). */
+/*  A plugin whose super-function crashes at its first commit
+    (test_plugin, test_isolation: its host dies of it, its job fails in one
+    line naming the callback, and the center and the other jobs go on). */
 #include "spm.h"
 
 #include <signal.h>

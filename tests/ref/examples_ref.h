@@ -21,6 +21,11 @@
     between two centres, or a shift within rounding of --tol, could in
     principle differ; on generated data it does not).
 
+    ref_mandel draws examples/mandel's image from the arithmetic
+    examples/README.md specifies, whole and in one pass (no tiles, no
+    merge): its doubles are computed in the same order, so a test asserts
+    the same bytes.
+
     The parsers read the plugins' result texts:
         pi 3.1421460000 from 10000000 samples (7855365 inside, seed 1)
     and
@@ -234,6 +239,58 @@ static inline int ref_kmeans_parse(const char *text, uint32_t k, uint32_t dims,
             return -1;
     }
     return p[1] == '\0' ? 0 : -1;
+}
+
+/* --------------------------------------------------------------- mandel */
+
+/*  The PGM examples/mandel writes for a W x H image of at most ITER
+    iterations about (X, Y), SPAN wide on the real axis: "P5\nW H\n255\n"
+    and a byte per pixel, row by row. Pixel (col, row) is c = X + (col +
+    0.5 - W/2) SPAN/W + i (Y - (row + 0.5 - H/2) SPAN/W); its count is the
+    iterations of z = z^2 + c from 0 before |z|^2 > 4, at most ITER; its
+    grey 0 when the count is ITER, else 255 * (the pixels whose count is at
+    most its own, ITER excluded) / (all pixels whose count is below ITER).
+    Returns the bytes (malloc'd, the caller frees) and their number in
+    *LEN, or NULL when out of memory. */
+static inline unsigned char *ref_mandel(int64_t w, int64_t h, int64_t iter, double x, double y,
+                                        double span, size_t *len)
+{
+    char head[64];
+    int hl = snprintf(head, sizeof head, "P5\n%lld %lld\n255\n", (long long)w, (long long)h);
+    int64_t *count = malloc((size_t)(w * h) * sizeof *count);
+    uint64_t *below =
+        calloc((size_t)iter + 1, sizeof *below); /* below[k]: pixels with count <= k */
+    unsigned char *pgm = malloc((size_t)hl + (size_t)(w * h));
+    if (!count || !below || !pgm) {
+        free(count), free(below), free(pgm);
+        return NULL;
+    }
+    for (int64_t row = 0; row < h; row++)
+        for (int64_t col = 0; col < w; col++) {
+            double cr = x + ((double)col + 0.5 - (double)w / 2.0) * span / (double)w;
+            double ci = y - ((double)row + 0.5 - (double)h / 2.0) * span / (double)w;
+            double zr = 0, zi = 0;
+            int64_t k = 0;
+            while (k < iter && zr * zr + zi * zi <= 4) {
+                double next = zr * zr - zi * zi + cr;
+                zi = 2 * zr * zi + ci;
+                zr = next;
+                k++;
+            }
+            count[row * w + col] = k;
+            if (k < iter)
+                below[k]++;
+        }
+    for (int64_t k = 1; k < iter; k++)
+        below[k] += below[k - 1];
+    memcpy(pgm, head, (size_t)hl);
+    for (int64_t p = 0; p < w * h; p++)
+        pgm[hl + p] =
+            count[p] == iter ? 0 : (unsigned char)(255 * below[count[p]] / below[iter - 1]);
+    free(count);
+    free(below);
+    *len = (size_t)hl + (size_t)(w * h);
+    return pgm;
 }
 
 #endif

@@ -3,6 +3,7 @@
     apriori program on the in-process VM against the reference
     =========================================================================
 */
+#include "base/checksum.h"
 #include "isa/core/codec.h"
 #include "vm/embedded/inproc.h"
 #include "runtime/si.h"
@@ -15,6 +16,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- block specs */
@@ -293,10 +296,11 @@ START_TEST(load_parses_text)
 }
 END_TEST
 
-/*  LoadDataBlock of the lines of FILE from byte OFFSET (LEN bytes, NLINES
-    lines, the first line FIRST): its status, and the transactions in *SPEC. */
-static int load_file(const char *file, uint64_t offset, uint64_t len, uint32_t nlines,
-                     uint64_t first, const char **spec)
+/*  The block of the lines of FILE from byte OFFSET (LEN bytes, NLINES
+    lines, the first line FIRST), stamped and summed as the client cuts
+    it: the file as it is now, and the checksum of the bytes there. */
+static spm_mining_file_t cut_file(const char *file, uint64_t offset, uint64_t len, uint32_t nlines,
+                                  uint64_t first)
 {
     spm_mining_file_t f = {.first = first,
                            .nlines = nlines,
@@ -306,10 +310,88 @@ static int load_file(const char *file, uint64_t offset, uint64_t len, uint32_t n
                            .pathlen = (uint32_t)strlen(file),
                            .name = "in.dat",
                            .namelen = 6};
+    int fd = open(file, O_RDONLY);
+    char *bytes = calloc(1, len + 1);
+    if (fd >= 0) {
+        spm_file_stamp(fd, &f.stamp);
+        ssize_t got = pread(fd, bytes, len, (off_t)offset);
+        f.sum = spm_checksum(bytes, got > 0 ? (size_t)got : 0);
+        close(fd);
+    }
+    free(bytes);
+    return f;
+}
+
+/*  LoadDataBlock of block F: its status, and the transactions in *SPEC. */
+static int load_block(const spm_mining_file_t *f, const char **spec)
+{
     blob_t b;
-    ck_assert_int_eq(spm_mining_file_encode(&f, &b.data, &b.len), 0);
+    ck_assert_int_eq(spm_mining_file_encode(f, &b.data, &b.len), 0);
     return load_staged(b, spec, NULL);
 }
+
+/*  LoadDataBlock of the lines of FILE as cut_file cuts them now. */
+static int load_file(const char *file, uint64_t offset, uint64_t len, uint32_t nlines,
+                     uint64_t first, const char **spec)
+{
+    spm_mining_file_t f = cut_file(file, offset, len, nlines, first);
+    return load_block(&f, spec);
+}
+
+/*  Writes BODY over FILE in place from its start (same inode). */
+static void rewrite(const char *file, const char *body)
+{
+    int fd = open(file, O_WRONLY);
+    ck_assert_int_eq(pwrite(fd, body, strlen(body), 0), (ssize_t)strlen(body));
+    close(fd);
+}
+
+/*  A file changed after the client cut it (issue 39): rewritten in place at
+    the same size, rewritten with its modification time put back (which
+    only the checksum of the block's bytes tells), or replaced by another
+    file moved under its name (`cp other tmp && mv tmp FILE`). The IEU
+    fails the block in one line instead of reading lines the client never
+    saw; before, it read whatever the file held then. */
+START_TEST(load_refuses_a_file_changed_since_it_was_cut)
+{
+    char file[] = "/tmp/spm_load_changed.XXXXXX", other[] = "/tmp/spm_load_other.XXXXXX";
+    int fd = mkstemp(file), fo = mkstemp(other);
+    const char *body = "1 2\n3 4\n5 6\n", *changed = "1 2\n7 8\n5 6\n";
+    ck_assert_int_eq(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+    ck_assert_int_eq(write(fo, changed, strlen(changed)), (ssize_t)strlen(changed));
+    close(fd);
+    close(fo);
+    spm_si_set_local_files(1);
+    const char *spec;
+    spm_mining_file_t f = cut_file(file, 4, 4, 1, 2);
+    ck_assert_int_eq(load_block(&f, &spec), 0);
+    ck_assert_str_eq(spec, "3 4|");
+    usleep(20000); /* past the file system's timestamp granularity */
+    rewrite(file, changed);
+    ck_assert_int_eq(load_block(&f, &spec), SPM_EIO);
+    ck_assert_str_eq(spm_error_detail(), "in.dat: the file changed while it was read");
+    /* the same bytes, then other ones with the time put back: the sum */
+    rewrite(file, body);
+    f = cut_file(file, 4, 4, 1, 2);
+    rewrite(file, changed);
+    struct timespec times[2] = {{.tv_nsec = UTIME_OMIT},
+                                {.tv_sec = (time_t)(f.stamp.mtime_ns / 1000000000u),
+                                 .tv_nsec = (long)(f.stamp.mtime_ns % 1000000000u)}};
+    fd = open(file, O_RDONLY);
+    ck_assert_int_eq(futimens(fd, times), 0);
+    close(fd);
+    ck_assert_int_eq(load_block(&f, &spec), SPM_EIO);
+    ck_assert_str_eq(spm_error_detail(), "in.dat: the file changed while it was read");
+    /* another file moved under the name */
+    rewrite(file, body);
+    f = cut_file(file, 4, 4, 1, 2);
+    ck_assert_int_eq(rename(other, file), 0);
+    ck_assert_int_eq(load_block(&f, &spec), SPM_EIO);
+    ck_assert_str_eq(spm_error_detail(), "in.dat: the file changed while it was read");
+    unlink(file);
+    spm_si_set_local_files(0);
+}
+END_TEST
 
 /*  An embedded VM's IEU reads a block's lines from the client's file where
     they lie, as it would parse them staged; any other IEU refuses to read
@@ -513,17 +595,29 @@ START_TEST(confidence_and_store)
     spm_mining_rules_free(&r);
     done(&s);
 
-    /* StoreResult sorts: antecedent, then consequent. */
+    /* StoreResult gathers the rules of its operands as they come, with
+       their supports (the client sorts them in item order). */
+    spm_mining_rules_t first;
+    ck_assert_int_eq(spm_mining_rules_decode(rules.data, rules.len, &first), 0);
+    blob_t copy = {malloc(rules.len), rules.len};
+    memcpy(copy.data, rules.data, rules.len);
     in(&s, SPM_R, rules);
+    in(&s, SPM_R, copy);
     out(&s, SPM_W);
     ck_assert_int_eq(exec(&s, SPM_MINING_STORE), 0);
-    ck_assert_int_eq(spm_mining_rules_decode(s.ops[1].out, s.ops[1].out_len, &r), 0);
-    ck_assert_uint_eq(r.n, 3);
-    uint32_t want[][2] = {{0, 1}, {1, 0}, {2, 1}};
-    for (uint32_t i = 0; i < 3; i++) {
-        ck_assert_uint_eq(r.items[r.off[i]], want[i][0]);
-        ck_assert_uint_eq(r.items[r.off[i] + 1], want[i][1]);
+    ck_assert_int_eq(spm_mining_rules_decode(s.ops[2].out, s.ops[2].out_len, &r), 0);
+    ck_assert_uint_eq(r.n, 6);
+    ck_assert_uint_eq(reply(&s, 0), 6);
+    for (uint32_t i = 0; i < 6; i++) {
+        uint32_t f = i % 3;
+        ck_assert_uint_eq(r.xlen[i], first.xlen[f]);
+        ck_assert_uint_eq(r.ylen[i], first.ylen[f]);
+        ck_assert_uint_eq(r.supz[i], first.supz[f]);
+        ck_assert_uint_eq(r.supx[i], first.supx[f]);
+        ck_assert_uint_eq(r.items[r.off[i]], first.items[first.off[f]]);
+        ck_assert_uint_eq(r.items[r.off[i] + 1], first.items[first.off[f] + 1]);
     }
+    spm_mining_rules_free(&first);
     spm_mining_rules_free(&r);
     done(&s);
 
@@ -1331,6 +1425,7 @@ static Suite *suite(void)
     SPM_TEST_ADD(s, NULL, load_normalizes);
     SPM_TEST_ADD(s, NULL, load_parses_text);
     SPM_TEST_ADD(s, NULL, load_reads_file_lines);
+    SPM_TEST_ADD(s, NULL, load_refuses_a_file_changed_since_it_was_cut);
     SPM_TEST_ADD(s, NULL, count_shrink_and_collect_items);
     SPM_TEST_ADD(s, NULL, shrink_and_merge_transactions);
     SPM_TEST_ADD(s, NULL, join_families_across_blocks);

@@ -161,9 +161,18 @@ static const struct {
     {"%%MatrixMarket matrix array real general\n2 1\n1\n", 3, "truncated"},
     {"%%MatrixMarket matrix array real general\n1 1\n1e999\n", 3, "out of range"},
     {"%%MatrixMarket matrix array pattern general\n1 1\n", 1, "pattern"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 nan\n", 4, "finite"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n\n% c\n1 1 inf\n", 5, "finite"},
+    {"%%MatrixMarket matrix array real general\n2 1\n1\r\n-inf\r\n", 4, "finite"},
+    {"%%MatrixMarket matrix array real general\n2 1\n1\n-1e400", 4, "out of range"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 1\n% a\n\n2 2 1\n% b\n1 x", 7,
+     "more entries"},
+    {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n% end\n", 4, "truncated"},
     {"", 0, "empty"},
 };
 
+/*  ... whatever chunks its entries are parsed in (1 byte: every line
+    cut; 0: the default, one chunk). */
 START_TEST(bad_files)
 {
     char path[256];
@@ -171,21 +180,182 @@ START_TEST(bad_files)
     FILE *f = fopen(path, "w");
     fputs(bad[_i].text, f);
     fclose(f);
-    spm_mmio_t *r = spm_mmio_open(path);
-    int rc = SPM_EFORMAT;
-    if (r) {
-        uint64_t i, j;
-        double v;
-        while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
-            ;
-        spm_mmio_destroy(&r);
+    static const size_t chunks[] = {0, 1, 2, 3, 5, 8};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        spm_mmio_t *r = spm_mmio_open(path);
+        int rc = SPM_EFORMAT;
+        if (r) {
+            spm_mmio_set_chunk(r, chunks[c]);
+            uint64_t i, j;
+            double v;
+            while ((rc = spm_mmio_next(r, &i, &j, &v)) == 1)
+                ;
+            spm_mmio_destroy(&r);
+        }
+        ck_assert_int_eq(rc, SPM_EFORMAT);
+        char want[300];
+        snprintf(want, sizeof want, "%s:%d: ", path, bad[_i].line);
+        const char *d = spm_error_detail();
+        ck_assert_msg(strncmp(d, want, strlen(want)) == 0, "case %d, chunk %zu: '%s' lacks '%s'",
+                      _i, chunks[c], d, want);
+        ck_assert_msg(strstr(d, bad[_i].says) != NULL, "case %d, chunk %zu: '%s' lacks '%s'", _i,
+                      chunks[c], d, bad[_i].says);
     }
-    ck_assert_int_eq(rc, SPM_EFORMAT);
-    char want[300];
-    snprintf(want, sizeof want, "%s:%d: ", path, bad[_i].line);
-    const char *d = spm_error_detail();
-    ck_assert_msg(strncmp(d, want, strlen(want)) == 0, "case %d: '%s' lacks '%s'", _i, d, want);
-    ck_assert_msg(strstr(d, bad[_i].says) != NULL, "case %d: '%s' lacks '%s'", _i, d, bad[_i].says);
+}
+END_TEST
+
+/*  One entry as read. */
+typedef struct {
+    uint64_t i, j;
+    double v;
+} entry_t;
+
+/*  Reads PATH with its entries parsed in chunks of CHUNK bytes into
+    OUT (at most MAX); returns how many, asserting a clean end. */
+static size_t read_entries(const char *path, size_t chunk, entry_t *out, size_t max)
+{
+    spm_mmio_t *r = spm_mmio_open(path);
+    ck_assert_msg(r != NULL, "%s", spm_error_detail());
+    spm_mmio_set_chunk(r, chunk);
+    size_t n = 0;
+    int rc;
+    entry_t e;
+    while ((rc = spm_mmio_next(r, &e.i, &e.j, &e.v)) == 1) {
+        ck_assert_uint_lt(n, max);
+        out[n++] = e;
+    }
+    ck_assert_msg(rc == 0, "chunk %zu: %s", chunk, spm_error_detail());
+    spm_mmio_destroy(&r);
+    return n;
+}
+
+/*  Text with a chunk boundary at every byte: CRLF and LF lines, comments
+    and blank lines between entries, blanks and tabs, values numparse and
+    strtod read, and no newline after the last line. Every chunk size
+    gives the same entries, in the same order, as the expected list. */
+START_TEST(chunks_in_awkward_places)
+{
+    static const char text[] = "%%MatrixMarket matrix coordinate real symmetric\r\n"
+                               "% a comment\r\n"
+                               "4 4 6\r\n"
+                               "1 1 0.5\r\n"
+                               "\r\n"
+                               "% between entries, with a 9 9 9 in it\n"
+                               "  2\t1   -1.25e-3  \n"
+                               "\n"
+                               "3 2 +7\r\n"
+                               "4 1 1e308\n"
+                               "4 3 4.9406564584124654e-324\n"
+                               "% the last line has no newline\n"
+                               "4 4 -0.10000000000000001";
+    static const entry_t want[] = {{0, 0, 0.5},
+                                   {1, 0, -1.25e-3},
+                                   {0, 1, -1.25e-3},
+                                   {2, 1, 7},
+                                   {1, 2, 7},
+                                   {3, 0, 1e308},
+                                   {0, 3, 1e308},
+                                   {3, 2, 4.9406564584124654e-324},
+                                   {2, 3, 4.9406564584124654e-324},
+                                   {3, 3, -0.1}};
+    size_t nwant = sizeof want / sizeof *want;
+    char path[256];
+    snprintf(path, sizeof path, "%s/awkward.mtx", dir);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    for (size_t chunk = 0; chunk <= sizeof text; chunk++) {
+        entry_t got[16];
+        size_t n = read_entries(path, chunk, got, 16);
+        ck_assert_msg(n == nwant, "chunk %zu: %zu entries", chunk, n);
+        for (size_t k = 0; k < n; k++)
+            ck_assert_msg(got[k].i == want[k].i && got[k].j == want[k].j &&
+                              memcmp(&got[k].v, &want[k].v, sizeof(double)) == 0,
+                          "chunk %zu, entry %zu: (%llu, %llu, %a)", chunk, k,
+                          (unsigned long long)got[k].i, (unsigned long long)got[k].j, got[k].v);
+    }
+}
+END_TEST
+
+/*  An array file cut anywhere: every value lands at its position. */
+START_TEST(array_chunks_keep_positions)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/array.mtx", dir);
+    FILE *f = fopen(path, "w");
+    fputs("%%MatrixMarket matrix array integer general\n3 4\n", f);
+    for (int k = 0; k < 12; k++)
+        fprintf(f, k % 3 ? "%d\n" : "%% col\n%d\r\n", k - 5);
+    fclose(f);
+    for (size_t chunk = 0; chunk < 64; chunk++) {
+        entry_t got[16];
+        ck_assert_uint_eq(read_entries(path, chunk, got, 16), 12);
+        for (int k = 0; k < 12; k++) {
+            ck_assert_uint_eq(got[k].i, (uint64_t)(k % 3));
+            ck_assert_uint_eq(got[k].j, (uint64_t)(k / 3));
+            ck_assert(got[k].v == k - 5);
+        }
+    }
+}
+END_TEST
+
+/*  Values that must come back bit for bit through the writer and the
+    chunked reader on every core: subnormals, the extremes, -0, integers,
+    and many random doubles of every magnitude. */
+START_TEST(values_round_trip_through_chunks)
+{
+    enum { N = 200000 };
+    char path[256];
+    snprintf(path, sizeof path, "%s/values.mtx", dir);
+    double *v = malloc(N * sizeof *v);
+    static const double special[] = {4.9406564584124654e-324,
+                                     -4.9406564584124654e-324,
+                                     2.2250738585072009e-308,
+                                     2.2250738585072014e-308,
+                                     1.7976931348623157e308,
+                                     -1.7976931348623157e308,
+                                     1e308,
+                                     -0.0,
+                                     1.0,
+                                     -1.0,
+                                     123456789.0,
+                                     9007199254740993.0,
+                                     0.1,
+                                     1e-5,
+                                     1e22,
+                                     1e23};
+    uint64_t x = 88172645463325252u;
+    for (int k = 0; k < N; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t bits = x;
+        if (k % 4 == 0) /* any finite double */
+            bits &= ~(UINT64_C(0x7ff) << 52) | ((x >> 7) % 0x7ff) << 52;
+        else if (k % 4 == 1) /* an integer */
+            bits = 0, v[k] = (double)(int64_t)(x >> 20) - (double)(x >> 44);
+        else /* a moderate value, as in matrices */
+            bits = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1023) + (x >> 60) - 8) << 52;
+        if (k % 4 != 1)
+            memcpy(&v[k], &bits, sizeof bits);
+        if (k < (int)(sizeof special / sizeof *special))
+            v[k] = special[k];
+    }
+    FILE *f = fopen(path, "w+");
+    spm_mmio_header_t h = {SPM_MMIO_ARRAY, SPM_MMIO_REAL, SPM_MMIO_GENERAL, N, 1, 0};
+    spm_mmio_writer_t *w = spm_mmio_writer_open(f, &h);
+    for (int k = 0; k < N; k++)
+        ck_assert_int_eq(spm_mmio_writer_put(w, (uint64_t)k, 0, v[k]), 0);
+    ck_assert_int_eq(spm_mmio_writer_close(&w), 0);
+    fclose(f);
+    entry_t *got = malloc(N * sizeof *got);
+    static const size_t chunks[] = {0, 4096, 777};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        ck_assert_uint_eq(read_entries(path, chunks[c], got, N), N);
+        for (int k = 0; k < N; k++)
+            ck_assert_msg(memcmp(&got[k].v, &v[k], sizeof(double)) == 0 && got[k].i == (uint64_t)k,
+                          "entry %d: wrote %a, read %a", k, v[k], got[k].v);
+    }
+    free(got);
+    free(v);
 }
 END_TEST
 
@@ -224,6 +394,9 @@ static Suite *mm_mmio_suite(void)
     SPM_TEST_ADD_LOOP(s, &c, write_every_kind, 0, 18);
     SPM_TEST_ADD(s, &c, write_count_checked);
     SPM_TEST_ADD_LOOP(s, &c, bad_files, 0, sizeof bad / sizeof *bad);
+    SPM_TEST_ADD(s, &c, chunks_in_awkward_places);
+    SPM_TEST_ADD(s, &c, array_chunks_keep_positions);
+    SPM_TEST_ADD(s, &c, values_round_trip_through_chunks);
     SPM_TEST_ADD(s, &c, missing_file);
     SPM_TEST_ADD(s, &c, real_matrix);
     return s;

@@ -6,6 +6,7 @@
 #include "runtime/registry.h"
 #include "runtime/si.h"
 #include "isa/matrix/block.h"
+#include "isa/matrix/raw.h"
 #include "programs/matmul/cut.h"
 #include "programs/matmul/job.h"
 #include "tests/check_main.h"
@@ -253,6 +254,75 @@ static double run(uint32_t m, uint32_t p, uint32_t n, uint32_t k, double density
     return err;
 }
 
+/*  What a cutter handed over, each block as the typed block it stands for
+    (a raw one decoded), in the order they came. */
+typedef struct {
+    uint32_t bi[16], bj[16];
+    uint64_t entries[16];
+    int raw[16];
+    void *data[16];
+    size_t len[16], n;
+} handed_t;
+
+static int keep_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
+                      uint64_t entries)
+{
+    handed_t *h = arg;
+    ck_assert_uint_lt(h->n, 16);
+    spm_mm_block_t *b = NULL;
+    h->raw[h->n] = spm_mm_raw_is(data, len);
+    ck_assert_int_eq(
+        h->raw[h->n] ? spm_mm_raw_to_block(data, len, &b) : spm_mm_block_decode(data, len, &b), 0);
+    ck_assert_int_eq(spm_mm_block_encode(b, &h->data[h->n], &h->len[h->n]), 0);
+    spm_mm_block_destroy(&b);
+    h->bi[h->n] = bi;
+    h->bj[h->n] = bj;
+    h->entries[h->n++] = entries;
+    return 0;
+}
+
+/*  An array file's tiles are filled in place (spm_mm_cutter_dense): the
+    VM gets the same blocks, typed or raw alike, as from entries cut one
+    by one. A 12 x 12 matrix in tiles of 6: the first full, the last with
+    two entries (raw), the others empty; entries come column by column,
+    as an array file has them, zeros included. */
+START_TEST(dense_cutter_hands_over_what_entries_make)
+{
+    double a[144] = {0};
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++)
+            a[i * 12 + j] = 1.5 + i - 2.25 * j;
+    a[8 * 12 + 11] = 7;
+    a[11 * 12 + 6] = -1e-300;
+    handed_t h[2] = {{.n = 0}, {.n = 0}};
+    for (int d = 0; d < 2; d++) {
+        spm_mm_cutter_t *c = spm_mm_cutter_new(12, 12, 6, 6);
+        if (d)
+            ck_assert_int_eq(spm_mm_cutter_dense(c), 0);
+        for (uint32_t j = 0; j < 12; j++)
+            for (uint32_t i = 0; i < 12; i++)
+                ck_assert_int_eq(spm_mm_cutter_add(c, i, j, a[i * 12 + j]), 0);
+        ck_assert_uint_eq(spm_mm_cutter_entries(c), 37);
+        ck_assert_int_eq(spm_mm_cutter_flush(c, keep_block, &h[d]), 0);
+        spm_mm_cutter_destroy(&c);
+    }
+    ck_assert_uint_eq(h[0].n, 2);
+    ck_assert_uint_eq(h[1].n, 2);
+    for (size_t k = 0; k < 2; k++) {
+        ck_assert_uint_eq(h[0].bi[k], h[1].bi[k]);
+        ck_assert_uint_eq(h[0].bj[k], h[1].bj[k]);
+        ck_assert_uint_eq(h[0].entries[k], h[1].entries[k]);
+        ck_assert_int_eq(h[0].raw[k], h[1].raw[k]);
+        ck_assert_uint_eq(h[0].len[k], h[1].len[k]);
+        ck_assert_mem_eq(h[0].data[k], h[1].data[k], h[0].len[k]);
+        free(h[0].data[k]);
+        free(h[1].data[k]);
+    }
+    ck_assert_int_eq(h[0].raw[0], 0); /* the full tile typed */
+    ck_assert_int_eq(h[0].raw[1], 1); /* two entries of 36: raw */
+}
+END_TEST
+
 START_TEST(every_policy_and_update)
 {
     static const uint32_t per[] = {1, 3, 0};
@@ -325,6 +395,7 @@ static Suite *mm_sf_suite(void)
     SPM_TEST_ADD(s, &c, sparse_symmetric_shapes);
     SPM_TEST_ADD(s, &c, dynamic_balances);
     SPM_TEST_ADD(s, &c, smart_policies_reuse_blocks);
+    SPM_TEST_ADD(s, &c, dense_cutter_hands_over_what_entries_make);
     return s;
 }
 

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*  Compares spm_numparse_double(S) with strtod(S). Asserts only on a
+/*  Compares spm_numparse_double(S) and spm_numparse_double_padded(S)
+    with strtod(S). Asserts only on a
     mismatch: a Check assertion per string would cost more than the
     parsing. */
 static void same_double(const char *s)
@@ -37,6 +38,22 @@ static void same_double(const char *s)
             "'%s': spm_numparse_double read %a (%td chars, errno %d, rc %d), strtod %a (%td "
             "chars, errno %d)",
             s, got, end - s, got_errno, rc, want, want_end - s, want_errno);
+    /* the padded reader, with digits after the NUL that it must not take */
+    char buf[512];
+    size_t n = strlen(s);
+    if (n + 1 + SPM_NUMPARSE_PAD > sizeof buf)
+        return;
+    memcpy(buf, s, n + 1);
+    memset(buf + n + 1, '7', SPM_NUMPARSE_PAD);
+    double padded = 42.0;
+    errno = 0;
+    rc = spm_numparse_double_padded(buf, &end, &padded);
+    got_errno = errno;
+    if (memcmp(&padded, &want, sizeof padded) != 0 || end - buf != want_end - s ||
+        got_errno != want_errno || rc != (want_end == s ? -1 : 0))
+        ck_abort_msg("'%s': spm_numparse_double_padded read %a (%td chars, errno %d, rc %d), "
+                     "strtod %a (%td chars, errno %d)",
+                     s, padded, end - buf, got_errno, rc, want, want_end - s, want_errno);
 }
 
 /*  Compares spm_numparse_u64(S) with strtoull(S, 10) and

@@ -16,13 +16,18 @@
     =========================================================================
 */
 #include "vm/agent/agent_int.h"
+#include "vm/agent/identity.h"
+#include "vm/agent/metrics.h"
 #include "datacache/blockclient.h"
 #include "datacache/dataagent.h"
 #include "datacache/nodecache.h"
 #include "runtime/registry.h"
+#include "base/backoff.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/lograte.h"
 #include "base/proc.h"
+#include "base/procstat.h"
 #include "transport/security.h"
 #include "transport/wire.h"
 
@@ -36,6 +41,8 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_flag;
+
+#define PUBLISH_US 1000000 /* the node's /metrics are built this often */
 
 static void on_signal(int sig)
 {
@@ -99,9 +106,19 @@ static void report_held(spm_nodecache_t *cache, void *center)
     free(h);
 }
 
-/*  Fills heartbeat HB with what the node's data agent did and holds. */
-static void report(spm_dataagent_t *served, spm_nodecache_t *cache, Spm__Heartbeat *hb)
+/*  Fills heartbeat HB with what the node's data agent did and holds, and
+    what its spm processes (this agent and its IEUs) use. */
+static void report(agent_t *a, spm_dataagent_t *served, spm_nodecache_t *cache, Spm__Heartbeat *hb)
 {
+    spm_procstat_t ps = {0};
+    pid_t pids[1 + 1024]; /* agent.ieus is at most 1024 */
+    int n = 0;
+    pids[n++] = getpid();
+    for (long i = 0; i < a->nkids && n < (int)(sizeof pids / sizeof *pids); i++)
+        pids[n++] = a->kids[i].pid;
+    hb->processes = (uint32_t)spm_procstat_sum(pids, n, &ps);
+    hb->cpu_us = ps.cpu_us;
+    hb->rss_bytes = ps.rss_bytes;
     spm_dataagent_stats_t st;
     spm_nodecache_stats_t cs;
     spm_dataagent_stats(served, &st);
@@ -191,6 +208,9 @@ static void send_hello(agent_t *a, uint32_t node_index)
     h.data_endpoint = a->advertise;
     h.public_key = (char *)spm_security_public(a->security);
     h.node_index = node_index;
+    h.name = a->name;
+    h.identity.data = a->identity;
+    h.identity.len = sizeof a->identity;
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_HELLO;
     env.hello = &h;
@@ -218,9 +238,11 @@ int spm_agent_new(const spm_agent_opts_t *o, spm_agent_t **out)
                    .cache_mb = o->cache_mb,
                    .heap_mb = o->heap_mb,
                    .drain_s = o->drain_s,
+                   .wait_center_s = o->wait_center_s,
                    .log_level = o->log_level,
                    .node_fd = -1,
                    .node_pipe = -1,
+                   .started_us = spm_now_us(),
                    .nkids = o->ieus ? o->ieus : sysconf(_SC_NPROCESSORS_ONLN)};
     if (!a->cache_dir || !*a->cache_dir) {
         snprintf(a->default_cache, sizeof a->default_cache, "/tmp/spm-cache-%d-%d", (int)getuid(),
@@ -264,10 +286,13 @@ int spm_agent_new(const spm_agent_opts_t *o, spm_agent_t **out)
     if (node_pipe[0] >= 0)
         close(node_pipe[0]); /* the IEUs have theirs; later ones get --node */
     a->node_pipe = node_pipe[1];
-    if (!(a->cache = spm_nodecache_open(a->cache_dir, (uint64_t)a->cache_mb << 20, 0))) {
+    if (!(a->cache = spm_nodecache_open(a->cache_dir, (uint64_t)a->cache_mb << 20, 0)) ||
+        spm_agent_identity(a->cache_dir, a->identity) != 0) {
         rc = SPM_EIO;
         goto err;
     }
+    gethostname(a->host, sizeof a->host - 1);
+    snprintf(a->name, sizeof a->name, "%s", o->name && *o->name ? o->name : a->host);
     if (!(a->data = bind_data(a->ctx, a, a->advertise, sizeof a->advertise, &rc))) {
         rc = rc ? rc : SPM_ESYS; /* no socket: the detail says why */
         goto err;
@@ -283,6 +308,15 @@ int spm_agent_new(const spm_agent_opts_t *o, spm_agent_t **out)
         rc = rc ? rc : SPM_ESYS;
         goto err;
     }
+    /* The server's thread starts after the IEUs were forked (above): a
+       fork copies only the thread that calls it. */
+    if (o->http && *o->http) {
+        if (!(a->http = spm_http_start(o->http, o->http_token, "agent.http_token", &rc)))
+            goto err;
+        spm_agent_metrics_publish(a, 0);
+        spm_log_info("metrics on http://%s/metrics (port %d)%s", o->http, spm_http_port(a->http),
+                     o->http_token && *o->http_token ? ", token required" : "");
+    }
     *out = a;
     return 0;
 err:
@@ -290,13 +324,16 @@ err:
     return rc;
 }
 
-/*  Says HELLO and waits up to 10 s for the center's WELCOME, which gives
-    the node its index. Returns 0, SPM_ECANCELED when a signal came first,
-    or SPM_EUNREACH or SPM_EDENIED with the detail set. */
+/*  Says HELLO and waits for the center's WELCOME, which gives the node its
+    index: as long as wait_center_s says (0: as long as it takes, as a
+    daemon started before its center should), saying HELLO again after 1,
+    2, 4 ... s, at most every 30 s (a center that restarted meanwhile hears
+    it), and saying once, after a second without an answer, that it waits
+    (base/backoff.h: a client's --wait-center is paced the same). Returns 0, SPM_ECANCELED when a
+   signal came first, or SPM_EUNREACH or SPM_EDENIED with the detail set. */
 static int join(agent_t *a)
 {
     int rc = 0;
-    gethostname(a->host, sizeof a->host - 1);
     send_hello(a, 0);
     /* until the center's WELCOME says */
     a->hb_ms = (uint32_t)spm_config_default_long("center", "heartbeat_ms");
@@ -305,10 +342,14 @@ static int join(agent_t *a)
        restarted center hears from this node within a round trip. */
     a->monitor = spm_security_monitor(a->ctx, a->dealer, ZMQ_EVENT_CONNECTED);
     int welcomed = 0;
-    uint64_t deadline = spm_now_us() + 10000000;
-    while (!welcomed && !stop_flag && spm_now_us() < deadline) {
+    spm_backoff_t b;
+    spm_backoff_start(&b, a->wait_center_s);
+    while (!welcomed && !stop_flag && !spm_backoff_over(&b)) {
+        spm_backoff_say(&b, a->center);
+        if (spm_backoff_due(&b))
+            send_hello(a, 0);
         zmq_pollitem_t items[2] = {{a->dealer, 0, ZMQ_POLLIN, 0}, {a->monitor, 0, ZMQ_POLLIN, 0}};
-        if (zmq_poll(items, a->monitor ? 2 : 1, 100) <= 0)
+        if (zmq_poll(items, a->monitor ? 2 : 1, spm_backoff_poll_ms(&b)) <= 0)
             continue;
         if (a->monitor && (rc = spm_security_monitor_read(a->security, a->monitor, a->center)) != 0)
             break;
@@ -325,12 +366,16 @@ static int join(agent_t *a)
         }
         spm_msg_close(&m);
     }
-    if (welcomed)
+    if (welcomed) {
+        char joined[32];
+        snprintf(joined, sizeof joined, "node %u joined", a->node);
+        spm_backoff_answered(&b, a->center, joined);
         return 0;
+    }
     if (stop_flag)
         return SPM_ECANCELED;
     if (rc == 0)
-        spm_error(SPM_EUNREACH, "%s: the center did not answer within 10 s", a->center);
+        rc = spm_backoff_fail(&b, a->center);
     return rc ? rc : SPM_EUNREACH;
 }
 
@@ -360,9 +405,21 @@ int spm_agent_run(spm_agent_t *self)
     }
     spm_log_info("node %u: %ld IEUs started, cache %s", a->node, a->nkids, a->cache_dir);
     int lost = 0; /* the center went silent or forgot us; HELLO until it answers */
-    uint64_t last_hello = 0;
-    uint64_t last_heard = spm_now_us(), last_beat = 0;
-    while (!stop_flag) {
+    int draining = 0, shutdown = 0;
+    uint64_t last_hello = 0, drain_end = 0;
+    uint64_t last_heard = spm_now_us(), last_beat = 0, last_published = 0;
+    for (;;) {
+        if (stop_flag && !draining) {
+            /* A drain: the IEUs finish their running SIs and say BYE; the
+               node goes on serving its blocks and beating meanwhile, so
+               that the center does not take it for dead. */
+            draining = 1;
+            drain_end = spm_now_us() + (uint64_t)a->drain_s * 1000000u;
+            spm_ieus_signal_all(a, SIGTERM);
+            spm_log_info("node %u drains: its IEUs finish their running SIs", a->node);
+        }
+        if (draining && (spm_ieus_reap(a) == 0 || spm_now_us() > drain_end))
+            break;
         zmq_pollitem_t items[4 + 64] = {{a->dealer, 0, ZMQ_POLLIN, 0}, {a->data, 0, ZMQ_POLLIN, 0}};
         int nitems = 2;
         if (a->monitor)
@@ -371,6 +428,7 @@ int spm_agent_run(spm_agent_t *self)
             items[nitems++] = (zmq_pollitem_t){spm_security_zap(a->security), 0, ZMQ_POLLIN, 0};
         nitems += spm_blockclient_items(a->copier, items + nitems, 64);
         zmq_poll(items, nitems, 100);
+        spm_log_rate_tick(); /* the counted lines of routine events */
         spm_security_zap_handle(a->security);
         if (a->monitor && (items[2].revents & ZMQ_POLLIN)) {
             zmq_msg_t ev;
@@ -380,7 +438,6 @@ int spm_agent_run(spm_agent_t *self)
             zmq_msg_close(&ev);
             last_beat = 0; /* a heartbeat now: a new center says it does not know us */
         }
-        int shutdown = 0;
         spm_msg_t m;
         int r;
         spm_dataagent_serve(a->served);
@@ -398,10 +455,13 @@ int spm_agent_run(spm_agent_t *self)
             if (m.env->body_case == SPM__ENVELOPE__BODY_ERROR &&
                 m.env->error->status == SPM_ESTRANGER && !lost) {
                 /* The center restarted: join it again now, as the same node. */
-                spm_log_warn("the center does not know this node (it restarted); joining again");
+                spm_log_warn("the center does not know this node (it restarted, or took the "
+                             "node for dead while it was silent); joining again");
                 lost = 1;
                 last_hello = 0;
             }
+            if (m.env->body_case == SPM__ENVELOPE__BODY_HEARTBEAT)
+                spm_agent_metrics_heard(a, m.env->heartbeat);
             if (m.env->body_case == SPM__ENVELOPE__BODY_HEARTBEAT && lost) {
                 /* The center that knows this node answers again (a new
                    one drops heartbeats before HELLO): it had stalled. Its
@@ -428,15 +488,23 @@ int spm_agent_run(spm_agent_t *self)
                    can read it. */
                 if (same)
                     report_held(a->cache, a->dealer);
-                spm_ieus_restart_all(a, a->cache, same);
+                if (!draining)
+                    spm_ieus_restart_all(a, a->cache, same);
                 spm_dataagent_forwarding(a->served, a->copier, a->node);
             }
             spm_msg_close(&m);
         }
         if (shutdown)
             break;
-        if (!lost)
+        if (!lost && !draining)
             spm_ieus_supervise(a, a->dealer);
+        int rejoin = 0;
+        if (!draining && spm_agent_check_cache(a, &rejoin) != 0)
+            return SPM_ESTORE; /* the detail says why, in one line */
+        if (rejoin) {
+            lost = 1; /* HELLO at once, as the same node; its IEUs start on WELCOME */
+            last_hello = 0;
+        }
         uint64_t now = spm_now_us();
         if (lost && now - last_hello > 2000000) {
             send_hello(a, a->node + 1); /* the same node, if the center will have it */
@@ -444,12 +512,16 @@ int spm_agent_run(spm_agent_t *self)
         }
         if (now - last_beat >= (uint64_t)a->hb_ms * 1000) {
             Spm__Heartbeat hbm = SPM__HEARTBEAT__INIT;
-            report(a->served, a->cache, &hbm);
+            report(a, a->served, a->cache, &hbm);
             Spm__Envelope e = SPM__ENVELOPE__INIT;
             e.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
             e.heartbeat = &hbm;
             spm_wire_send(a->dealer, NULL, &e, NULL, 0, NULL);
             last_beat = now;
+        }
+        if (now - last_published >= PUBLISH_US) {
+            spm_agent_metrics_publish(a, !lost);
+            last_published = now;
         }
         if (!lost && now - last_heard > 2 * (uint64_t)a->dead_ms * 1000) {
             /* Wait for it (a restarted center, a healed network) rather than
@@ -458,14 +530,29 @@ int spm_agent_run(spm_agent_t *self)
             lost = 1;
         }
     }
+    if (draining && !shutdown) {
+        a->drain_s = 0; /* those still running past the drain's end are killed */
+        spm_ieus_stop_all(a);
+        /* The node leaves: a drain, not a death. Sent before the socket
+           closes, which waits up to a second for it to go. */
+        Spm__Bye bye = SPM__BYE__INIT;
+        Spm__Envelope e = SPM__ENVELOPE__INIT;
+        e.body_case = SPM__ENVELOPE__BODY_BYE;
+        e.bye = &bye;
+        int linger = 1000;
+        zmq_setsockopt(a->dealer, ZMQ_LINGER, &linger, sizeof linger);
+        spm_wire_send(a->dealer, NULL, &e, NULL, 0, NULL);
+        spm_log_info("node %u drained", a->node);
+    }
     return 0;
 }
 
-void spm_agent_destroy(spm_agent_t **self)
+void spm_agent_destroy(spm_agent_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    agent_t *a = *self;
+    agent_t *a = *self_p;
+    spm_http_destroy(&a->http); /* first: its last text was built from what follows */
     if (a->node_pipe >= 0)
         close(a->node_pipe); /* an IEU still waiting for its node exits */
     if (a->monitor)
@@ -486,5 +573,5 @@ void spm_agent_destroy(spm_agent_t **self)
     if (*a->default_cache)
         spm_rmtree(a->default_cache);
     free(a);
-    *self = NULL;
+    *self_p = NULL;
 }

@@ -55,6 +55,11 @@ typedef struct {
     long heap_mb;               /* memory each IEU thread touches at start (base/heap.h) */
     long drain_s;               /* how long running SIs may take to finish on SIGTERM */
     const char *log_level;      /* the IEUs' --log-level */
+    const char *name;           /* the node's name for people; NULL or "": the host name */
+    long wait_center_s;         /* how long to wait for the center to answer at start,
+                                   in seconds; 0: as long as it takes */
+    const char *http;           /* ADDR:PORT of the node's /metrics; NULL or "": none */
+    const char *http_token;     /* the bearer token HTTP requests must carry; NULL or "": none */
 } spm_agent_opts_t;
 
 /*  Makes the agent of OPTS: installs the signal handlers, empties the node
@@ -65,14 +70,20 @@ typedef struct {
     undone (its IEUs stopped): SPM_ENOMEM, SPM_EIO when the cache directory
     cannot be emptied or the cache opened, the code of a failed bind or
     connect (SPM_EINVAL for a bad endpoint, SPM_EADDRINUSE, SPM_EDENIED
-    for missing keys), SPM_ESYS; the detail is set where there is one. */
+    for missing keys) or of the HTTP server's start (SPM_EINVAL for a bad
+    address, SPM_EADDRINUSE), SPM_ESYS; the detail is set where there is
+    one. */
 int spm_agent_new(const spm_agent_opts_t *opts, spm_agent_t **out);
 
-/*  Joins the VM and runs the node: says HELLO, waits up to 10 s for the
-    center's WELCOME, hands the IEUs their node index, writes the pid file
-    CACHE-DIR/agent.pid, then serves blocks, supervises the IEUs and
-    rejoins a center that restarted or went silent, until SIGTERM or
-    SIGINT or a SHUTDOWN from the center. Returns 0 then;
+/*  Joins the VM and runs the node: says HELLO (again, with a growing
+    pause, up to every 30 s) and waits for the center's WELCOME as long as
+    wait_center_s says (saying once that it waits), hands the IEUs their
+    node index, writes the pid file CACHE-DIR/agent.pid, then serves
+    blocks, supervises the IEUs and rejoins a center that restarted, went
+    silent or took this node for dead, until SIGTERM or SIGINT (a drain:
+    the IEUs finish their running SIs within drain_s while the node still
+    serves its blocks, then the agent says BYE) or a SHUTDOWN from the
+    center. Returns 0 then;
     SPM_ECANCELED when a signal came before the WELCOME (nothing to report);
     SPM_EUNREACH when the center did not answer, SPM_EDENIED when it
     refused this node's key (detail set). */
@@ -82,7 +93,7 @@ int spm_agent_run(spm_agent_t *self);
     those still there after drain_s are killed), closes every socket and
     the cache, removes a cache directory it made, frees the agent and sets
     *SELF to NULL. Does nothing when *SELF is NULL. */
-void spm_agent_destroy(spm_agent_t **self);
+void spm_agent_destroy(spm_agent_t **self_p);
 
 /*  `spm agent --drain`: sends SIGTERM to the agent whose pid file is in
     CACHE_DIR and waits until it has exited. Returns 0 with *PID set to its

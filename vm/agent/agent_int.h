@@ -11,10 +11,16 @@
 #include "datacache/blockclient.h"
 #include "datacache/dataagent.h"
 #include "datacache/nodecache.h"
+#include "transport/http.h"
 #include "transport/security.h"
 
 #include <stdint.h>
 #include <sys/types.h>
+
+/*  The counts of the node's commits the center tells the agent
+    (Heartbeat.sis, fetched_node_bytes, fetched_store_bytes, pushed_bytes,
+    corrupt), vm/agent/metrics.c. */
+#define SPM_AGENT_COUNTED 5
 
 typedef struct {
     pid_t pid;           /* 0 when not running */
@@ -51,9 +57,20 @@ struct spm_agent {
     spm_nodecache_t *cache;    /* this node's cache */
     char advertise[512];       /* the endpoint peers reach DATA at */
     char host[256];            /* this host's name, for HELLO */
+    char name[256];            /* the node's name (--name, else the host's), for HELLO */
+    uint8_t identity[16];      /* the node's identity (vm/agent/identity.h) */
+    long wait_center_s;        /* how long join() waits for the center; 0: forever */
     char default_cache[128];   /* the cache directory made for this run, or "" */
     uint32_t hb_ms, dead_ms;   /* the center's heartbeat and dead times, from the WELCOME */
     uint8_t store_id[16];      /* of the center's store: a restarted one knows our blocks */
+    int cache_exit;            /* an IEU ended because the cache went out of service */
+    uint32_t renewals;         /* caches made again, each within RENEW_WINDOW of the last */
+    uint64_t renewed_at;       /* monotonic us of the last one */
+    spm_http_t *http;          /* --http: the node's /metrics, or NULL */
+    uint64_t started_us;       /* monotonic us when the agent was made */
+    uint64_t ieu_restarts;     /* IEUs started again after a death */
+    uint64_t counted[SPM_AGENT_COUNTED];        /* the center's counts, as last heard */
+    uint64_t counted_before[SPM_AGENT_COUNTED]; /* ... summed over centers before it */
 };
 
 typedef struct spm_agent agent_t;
@@ -67,8 +84,25 @@ void spm_ieus_supervise(agent_t *a, void *dealer);
     node's index; the restart does not count against the cap. Unless
     SAME_STORE, CACHE is emptied in between. */
 void spm_ieus_restart_all(agent_t *a, spm_nodecache_t *cache, int same_store);
+/*  SIG to every IEU still running. */
+void spm_ieus_signal_all(agent_t *a, int sig);
+/*  While draining: reaps the IEUs that exited, starting none again.
+    Returns how many still run. */
+long spm_ieus_reap(agent_t *a);
 /*  SIGTERM to every IEU: each finishes its running SIs, commits them and
     exits. Whoever is still there after drain_s seconds is killed. */
 void spm_ieus_stop_all(agent_t *a);
+
+/* cachefault.c */
+/*  Whether the node cache went out of service (its marker, or an IEU that
+    ended so): if so, says it in one line, tells the center the node leaves
+    service (BYE with the reason: a death, its blocks are lost), kills the
+    IEUs, and makes the cache again, empty. The caller then joins the
+    center again, as after a restart of the center. Returns 0 when the
+    cache is (again) in service and the node must join (*REJOIN set to 1)
+    or nothing was wrong (*REJOIN 0); or SPM_ESTORE with the detail set
+    when the cache cannot be made again or broke too often (the agent
+    exits). */
+int spm_agent_check_cache(agent_t *a, int *rejoin);
 
 #endif

@@ -91,6 +91,10 @@ void spm_ieus_supervise(agent_t *a, void *dealer)
                 continue;
             k->pid = 0;
             report_death(dealer, pid, status);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == SPM_NODECACHE_EXIT) {
+                a->cache_exit = 1; /* spm_agent_check_cache says it and starts them again */
+                break;
+            }
             if (now - k->started_at >= HEALTHY_US)
                 k->restarts = 0;
             if (k->restarts >= MAX_RESTARTS) {
@@ -111,6 +115,7 @@ void spm_ieus_supervise(agent_t *a, void *dealer)
         if (!k->pid && k->restart_at && now >= k->restart_at) {
             k->restart_at = 0;
             k->restarts++;
+            a->ieu_restarts++;
             k->started_at = now;
             k->pid = start_ieu(a);
             if (k->pid < 0)
@@ -181,4 +186,24 @@ void spm_ieus_stop_all(agent_t *a)
             kill(a->kids[i].pid, SIGKILL);
             waitpid(a->kids[i].pid, NULL, 0);
         }
+}
+
+void spm_ieus_signal_all(agent_t *a, int sig)
+{
+    for (long i = 0; i < a->nkids; i++)
+        if (a->kids[i].pid > 0)
+            kill(a->kids[i].pid, sig);
+}
+
+long spm_ieus_reap(agent_t *a)
+{
+    long alive = 0;
+    for (long i = 0; i < a->nkids; i++) {
+        child_t *k = &a->kids[i];
+        if (k->pid > 0 && waitpid(k->pid, NULL, WNOHANG) == k->pid)
+            k->pid = 0;
+        k->restart_at = 0; /* a drain starts nothing again */
+        alive += k->pid > 0;
+    }
+    return alive;
 }

@@ -10,11 +10,14 @@
     does once before its loop in startup.c (vm/center/center.h).
     =========================================================================
 */
+#include "base/heap.h"
 #include "base/log.h"
+#include "base/lograte.h"
 #include "runtime/plugin.h"
 #include "runtime/registry.h"
 #include "transport/trace.h"
 #include "vm/center/center_int.h"
+#include "vm/center/dashboard.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -121,6 +124,14 @@ static void handle(spm_center_t *c, spm_msg_t *m)
         stranger(c, m);
         return;
     }
+    if (p->dead && (p->role == ROLE_AGENT || p->role == ROLE_IEU)) {
+        /* Taken for dead (silent for --dead-ms: a stopped process), it is
+           out of service: nothing it says counts, and it is told to join
+           again (an agent does, as the same node; an IEU, unanswered,
+           exits and its agent starts another). */
+        stranger(c, m);
+        return;
+    }
     p->last_seen = spm_now_us();
     switch (body) {
     case SPM__ENVELOPE__BODY_PULL:
@@ -132,9 +143,13 @@ static void handle(spm_center_t *c, spm_msg_t *m)
             center_on_commit(c, p, m);
         break;
     case SPM__ENVELOPE__BODY_HEARTBEAT: {
-        if (p->role == ROLE_AGENT)
+        if (p->role == ROLE_AGENT) {
             spm_dataplane_node_report(c->dp, p->node, m->env->heartbeat);
+            spm_status_node_heard(&c->status, p->node, m->env->heartbeat, p->last_seen);
+        }
         Spm__Heartbeat hb = SPM__HEARTBEAT__INIT;
+        if (p->role == ROLE_AGENT)
+            spm_metrics_node_answer(c->metrics, p->node, &hb);
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
@@ -143,7 +158,14 @@ static void handle(spm_center_t *c, spm_msg_t *m)
     }
     case SPM__ENVELOPE__BODY_BYE:
         if (p->role == ROLE_IEU)
-            center_ieu_gone(c, p, "left");
+            center_ieu_gone(c, p, "drained");
+        else if (p->role == ROLE_AGENT && m->env->bye->reason && *m->env->bye->reason) {
+            /* its cache went out of service: the node lost its blocks */
+            char why[400];
+            snprintf(why, sizeof why, "left service: %.300s", m->env->bye->reason);
+            center_agent_gone(c, p, why);
+        } else if (p->role == ROLE_AGENT)
+            center_agent_gone(c, p, "drained");
         break;
     case SPM__ENVELOPE__BODY_IEU_DIED:
         if (p->role == ROLE_AGENT)
@@ -183,6 +205,9 @@ static void handle(spm_center_t *c, spm_msg_t *m)
     case SPM__ENVELOPE__BODY_CANCEL:
         center_on_cancel(c, m);
         break;
+    case SPM__ENVELOPE__BODY_JOBS:
+        center_on_jobs(c, m);
+        break;
     case SPM__ENVELOPE__BODY_DISCARD:
         if (p->role == ROLE_CLIENT)
             center_on_discard(c, m);
@@ -198,19 +223,26 @@ static void handle(spm_center_t *c, spm_msg_t *m)
 }
 
 /*  With --http, once a tick: what the HTTP thread serves, built here and
-    handed over without waiting (vm/center/http.h). */
+    handed over without waiting (transport/http.h). */
 static void publish(spm_center_t *c, uint64_t now)
 {
     spm_metrics_sample(c->metrics, c->idu, now);
     center_update_status(c);
-    spm_http_snapshot_t snap = {0};
-    char *text = NULL;
-    if (spm_status_build(c->idu, c->dp, &c->status, &snap.status, &text) != 0)
-        snap.status = NULL;
+    spm_http_snapshot_t *snap = spm_http_snapshot_new();
+    if (!snap)
+        return;
+    char *json = NULL, *text = NULL, *metrics = NULL, *history = NULL;
+    if (spm_status_build(c->idu, c->dp, &c->status, &json, &text) != 0)
+        json = NULL;
     free(text);
-    spm_metrics_text(c->metrics, c->idu, c->dp, &c->status, center_cpu_us(), &snap.metrics);
-    spm_metrics_history(c->metrics, c->idu, &snap.history);
-    spm_http_publish(c->http, &snap);
+    spm_metrics_text(c->metrics, c->idu, c->dp, &c->status, center_cpu_us(), &metrics);
+    spm_metrics_history(c->metrics, c->idu, &history);
+    if (spm_http_snapshot_add(snap, "/api/status", SPM_HTTP_JSON, json) == 0 &&
+        spm_http_snapshot_add(snap, "/metrics", SPM_HTTP_PROMETHEUS, metrics) == 0 &&
+        spm_http_snapshot_add(snap, "/api/history", SPM_HTTP_JSON, history) == 0)
+        spm_http_publish(c->http, &snap);
+    else
+        spm_http_snapshot_destroy(&snap);
 }
 
 /*  Once every tick: silent peers are dead, leases expire, watchers get
@@ -232,14 +264,32 @@ static void tick(spm_center_t *c)
         if (p->role == ROLE_AGENT && !p->dead && now - p->last_seen > (uint64_t)c->dead_ms * 1000)
             center_agent_gone(c, p, "went silent");
     }
-    if (c->lease_us)
+    if (c->lease_us) {
+        center_reissued_t before[64];
+        size_t nbefore = center_reissued_now(c, before, 64);
         spm_idu_expire(c->idu, now, c->lease_us);
+        center_record_reissues(c, before, nbefore, "leases expired");
+    }
+    spm_sfhosts_tick(c->sfhosts, now);
     /* The pages of the store this loop read (b-tree pages, the headers that
        commits are checked against) would stay mapped, and count in its
        memory, until it exits. Once a second: each time costs TLB flushes
        on every core, and the pages read again fault back in. */
     if (++c->ticks % 10 == 0)
         spm_store_unmap_all(c->store);
+    /* A job's SIs, their messages and records come and go through malloc,
+       which keeps up to 256 MiB freed (base/heap.c): after a million tiny
+       SIs the center held 380 MiB while idle. Once no job runs, what was
+       freed goes back to the system, then again 2 s later (the records of
+       a job whose report was still on its way). */
+    if (spm_idu_running(c->idu) > 0) {
+        c->trims_due = 2;
+        c->trim_at = now;
+    } else if (c->trims_due && now >= c->trim_at) {
+        spm_heap_release();
+        c->trims_due--;
+        c->trim_at = now + 2000000;
+    }
     pos = 0;
     while (spm_hmap_next(c->traces, &pos, &key, &value)) {
         spm_idu_job_info_t info;
@@ -257,6 +307,7 @@ static void tick(spm_center_t *c)
             center_send_progress(c, w);
         }
     }
+    center_records_tick(c, now);
     if (c->http)
         publish(c, now);
 }
@@ -280,13 +331,18 @@ static void shutdown_peers(spm_center_t *c)
 }
 
 /*  Frees the center and everything it holds, and sets *SELF to NULL. */
-void spm_center_destroy(spm_center_t **self)
+void spm_center_destroy(spm_center_t **self_p)
 {
-    assert(self);
-    spm_center_t *c = *self;
+    assert(self_p);
+    spm_center_t *c = *self_p;
     if (!c)
         return;
+    /* First: its thread's handlers read the history and the kept traces. */
+    spm_http_destroy(&c->http);
+    spm_jobapi_destroy(&c->jobapi);
     spm_durable_destroy(&c->durable);
+    spm_history_destroy(&c->history);
+    spm_sfhosts_destroy(&c->sfhosts);
     spm_warmer_destroy(&c->warmer);
     size_t pos = 0;
     uint64_t key;
@@ -318,6 +374,8 @@ void spm_center_destroy(spm_center_t **self)
     free(c->agents);
     spm_hmap_destroy(&c->peers);
     spm_hmap_destroy(&c->strangers);
+    spm_hmap_destroy(&c->identities);
+    spm_status_free(&c->status);
     spm_hmap_destroy(&c->ieus);
     spm_hmap_destroy(&c->watches);
     spm_hmap_destroy(&c->usage);
@@ -327,7 +385,6 @@ void spm_center_destroy(spm_center_t **self)
         spm_trace_destroy(&t);
     }
     spm_hmap_destroy(&c->traces);
-    spm_http_destroy(&c->http); /* before what its snapshot was built from */
     spm_metrics_destroy(&c->metrics);
     spm_idu_destroy(&c->idu);
     spm_dataplane_destroy(&c->dp);
@@ -341,7 +398,7 @@ void spm_center_destroy(spm_center_t **self)
     free(c->listen);
     free(c->store_path);
     free(c);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 /*  Makes a center from O (vm/center/center.h). Returns it, or NULL with
@@ -378,6 +435,7 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
     self->dp = spm_dataplane_new(self->store, self->replicas, center_send_agent, self);
     self->peers = spm_hmap_new();
     self->strangers = spm_hmap_new();
+    self->identities = spm_hmap_new();
     self->ieus = spm_hmap_new();
     self->watches = spm_hmap_new();
     self->usage = spm_hmap_new();
@@ -395,11 +453,19 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
     spm_idu_set_directory(self->idu, spm_dataplane_directory(self->dp));
     spm_idu_job_floor(self->idu, spm_store_max_id(self->store, UINT64_MAX) >> 32);
     spm_idu_set_plugin_loader(self->idu, center_load_plugin, self);
+    /* a plugin's super-functions run in hosts, never here */
+    if (!(self->sfhosts =
+              spm_sfhosts_new(self->idu, self->store,
+                              (uint64_t)(o->sf_bound_ms > 0 ? o->sf_bound_ms : 2000) * 1000))) {
+        *rc = SPM_ENOMEM;
+        goto err;
+    }
     self->plugin_type = spm_name_id(SPM_PLUGIN_TYPE);
     size_t quarantined = spm_plugins_quarantined(o->store, self->idu);
     spm_durable_opts_t dopts = {
         .journal = o->journal, .no_sync = o->no_sync, .sync_us = (uint64_t)o->sync_ms * 1000u};
-    if (!(self->durable = spm_durable_open(self->store, o->store, self->store_id, &dopts)) ||
+    if (center_records_open(self, o) != 0 ||
+        !(self->durable = spm_durable_open(self->store, o->store, self->store_id, &dopts)) ||
         center_resume_jobs(self) != 0) {
         *rc = SPM_EIO;
         goto err;
@@ -426,10 +492,21 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
     }
     if ((*rc = spm_security_bind(self->security, self->ctx, self->router, o->listen)) != 0)
         goto err;
-    if (*o->http && (!(self->metrics = spm_metrics_new()) ||
-                     !(self->http = spm_http_start(o->http, o->http_token, rc)))) {
-        *rc = self->metrics ? *rc : SPM_ENOMEM;
+    /* Kept with or without --http: the agents' own /metrics hear their
+       node's counts from it in the answer to their heartbeats. */
+    if (!(self->metrics = spm_metrics_new(self->history))) {
+        *rc = SPM_ENOMEM;
         goto err;
+    }
+    if (*o->http && !(self->http = spm_http_start(o->http, o->http_token, "center.http_token", rc)))
+        goto err;
+    if (self->http) {
+        size_t len;
+        const char *page = spm_dashboard_page(&len);
+        if ((*rc = spm_http_page(self->http, "/", SPM_HTTP_HTML, page, len)) != 0 ||
+            (*rc = spm_http_page(self->http, "/index.html", SPM_HTTP_HTML, page, len)) != 0 ||
+            !(self->jobapi = spm_jobapi_new(self->http, self->history, rc)))
+            goto err;
     }
     if (self->http)
         spm_log_info("dashboard and metrics on http://%s/ (port %d)%s", o->http,
@@ -449,11 +526,15 @@ err:
     when polling failed (the loop ends). */
 static int turn(spm_center_t *c)
 {
-    zmq_pollitem_t items[2] = {{c->router, 0, ZMQ_POLLIN, 0},
-                               {spm_security_zap(c->security), 0, ZMQ_POLLIN, 0}};
-    int n = zmq_poll(items, items[1].socket ? 2 : 1, 100);
+    zmq_pollitem_t items[2 + 256]; /* not zeroed: filled up to what is polled */
+    items[0] = (zmq_pollitem_t){c->router, 0, ZMQ_POLLIN, 0};
+    items[1] = (zmq_pollitem_t){spm_security_zap(c->security), 0, ZMQ_POLLIN, 0};
+    size_t base = items[1].socket ? 2 : 1; /* then plugin jobs' hosts (read each turn anyway) */
+    size_t nhosts = spm_sfhosts_poll_items(c->sfhosts, items + base, 256);
+    int n = zmq_poll(items, (int)(base + nhosts), 100);
     if (n < 0 && zmq_errno() != EINTR)
         return -1;
+    spm_log_rate_tick(); /* the counted lines of routine events */
     if (n > 0 && (items[1].revents & ZMQ_POLLIN))
         spm_security_zap_handle(c->security);
     for (int k = 0; n > 0 && k < 4096; k++) { /* drain, bounded */
@@ -467,6 +548,7 @@ static int turn(spm_center_t *c)
         spm_msg_close(&m);
     }
     uint64_t now = spm_now_us();
+    spm_sfhosts_turn(c->sfhosts, now); /* what plugin jobs' callbacks did */
     if (now - c->last_tick > 100000) {
         tick(c);
         c->last_tick = now;
@@ -479,7 +561,8 @@ static int turn(spm_center_t *c)
     c->dirty = 0;
     spm_dataplane_turn(c->dp, now);
     center_send_issues(c);
-    if (c->warmer) /* off by default: then the loop reads nothing for it */
+    spm_sfhosts_send(c->sfhosts, now); /* this turn's events to plugin jobs' hosts */
+    if (c->warmer)                     /* off by default: then the loop reads nothing for it */
         spm_warmer_note(c->warmer, spm_store_data_end(c->store), spm_idu_running(c->idu) == 0);
     return 0;
 }

@@ -43,6 +43,7 @@ typedef struct {
     long heartbeat_ms;            /* heartbeat interval asked of IEUs */
     long dead_ms;                 /* silence after which a peer is dead */
     long lease_s;                 /* re-issue an SI not committed after this (0: off) */
+    long sf_bound_ms;             /* a plugin job's host that takes longer to answer fails it */
     long sync_ms;                 /* flush the store at most this long after a commit */
     int no_sync;                  /* never flush the store (a store thrown away at the end) */
     int journal;                  /* journal the jobs' events and resume them after a restart */
@@ -52,6 +53,10 @@ typedef struct {
     const char *http;             /* ADDR:PORT of the dashboard and metrics ("": none) */
     const char *http_token;       /* the token HTTP requests must carry ("": none) */
     spm_plugins_policy_t plugins; /* who may send plugins (center.allow_plugins) */
+    long history_jobs;            /* ended jobs' records kept (center.history_jobs) */
+    long history_days;            /* ... for this long after their end (center.history_days) */
+    long keep_results_s;          /* an ended job's blocks kept for its client (0: for ever) */
+    long abandon_s;               /* a job nobody follows is canceled after this (0: never) */
 } spm_center_opts_t;
 
 /*  Makes a center from O: opens the store (and takes its lock, held until
@@ -73,6 +78,6 @@ void spm_center_run(spm_center_t *self);
 
 /*  Frees the center and everything it holds, and sets *SELF to NULL.
     Does nothing when *SELF is NULL. */
-void spm_center_destroy(spm_center_t **self);
+void spm_center_destroy(spm_center_t **self_p);
 
 #endif

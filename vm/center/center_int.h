@@ -19,9 +19,12 @@
 #include "transport/wire.h"
 #include "vm/center/center.h"
 #include "vm/center/durable.h"
-#include "vm/center/http.h"
+#include "vm/center/history.h"
+#include "transport/http.h"
+#include "vm/center/jobapi.h"
 #include "vm/center/metrics.h"
 #include "vm/center/plugins.h"
+#include "vm/center/sfhost.h"
 #include "vm/center/status.h"
 
 #include <signal.h>
@@ -46,16 +49,21 @@ typedef struct {
     int dead;
     Spm__Si **batch; /* SIs to send in the next ISSUE (IEUs) */
     size_t nbatch, capbatch;
-    int told_backlog; /* its last ISSUE said more SIs were ready: it may hold results */
+    int told_backlog;           /* its last ISSUE said more SIs were ready: it may hold results */
+    char name[SPM_STATUS_NAME]; /* agents: the node's name (Hello.name, else its host) */
+    uint8_t identity[16];       /* agents: the node's identity (Hello.identity) */
+    int has_identity;           /* ... was given */
 } peer_t;
 
 /*  What a job cost the center: the counters at its submit, then, once it
     ended, what they grew by. */
 typedef struct {
-    uint64_t cpu_us;  /* the center's CPU time */
-    uint64_t in, out; /* block bytes through the center's socket */
-    uint64_t copies;  /* copies made after node deaths */
-    int ended;        /* the fields are the job's own from here */
+    uint64_t cpu_us;     /* the center's CPU time */
+    uint64_t in, out;    /* block bytes through the center's socket */
+    uint64_t copies;     /* copies made after node deaths */
+    int ended;           /* the fields are the job's own from here */
+    uint64_t watched_us; /* when a client last followed it (or it began here): abandonment */
+    int abandoned;       /* canceled as abandoned: its blocks go when it ends */
 } usage_t;
 
 typedef struct {
@@ -63,6 +71,7 @@ typedef struct {
     zmq_msg_t id; /* the watching client */
     uint64_t cpu_start_us;
     uint64_t last_progress_us;
+    uint64_t seen_us; /* its client's last WATCH (monotonic us) */
 } watch_t;
 
 /*  A GET that came while a restarted center did not yet know where the
@@ -107,8 +116,10 @@ struct spm_center {
     spm_status_t status;      /* counters and recent failures for spm status */
     spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
     spm_durable_t *durable;   /* the journal, syncs, garbage held until they are done */
+    spm_sfhosts_t *sfhosts;   /* the hosts of plugin jobs' super-functions */
     uint64_t started_us;      /* when the center started */
     uint32_t next_node;
+    spm_hmap_t *identities; /* hash of a node's identity -> its node index + 1 */
     uint32_t heartbeat_ms, dead_ms;
     uint64_t lease_us;
     uint64_t gc_versions; /* block versions deleted as garbage */
@@ -121,15 +132,22 @@ struct spm_center {
     spm_warmer_t *warmer; /* prepares the store's file ahead of its data */
     spm_wire_stats_t wire;
     spm_http_t *http;             /* --http: the dashboard and /metrics, or NULL */
+    spm_jobapi_t *jobapi;         /* ... its jobs' pages, and the traces they keep */
     spm_metrics_t *metrics;       /* totals and the utilisation curve (with --http) */
     spm_plugins_policy_t plugins; /* who may send plugins (center.allow_plugins) */
     uint32_t plugin_type;         /* spm_name_id(SPM_PLUGIN_TYPE) */
     uint64_t ticks;               /* tick() calls so far */
-    volatile sig_atomic_t *stop;
+    int trims_due;                /* malloc trims owed once no job runs (tick) */
+    uint64_t trim_at;             /* ... the next not before (monotonic us) */
     int stopping;
-    uint64_t last_tick; /* when tick() last ran (monotonic us) */
-    char *listen;       /* the endpoint, for the log */
-    char *store_path;   /* the store's directory as given, for the log */
+    uint64_t last_tick;       /* when tick() last ran (monotonic us) */
+    char *listen;             /* the endpoint, for the log */
+    char *store_path;         /* the store's directory as given, for the log */
+    spm_history_t *history;   /* every job's record (vm/center/records.c) */
+    uint64_t keep_results_us; /* an ended job's blocks kept this long (0: until discarded) */
+    uint64_t abandon_us;      /* a job nobody follows this long is canceled (0: never) */
+    uint64_t last_records_us; /* when records_tick last ran (monotonic us) */
+    int verify_cut;           /* jobs resumed from a cut journal wait for center_verify_cut */
 };
 
 /* ------------------------------------------------------------ center.c */
@@ -145,6 +163,7 @@ int center_lock_store(const char *dir, int *lock_fd);
 void center_write_pid(int fd, const char *dir);
 int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope);
 int center_resume_jobs(spm_center_t *c);
+void center_verify_cut(spm_center_t *c, uint64_t now);
 
 /* ------------------------------------------------------------ blocks.c */
 
@@ -168,6 +187,32 @@ void center_update_status(spm_center_t *c);
 void center_on_status(spm_center_t *c, spm_msg_t *m);
 void center_on_cancel(spm_center_t *c, spm_msg_t *m);
 void center_on_discard(spm_center_t *c, spm_msg_t *m);
+
+/* ----------------------------------------------------------- records.c */
+
+/*  A running job's re-issued SIs at one moment (center_reissued_now). */
+typedef struct {
+    uint64_t job, reissued;
+} center_reissued_t;
+
+void center_record_event(spm_center_t *c, uint64_t job, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+size_t center_reissued_now(spm_center_t *c, center_reissued_t *out, size_t max);
+void center_record_reissues(spm_center_t *c, const center_reissued_t *before, size_t n,
+                            const char *what);
+
+int center_records_open(spm_center_t *c, const spm_center_opts_t *o);
+void center_record_submit(spm_center_t *c, uint64_t job, const spm_msg_t *m);
+void center_records_resumed(spm_center_t *c);
+Spm__Report *center_record_end(spm_center_t *c, uint64_t job, const spm_idu_job_info_t *info,
+                               Spm__Report *built, int *again);
+void center_record_delivered(spm_center_t *c, uint64_t job);
+void center_records_tick(spm_center_t *c, uint64_t now);
+void center_on_jobs(spm_center_t *c, spm_msg_t *m);
+int center_may(spm_center_t *c, const char *user, uint64_t job, const char *what);
+int center_may_sdb(spm_center_t *c, const char *user, spm_sdb_t sdb);
+uint64_t center_owner_hash(const char *user);
+void center_free_job(spm_center_t *c, uint64_t job, const char *why);
 
 /* ----------------------------------------------------------- workers.c */
 

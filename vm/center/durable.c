@@ -51,6 +51,8 @@ struct spm_durable {
     uint64_t flush_warned; /* when a failing flush was last logged */
     held_t *held;          /* garbage waiting for its events to be on disk */
     size_t nheld, capheld;
+    spm_durable_cut_t *cut; /* resumed jobs whose journal was cut (spm_durable_cut) */
+    size_t ncut, capcut;
 };
 
 spm_durable_t *spm_durable_open(spm_store_t *store, const char *dir, const uint8_t store_id[16],
@@ -87,9 +89,9 @@ static void sync_now(spm_durable_t *self)
         spm_log_error("%s", spm_error_detail());
 }
 
-void spm_durable_destroy(spm_durable_t **self)
+void spm_durable_destroy(spm_durable_t **self_p)
 {
-    spm_durable_t *d = *self;
+    spm_durable_t *d = *self_p;
     if (!d)
         return;
     spm_durable_flush(d);
@@ -98,8 +100,9 @@ void spm_durable_destroy(spm_durable_t **self)
         sync_now(d);
     spm_journal_destroy(&d->journal);
     free(d->held);
+    free(d->cut);
     free(d);
-    *self = NULL;
+    *self_p = NULL;
 }
 
 /* -------------------------------------------------------------- resume */
@@ -117,13 +120,37 @@ typedef struct {
     spm_idu_record_t *recs;
     size_t caprecs;
     int nomem;
+    const spm_journal_report_t *jr; /* the replay's report so far */
+    uint64_t seen_damaged;          /* its damaged files and skipped bytes when the */
+    uint64_t seen_skipped;          /* ... job before this one was gathered */
 } gather_t;
+
+/*  Notes whether the job gathered was cut. The journal adds a file's
+    damage to the report once it has handed over the file's records, so
+    the report's growth since the job before is this job's: its records
+    are all here, the tail after them is gone. (A damaged file with no
+    intact record at all is read between two jobs and counted with the
+    next: that one is then checked for nothing, and the file's job, with
+    not even its submit left, is not resumed.) */
+static void note_cut(gather_t *g)
+{
+    uint64_t damaged = g->jr->damaged_files - g->seen_damaged;
+    uint64_t skipped = g->jr->bytes_skipped - g->seen_skipped;
+    g->seen_damaged = g->jr->damaged_files;
+    g->seen_skipped = g->jr->bytes_skipped;
+    spm_durable_t *d = g->d;
+    if (!damaged || g->job == 0 || g->job == UINT64_MAX ||
+        spm_grow(&d->cut, d->ncut, &d->capcut, sizeof *d->cut, 8) != 0)
+        return;
+    d->cut[d->ncut++] = (spm_durable_cut_t){g->job, skipped, g->n};
+}
 
 /*  Runs the job gathered so far again. */
 static void resume_gathered(gather_t *g)
 {
     if (g->job == UINT64_MAX || (!g->n && g->job != 0))
         return;
+    note_cut(g);
     int rc = 0;
     while (!g->nomem && rc == 0 && g->caprecs < g->n)
         rc = spm_grow(&g->recs, g->caprecs, &g->caprecs, sizeof *g->recs, 1024);
@@ -210,7 +237,7 @@ int spm_durable_resume(spm_durable_t *self, spm_idu_t *idu, spm_durable_resume_t
     self->idu = idu;
     spm_idu_set_recorder(idu, record, self); /* a resumed job's new events */
     spm_journal_report_t jr = {0};
-    gather_t g = {.d = self, .idu = idu, .r = r, .job = UINT64_MAX};
+    gather_t g = {.d = self, .idu = idu, .r = r, .job = UINT64_MAX, .jr = &jr};
     int rc = spm_journal_replay(self->journal, gather, &g, &jr);
     if (rc == 0)
         resume_gathered(&g);
@@ -352,4 +379,10 @@ void spm_durable_discarded(spm_durable_t *self, const uint64_t *jobs, size_t n)
     for (size_t i = 0; self->journal && i < n; i++)
         if (jobs[i] && spm_journal_drop(self->journal, jobs[i]) != 0)
             spm_log_warn("journal: job %llu: %s", (unsigned long long)jobs[i], spm_error_detail());
+}
+
+size_t spm_durable_cut(const spm_durable_t *self, const spm_durable_cut_t **cut)
+{
+    *cut = self->cut;
+    return self->ncut;
 }

@@ -58,6 +58,13 @@ typedef struct {
     uint64_t us;            /* time the replay took */
 } spm_durable_resume_t;
 
+/*  A job resumed from a journal file whose tail was cut or damaged. */
+typedef struct {
+    uint64_t job;
+    uint64_t bytes_lost; /* bytes of the file after its intact records */
+    uint64_t records;    /* intact records it was resumed from */
+} spm_durable_cut_t;
+
 /*  Called with each garbage version once the events that made it garbage
     are on disk. */
 typedef void (*spm_durable_release_fn)(void *arg, spm_sdb_t id, uint64_t version);
@@ -73,7 +80,7 @@ spm_durable_t *spm_durable_open(spm_store_t *store, const char *dir, const uint8
 
 /*  Writes and syncs what is left (unless no_sync), stops the syncer, closes
     the journal, frees *SELF and sets it to NULL. */
-void spm_durable_destroy(spm_durable_t **self);
+void spm_durable_destroy(spm_durable_t **self_p);
 
 /*  Replays the journal into IDU (which must have no jobs yet): job ids
     continue above the largest ever given, the clients' puts are known
@@ -107,6 +114,12 @@ void spm_durable_garbage(spm_durable_t *self, spm_sdb_t id, uint64_t version);
     NOW is spm_now_us(). */
 void spm_durable_turn(spm_durable_t *self, uint64_t now, int store_dirty,
                       spm_durable_release_fn release, void *arg);
+
+/*  The jobs spm_durable_resume resumed from a cut journal file (their
+    events after the cut are lost, and with them the reason some block
+    versions were deleted as garbage: the caller checks that what they
+    need is still there). Sets *CUT (owned by SELF) and returns how many. */
+size_t spm_durable_cut(const spm_durable_t *self, const spm_durable_cut_t **cut);
 
 /*  JOB's report reached its client: its events are replaced by the list of
     its blocks that are still there (or dropped, when none are). */

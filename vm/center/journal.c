@@ -803,10 +803,10 @@ err:
     return NULL;
 }
 
-void spm_journal_destroy(spm_journal_t **selfp)
+void spm_journal_destroy(spm_journal_t **self_p)
 {
-    assert(selfp);
-    spm_journal_t *self = *selfp;
+    assert(self_p);
+    spm_journal_t *self = *self_p;
     if (!self)
         return;
     if (self->dirfd >= 0)
@@ -839,7 +839,7 @@ void spm_journal_destroy(spm_journal_t **selfp)
     free(self->retired);
     free(self->path);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 int spm_journal_append(spm_journal_t *self, uint64_t job, const void *rec, size_t len)

@@ -114,7 +114,7 @@ spm_journal_t *spm_journal_open(const char *dir, const uint8_t store_id[16]);
 /*  Flushes what is buffered (an error of that flush is lost: flush first
     to see it), closes the files, frees the journal and sets *SELF to NULL.
     Does not sync. Does nothing when *SELF is NULL. */
-void spm_journal_destroy(spm_journal_t **self);
+void spm_journal_destroy(spm_journal_t **self_p);
 
 /*  Appends record REC (LEN bytes, copied; REC may be NULL when LEN is 0) to
     job JOB's journal (job 0: the VM-wide one). Buffered in memory: nothing

@@ -9,6 +9,7 @@
 */
 #include "vm/center/plugins.h"
 
+#include "base/checksum.h"
 #include "runtime/plugin.h"
 #include "runtime/registry.h"
 #include "base/log.h"
@@ -54,7 +55,7 @@ int spm_plugins_allowed(spm_plugins_policy_t policy, spm_security_t *security, c
     return 0;
 }
 
-int spm_plugins_load(spm_store_t *store, spm_sdb_t id, char *scope)
+int spm_plugins_verify(spm_store_t *store, spm_sdb_t id, char *scope)
 {
     void *data = NULL;
     size_t len = 0;
@@ -65,8 +66,8 @@ int spm_plugins_load(spm_store_t *store, spm_sdb_t id, char *scope)
     else if (rc != 0)
         rc = spm_error(SPM_ENOTFOUND, "the plugin (SDB %llu) is not in the center's store",
                        (unsigned long long)id);
-    else
-        rc = spm_plugin_load(data, len, scope);
+    else if ((rc = spm_plugin_check(data, len)) == 0)
+        spm_plugin_scope(spm_checksum(data, len), scope);
     free(data);
     return rc;
 }

@@ -40,10 +40,12 @@ int spm_plugins_policy(const char *value, int local, spm_plugins_policy_t *out);
     naming the setting. */
 int spm_plugins_allowed(spm_plugins_policy_t policy, spm_security_t *security, const char *user);
 
-/*  Loads the plugin whose bytes are SDB ID (version 1) in STORE, into
+/*  Checks the plugin whose bytes are SDB ID (version 1) in STORE without
+    loading it (spm_plugin_check: the center never runs a plugin's code,
+    its job's host does, vm/center/sfhost.h) and writes its scope into
     SCOPE (17 bytes). Returns 0, or SPM_ENOTFOUND (no such block, or not a
-    plugin's), or runtime/plugin.h's failures, with the detail set. */
-int spm_plugins_load(spm_store_t *store, spm_sdb_t id, char *scope);
+    plugin's), or spm_plugin_check's failures, with the detail set. */
+int spm_plugins_verify(spm_store_t *store, spm_sdb_t id, char *scope);
 
 /*  Arms the crash guard for a center on the store in DIR. Returns 0 or
     SPM_ESYS. */

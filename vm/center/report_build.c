@@ -38,7 +38,8 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
     spm__report__init(r);
     r->job = job;
     r->program = dup_or_empty(info.program);
-    r->status = info.state == 1 ? 0 : (info.status ? info.status : SPM_EEXEC);
+    r->status =
+        info.state == 1 ? 0 : (info.status ? info.status : SPM_EEXEC); /* canceled: ECANCELED */
     r->error = dup_or_empty(info.error);
     r->wall_us = info.wall_us;
     r->issued = info.issued;
@@ -89,20 +90,28 @@ Spm__Report *spm_report_build(spm_idu_t *idu, uint64_t job)
         r->ieus[r->n_ieus++] = e;
     }
     free(st);
+    r->n_opcodes = spm_report_build_opcodes(idu, job, &r->opcodes);
+    return r;
+}
+
+size_t spm_report_build_opcodes(spm_idu_t *idu, uint64_t job, Spm__OpcodeReport ***out)
+{
     spm_idu_op_stats_t ops[64];
-    size_t nops = spm_idu_job_opcodes(idu, job, ops, 64);
-    r->opcodes = calloc(nops ? nops : 1, sizeof *r->opcodes);
-    for (size_t i = 0; r->opcodes && i < nops && i < 64; i++) {
+    size_t nops = spm_idu_job_opcodes(idu, job, ops, 64), n = 0;
+    *out = calloc(nops ? nops : 1, sizeof **out);
+    for (size_t i = 0; *out && i < nops && i < 64; i++) {
         Spm__OpcodeReport *o = malloc(sizeof *o);
-        if (!o)
-            break;
-        spm__opcode_report__init(o);
         const spm_opcode_t *op = spm_opcode_by_id(ops[i].opcode);
-        o->name = strdup(op ? op->name : "?");
+        if (o)
+            spm__opcode_report__init(o);
+        if (!o || !(o->name = strdup(op ? op->name : "?"))) {
+            free(o);
+            break;
+        }
         o->sis = ops[i].sis;
         o->busy_us = ops[i].busy_us;
         o->wait_us = ops[i].wait_us;
-        r->opcodes[r->n_opcodes++] = o;
+        (*out)[n++] = o;
     }
-    return r;
+    return n;
 }

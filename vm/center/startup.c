@@ -58,7 +58,7 @@ void center_write_pid(int fd, const char *dir)
 int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope)
 {
     spm_center_t *c = arg;
-    return spm_plugins_load(c->store, plugin, scope);
+    return spm_plugins_verify(c->store, plugin, scope);
 }
 
 /*  A center started on a store it ran on before: its jobs go on. Returns
@@ -88,12 +88,18 @@ int center_resume_jobs(spm_center_t *c)
         if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0)
             continue;
         usage_t *u = malloc(sizeof *u);
-        if (u)
-            *u = (usage_t){center_cpu_us(), c->wire.bytes_in, c->wire.bytes_out,
-                           center_copies_done(c), 0};
+        if (u) /* a client has the abandonment time from here to come back */
+            *u = (usage_t){.cpu_us = center_cpu_us(),
+                           .in = c->wire.bytes_in,
+                           .out = c->wire.bytes_out,
+                           .copies = center_copies_done(c),
+                           .watched_us = spm_now_us()};
         if (u && spm_hmap_put(c->usage, ids[i], u) != 0)
             free(u);
     }
+    const spm_durable_cut_t *cut;
+    c->verify_cut = spm_durable_cut(c->durable, &cut) > 0;
+    center_records_resumed(c);
     if (r.records) /* blocks are where the nodes say: wait for them to say it */
         c->locating_us = spm_now_us() + (uint64_t)c->dead_ms * 1000;
     if (r.failed)
@@ -101,4 +107,60 @@ int center_resume_jobs(spm_center_t *c)
                            "%llu jobs could not be resumed after a restart (see the log)",
                            (unsigned long long)r.failed);
     return 0;
+}
+
+/*  Whether the VM still has block version (ID, VERSION): in the store, or
+    on a node that reported it. */
+static int still_there(spm_center_t *c, spm_sdb_t id, uint64_t version)
+{
+    uint32_t node;
+    return spm_store_stat(c->store, id, version, NULL, NULL) == 0 ||
+           spm_directory_holders(spm_dataplane_directory(c->dp), id, version, &node, 1) > 0;
+}
+
+/*  A job resumed from a cut journal lost the events after the cut; the
+    center had deleted, as garbage, versions those events made unneeded.
+    Once the nodes have had their time to say what they hold (the same
+    wait as for parked GETs), each such job still running has every version
+    it needs checked, and one that lacks any is failed at once with how
+    much of its journal was lost, rather than run into the SI that would
+    find the block gone. The others go on. */
+void center_verify_cut(spm_center_t *c, uint64_t now)
+{
+    if (!c->verify_cut || now < c->locating_us)
+        return;
+    c->verify_cut = 0;
+    const spm_durable_cut_t *cut;
+    size_t n = spm_durable_cut(c->durable, &cut);
+    enum { MAX_NEEDS = 1 << 16 };
+    spm_idu_op_t *needs = malloc(MAX_NEEDS * sizeof *needs);
+    for (size_t i = 0; needs && i < n; i++) {
+        spm_idu_job_info_t info;
+        if (spm_idu_job_info(c->idu, cut[i].job, &info) != 0 || info.state != 0)
+            continue;
+        size_t k = spm_idu_job_needs(c->idu, cut[i].job, needs, MAX_NEEDS), missing = 0;
+        spm_idu_op_t first = {0};
+        for (size_t j = 0; j < k && j < MAX_NEEDS; j++)
+            if (!still_there(c, needs[j].sdb, needs[j].version) && !missing++)
+                first = needs[j];
+        if (!missing) {
+            spm_log_info("job %llu (%s): its journal was cut (%llu torn bytes skipped), but "
+                         "every block it needs is there: it goes on",
+                         (unsigned long long)cut[i].job, info.program,
+                         (unsigned long long)cut[i].bytes_lost);
+            continue;
+        }
+        char why[400];
+        snprintf(why, sizeof why,
+                 "cannot be resumed: its journal was cut after %llu records (%llu commits kept, "
+                 "%llu torn bytes skipped; what came after is lost), and %zu of the %zu block "
+                 "versions it needs were deleted after events the cut lost (SDB %llu version "
+                 "%llu first)",
+                 (unsigned long long)cut[i].records, (unsigned long long)info.resumed,
+                 (unsigned long long)cut[i].bytes_lost, missing, k, (unsigned long long)first.sdb,
+                 (unsigned long long)first.version);
+        spm_log_error("job %llu (%s) %s", (unsigned long long)cut[i].job, info.program, why);
+        spm_idu_job_fail(c->idu, cut[i].job, SPM_EFORMAT, why);
+    }
+    free(needs);
 }

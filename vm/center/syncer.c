@@ -76,9 +76,9 @@ uint64_t spm_syncer_done(spm_syncer_t *self)
     return n;
 }
 
-void spm_syncer_destroy(spm_syncer_t **self)
+void spm_syncer_destroy(spm_syncer_t **self_p)
 {
-    spm_syncer_t *s = *self;
+    spm_syncer_t *s = *self_p;
     if (!s)
         return;
     pthread_mutex_lock(&s->lock);
@@ -89,5 +89,5 @@ void spm_syncer_destroy(spm_syncer_t **self)
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->wake);
     free(s);
-    *self = NULL;
+    *self_p = NULL;
 }

@@ -43,6 +43,6 @@ uint64_t spm_syncer_kick(spm_syncer_t *self);
 uint64_t spm_syncer_done(spm_syncer_t *self);
 
 /*  Finishes a running flush, stops the thread and frees *SELF. */
-void spm_syncer_destroy(spm_syncer_t **self);
+void spm_syncer_destroy(spm_syncer_t **self_p);
 
 #endif

@@ -185,18 +185,92 @@ int center_send_agent(void *arg, uint32_t node, Spm__Envelope *env)
     return 0;
 }
 
-/*  The agent of NODE is gone (silent, or its connection reused): the node
-    holds nothing any more, and the IEUs hear of it. */
+/*  The agent of NODE is gone (WHY: "drained", "went silent", "restarted"):
+    the node holds nothing any more, its IEUs are out of service with it,
+    and the other IEUs hear of it.
+
+    A node is never half in service: an agent taken for dead (a stopped
+    process, a cut network) may come back, and its IEUs may never have
+    stopped, but its blocks are no longer in the directory and nothing
+    would drop them; its IEUs' SIs go elsewhere now. If it comes back, it
+    is told it is a stranger and joins again as the same node
+    (center_on_hello), reporting what it keeps, with IEUs started afresh.
+    A drain is not a death: its IEUs left before it (each with a BYE), it
+    is logged at info and not counted among the failures. */
 void center_agent_gone(spm_center_t *c, peer_t *p, const char *why)
 {
     if (p->dead)
         return;
     center_flush_commits(c); /* commits that arrived before the death still count */
+    int drained = strcmp(why, "drained") == 0;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (spm_hmap_next(c->ieus, &pos, &key, &value)) {
+        peer_t *q = value;
+        if (!q->dead && q->node == p->node)
+            center_ieu_gone(c, q, drained ? "drained" : "lost its node's agent");
+    }
     p->dead = 1;
     spm_dataplane_node_down(c->dp, p->node);
-    spm_log_warn("agent of node %u %s", p->node, why);
-    spm_status_failure(&c->status, "node %u %s", p->node, why);
+    if (drained) {
+        spm_log_info("agent of node %u (%s) drained; the node is out of service", p->node, p->name);
+    } else {
+        spm_log_warn("agent of node %u (%s) %s; the node and its IEUs are out of service", p->node,
+                     p->name, why);
+        spm_status_failure(&c->status, "node %u (%s) %s", p->node, p->name, why);
+    }
     send_nodes(c);
+}
+
+/*  Forgets agent P, taken for dead, now that it says HELLO again: its
+    index is free for it (or another). */
+static void forget_agent(spm_center_t *c, peer_t *p, uint64_t key)
+{
+    spm_hmap_remove(c->peers, key);
+    if (p->node < c->nagents && c->agents[p->node] == p)
+        c->agents[p->node] = NULL;
+    zmq_msg_close(&p->id);
+    free(p->batch);
+    free(p);
+}
+
+/*  A hash of a node's 16-byte identity, as a map key (never 0). */
+static uint64_t identity_key(const uint8_t *id)
+{
+    uint64_t k = 1469598103934665603ull;
+    for (size_t i = 0; i < 16; i++)
+        k = (k ^ id[i]) * 1099511628211ull;
+    return k ? k : 1;
+}
+
+/*  The node index an agent saying H gets: the one its identity had, when
+    that one is free or its agent is gone, or was that same node's earlier
+    agent (a restart faster than --dead-ms: that one is ended); the one it
+    asks for after a restart of the center, when free; else a new one. */
+static uint32_t agent_index(spm_center_t *c, const Spm__Hello *h)
+{
+    if (h->identity.len == 16 && c->identities) {
+        uintptr_t had = (uintptr_t)spm_hmap_get(c->identities, identity_key(h->identity.data));
+        peer_t *old = had && had - 1 < c->nagents ? c->agents[had - 1] : NULL;
+        if (had && (!old || old->dead))
+            return (uint32_t)(had - 1);
+        if (had && old->has_identity && memcmp(old->identity, h->identity.data, 16) == 0 &&
+            strcmp(old->name, h->name && *h->name ? h->name
+                              : h->node           ? h->node
+                                                  : "") == 0) {
+            center_agent_gone(c, old, "restarted");
+            return (uint32_t)(had - 1);
+        }
+        if (had)
+            spm_log_warn("an agent named %s has the identity of node %u, whose agent is alive "
+                         "(a copied cache directory?): it joins as a new node",
+                         h->name && *h->name ? h->name : h->node, (unsigned)(had - 1));
+    }
+    uint32_t want = h->node_index;
+    int free_index = want > 0 && want <= 65536 &&
+                     (want - 1 >= c->nagents || !c->agents[want - 1] || c->agents[want - 1]->dead);
+    return free_index ? want - 1 : c->next_node;
 }
 
 /*  HELLO: the peer is recorded and welcomed. An IEU joins the IDU and
@@ -208,7 +282,12 @@ void center_on_hello(spm_center_t *c, spm_msg_t *m)
 {
     Spm__Hello *h = m->env->hello;
     uint64_t key = center_id_key(&m->id);
-    if (spm_hmap_get(c->peers, key))
+    peer_t *had = spm_hmap_get(c->peers, key);
+    if (had && had->role == ROLE_AGENT && had->dead && (int)h->role == ROLE_AGENT &&
+        zmq_msg_size(&had->id) == zmq_msg_size(&m->id) &&
+        memcmp(zmq_msg_data(&had->id), zmq_msg_data(&m->id), zmq_msg_size(&m->id)) == 0)
+        forget_agent(c, had, key); /* it was taken for dead and comes back */
+    else if (had)
         return; /* a second HELLO on one connection is out of order, and one
                    whose id collides with another's is refused: ignore */
     peer_t *p = calloc(1, sizeof *p);
@@ -222,6 +301,17 @@ void center_on_hello(spm_center_t *c, spm_msg_t *m)
     Spm__Welcome w = SPM__WELCOME__INIT;
     w.heartbeat_ms = c->heartbeat_ms;
     w.dead_ms = c->dead_ms;
+    if ((int)h->role == ROLE_IEU && h->node_index < c->nagents && c->agents[h->node_index] &&
+        c->agents[h->node_index]->dead) {
+        /* An IEU of a node taken out of service (its agent was silent):
+           not welcomed, so that the node is never half in service; it
+           gives up, and its agent starts another once it joined again. */
+        spm_log_debug("an IEU of node %u, which is out of service, was not welcomed",
+                      h->node_index);
+        zmq_msg_close(&p->id);
+        free(p);
+        return;
+    }
     if ((int)h->role == ROLE_IEU) {
         p->node = h->node_index;
         p->index = spm_idu_ieu_join(c->idu, h->node_index, h->slots);
@@ -233,13 +323,18 @@ void center_on_hello(spm_center_t *c, spm_msg_t *m)
         w.store_id.len = sizeof c->store_id;
         w.replicas = c->replicas;
     } else if ((int)h->role == ROLE_AGENT) {
-        /* An agent that rejoins after a restart asks for its old index:
-           the blocks it keeps and the jobs' records speak of it. */
-        uint32_t want = h->node_index;
-        int free_index =
-            want > 0 && want <= 65536 &&
-            (want - 1 >= c->nagents || !c->agents[want - 1] || c->agents[want - 1]->dead);
-        p->index = p->node = free_index ? want - 1 : c->next_node;
+        /* An agent restarted on its cache directory is the node it was
+           (its identity); one that rejoins after a restart of the center
+           asks for its old index: the blocks it keeps and the jobs'
+           records speak of it. */
+        snprintf(p->name, sizeof p->name, "%s", h->name && *h->name ? h->name : h->node);
+        if ((p->has_identity = h->identity.len == sizeof p->identity))
+            memcpy(p->identity, h->identity.data, sizeof p->identity);
+        p->index = p->node = agent_index(c, h);
+        if (p->has_identity && c->identities)
+            spm_hmap_put(c->identities, identity_key(p->identity),
+                         (void *)(uintptr_t)(p->node + 1));
+        spm_status_node_name(&c->status, p->node, p->name);
         if (p->node >= c->next_node)
             c->next_node = p->node + 1;
         if (spm_grow_zeroed(&c->agents, &c->nagents, (size_t)p->node + 1, sizeof *c->agents) == 0)
@@ -249,7 +344,8 @@ void center_on_hello(spm_center_t *c, spm_msg_t *m)
         if (h->data_endpoint && *h->data_endpoint &&
             spm_dataplane_node_up(c->dp, p->node, h->data_endpoint, h->public_key) != 0)
             spm_log_warn("node %u: out of memory recording its data agent", p->node);
-        spm_log_info("agent of node %u (%s) joined", p->node, h->node);
+        spm_log_info("agent of node %u (%s, host %s, pid %u) joined", p->node, p->name, h->node,
+                     p->pid);
     } else if ((int)h->role == ROLE_CLIENT) {
         w.stage_to_nodes = !c->local;   /* on an ipc:// center the store is every node's */
         if (c->local && c->store_dir) { /* and the client may read it in place */
@@ -276,9 +372,11 @@ void center_on_hello(spm_center_t *c, spm_msg_t *m)
         send_nodes(c);
 }
 
-/*  IEU P is gone (WHY: "left", "died", "went silent"): the commits that
-    came before still count, then its SIs are issued again; the status and
-    the traces say so. Once per IEU. */
+/*  IEU P is gone (WHY: "drained", "died", "went silent", "lost its node's
+    agent"): the commits that came before still count, then its SIs are
+    issued again; the status and the traces say so. A drain (BYE) is
+    logged at info and shown as "left", not counted as a death. Once per
+    IEU. */
 void center_ieu_gone(spm_center_t *c, peer_t *p, const char *why)
 {
     if (p->dead)
@@ -287,12 +385,23 @@ void center_ieu_gone(spm_center_t *c, peer_t *p, const char *why)
     center_flush_commits(c);
     p->dead = 1;
     /* The node's blocks stay: its agent serves them, IEU or not. */
+    center_reissued_t before[64];
+    size_t nbefore = center_reissued_now(c, before, 64);
     uint32_t n = spm_idu_ieu_dead(c->idu, p->index);
-    spm_log_warn("IEU %u (node %u, pid %u) %s; %u SIs re-issued", p->index, p->node, p->pid, why,
-                 n);
-    spm_status_failure(&c->status, "IEU %u (node %u) %s; %u SIs re-issued", p->index, p->node, why,
-                       n);
-    char what[64];
+    const char *name = spm_status_name_of(&c->status, p->node);
+    char what[160];
+    snprintf(what, sizeof what, "IEU %u (node %u %s) %s", p->index, p->node, name, why);
+    center_record_reissues(c, before, nbefore, what);
+    if (strcmp(why, "drained") == 0) {
+        spm_log_info("IEU %u (node %u %s, pid %u) drained; %u SIs re-issued", p->index, p->node,
+                     name, p->pid, n);
+        spm_status_ieu_left(&c->status, p->index);
+    } else {
+        spm_log_warn("IEU %u (node %u %s, pid %u) %s; %u SIs re-issued", p->index, p->node, name,
+                     p->pid, why, n);
+        spm_status_failure(&c->status, "IEU %u (node %u %s) %s; %u SIs re-issued", p->index,
+                           p->node, name, why, n);
+    }
     snprintf(what, sizeof what, "IEU %u %s: %u re-issued", p->index, why, n);
     trace_instant(c, what);
 }
@@ -497,6 +606,9 @@ void center_flush_commits(spm_center_t *c)
                                    .bytes_store = r->bytes_store,
                                    .bytes_pushed = r->bytes_pushed};
             trace_si(c, pc, si, r);
+            if (ct.status == 0) /* as the job's report counts it */
+                spm_metrics_commit(c->metrics, p->node, si->opcode, &ct);
+            spm_status_node_fetched(&c->status, p->node, r->bytes_l2 + r->bytes_store);
             spm_idu_commit(c->idu, p->index, r->si, &ct);
         }
         if (!p->dead)

@@ -11,6 +11,7 @@
 #include "base/cli.h"
 #include "base/config.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
 const char spm_run_opts_help[] =
@@ -32,10 +33,11 @@ const char spm_run_opts_help[] =
     "  --quiet             no progress bar or meters, no text report\n"
     "  --trace FILE        write a Chrome trace of the job's SIs (Perfetto,\n"
     "                      chrome://tracing, spm plot)\n"
-    "  --timeout MS        how long to wait for the center to answer (default 10000)\n"
-    "  --keys DIR          CurveZMQ keys (client.key, center.pub) for a tcp:// center\n"
-    "                      (default $SPM_KEYS, else /etc/spm/keys)\n"
-    "  --insecure          connect over plain TCP without keys\n";
+    "  --sync              make the files the command writes (the trace, a program's\n"
+    "                      outputs) durable before returning: sync each file and its\n"
+    "                      directory. Without it a file is renamed into place as\n"
+    "                      `sort -o` does: never seen partial, but a crash of the\n"
+    "                      machine soon after may lose it\n" SPM_CONNECT_OPTS_HELP;
 
 void spm_run_opts_init(spm_run_opts_t *o)
 {
@@ -44,7 +46,8 @@ void spm_run_opts_init(spm_run_opts_t *o)
                           .slots = (int)spm_config_default_long("agent", "slots"),
                           .prefetch = (int)spm_config_default_long("agent", "prefetch"),
                           .cache_mb = spm_config_default_long("agent", "cache_mb"),
-                          .timeout_ms = 10000};
+                          .timeout_ms = 10000,
+                          .wait_center_s = -1};
 }
 
 int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
@@ -75,6 +78,9 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         rc = spm_parse_long("--timeout", arg, 100, 3600000, &v);
         o->timeout_ms = v;
         break;
+    case SPM_OPT_WAIT_CENTER: /* the agent's option: the same bounds and words */
+        rc = spm_config_arg("agent", "wait_center_s", arg, &o->wait_center_s);
+        break;
     case SPM_OPT_JSON:
         o->json = 1;
         break;
@@ -83,6 +89,9 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
         break;
     case SPM_OPT_TRACE:
         o->trace = arg;
+        break;
+    case SPM_OPT_SYNC:
+        o->sync = 1;
         break;
     case SPM_OPT_KEYS:
         o->keys = arg;
@@ -113,5 +122,5 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg)
 
 int spm_run_opts_bar(const spm_run_opts_t *o)
 {
-    return !o->quiet && !o->json && isatty(STDOUT_FILENO);
+    return !o->quiet && !o->json && isatty(o->report ? fileno(o->report) : STDOUT_FILENO);
 }

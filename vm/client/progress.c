@@ -20,8 +20,14 @@ void spm_progress_bar(char *bar, double frac)
 
 void spm_progress_begin(spm_progress_t *p, int on, const char *label, uint64_t total)
 {
+    spm_progress_begin_to(p, stdout, on, label, total);
+}
+
+void spm_progress_begin_to(spm_progress_t *p, FILE *out, int on, const char *label, uint64_t total)
+{
     uint64_t now = spm_now_us();
-    *p = (spm_progress_t){.on = on, .label = label, .total = total, .t0_us = now, .next_us = now};
+    *p = (spm_progress_t){
+        .on = on, .label = label, .total = total, .t0_us = now, .next_us = now, .out = out};
 }
 
 void spm_progress_set(spm_progress_t *p, uint64_t done)
@@ -37,19 +43,19 @@ void spm_progress_set(spm_progress_t *p, uint64_t done)
     if (p->total) {
         double frac = done >= p->total ? 1.0 : (double)done / (double)p->total;
         spm_progress_bar(bar, frac);
-        fprintf(stdout, "\r[%s] %s  %3.0f%%  %.1f s ", bar, p->label, 100.0 * frac, el);
+        fprintf(p->out, "\r[%s] %s  %3.0f%%  %.1f s ", bar, p->label, 100.0 * frac, el);
     } else {
-        fprintf(stdout, "\r%s  %llu  %.1f s ", p->label, (unsigned long long)done, el);
+        fprintf(p->out, "\r%s  %llu  %.1f s ", p->label, (unsigned long long)done, el);
     }
-    fflush(stdout);
+    fflush(p->out);
     p->drawn = 1;
 }
 
 void spm_progress_end(spm_progress_t *p)
 {
     if (p->drawn) {
-        fprintf(stdout, "\r\033[K");
-        fflush(stdout);
+        fprintf(p->out, "\r\033[K");
+        fflush(p->out);
     }
     p->drawn = 0;
     p->on = 0;

@@ -21,6 +21,7 @@
 #define SPM_PROGRESS_H_INCLUDED
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define SPM_PROGRESS_BAR 30 /* characters of a bar */
 
@@ -31,11 +32,16 @@ typedef struct {
     uint64_t total;    /* units of the whole phase, 0: unknown */
     uint64_t t0_us;    /* when the phase began */
     uint64_t next_us;  /* no redraw before this */
+    FILE *out;         /* where it draws */
 } spm_progress_t;
 
 /*  Begins a phase LABEL of TOTAL units (0 when unknown); draws nothing
     unless ON. */
 void spm_progress_begin(spm_progress_t *p, int on, const char *label, uint64_t total);
+
+/*  The same, drawing on OUT (stderr, for a command whose stdout is its
+    output). */
+void spm_progress_begin_to(spm_progress_t *p, FILE *out, int on, const char *label, uint64_t total);
 
 /*  DONE units of the phase are done. */
 void spm_progress_set(spm_progress_t *p, uint64_t done);

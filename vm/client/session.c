@@ -9,6 +9,7 @@
 */
 #include "vm/client/session_int.h"
 
+#include "base/backoff.h"
 #include "base/log.h"
 
 #include <signal.h>
@@ -86,9 +87,8 @@ static int expect(spm_session_t *s, int want, long timeout_ms, spm_msg_t *m)
     return spm_error(SPM_ECANCELED, "interrupted");
 }
 
-/*  Says HELLO as a client and waits for the WELCOME: when the session
-    opens, and again to a center that restarted and forgot it. */
-int spm_client_hello(spm_session_t *s)
+/*  Says HELLO as a client. Returns 0 or SPM_EUNREACH. */
+static int send_hello(spm_session_t *s)
 {
     Spm__Hello h = SPM__HELLO__INIT;
     h.role = SPM__HELLO__ROLE__CLIENT;
@@ -96,26 +96,69 @@ int spm_client_hello(spm_session_t *s)
     Spm__Envelope env = SPM__ENVELOPE__INIT;
     env.body_case = SPM__ENVELOPE__BODY_HELLO;
     env.hello = &h;
-    int rc = spm_client_send(s, &env, NULL, 0);
+    return spm_client_send(s, &env, NULL, 0);
+}
+
+/*  Waits up to TIMEOUT_MS for the center's WELCOME and takes what it
+    says. Returns 0, or SPM_EUNREACH when none came, or another SPM_E*
+    code (a refused handshake, Ctrl-C). */
+static int await_welcome(spm_session_t *s, long timeout_ms)
+{
     spm_msg_t m;
-    if (rc == 0 && (rc = expect(s, SPM__ENVELOPE__BODY_WELCOME, s->o.timeout_ms, &m)) == 1) {
-        Spm__Welcome *w = m.env->welcome;
-        s->stage_to_nodes = w->stage_to_nodes;
-        int same = s->store_dir && w->store_dir && strcmp(s->store_dir, w->store_dir) == 0 &&
-                   w->store_id.len == sizeof s->store_id &&
-                   memcmp(s->store_id, w->store_id.data, sizeof s->store_id) == 0;
-        if (!same) { /* another store (or none): a view of the old one is stale */
-            spm_client_store_unref(s->store);
-            s->store = NULL;
-            s->store_tried = 0;
-            free(s->store_dir);
-            s->store_dir = NULL;
-            if (w->store_dir && *w->store_dir && w->store_id.len == sizeof s->store_id &&
-                !s->o.no_store_reads && (s->store_dir = strdup(w->store_dir)))
-                memcpy(s->store_id, w->store_id.data, sizeof s->store_id);
+    int rc = expect(s, SPM__ENVELOPE__BODY_WELCOME, timeout_ms, &m);
+    if (rc != 1)
+        return rc;
+    Spm__Welcome *w = m.env->welcome;
+    s->stage_to_nodes = w->stage_to_nodes;
+    int same = s->store_dir && w->store_dir && strcmp(s->store_dir, w->store_dir) == 0 &&
+               w->store_id.len == sizeof s->store_id &&
+               memcmp(s->store_id, w->store_id.data, sizeof s->store_id) == 0;
+    if (!same) { /* another store (or none): a view of the old one is stale */
+        spm_client_store_unref(s->store);
+        s->store = NULL;
+        s->store_tried = 0;
+        free(s->store_dir);
+        s->store_dir = NULL;
+        if (w->store_dir && *w->store_dir && w->store_id.len == sizeof s->store_id &&
+            !s->o.no_store_reads && (s->store_dir = strdup(w->store_dir)))
+            memcpy(s->store_id, w->store_id.data, sizeof s->store_id);
+    }
+    spm_msg_close(&m);
+    return 0;
+}
+
+/*  Says HELLO as a client and waits for the WELCOME: when the session
+    opens, and again to a center that restarted and forgot it. */
+int spm_client_hello(spm_session_t *s)
+{
+    int rc = send_hello(s);
+    return rc ? rc : await_welcome(s, s->o.timeout_ms);
+}
+
+/*  The session's first HELLO to a center named: with --wait-center, as
+    long as that says, asking again with backoff and saying once that it
+    waits, as an agent does (base/backoff.h); else for --timeout, as
+    every later request. A center that is not up yet is no failure of its
+    own: ZeroMQ connects when it comes, and the HELLO queued meanwhile
+    reaches it then; the asks again are for one that died in between. */
+static int join(spm_session_t *s)
+{
+    if (!s->o.center || s->o.wait_center_s < 0)
+        return spm_client_hello(s);
+    spm_backoff_t b;
+    spm_backoff_start(&b, s->o.wait_center_s);
+    int rc = send_hello(s);
+    while (rc == 0 || rc == SPM_EUNREACH) {
+        if ((rc = await_welcome(s, spm_backoff_poll_ms(&b))) != SPM_EUNREACH)
+            break;
+        s->silent = 0; /* not yet: waited for */
+        if (spm_backoff_over(&b)) {
+            s->silent = 1;
+            return spm_backoff_fail(&b, s->endpoint);
         }
-        spm_msg_close(&m);
-        rc = 0;
+        spm_backoff_say(&b, s->endpoint);
+        if (spm_backoff_due(&b) && (rc = send_hello(s)) != 0)
+            break;
     }
     return rc;
 }
@@ -126,24 +169,36 @@ int spm_client_hello(spm_session_t *s)
     after every second without an answer, until the timeout: a center that
     died with it unanswered and came back answers the next one. Returns 1
     with *M set, or an SPM_E* code. */
+uint64_t spm_client_patience_us(const spm_session_t *s)
+{
+    uint64_t timeout = (uint64_t)s->o.timeout_ms * 1000;
+    if (!s->o.center || s->o.wait_center_s < 0)
+        return timeout;
+    uint64_t wait = (uint64_t)s->o.wait_center_s * 1000000;
+    return !wait ? 0 : wait > timeout ? wait : timeout;
+}
+
 int spm_client_ask(spm_session_t *s, Spm__Envelope *env, int want, int again, spm_msg_t *m)
 {
-    uint64_t deadline = spm_now_us() + (uint64_t)s->o.timeout_ms * 1000;
+    uint64_t patience = again ? spm_client_patience_us(s) : (uint64_t)s->o.timeout_ms * 1000;
+    uint64_t deadline = patience ? spm_now_us() + patience : UINT64_MAX;
     int rc = SPM_ESTRANGER;
     for (int strangers = 0; strangers < 2;) {
-        uint64_t now = spm_now_us();
-        long left = now < deadline ? (long)((deadline - now) / 1000) : 0;
+        uint64_t now = spm_now_us(), left = now < deadline ? deadline - now : 0;
         rc = spm_client_send(s, env, NULL, 0);
-        if (rc == 0)
-            rc = expect(s, want, again && left > 1000 ? 1000 : left, m);
+        if (rc == 0) /* a request asked again: a second at a time */
+            rc = expect(s, want, again && left > 1000000 ? 1000 : (long)(left / 1000), m);
         if (rc == SPM_ESTRANGER)
             strangers++;
         else if (!(again && rc == SPM_EUNREACH && spm_now_us() < deadline))
             break;
         s->silent = 0; /* asked again */
     }
-    if (again && rc == SPM_EUNREACH)
+    if (again && rc == SPM_EUNREACH && patience == (uint64_t)s->o.timeout_ms * 1000)
         spm_error(rc, "%s: the center did not answer within %ld ms", s->endpoint, s->o.timeout_ms);
+    else if (again && rc == SPM_EUNREACH)
+        spm_error(rc, "%s: the center did not answer within %ld s (--wait-center)", s->endpoint,
+                  s->o.wait_center_s);
     return rc;
 }
 
@@ -180,8 +235,15 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
        thread yet, and its making (OpenPGM's start, which looks up the
        protocols database) is then done once for the VM's processes too. */
     s->ctx = zmq_ctx_new();
-    if (o->center) {
-        s->endpoint = strdup(o->center);
+    /* A detached job (spm submit) on an embedded VM would go with it when
+       the command returns: it goes to the center spm status and spm wait
+       ask, $SPM_CENTER, else the default one. */
+    if (o->detach && !o->center) {
+        const char *env = getenv("SPM_CENTER");
+        s->o.center = env && *env ? env : "tcp://localhost:7700";
+    }
+    if (s->o.center) {
+        s->endpoint = strdup(s->o.center);
         if (!s->endpoint)
             rc = spm_error(SPM_ENOMEM, "out of memory");
     } else {
@@ -194,12 +256,12 @@ int spm_session_open(const spm_run_opts_t *o, spm_session_t **out)
         rc = SPM_ENOMEM;
     if (rc == 0)
         s->monitor = spm_security_monitor(s->ctx, s->dealer, 0);
-    if (rc == 0 && !o->center) /* the center just started: its socket comes in a moment */
+    if (rc == 0 && !s->o.center) /* the center just started: its socket comes in a moment */
         spm_wire_await_ipc(s->endpoint, 2000);
     if (rc == 0)
         rc = spm_security_connect(s->security, s->dealer, s->endpoint, NULL);
     if (rc == 0)
-        rc = spm_client_hello(s);
+        rc = join(s);
     if (rc == 0)
         rc = (s->bc = spm_blockclient_new(s->ctx, s->security)) ? 0 : SPM_ENOMEM;
     if (rc != 0) {
@@ -306,9 +368,9 @@ int spm_session_discard(spm_session_t *s)
     return rc;
 }
 
-void spm_session_destroy(spm_session_t **self)
+void spm_session_destroy(spm_session_t **self_p)
 {
-    spm_session_t *s = *self;
+    spm_session_t *s = *self_p;
     if (!s)
         return;
     if (!spm_client_embedded(s) && s->dealer && !s->silent && interrupted && s->njobs) {
@@ -341,5 +403,5 @@ void spm_session_destroy(spm_session_t **self)
     free(s->mine);
     free(s->jobs);
     free(s);
-    *self = NULL;
+    *self_p = NULL;
 }

@@ -24,6 +24,7 @@
 #define SPM_SESSION_H_INCLUDED
 
 #include <getopt.h>
+#include <stdio.h>
 
 #include "spm/spm.h"
 
@@ -36,8 +37,13 @@ typedef struct {
     int quiet;          /* no progress bar or meters, no text report */
     int priority;       /* job priority (0) */
     const char *trace;  /* write a Chrome trace here (NULL: none) */
+    int sync;           /* --sync: the command's files (the trace, a program's outputs)
+                           are made durable before it returns */
     const char *keys;   /* directory with CurveZMQ keys (NULL: insecure) */
     long timeout_ms;    /* how long to wait for the center to answer (10000) */
+    long wait_center_s; /* --wait-center: how long a session waits for a center that is
+                           not up yet, saying HELLO again with backoff (base/backoff.h);
+                           0: as long as it takes; -1 (the default): timeout_ms */
     int insecure;       /* plain TCP to the center */
     int detach;         /* submit, print the job id and return without waiting */
     long cache_mb;      /* embedded VM: node cache budget in MiB (0: none) */
@@ -47,6 +53,8 @@ typedef struct {
                            default); a program that knows how much it will write sets it */
     long heap_mb;       /* embedded VM: MiB each IEU thread touches at start (0: the
                            agent's default); a program that knows its SIs' buffers sets it */
+    FILE *report;       /* where the text report, the bar and the meters go (NULL:
+                           stdout); a plugin's run keeps stdout for its results */
 } spm_run_opts_t;
 
 enum {
@@ -66,12 +74,23 @@ enum {
     SPM_OPT_SPECULATE,
     SPM_OPT_NO_SPECULATE,
     SPM_OPT_NO_STORE_READS,
+    SPM_OPT_SYNC,
+    SPM_OPT_WAIT_CENTER,
 };
 
-/*  getopt_long entries for the options every job-running command takes. */
+/*  getopt_long entries for the options of every command that talks to a
+    center (spm status, wait, jobs ... and the job-running commands). */
 /* clang-format off */
-#define SPM_RUN_LONGOPTS                                                                           \
+#define SPM_CENTER_LONGOPTS                                                                        \
     {"center", required_argument, 0, SPM_OPT_CENTER},                                              \
+    {"timeout", required_argument, 0, SPM_OPT_TIMEOUT},                                            \
+    {"wait-center", required_argument, 0, SPM_OPT_WAIT_CENTER},                                    \
+    {"keys", required_argument, 0, SPM_OPT_KEYS},                                                  \
+    {"insecure", no_argument, 0, SPM_OPT_INSECURE}
+
+/*  getopt_long entries for the options every job-running command takes. */
+#define SPM_RUN_LONGOPTS                                                                           \
+    SPM_CENTER_LONGOPTS,                                                                           \
     {"ieus", required_argument, 0, SPM_OPT_IEUS},                                                  \
     {"slots", required_argument, 0, SPM_OPT_SLOTS},                                                \
     {"prefetch", required_argument, 0, SPM_OPT_PREFETCH},                                          \
@@ -79,15 +98,27 @@ enum {
     {"quiet", no_argument, 0, SPM_OPT_QUIET},                                                      \
     {"priority", required_argument, 0, SPM_OPT_PRIORITY},                                          \
     {"trace", required_argument, 0, SPM_OPT_TRACE},                                                \
-    {"keys", required_argument, 0, SPM_OPT_KEYS},                                                  \
-    {"timeout", required_argument, 0, SPM_OPT_TIMEOUT},                                            \
-    {"insecure", no_argument, 0, SPM_OPT_INSECURE},                                                \
     {"detach", no_argument, 0, SPM_OPT_DETACH},                                                    \
     {"cache-mb", required_argument, 0, SPM_OPT_CACHE_MB},                                          \
     {"speculate", no_argument, 0, SPM_OPT_SPECULATE},                                              \
     {"no-speculate", no_argument, 0, SPM_OPT_NO_SPECULATE},                                        \
-    {"no-store-reads", no_argument, 0, SPM_OPT_NO_STORE_READS}
+    {"no-store-reads", no_argument, 0, SPM_OPT_NO_STORE_READS},                                    \
+    {"sync", no_argument, 0, SPM_OPT_SYNC}
 /* clang-format on */
+
+/*  Help text for SPM_CENTER_LONGOPTS but --center, whose line each
+    command words itself (a default center, or an embedded VM), in the
+    column layout of every --help: a literal, joined to a command's text. */
+#define SPM_CONNECT_OPTS_HELP                                                                      \
+    "  --timeout MS        how long to wait for the center to answer (default 10000)\n"            \
+    "  --wait-center SECONDS\n"                                                                    \
+    "                      wait up to SECONDS for a named center that is not up yet,\n"            \
+    "                      or stopped answering (0: as long as it takes), asking\n"                \
+    "                      again after 1, 2, 4 ... s and saying once on stderr that\n"             \
+    "                      it waits (default: --timeout)\n"                                        \
+    "  --keys DIR          CurveZMQ keys (client.key, center.pub) for a tcp:// center\n"           \
+    "                      (default $SPM_KEYS, else /etc/spm/keys)\n"                              \
+    "  --insecure          connect over plain TCP without keys\n"
 
 /*  Help text for those options, to append to a command's usage. */
 extern const char spm_run_opts_help[];
@@ -100,13 +131,14 @@ int spm_run_opts_set(spm_run_opts_t *o, int opt, const char *arg);
 
 typedef struct spm_session spm_session_t;
 
-/*  Whether a client shows progress per O: on a terminal, neither quiet
-    nor json (the job's bar, and vm/client/progress.h meters). */
+/*  Whether a client shows progress per O: on a terminal (the report's
+    stream, o->report or stdout), neither quiet nor json (the job's bar,
+    and vm/client/progress.h meters). */
 int spm_run_opts_bar(const spm_run_opts_t *o);
 
 /*  Opens a session per O: starts the embedded VM or connects to O->center
-    and checks that it answers. Returns 0 with *OUT set, or SPM_EUNREACH,
-    SPM_EADDRINUSE, SPM_ESYS, SPM_EINVAL (detail set). */
+    and checks that it answers (waiting for it as o->wait_center_s says). Returns 0 with *OUT set,
+   or SPM_EUNREACH, SPM_EADDRINUSE, SPM_ESYS, SPM_EINVAL (detail set). */
 int spm_session_open(const spm_run_opts_t *o, spm_session_t **out);
 
 /*  The directory of an embedded VM, which holds its store and node cache
@@ -194,6 +226,17 @@ int spm_session_wait(spm_session_t *s, uint64_t job, void **result, size_t *resu
     user (a plugin's job: `spm wait` prints it). */
 int spm_session_text_result(const spm_session_t *s);
 
+struct Spm__JobsReply; /* transport/spm.proto */
+
+/*  Fetches the center's job records (spm jobs): JOB's alone with its
+    report when JOB is not 0 (spm show), else every record whose state is
+    STATE ("" or NULL: any) submitted at or after SINCE_US (Unix us),
+    newest first, into *OUT (the caller frees it with
+    spm__jobs_reply__free_unpacked). Returns 0, or SPM_ENOTFOUND (no such
+    job), SPM_ENOMEM, or the failure to ask. */
+int spm_session_jobs(spm_session_t *s, uint64_t job, const char *state, uint64_t since_us,
+                     struct Spm__JobsReply **out);
+
 /*  Fetches the center's status as JSON and text (malloc'd, caller frees). */
 int spm_session_status(spm_session_t *s, char **json, char **text);
 
@@ -222,6 +265,6 @@ int spm_session_discard(spm_session_t *s);
     discards (spm_session_discard; a failure is a warning). An embedded VM
     is shut down and its processes and runtime directory are gone when this
     returns. Sets *S to NULL. */
-void spm_session_destroy(spm_session_t **self);
+void spm_session_destroy(spm_session_t **self_p);
 
 #endif

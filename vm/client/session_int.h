@@ -118,8 +118,14 @@ int spm_client_embedded(const spm_session_t *s);
 /*  Says HELLO and waits for the WELCOME. Returns 0 or an SPM_E* code. */
 int spm_client_hello(spm_session_t *s);
 
+/*  How long S bears a center that stopped answering a request it may ask
+    again, or while it follows a job, in microseconds (0: as long as it
+    takes): --timeout, or --wait-center when that is longer. */
+uint64_t spm_client_patience_us(const spm_session_t *s);
+
 /*  Sends ENV and waits for the answer WANT, asking again after a restart
-    (and, when AGAIN, after each silent second). Returns 1 with *M set, or
+    (and, when AGAIN, after each silent second, for as long as
+    spm_client_patience_us says). Returns 1 with *M set, or
     an SPM_E* code. */
 int spm_client_ask(spm_session_t *s, Spm__Envelope *env, int want, int again, spm_msg_t *m);
 

@@ -3,6 +3,7 @@
     (vm/agent/agent.h), and `spm agent --drain`, which stops a running one
     =========================================================================
 */
+#include "vm/cmd/commands.h"
 #include "vm/agent/agent.h"
 #include "base/cli.h"
 #include "base/config.h"
@@ -25,7 +26,8 @@ static const char agent_help[] =
     "                      and user); without it, a client stages its input\n"
     "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
     "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
-    "                      pid file) and wait until it has exited\n";
+    "                      pid file) and wait until it has exited\n"
+    "  --no-http           do not serve /metrics, whatever the configuration says\n";
 
 static const struct option agent_opts[] = {{"center", required_argument, 0, 'c'},
                                            {"ieus", required_argument, 0, 'n'},
@@ -44,6 +46,10 @@ static const struct option agent_opts[] = {{"center", required_argument, 0, 'c'}
                                            {"drain", no_argument, 0, 'R'},
                                            {"no-store-reads", no_argument, 0, 'S'},
                                            {"local-files", no_argument, 0, 'F'},
+                                           {"name", required_argument, 0, 'N'},
+                                           {"wait-center", required_argument, 0, 'W'},
+                                           {"http", required_argument, 0, 'P'},
+                                           {"no-http", no_argument, 0, 'O'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
 
@@ -66,6 +72,10 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
                             .data_advertise = spm_config_str("agent", "data_advertise"),
                             .store_reads = spm_config_bool("agent", "store_reads"),
                             .log_level = spm_config_log_level("warn"),
+                            .name = spm_config_str("agent", "name"),
+                            .wait_center_s = spm_config_long("agent", "wait_center_s"),
+                            .http = spm_config_str("agent", "http"),
+                            .http_token = spm_config_str("agent", "http_token"),
                             .drain_s = 60};
     spm_log_parse_level(o->log_level, level);
     while ((ch = getopt_long(argc, argv, "", agent_opts, NULL)) != -1) {
@@ -73,6 +83,7 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
         switch (ch) {
         case 'c':
             o->center = optarg;
+            rc = spm_config_arg("agent", "center", optarg, NULL);
             break;
         case 'n':
             rc = spm_config_arg("agent", "ieus", optarg, &o->ieus);
@@ -94,9 +105,11 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
             break;
         case 'L':
             o->data_listen = optarg;
+            rc = spm_config_arg("agent", "data_listen", optarg, NULL);
             break;
         case 'A':
             o->data_advertise = optarg;
+            rc = spm_config_arg("agent", "data_advertise", optarg, NULL);
             break;
         case 'C':
             break; /* loaded above */
@@ -117,6 +130,19 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
             break;
         case 'F':
             o->local_files = 1;
+            break;
+        case 'N':
+            o->name = optarg;
+            break;
+        case 'W':
+            rc = spm_config_arg("agent", "wait_center_s", optarg, &o->wait_center_s);
+            break;
+        case 'P':
+            o->http = optarg;
+            rc = spm_config_arg("agent", "http", optarg, NULL);
+            break;
+        case 'O':
+            o->http = "";
             break;
         case 'v':
             rc = spm_config_arg_level(optarg, level);
@@ -150,7 +176,7 @@ static int drain_running(const char *cache_dir)
     return 0;
 }
 
-static int agent_main(int argc, char **argv)
+int spm_cmd_agent(int argc, char **argv)
 {
     spm_agent_opts_t o;
     spm_log_level_t level;
@@ -168,11 +194,4 @@ static int agent_main(int argc, char **argv)
     int status = rc == 0 ? 0 : rc == SPM_ECANCELED ? 1 : spm_cli_fail("agent", rc);
     spm_agent_destroy(&agent);
     return status;
-}
-
-SPM_CONSTRUCTOR(agent_cmd)
-{
-    spm_command_register(&(spm_command_t){.name = "agent",
-                                          .summary = "run the agent of one node (starts its IEUs)",
-                                          .main = agent_main});
 }

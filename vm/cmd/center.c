@@ -7,6 +7,7 @@
     the options are the ones a user types.
     =========================================================================
 */
+#include "vm/cmd/commands.h"
 #include "base/cli.h"
 #include "base/config.h"
 #include "base/log.h"
@@ -33,6 +34,7 @@ static const struct option center_opts[] = {{"listen", required_argument, 0, 'l'
                                             {"heartbeat-ms", required_argument, 0, 'H'},
                                             {"dead-ms", required_argument, 0, 'D'},
                                             {"lease-s", required_argument, 0, 'L'},
+                                            {"sf-bound-ms", required_argument, 0, 'B'},
                                             {"sync-ms", required_argument, 0, 'S'},
                                             {"no-sync", no_argument, 0, 'N'},
                                             {"journal", no_argument, 0, 'J'},
@@ -46,18 +48,24 @@ static const struct option center_opts[] = {{"listen", required_argument, 0, 'l'
                                             {"no-speculate", no_argument, 0, 'Q'},
                                             {"replicas", required_argument, 0, 'R'},
                                             {"http", required_argument, 0, 'T'},
+                                            {"history-jobs", required_argument, 0, 'y'},
+                                            {"history-days", required_argument, 0, 'Y'},
+                                            {"keep-results-s", required_argument, 0, 'K'},
+                                            {"abandon-s", required_argument, 0, 'A'},
                                             {"no-http", no_argument, 0, 't'},
+                                            {"allow-plugins", required_argument, 0, 'p'},
                                             {"help", no_argument, 0, 'h'},
                                             {0, 0, 0, 0}};
 
 /*  Sets what option CH (its value ARG) says in O or *LEVEL. Returns 0 or
     SPM_EINVAL with a detail naming the option. */
-static int set_option(spm_center_opts_t *o, spm_log_level_t *level, int ch, const char *arg)
+static int set_option(spm_center_opts_t *o, spm_log_level_t *level, int ch, const char *arg,
+                      const char **plugins)
 {
     switch (ch) {
     case 'l':
         o->listen = arg;
-        break;
+        return spm_config_arg("center", "listen", arg, NULL);
     case 's':
         o->store = arg;
         break;
@@ -81,6 +89,8 @@ static int set_option(spm_center_opts_t *o, spm_log_level_t *level, int ch, cons
         return spm_config_arg("center", "dead_ms", arg, &o->dead_ms);
     case 'L':
         return spm_config_arg("center", "lease_s", arg, &o->lease_s);
+    case 'B':
+        return spm_config_arg("center", "sf_bound_ms", arg, &o->sf_bound_ms);
     case 'v':
         return spm_config_arg_level(arg, level);
     case 'S':
@@ -104,11 +114,22 @@ static int set_option(spm_center_opts_t *o, spm_log_level_t *level, int ch, cons
     case 't':
         o->http = "";
         break;
+    case 'y':
+        return spm_config_arg("center", "history_jobs", arg, &o->history_jobs);
+    case 'Y':
+        return spm_config_arg("center", "history_days", arg, &o->history_days);
+    case 'K':
+        return spm_config_arg("center", "keep_results_s", arg, &o->keep_results_s);
+    case 'A':
+        return spm_config_arg("center", "abandon_s", arg, &o->abandon_s);
+    case 'p':
+        *plugins = arg; /* checked with the listen endpoint, below */
+        break;
     }
     return 0;
 }
 
-static int center_main(int argc, char **argv)
+int spm_cmd_center(int argc, char **argv)
 {
     int ch, rc = spm_config_load_args(argc, argv);
     if (rc != 0)
@@ -119,12 +140,18 @@ static int center_main(int argc, char **argv)
                            .heartbeat_ms = spm_config_long("center", "heartbeat_ms"),
                            .dead_ms = spm_config_long("center", "dead_ms"),
                            .lease_s = spm_config_long("center", "lease_s"),
+                           .sf_bound_ms = spm_config_long("center", "sf_bound_ms"),
                            .sync_ms = spm_config_long("center", "sync_ms"),
                            .warm_mb = spm_config_long("center", "warm_mb"),
                            .replicas = spm_config_long("center", "replicas"),
                            .journal = spm_config_bool("center", "journal"),
                            .http = spm_config_str("center", "http"),
-                           .http_token = spm_config_str("center", "http_token")};
+                           .http_token = spm_config_str("center", "http_token"),
+                           .history_jobs = spm_config_long("center", "history_jobs"),
+                           .history_days = spm_config_long("center", "history_days"),
+                           .keep_results_s = spm_config_long("center", "keep_results_s"),
+                           .abandon_s = spm_config_long("center", "abandon_s")};
+    const char *plugins = spm_config_str("center", "allow_plugins");
     spm_log_level_t level;
     spm_log_parse_level(spm_config_log_level("info"), &level);
     while ((ch = getopt_long(argc, argv, "", center_opts, NULL)) != -1) {
@@ -135,14 +162,13 @@ static int center_main(int argc, char **argv)
         }
         if (ch == '?')
             return spm_cli_usage("center", "invalid option");
-        if ((rc = set_option(&o, &level, ch, optarg)) != 0)
+        if ((rc = set_option(&o, &level, ch, optarg, &plugins)) != 0)
             return spm_cli_fail("center", rc);
     }
     if (optind < argc)
         return spm_cli_usage("center", "unexpected argument '%s'", argv[optind]);
     spm_log_init("center", level);
-    if (spm_plugins_policy(spm_config_str("center", "allow_plugins"),
-                           strncmp(o.listen, "ipc://", 6) == 0, &o.plugins) != 0)
+    if (spm_plugins_policy(plugins, strncmp(o.listen, "ipc://", 6) == 0, &o.plugins) != 0)
         return spm_cli_usage("center", "%s", spm_error_detail());
     spm_center_t *center = spm_center_new(&o, &rc);
     if (!center)
@@ -150,11 +176,4 @@ static int center_main(int argc, char **argv)
     spm_center_run(center);
     spm_center_destroy(&center);
     return 0;
-}
-
-SPM_CONSTRUCTOR(center_cmd)
-{
-    spm_command_register(&(spm_command_t){.name = "center",
-                                          .summary = "run the center of a VM (IDU and store)",
-                                          .main = center_main});
 }

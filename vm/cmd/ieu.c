@@ -3,6 +3,7 @@
     started by the agent of its node
     =========================================================================
 */
+#include "vm/cmd/commands.h"
 #include "ieu/ieu.h"
 #include "base/cli.h"
 #include "base/config.h"
@@ -104,7 +105,7 @@ static int parse(int argc, char **argv, spm_ieu_opts_t *o, spm_log_level_t *leve
     return -1;
 }
 
-static int ieu_main(int argc, char **argv)
+int spm_cmd_ieu(int argc, char **argv)
 {
     /* The agent gives an IEU the rest: defaults as the table's. */
     spm_ieu_opts_t o = {.node_fd = -1,
@@ -130,12 +131,4 @@ static int ieu_main(int argc, char **argv)
         status = spm_cli_fail("ieu", rc);
     spm_ieu_destroy(&ieu);
     return status;
-}
-
-SPM_CONSTRUCTOR(ieu_cmd)
-{
-    spm_command_register(
-        &(spm_command_t){.name = "ieu",
-                         .summary = "run one execution unit (started by the agent)",
-                         .main = ieu_main});
 }

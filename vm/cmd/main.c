@@ -1,10 +1,11 @@
 /*  =========================================================================
     main - the spm binary: one program, many subcommands (like git)
 
-    Subcommands register themselves (base/cli.h); this file only dispatches
-    and prints the top-level help.
+    The commands are one table (vm/cmd/commands.c); this file only
+    dispatches and prints the top-level help.
     =========================================================================
 */
+#include "base/build.h"
 #include "base/cli.h"
 #include "base/config.h"
 #include "base/heap.h"
@@ -16,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SPM_VERSION "0.1.0"
 
 static void usage(FILE *out)
 {
@@ -56,7 +55,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("spm %s\n", SPM_VERSION);
+        printf("spm %s (commit %s)\n", spm_build_version(), spm_build_commit());
         return 0;
     }
     const spm_command_t *cmd = spm_command_find(argv[1]);

@@ -8,6 +8,7 @@
     for data and idle.
     =========================================================================
 */
+#include "vm/cmd/commands.h"
 #include "base/cli.h"
 #include "base/grow.h"
 #include "base/proc.h"
@@ -173,7 +174,7 @@ static int write_inputs(const run_t *r, const char *dir, const char *out, int sv
     return fclose(p) == 0 ? 0 : spm_error(SPM_EIO, "%s: cannot write the plot script", dir);
 }
 
-static int plot_main(int argc, char **argv)
+int spm_cmd_plot(int argc, char **argv)
 {
     const char *trace = NULL, *out = NULL;
     for (int i = 1; i < argc; i++) {
@@ -181,7 +182,8 @@ static int plot_main(int argc, char **argv)
             printf("usage: spm plot TRACE -o FILE.svg|FILE.png\n\n"
                    "Draws a run traced with --trace: a Gantt chart of the IEUs, the share of\n"
                    "IEUs executing over time, and where their time went (executing, waiting\n"
-                   "for data, idle). Needs gnuplot (Debian: gnuplot-nox).\n");
+                   "for data, idle). Needs gnuplot (Debian: gnuplot-nox).\n\n"
+                   "  -o FILE             the picture: FILE.svg or FILE.png (required)\n");
             return 0;
         }
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -231,11 +233,4 @@ static int plot_main(int argc, char **argv)
         return spm_cli_fail("plot", rc);
     printf("%s: %zu SIs on %u IEUs\n", out, r.n, r.max_ieu + 1);
     return 0;
-}
-
-SPM_CONSTRUCTOR(plot_cmd)
-{
-    spm_command_register(&(spm_command_t){.name = "plot",
-                                          .summary = "draw a traced run (Gantt chart, utilisation)",
-                                          .main = plot_main});
 }

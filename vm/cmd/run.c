@@ -3,6 +3,8 @@
     runners and generators
     =========================================================================
 */
+#include "vm/cmd/commands.h"
+#include "vm/client/pluginrun.h"
 #include "base/cli.h"
 #include "spm/spm.h"
 
@@ -35,23 +37,14 @@ static int dispatch(const char *cmd, const char *what, int argc, char **argv,
     return c->main(argc - 1, argv + 1);
 }
 
-static int run_main(int argc, char **argv)
+int spm_cmd_run(int argc, char **argv)
 {
     if (argc >= 2 && !strncmp(argv[1], "--plugin", 8))
         return spm_plugin_run_main(argc, argv, "run", 0);
     return dispatch("run", "PROGRAM", argc, argv, spm_runner_find, spm_runner_at);
 }
 
-static int gen_main(int argc, char **argv)
+int spm_cmd_gen(int argc, char **argv)
 {
     return dispatch("gen", "KIND", argc, argv, spm_generator_find, spm_generator_at);
-}
-
-SPM_CONSTRUCTOR(run_cmds)
-{
-    spm_command_register(&(spm_command_t){
-        .name = "run", .summary = "run a program on a VM (embedded by default)", .main = run_main});
-    spm_command_register(&(spm_command_t){.name = "gen",
-                                          .summary = "generate input data (matrices, transactions)",
-                                          .main = gen_main});
 }

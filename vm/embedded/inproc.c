@@ -85,9 +85,9 @@ spm_inproc_t *spm_inproc_new(void)
     return self;
 }
 
-void spm_inproc_destroy(spm_inproc_t **selfp)
+void spm_inproc_destroy(spm_inproc_t **self_p)
 {
-    spm_inproc_t *self = *selfp;
+    spm_inproc_t *self = *self_p;
     if (!self)
         return;
     size_t pos = 0, ipos;
@@ -107,7 +107,7 @@ void spm_inproc_destroy(spm_inproc_t **selfp)
     free(self->task.ops);
     free(self->task.params);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 /*  Stores DATA (taken) as VERSION of ID. Returns 0 or SPM_ENOMEM. */
@@ -241,9 +241,9 @@ int spm_inproc_run(spm_inproc_t *self, const char *program, const void *args, si
     if (spm_idu_job_info(self->idu, self->job, &info) != 0)
         return spm_error(SPM_ENOTFOUND, "job vanished");
     if (info.state != 1) {
-        rc = info.state == 2 ? info.status : SPM_EEXEC;
+        rc = info.state >= 2 ? info.status : SPM_EEXEC;
         rc = spm_error(rc ? rc : SPM_EEXEC, "%s",
-                       info.state == 2 && info.error ? info.error
+                       info.state >= 2 && info.error ? info.error
                                                      : "job stalled with nothing ready");
     } else if (result && info.result_len) {
         if (!(*result = malloc(info.result_len)))

@@ -10,7 +10,7 @@
     @discuss
         spm_inproc_t *vm = spm_inproc_new();
         spm_inproc_put(vm, "mining.transactions", bytes, len, &id);
-        spm_inproc_run(vm, "apriori", args, alen, &result, &rlen);
+        spm_inproc_run(vm, "mine", args, alen, &result, &rlen);
         spm_inproc_get(vm, out_id, &bytes, &len);
         spm_inproc_destroy(&vm);
     The store keeps every version ever written until destroy.
@@ -28,7 +28,7 @@ typedef struct spm_inproc spm_inproc_t;
 spm_inproc_t *spm_inproc_new(void);
 
 /*  Frees *SELF and everything it stores; sets *SELF to NULL. */
-void spm_inproc_destroy(spm_inproc_t **self);
+void spm_inproc_destroy(spm_inproc_t **self_p);
 
 /*  Stores LEN bytes (copied) as version 1 of a new SDB of TYPE. Returns 0
     with *ID set, SPM_ENOTFOUND (unknown type), SPM_EFORMAT (the type's

@@ -53,8 +53,13 @@ static int start_embedded(spm_embedded_t *self, const spm_embedded_opts_t *o)
     /* The store is removed with the directory at the end: flushing it to
        disk would only cost I/O, and removing a flushed file costs far more
        than one whose pages never left memory (15 ms against 2 for 40 MB). */
-    /* Its lines go to the user's terminal: warn, unless SPM_LOG_LEVEL says */
-    char *level = (char *)spm_config_log_level("warn");
+    /* Its lines go to the user's terminal, before the report: errors only,
+       unless SPM_LOG_LEVEL says. Its warnings are for the operator of a
+       shared VM (an IEU died and was restarted, SIs were re-issued); the
+       user of one command learns the same from the report (re-issues,
+       dead IEUs) and its one error line. A plugin whose SI crashed its
+       IEUs printed 8 warning lines before the report. */
+    char *level = (char *)spm_config_log_level("error");
     char *center[16] = {"spm", "center",    "--listen",    self->endpoint, "--store",
                         store, "--no-sync", "--log-level", level};
     int n = 9;
@@ -68,6 +73,9 @@ static int start_embedded(spm_embedded_t *self, const spm_embedded_opts_t *o)
        no journal, unless SPM_JOURNAL asks for one (bench_journal does). */
     if (!getenv("SPM_JOURNAL"))
         center[n++] = "--no-journal";
+    /* A daemon's center.http and agent.http (the configuration file) are
+       the daemon's ports, not this VM's. */
+    center[n++] = "--no-http";
     self->center = spm_proc_fork(center);
     if (self->center < 0) {
         self->center = 0;
@@ -75,11 +83,11 @@ static int start_embedded(spm_embedded_t *self, const spm_embedded_opts_t *o)
     }
     /* The IEUs share this machine and user: they may read the client's
        input file where it lies (spm_session_local_files). */
-    char *agent[20] = {"spm",         "agent",   "--center",   self->endpoint, "--ieus",
+    char *agent[24] = {"spm",         "agent",   "--center",   self->endpoint, "--ieus",
                        ieus,          "--slots", slots,        "--prefetch",   pre,
                        "--cache-dir", cache,     "--cache-mb", cache_mb,       "--local-files",
-                       "--log-level", level};
-    n = 17;
+                       "--log-level", level,     "--no-http"};
+    n = 18;
     if (o->no_store_reads)
         agent[n++] = "--no-store-reads";
     if (o->heap_mb > 0) {

@@ -64,7 +64,7 @@ void spm_embedded_stop(spm_embedded_t *self);
     after that. A VM not told to stop is stopped with signals at once.
     Then removes the runtime directory. Returns when every process and
     file is gone; sets *SELF_P to NULL; NULL is a no-op. */
-void spm_embedded_destroy(spm_embedded_t **self);
+void spm_embedded_destroy(spm_embedded_t **self_p);
 
 /*  The center's endpoint ("ipc://DIR/center"), owned by SELF. */
 const char *spm_embedded_endpoint(const spm_embedded_t *self);

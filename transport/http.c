@@ -1,18 +1,17 @@
 /*  =========================================================================
-    http - the center's HTTP port: the dashboard, /api/status, /metrics
+    http - a process's HTTP port: fixed pages, published texts, handlers
 
-    The center's loop must never wait on a browser or a scraper, so the
-    server lives in libmicrohttpd's own polling thread and sees the VM only
-    through the snapshot the loop publishes (vm/center/http.h). The listening
+    A process's loop must never wait on a browser or a scraper, so the
+    server lives in libmicrohttpd's own polling thread and sees the process
+    only through what it was handed (transport/http.h). The listening
     socket is bound here, not by libmicrohttpd, so that a used port or a
     bad address is refused at start in one line that says which.
     libmicrohttpd is opened when the server starts, not linked: loading it
     and the TLS libraries it needs took 1.3 ms of the start of every spm
-    process, and only a center with --http uses it.
+    process, and only a process with --http uses it.
     =========================================================================
 */
-#include "vm/center/http.h"
-#include "vm/center/dashboard.h"
+#include "transport/http.h"
 #include "base/log.h"
 #include "spm/spm.h"
 
@@ -28,24 +27,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_CONNECTIONS 256 /* open HTTP connections at most */
+/*  Slots for HTTP connections. Whoever reaches the port can open
+    connections and say nothing, and every slot they hold is one the token
+    holder lacks: an address gets at most PER_ADDRESS_CONNECTIONS (a
+    browser opens six, Prometheus one; those past it are closed at once),
+    all together at most MAX_CONNECTIONS, and a connection silent for
+    IDLE_TIMEOUT_S is closed. 300 half-open connections from one address
+    used to take every slot for 10 s at a time. */
+#define MAX_CONNECTIONS 512
+#define PER_ADDRESS_CONNECTIONS 32
 
 /*  libmicrohttpd's path, from the build; the soname is tried after it. */
 #ifndef SPM_MICROHTTPD
 #define SPM_MICROHTTPD "libmicrohttpd.so.12"
 #endif
-#define IDLE_TIMEOUT_S 10 /* a connection silent this long is closed */
+#define IDLE_TIMEOUT_S 5 /* a connection silent this long is closed */
+
+/*  One path served: a page (owned 0) or a published text (owned 1). */
+typedef struct {
+    char *path;
+    const char *type;
+    char *body;
+    size_t len;
+    int owned;
+} entry_t;
+
+struct spm_http_snapshot {
+    entry_t *e;
+    size_t n, cap;
+};
+
+typedef struct {
+    char *prefix;
+    spm_http_handler_fn *fn;
+    void *arg;
+} handler_t;
 
 struct spm_http {
-    struct MHD_Daemon *daemon; /* libmicrohttpd's server and thread */
-    int fd;                    /* the listening socket (closed by us) */
-    int port;                  /* the port bound */
-    char *token;               /* bearer token, or NULL */
-    pthread_mutex_t lock;      /* guards snap; the loop only tries it */
-    spm_http_snapshot_t snap;  /* the texts served */
+    struct MHD_Daemon *daemon;  /* libmicrohttpd's server and thread */
+    int fd;                     /* the listening socket (closed by us) */
+    int port;                   /* the port bound */
+    char *token;                /* bearer token, or NULL */
+    char *setting;              /* where the token is set, for the 401 */
+    pthread_mutex_t lock;       /* guards what follows; the loop only tries it */
+    spm_http_snapshot_t pages;  /* fixed pages */
+    spm_http_snapshot_t *texts; /* the set published last, or NULL */
+    handler_t *handlers;
+    size_t nhandlers;
 };
 
 /*  The functions of libmicrohttpd this uses, opened once (mhd_open). */
@@ -90,12 +122,65 @@ static void mhd_open(void)
     }
 }
 
-static void snapshot_free(spm_http_snapshot_t *s)
+static void entries_free(spm_http_snapshot_t *s)
 {
-    free(s->status);
-    free(s->metrics);
-    free(s->history);
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->e[i].path);
+        if (s->e[i].owned)
+            free(s->e[i].body);
+    }
+    free(s->e);
     memset(s, 0, sizeof *s);
+}
+
+/*  Appends an entry; on failure frees BODY when OWNED. */
+static int entries_add(spm_http_snapshot_t *s, const char *path, const char *type, char *body,
+                       size_t len, int owned)
+{
+    char *p = strdup(path);
+    if (p && s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        entry_t *e = realloc(s->e, cap * sizeof *e);
+        if (e) {
+            s->e = e;
+            s->cap = cap;
+        }
+    }
+    if (!p || s->n == s->cap) {
+        free(p);
+        if (owned)
+            free(body);
+        return SPM_ENOMEM;
+    }
+    s->e[s->n++] = (entry_t){p, type, body, len, owned};
+    return 0;
+}
+
+static const entry_t *entries_find(const spm_http_snapshot_t *s, const char *path)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        if (strcmp(s->e[i].path, path) == 0)
+            return &s->e[i];
+    return NULL;
+}
+
+spm_http_snapshot_t *spm_http_snapshot_new(void)
+{
+    return calloc(1, sizeof(spm_http_snapshot_t));
+}
+
+int spm_http_snapshot_add(spm_http_snapshot_t *snap, const char *path, const char *type, char *text)
+{
+    return entries_add(snap, path, type, text, text ? strlen(text) : 0, 1);
+}
+
+void spm_http_snapshot_destroy(spm_http_snapshot_t **snap_p)
+{
+    if (!*snap_p)
+        return;
+    entries_free(*snap_p);
+    free(*snap_p);
+    *snap_p = NULL;
 }
 
 /*  Splits ADDR into HOST (into a buffer of SIZE) and PORT. Returns 0 or
@@ -194,15 +279,49 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const c
     return ret;
 }
 
-/*  Answers from the snapshot, under the lock (the copy is a memcpy). */
-static enum MHD_Result reply_snapshot(spm_http_t *self, struct MHD_Connection *conn,
-                                      const char *type, size_t field)
+const char *spm_http_query(void *conn, const char *name)
+{
+    return mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/*  Answers from a page or the published texts, under the lock (the copy
+    is a memcpy); returns -1 when PATH is neither. */
+static int reply_entry(spm_http_t *self, struct MHD_Connection *conn, const char *path)
 {
     pthread_mutex_lock(&self->lock);
-    const char *text = *(char **)((char *)&self->snap + field);
-    enum MHD_Result ret = text ? reply(conn, MHD_HTTP_OK, type, text, strlen(text))
-                               : reply(conn, 503, "text/plain", "not ready\n", 10);
+    const entry_t *e = entries_find(&self->pages, path);
+    if (!e)
+        e = entries_find(self->texts, path);
+    int ret = -1;
+    if (e && e->body)
+        ret = reply(conn, MHD_HTTP_OK, e->type, e->body, e->len);
+    else if (e)
+        ret = reply(conn, 503, SPM_HTTP_TEXT, "not ready\n", 10);
     pthread_mutex_unlock(&self->lock);
+    return ret;
+}
+
+/*  Answers from the first handler whose prefix PATH starts with, or 404.
+    The handler runs outside the lock: it may take its time. */
+static enum MHD_Result reply_handler(spm_http_t *self, struct MHD_Connection *conn,
+                                     const char *path)
+{
+    const handler_t *h = NULL;
+    pthread_mutex_lock(&self->lock);
+    for (size_t i = 0; !h && i < self->nhandlers; i++)
+        if (strncmp(path, self->handlers[i].prefix, strlen(self->handlers[i].prefix)) == 0)
+            h = &self->handlers[i];
+    spm_http_handler_fn *fn = h ? h->fn : NULL;
+    void *arg = h ? h->arg : NULL;
+    pthread_mutex_unlock(&self->lock);
+    spm_http_answer_t a = {0};
+    if (!fn || fn(arg, path, conn, &a) != 0 || !a.type) {
+        free(a.body);
+        return reply(conn, MHD_HTTP_NOT_FOUND, SPM_HTTP_TEXT, "not found\n", 10);
+    }
+    enum MHD_Result ret = reply(conn, a.code ? a.code : MHD_HTTP_OK, a.type, a.body ? a.body : "",
+                                a.body ? a.len : 0);
+    free(a.body);
     return ret;
 }
 
@@ -218,27 +337,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_size = 0;
         return MHD_YES;
     }
-    static const char text_type[] = "text/plain; charset=utf-8";
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text_type, "GET only\n", 9);
-    if (!authorized(self, conn))
-        return reply(conn, MHD_HTTP_UNAUTHORIZED, text_type,
-                     "a bearer token is needed (center.http_token)\n", 45);
-    if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0) {
-        size_t len;
-        const char *page = spm_dashboard_page(&len);
-        return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", page, len);
+        return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, SPM_HTTP_TEXT, "GET only\n", 9);
+    if (!authorized(self, conn)) {
+        char why[160];
+        int n = snprintf(why, sizeof why, "a bearer token is needed (%s)\n", self->setting);
+        return reply(conn, MHD_HTTP_UNAUTHORIZED, SPM_HTTP_TEXT, why,
+                     n < (int)sizeof why ? (size_t)n : sizeof why - 1);
     }
-    if (strcmp(url, "/api/status") == 0)
-        return reply_snapshot(self, conn, "application/json",
-                              offsetof(spm_http_snapshot_t, status));
-    if (strcmp(url, "/api/history") == 0)
-        return reply_snapshot(self, conn, "application/json",
-                              offsetof(spm_http_snapshot_t, history));
-    if (strcmp(url, "/metrics") == 0)
-        return reply_snapshot(self, conn, "text/plain; version=0.0.4; charset=utf-8",
-                              offsetof(spm_http_snapshot_t, metrics));
-    return reply(conn, MHD_HTTP_NOT_FOUND, text_type, "not found\n", 10);
+    int ret = reply_entry(self, conn, url);
+    return ret >= 0 ? (enum MHD_Result)ret : reply_handler(self, conn, url);
 }
 
 /*  libmicrohttpd's own complaints go to our log, once per line. */
@@ -251,7 +359,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     spm_log_debug("http: %s", line);
 }
 
-spm_http_t *spm_http_start(const char *addr, const char *token, int *rc)
+spm_http_t *spm_http_start(const char *addr, const char *token, const char *setting, int *rc)
 {
     spm_http_t *self = calloc(1, sizeof *self);
     if (!self) {
@@ -265,19 +373,29 @@ spm_http_t *spm_http_start(const char *addr, const char *token, int *rc)
         *rc = spm_error(SPM_ESYS, "--http %s: libmicrohttpd cannot be loaded: %s", addr, mhd_error);
         goto err;
     }
-    if (token && *token && !(self->token = strdup(token))) {
+    if ((token && *token && !(self->token = strdup(token))) ||
+        !(self->setting = strdup(setting ? setting : "http_token"))) {
         *rc = SPM_ENOMEM;
         goto err;
+    }
+    /* Room for the HTTP connections beside the center's own descriptors
+       (its peers' sockets, the store): the soft limit is often 1024. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 4096 &&
+        nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max < 4096 ? nofile.rlim_max : 4096;
+        setrlimit(RLIMIT_NOFILE, &nofile);
     }
     if ((self->fd = listen_on(addr, &self->port)) < 0) {
         *rc = self->fd;
         goto err;
     }
-    self->daemon = mhd.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                                    on_request, self, MHD_OPTION_LISTEN_SOCKET, self->fd,
-                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-                                    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+    self->daemon = mhd.start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, self,
+        MHD_OPTION_LISTEN_SOCKET, self->fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)PER_ADDRESS_CONNECTIONS, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+        MHD_OPTION_END);
     if (!self->daemon) {
         *rc = spm_error(SPM_ESYS, "--http %s: the HTTP server did not start", addr);
         goto err;
@@ -289,34 +407,65 @@ err:
     return NULL;
 }
 
-void spm_http_destroy(spm_http_t **selfp)
+void spm_http_destroy(spm_http_t **self_p)
 {
-    spm_http_t *self = *selfp;
+    spm_http_t *self = *self_p;
     if (!self)
         return;
     if (self->daemon)
         mhd.stop_daemon(self->daemon);
     if (self->fd >= 0)
         close(self->fd);
-    snapshot_free(&self->snap);
+    entries_free(&self->pages);
+    spm_http_snapshot_destroy(&self->texts);
+    for (size_t i = 0; i < self->nhandlers; i++)
+        free(self->handlers[i].prefix);
+    free(self->handlers);
     pthread_mutex_destroy(&self->lock);
     free(self->token);
+    free(self->setting);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
-int spm_http_publish(spm_http_t *self, spm_http_snapshot_t *snap)
+int spm_http_page(spm_http_t *self, const char *path, const char *type, const char *body,
+                  size_t len)
+{
+    assert(self);
+    pthread_mutex_lock(&self->lock);
+    int rc = entries_add(&self->pages, path, type, (char *)body, len, 0);
+    pthread_mutex_unlock(&self->lock);
+    return rc;
+}
+
+int spm_http_handle(spm_http_t *self, const char *prefix, spm_http_handler_fn *fn, void *arg)
+{
+    assert(self && fn);
+    char *p = strdup(prefix);
+    pthread_mutex_lock(&self->lock);
+    handler_t *h = p ? realloc(self->handlers, (self->nhandlers + 1) * sizeof *h) : NULL;
+    if (h) {
+        self->handlers = h;
+        h[self->nhandlers++] = (handler_t){p, fn, arg};
+    }
+    pthread_mutex_unlock(&self->lock);
+    if (!h)
+        free(p);
+    return h ? 0 : SPM_ENOMEM;
+}
+
+int spm_http_publish(spm_http_t *self, spm_http_snapshot_t **snap_p)
 {
     assert(self);
     if (pthread_mutex_trylock(&self->lock) != 0) {
-        snapshot_free(snap);
+        spm_http_snapshot_destroy(snap_p);
         return 1;
     }
-    spm_http_snapshot_t old = self->snap;
-    self->snap = *snap;
+    spm_http_snapshot_t *old = self->texts;
+    self->texts = *snap_p;
+    *snap_p = NULL;
     pthread_mutex_unlock(&self->lock);
-    snapshot_free(&old);
-    memset(snap, 0, sizeof *snap);
+    spm_http_snapshot_destroy(&old);
     return 0;
 }
 

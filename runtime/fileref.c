@@ -1,0 +1,156 @@
+/*  =========================================================================
+    fileref - a staged block that is a part of a file, read where it lies
+
+    Layout, little-endian: the magic "spm-file", offset, len, size,
+    mtime_ns, checksum (8 bytes each), pathlen (4), the path.
+    =========================================================================
+*/
+#include "runtime/fileref.h"
+
+#include "base/checksum.h"
+#include "runtime/si.h"
+#include "spm/spm_codec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "spm-file"
+#define HEAD (8 + 5 * 8 + 4)
+#define PATH_MAX_BYTES 4096
+
+int spm_fileref_encode(const spm_fileref_t *r, void **data, size_t *len)
+{
+    unsigned char *b = malloc(HEAD + r->pathlen);
+    if (!b)
+        return spm_error(SPM_ENOMEM, "out of memory");
+    memcpy(b, MAGIC, 8);
+    spm_put_le64(b + 8, r->offset);
+    spm_put_le64(b + 16, r->len);
+    spm_put_le64(b + 24, r->size);
+    spm_put_le64(b + 32, (uint64_t)r->mtime_ns);
+    spm_put_le64(b + 40, r->sum);
+    uint32_t pl = (uint32_t)r->pathlen;
+    for (int i = 0; i < 4; i++)
+        b[48 + i] = (unsigned char)(pl >> (8 * i));
+    memcpy(b + HEAD, r->path, r->pathlen);
+    *data = b;
+    *len = HEAD + r->pathlen;
+    return 0;
+}
+
+int spm_fileref_view(const void *data, size_t len, spm_fileref_t *r)
+{
+    const unsigned char *p = data;
+    if (len < HEAD || memcmp(p, MAGIC, 8) != 0)
+        return SPM_EFORMAT;
+    uint32_t pl =
+        (uint32_t)p[48] | (uint32_t)p[49] << 8 | (uint32_t)p[50] << 16 | (uint32_t)p[51] << 24;
+    if (pl == 0 || pl > PATH_MAX_BYTES || len != HEAD + (size_t)pl || p[HEAD] != '/' ||
+        memchr(p + HEAD, '\0', pl))
+        return SPM_EFORMAT;
+    *r = (spm_fileref_t){.path = (const char *)p + HEAD,
+                         .pathlen = pl,
+                         .offset = spm_le64(p + 8),
+                         .len = spm_le64(p + 16),
+                         .size = spm_le64(p + 24),
+                         .mtime_ns = (int64_t)spm_le64(p + 32),
+                         .sum = spm_le64(p + 40)};
+    if (r->offset > r->size || r->len > r->size - r->offset)
+        return SPM_EFORMAT;
+    return 0;
+}
+
+int spm_fileref_map(const spm_fileref_t *r, const void **data, size_t *len, void **map,
+                    size_t *maplen)
+{
+    char path[PATH_MAX_BYTES + 1];
+    memcpy(path, r->path, r->pathlen);
+    path[r->pathlen] = '\0';
+    *map = NULL;
+    *maplen = 0;
+    if (!spm_si_local_files())
+        return spm_error(SPM_EDENIED,
+                         "%s: this IEU reads no client's files in place (only with "
+                         "--local-files: an embedded VM's, or nodes that share a file system)",
+                         path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int rc =
+            spm_error(SPM_EIO, "%s: %s (staged to be read where it lies)", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if ((uint64_t)st.st_size != r->size || mtime != r->mtime_ns) {
+        close(fd);
+        return spm_error(SPM_EFORMAT, "%s changed since it was staged (%s); stage it again", path,
+                         (uint64_t)st.st_size != r->size ? "its size" : "its time");
+    }
+    *data = "";
+    *len = 0;
+    if (r->len > 0) {
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t start = r->offset - r->offset % (uint64_t)page;
+        size_t mlen = (size_t)(r->offset + r->len - start);
+        void *m = mmap(NULL, mlen, PROT_READ, MAP_PRIVATE, fd, (off_t)start);
+        if (m == MAP_FAILED) {
+            int rc = spm_error(SPM_EIO, "%s: cannot map bytes %llu to %llu: %s", path,
+                               (unsigned long long)r->offset,
+                               (unsigned long long)(r->offset + r->len), strerror(errno));
+            close(fd);
+            return rc;
+        }
+        madvise(m, mlen, MADV_SEQUENTIAL);
+        *map = m;
+        *maplen = mlen;
+        *data = (const char *)m + (r->offset - start);
+        *len = (size_t)r->len;
+    }
+    close(fd);
+    if (spm_checksum(*data, *len) != r->sum) {
+        spm_fileref_unmap(*map, *maplen);
+        *map = NULL;
+        return spm_error(SPM_EFORMAT,
+                         "%s changed since it was staged (bytes %llu to %llu differ); stage it "
+                         "again",
+                         path, (unsigned long long)r->offset,
+                         (unsigned long long)(r->offset + r->len));
+    }
+    return 0;
+}
+
+void spm_fileref_unmap(void *map, size_t maplen)
+{
+    if (map)
+        munmap(map, maplen);
+}
+
+static int fileref_validate(const void *data, size_t len)
+{
+    spm_fileref_t r;
+    return spm_fileref_view(data, len, &r);
+}
+
+static void fileref_summary(const void *data, size_t len, char *buf, size_t size)
+{
+    spm_fileref_t r;
+    if (spm_fileref_view(data, len, &r) != 0)
+        snprintf(buf, size, "malformed file reference");
+    else
+        snprintf(buf, size, "%llu bytes at %llu of %.*s", (unsigned long long)r.len,
+                 (unsigned long long)r.offset, (int)r.pathlen, r.path);
+}
+
+SPM_CONSTRUCTOR(fileref)
+{
+    spm_sdb_type_register(&(spm_sdb_type_t){
+        .name = SPM_FILEREF_TYPE, .validate = fileref_validate, .summary = fileref_summary});
+}

@@ -1,0 +1,53 @@
+/*  =========================================================================
+    fileref - a staged block that is a part of a file, read where it lies
+
+    @discuss
+    Where the IEUs can read a client's files by their paths (an embedded
+    VM's, or a cluster's whose nodes share a file system: `spm ieu
+    --local-files`), the command side stages a file's blocks as references
+    (type "spm.file"): the path, the block's offset and length, the file's
+    size and modification time when it was staged, and the checksum of the
+    block's bytes. Before an SI body runs, the runtime maps the block from
+    the file and checks all three (spm_si_ctx_run), so the body sees the
+    bytes as if they had been staged, and a file changed since fails the
+    SI in one line instead of giving another answer.
+    @end
+    =========================================================================
+*/
+#ifndef SPM_FILEREF_H_INCLUDED
+#define SPM_FILEREF_H_INCLUDED
+
+#include "spm/spm.h"
+
+#define SPM_FILEREF_TYPE "spm.file" /* the SDB type of a reference */
+
+typedef struct {
+    const char *path; /* absolute, not NUL-terminated in a block */
+    size_t pathlen;
+    uint64_t offset;  /* where the block starts in the file */
+    uint64_t len;     /* its bytes */
+    uint64_t size;    /* the file's size when it was staged */
+    int64_t mtime_ns; /* its modification time then, in ns since the epoch */
+    uint64_t sum;     /* spm_checksum of the block's bytes */
+} spm_fileref_t;
+
+/*  Encodes R into *DATA (malloc'd, caller frees) and *LEN. Returns 0 or
+    SPM_ENOMEM. */
+int spm_fileref_encode(const spm_fileref_t *r, void **data, size_t *len);
+
+/*  Views the LEN bytes at DATA as *R (no copy). Returns 0 or SPM_EFORMAT. */
+int spm_fileref_view(const void *data, size_t len, spm_fileref_t *r);
+
+/*  Maps the block R names from its file into *DATA and *LEN (read-only,
+    released with spm_fileref_unmap), after checking that the file is the
+    one staged: the same size and time, and the block's checksum. Returns
+    0, SPM_EDENIED (this process may not read clients' files:
+    spm_si_local_files), SPM_EIO (cannot be read here) or SPM_EFORMAT (it
+    changed since it was staged), with a one-line detail naming the file. */
+int spm_fileref_map(const spm_fileref_t *r, const void **data, size_t *len, void **map,
+                    size_t *maplen);
+
+/*  Releases what spm_fileref_map mapped. */
+void spm_fileref_unmap(void *map, size_t maplen);
+
+#endif

@@ -1,0 +1,386 @@
+/*  Integration tests of the dashboard of `spm center --http` as an
+    operator uses it: in a real browser (Chromium headless, --dump-dom)
+    during and after a job on a center with two agents on hosts of their
+    own (network namespaces, tests/netns.h), every node by name in the
+    table of nodes, the job's page with its opcodes, then the job in the
+    history; a finished job's page after a kill -9 and a restart of the
+    center; and what the agents report of their processes. Where Chromium,
+    curl or namespaces are missing, a test says so and skips. */
+#include "tests/check_main.h"
+#include "tests/netns.h"
+#include "tests/spm_test.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+static char dir[128];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
+}
+
+static void teardown(void)
+{
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static int have(const char *tool)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+    return system(cmd) == 0;
+}
+
+static const char *browser(void)
+{
+    return have("chromium") ? "chromium" : have("chromium-browser") ? "chromium-browser" : NULL;
+}
+
+/*  A loopback port nobody listens on now. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/*  The output of the shell command CMD (malloc'd), or NULL. */
+static char *output(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return NULL;
+    char *all = spm_test_slurp(fileno(p));
+    pclose(p);
+    return all;
+}
+
+/*  GET PATH on 127.0.0.1:PORT (in namespace NS, NULL: this one) with
+    curl: the body, with the status code on a last line of its own. */
+static char *get(const char *ns, int port, const char *path)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s%s curl -s -m 20 -w '\\n%%{http_code}' 'http://127.0.0.1:%d%s'",
+             ns ? "ip netns exec " : "", ns ? ns : "", port, path);
+    return output(cmd);
+}
+
+/*  The page at PATH as Chromium has it after running its script (in
+    namespace NS, or this one), malloc'd. */
+static char *dom(const char *ns, int port, const char *path)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s%s %s --headless --no-sandbox --disable-gpu --no-first-run "
+             "--user-data-dir=%s/chr --virtual-time-budget=4000 --dump-dom "
+             "'http://127.0.0.1:%d%s' 2>/dev/null",
+             ns ? "ip netns exec " : "", ns ? ns : "", browser(), dir, port, path);
+    char *d = output(cmd);
+    ck_assert_ptr_nonnull(d);
+    return d;
+}
+
+/*  The text of the element with id ID in DOM up to its next '<' (static
+    buffer), or "". */
+static const char *text_of(const char *dom, const char *id)
+{
+    static char buf[256];
+    char want[96];
+    snprintf(want, sizeof want, "id=\"%s\"", id);
+    const char *p = strstr(dom, want);
+    p = p ? strchr(p, '>') : NULL;
+    size_t n = 0;
+    for (p = p ? p + 1 : ""; *p && *p != '<' && n < sizeof buf - 1; p++)
+        buf[n++] = *p;
+    buf[n] = '\0';
+    return buf;
+}
+
+/*  The row with id ID in DOM (static buffer, up to its </tr>), or "". */
+static const char *row_of(const char *dom, const char *id)
+{
+    static char buf[4096];
+    char want[96];
+    snprintf(want, sizeof want, "id=\"%s\"", id);
+    const char *p = strstr(dom, want), *e = p ? strstr(p, "</tr>") : NULL;
+    size_t n = e ? (size_t)(e - p) : 0;
+    n = n < sizeof buf - 1 ? n : sizeof buf - 1;
+    memcpy(buf, p ? p : "", n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* ------------------------------------------- two agents, a real browser */
+
+#define NHOSTS 3
+#define CENTER "tcp://10.77.1.1:7700"
+
+START_TEST(the_browser_finds_every_node_the_jobs_page_and_then_its_history)
+{
+    if (!browser() || !have("curl")) {
+        printf("skipped: chromium or curl is not installed (scripts/deps.sh installs them)\n");
+        return;
+    }
+    spm_netns_t net;
+    spm_netns_init(&net, "spmd", "10.77.1", NHOSTS);
+    if (spm_netns_up(&net, 0) != 0) {
+        printf("skipped: network namespaces are not allowed here (%s)\n", net.why);
+        return;
+    }
+    char store[160], c2[160], c3[160], http[32];
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(c2, sizeof c2, "%s/cache2", dir);
+    snprintf(c3, sizeof c3, "%s/cache3", dir);
+    int port = 18700 + getpid() % 1000; /* in host 1's namespace: nobody else is there */
+    snprintf(http, sizeof http, "127.0.0.1:%d", port);
+    const char *center[] = {"center", "--listen", CENTER,        "--store", store, "--insecure",
+                            "--http", http,       "--log-level", "error",   NULL};
+    spm_test_proc_t cp = spm_test_start_in(spm_netns_host(&net, 1), center);
+    usleep(300000);
+    const char *a2[] = {
+        "agent",       "--center", CENTER,   "--insecure", "--ieus",        "2",
+        "--cache-dir", c2,         "--name", "left-node",  "--data-listen", "tcp://10.77.1.2:7701",
+        "--log-level", "error",    NULL};
+    const char *a3[] = {
+        "agent",       "--center", CENTER,   "--insecure", "--ieus",        "2",
+        "--cache-dir", c3,         "--name", "right-node", "--data-listen", "tcp://10.77.1.3:7701",
+        "--log-level", "error",    NULL};
+    spm_test_proc_t ap2 = spm_test_start_in(spm_netns_host(&net, 2), a2);
+    spm_test_proc_t ap3 = spm_test_start_in(spm_netns_host(&net, 3), a3);
+    /* Both joined, with their heartbeats' figures (generous: a shared machine). */
+    char *st = NULL;
+    for (int i = 0; i < 300; i++) {
+        free(st);
+        st = get(spm_netns_host(&net, 1), port, "/api/status");
+        if (st && strstr(st, "right-node") && strstr(st, "left-node") &&
+            !strstr(st, "\"processes\": 0"))
+            break;
+        usleep(100000);
+    }
+    ck_assert_msg(st && strstr(st, "right-node") && strstr(st, "left-node"), "%s", st);
+    free(st);
+    const char *submit[] = {"submit", "synthetic", "--center", CENTER,      "--insecure",
+                            "--sis",  "3000",      "--work",   "fixed:4ms", NULL};
+    char *out, *err;
+    spm_test_proc_t sp = spm_test_start_in(spm_netns_host(&net, 1), submit);
+    ck_assert_msg(spm_test_finish(&sp, 30, &out, &err) == 0, "%s", err);
+    long job = atol(out);
+    ck_assert_int_gt(job, 0);
+    free(out);
+    free(err);
+    sleep(2); /* its record has progress and opcodes (brought up to date once a second) */
+
+    char *d = dom(spm_netns_host(&net, 1), port, "/");
+    char *r0 = strdup(row_of(d, "node-0")), *r1 = strdup(row_of(d, "node-1"));
+    ck_assert_msg(strstr(r0, "-node") && strstr(r1, "-node"), "no row of each node:\n%.2000s", d);
+    ck_assert_msg((strstr(r0, "left-node") && strstr(r1, "right-node")) ||
+                      (strstr(r0, "right-node") && strstr(r1, "left-node")),
+                  "not every node's name in the table:\n%.2000s", d);
+    ck_assert_msg(strstr(r0, "processes") && strstr(r1, "processes"), "no CPU: %s", r0);
+    free(r0);
+    free(r1);
+    char id[64];
+    snprintf(id, sizeof id, "job-%ld", job);
+    ck_assert_msg(strstr(row_of(d, id), "running"), "no row of running job %ld:\n%.2000s", job, d);
+    free(d);
+
+    char path[64], title[96];
+    snprintf(path, sizeof path, "/#job/%ld", job);
+    snprintf(title, sizeof title, "job %ld (synthetic)", job);
+    d = dom(spm_netns_host(&net, 1), port, path);
+    ck_assert_msg(strcmp(text_of(d, "job-title"), title) == 0, "no page of job %ld:\n%.2000s", job,
+                  d);
+    ck_assert_str_eq(text_of(d, "job-state"), "running");
+    ck_assert_msg(strstr(d, "<tr class=\"opcode\"><td class=\"l\">syn.work</td>"),
+                  "no opcode on the job's page:\n%.2000s", d);
+    ck_assert_msg(strstr(d, "id=\"job-chart\"") && strstr(d, "<polyline"), "no chart:\n%.2000s", d);
+    free(d);
+
+    snprintf(id, sizeof id, "%ld", job);
+    const char *wait[] = {"wait", id, "--center", CENTER, "--insecure", NULL};
+    sp = spm_test_start_in(spm_netns_host(&net, 1), wait);
+    ck_assert_msg(spm_test_finish(&sp, 120, &out, &err) == 0, "%s", err);
+    free(out);
+    free(err);
+    d = dom(spm_netns_host(&net, 1), port, "/#history");
+    snprintf(id, sizeof id, "history-%ld", job);
+    ck_assert_msg(strstr(row_of(d, id), "done") && strstr(row_of(d, id), "3000 / 3000"),
+                  "job %ld not done in the history:\n%.2000s", job, d);
+    free(d);
+    d = dom(spm_netns_host(&net, 1), port, path);
+    ck_assert_str_eq(text_of(d, "job-state"), "done");
+    ck_assert_msg(strstr(d, "3000 committed"), "no report on the page:\n%.2000s", d);
+    ck_assert_msg(strstr(d, "download the Chrome trace"), "no trace to download:\n%.2000s", d);
+    ck_assert_msg(strstr(d, "syn.work"), "no opcode after the end:\n%.2000s", d);
+    free(d);
+    char tpath[64];
+    snprintf(tpath, sizeof tpath, "/api/job/%ld/trace", job);
+    char *trace = get(spm_netns_host(&net, 1), port, tpath);
+    ck_assert_msg(trace && strstr(trace, "\"traceEvents\"") && strstr(trace, "syn.work"), "%.300s",
+                  trace);
+    free(trace);
+    kill(cp.pid, SIGTERM);
+    spm_test_finish(&cp, 30, NULL, NULL);
+    spm_test_finish(&ap2, 30, NULL, NULL);
+    spm_test_finish(&ap3, 30, NULL, NULL);
+    spm_netns_down(&net);
+}
+END_TEST
+
+/* ------------------------------------------------ across a kill -9 restart */
+
+/*  Starts a center on STORE serving HTTP on PORT; returns it once it answers. */
+static spm_test_proc_t center_on(const char *ep, const char *store, int port)
+{
+    char http[32];
+    snprintf(http, sizeof http, "127.0.0.1:%d", port);
+    const char *argv[] = {"center", "--listen",    ep,      "--store", store, "--http",
+                          http,     "--log-level", "error", NULL};
+    spm_test_proc_t p = spm_test_start(argv);
+    for (int i = 0; i < 200; i++) {
+        char *s = get(NULL, port, "/api/status");
+        int up = s && strstr(s, "uptime_s");
+        free(s);
+        if (up)
+            break;
+        usleep(100000);
+    }
+    return p;
+}
+
+/*  A center on this host serving HTTP and one agent of IEUS IEUs named
+    NAME (NULL: its host's name), on ipc:// endpoints in the scratch
+    directory. */
+typedef struct {
+    char ep[160], store[160];
+    int port;
+    spm_test_proc_t center, agent;
+} local_t;
+
+static void local_up(local_t *v, const char *ieus, const char *name)
+{
+    char cache[160];
+    snprintf(v->ep, sizeof v->ep, "ipc://%s/center", dir);
+    snprintf(v->store, sizeof v->store, "%s/store", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    v->port = free_port();
+    v->center = center_on(v->ep, v->store, v->port);
+    const char *agent[] = {"agent", "--center",    v->ep,   "--ieus", ieus, "--cache-dir",
+                           cache,   "--log-level", "error", "--name", name, NULL};
+    if (!name)
+        agent[9] = NULL;
+    v->agent = spm_test_start(agent);
+}
+
+static void local_down(local_t *v)
+{
+    kill(v->center.pid, SIGTERM);
+    spm_test_finish(&v->center, 30, NULL, NULL);
+    spm_test_finish(&v->agent, 30, NULL, NULL);
+}
+
+START_TEST(a_finished_jobs_page_answers_after_a_kill_9_and_a_restart)
+{
+    if (!have("curl")) {
+        printf("skipped: curl is not installed\n");
+        return;
+    }
+    local_t v;
+    local_up(&v, "2", NULL);
+    const char *ep = v.ep;
+    int port = v.port;
+    const char *run[] = {"run", "synthetic", "--center",  ep,       "--sis",
+                         "400", "--work",    "fixed:2ms", "--json", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(run, 60, &out, &err) == 0, "%s", err);
+    long job = (long)spm_test_json_num(out, "job");
+    free(out);
+    free(err);
+    char path[64];
+    snprintf(path, sizeof path, "/api/job/%ld", job);
+    char *before = get(NULL, port, path);
+    ck_assert_msg(before && strstr(before, "\"state\": \"done\"") && strstr(before, "\n200"), "%s",
+                  before);
+    ck_assert_msg(strstr(before, "\"trace\": \"kept\""), "%s", before);
+    free(before);
+
+    kill(v.center.pid, SIGKILL);
+    spm_test_finish(&v.center, 10, NULL, NULL);
+    v.center = center_on(ep, v.store, port);
+    char *after = get(NULL, port, path);
+    ck_assert_msg(after && strstr(after, "\n200"), "no page after the restart: %s", after);
+    ck_assert_msg(strstr(after, "\"state\": \"done\"") && strstr(after, "\"committed\": 400"), "%s",
+                  after);
+    ck_assert_msg(strstr(after, "\"name\": \"syn.work\", \"sis\": 400"), "no opcodes: %s", after);
+    ck_assert_msg(strstr(after, "\"progress\": [[") && strstr(after, "\"report_text\": \"job"),
+                  "no progress or report: %s", after);
+    /* What is not kept across a restart says so. */
+    ck_assert_msg(strstr(after, "\"trace\": \"gone\""), "%s", after);
+    free(after);
+    char *list = get(NULL, port, "/api/jobs");
+    char want[64];
+    snprintf(want, sizeof want, "{\"job\": %ld, \"program\": \"synthetic\", \"state\": \"done\"",
+             job);
+    ck_assert_msg(list && strstr(list, want), "%s", list);
+    free(list);
+    char *none = get(NULL, port, "/api/job/999999");
+    ck_assert_msg(none && strstr(none, "no record") && strstr(none, "\n404"), "%s", none);
+    free(none);
+    local_down(&v);
+}
+END_TEST
+
+/* ------------------------------------------ what agents say of themselves */
+
+START_TEST(nodes_report_the_cpu_and_memory_of_their_spm_processes)
+{
+    if (!have("curl")) {
+        printf("skipped: curl is not installed\n");
+        return;
+    }
+    local_t v;
+    local_up(&v, "3", "busy-node");
+    const char *ep = v.ep;
+    int port = v.port;
+    const char *run[] = {"run", "synthetic", "--center",  ep,  "--sis",
+                         "300", "--work",    "fixed:3ms", NULL};
+    ck_assert_int_eq(spm_test_run(run, 60, NULL, NULL), 0);
+    sleep(2); /* two heartbeats after the job */
+    char *s = get(NULL, port, "/api/status");
+    ck_assert_ptr_nonnull(s);
+    const char *n = strstr(s, "\"name\": \"busy-node\"");
+    ck_assert_msg(n, "%s", s);
+    /* The agent and its three IEUs; the IEUs spun 0.9 s between them. */
+    ck_assert_msg(spm_test_json_num(n, "processes") == 4, "%s", n);
+    ck_assert_msg(spm_test_json_num(n, "cpu_s") >= 0.5, "%s", n);
+    ck_assert_msg(spm_test_json_num(n, "rss_bytes") > 4 << 20, "%s", n);
+    ck_assert_msg(spm_test_json_num(n, "heard_s_ago") >= 0 &&
+                      spm_test_json_num(n, "heard_s_ago") < 10,
+                  "%s", n);
+    ck_assert_msg(spm_test_json_num(n, "ieus_idle") == 3, "%s", n);
+    free(s);
+    local_down(&v);
+}
+END_TEST
+
+static Suite *dashboard_suite(void)
+{
+    Suite *s = suite_create("dashboard");
+    const spm_test_case_t c = {.timeout_s = 240, .setup = setup, .teardown = teardown};
+    SPM_TEST_ADD(s, &c, the_browser_finds_every_node_the_jobs_page_and_then_its_history);
+    SPM_TEST_ADD(s, &c, a_finished_jobs_page_answers_after_a_kill_9_and_a_restart);
+    SPM_TEST_ADD(s, &c, nodes_report_the_cpu_and_memory_of_their_spm_processes);
+    return s;
+}
+
+SPM_TEST_MAIN(dashboard_suite)
