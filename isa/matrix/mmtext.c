@@ -388,7 +388,8 @@ static int read_chunk(spm_mmtext_t *t, slot_t *s)
     size_t want = t->chunk > t->carry_len ? t->chunk : t->carry_len + t->chunk;
     if (text_room(s, want) != 0)
         goto nomem;
-    memcpy(s->text, t->carry, t->carry_len);
+    if (t->carry_len) /* t->carry is NULL before the first chunk */
+        memcpy(s->text, t->carry, t->carry_len);
     s->len = t->carry_len;
     t->carry_len = 0;
     size_t scanned = 0; /* bytes known to hold no newline */
@@ -417,7 +418,8 @@ static int read_chunk(spm_mmtext_t *t, slot_t *s)
                 t->carry = c;
                 t->carry_cap = rest;
             }
-            memcpy(t->carry, nl + 1, rest);
+            if (rest) /* t->carry may still be NULL */
+                memcpy(t->carry, nl + 1, rest);
             t->carry_len = rest;
             s->len = keep;
             break;

@@ -294,24 +294,11 @@ END_TEST
 
 /* ------------------------------------------------------------- crashes */
 
-/*  In a sanitized build, the processes these tests crash on purpose die
-    of the signal, as they would without the sanitizer, instead of
-    writing a report (which fails any test). */
-static void crash_quietly(void)
-{
-#ifdef __SANITIZE_ADDRESS__
-    char opts[512];
-    const char *old = getenv("ASAN_OPTIONS");
-    snprintf(opts, sizeof opts, "%s%shandle_segv=0", old ? old : "", old ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
-#endif
-}
-
 /*  An SI body that kills its IEU: the SI is re-issued to IEUs the agent
     starts again, then the job fails in one line; the VM goes on. */
 START_TEST(an_si_that_crashes_fails_its_job_not_the_vm)
 {
-    crash_quietly();
+    spm_test_crash_quietly();
     setenv("SPM_ALLOW_PLUGINS", "yes", 1);
     spm_test_vm_t vm;
     spm_test_vm_start(&vm, NULL);
@@ -340,7 +327,7 @@ END_TEST
     the middle of its iterations, is the same text as a run never cut. */
 START_TEST(a_super_function_that_crashes_fails_its_job_not_the_center)
 {
-    crash_quietly();
+    spm_test_crash_quietly();
     setenv("SPM_ALLOW_PLUGINS", "yes", 1);
     spm_test_vm_t vm;
     spm_test_vm_start(&vm, NULL);
