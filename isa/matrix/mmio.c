@@ -398,7 +398,8 @@ int spm_mmio_writer_put_text(spm_mmio_writer_t *w, const char *text, size_t len,
     if (!w->reserved && entries > w->h.entries - w->done)
         return spm_error(SPM_ERANGE, "more entries than the %" PRIu64 " declared", w->h.entries);
     w->done += entries;
-    return fwrite(text, 1, len, w->out) == len ? 0 : write_failed();
+    /* an empty chunk may come with no buffer at all */
+    return len == 0 || fwrite(text, 1, len, w->out) == len ? 0 : write_failed();
 }
 
 int spm_mmio_writer_put(spm_mmio_writer_t *w, uint64_t row, uint64_t col, double v)
