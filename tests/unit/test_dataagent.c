@@ -5,33 +5,11 @@
 #include "datacache/dataagent.h"
 #include "datacache/nodecache.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 
-#include <ftw.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char base[64]; /* mkdtemp directory of the test case */
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* Unchecked fixture (runs in the runner): the directory goes even when a test fails. */
-static void setup_base(void)
-{
-    strcpy(base, "/tmp/spm-dataagent-XXXXXX");
-    if (!mkdtemp(base))
-        abort();
-}
-
-static void teardown_base(void)
-{
-    nftw(base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* Every block is well formed: the type check is not what is tested here. */
 static int any_block(uint32_t type, const void *data, size_t len)
@@ -70,13 +48,6 @@ static void node_stop(node_t *n)
     zmq_ctx_term(n->ctx); /* the frames lent from the cache are released first */
     spm_dataagent_destroy(&n->agent);
     spm_nodecache_destroy(&n->cache);
-}
-
-/* LEN bytes made from SEED. */
-static void fill(uint8_t *b, size_t len, unsigned seed)
-{
-    for (size_t i = 0; i < len; i++)
-        b[i] = (uint8_t)(seed * 31 + i * 7);
 }
 
 static void send_fetch(node_t *n, uint64_t req, spm_sdb_t id)
@@ -127,8 +98,8 @@ START_TEST(block_kept_after_the_snapshot_is_served)
     uint8_t a[5000], b[70000];
     fill(a, sizeof a, 1);
     fill(b, sizeof b, 2);
-    ck_assert_int_eq(spm_nodecache_keep(n.cache, 1, 1, 9, spm_checksum(a, sizeof a), a, sizeof a, 0),
-                     0);
+    ck_assert_int_eq(
+        spm_nodecache_keep(n.cache, 1, 1, 9, spm_checksum(a, sizeof a), a, sizeof a, 0), 0);
     send_fetch(&n, 10, 1);
     send_store(&n, 11, 2, b, sizeof b);
     send_fetch(&n, 12, 2);
@@ -176,7 +147,7 @@ static Suite *dataagent_suite(void)
 {
     Suite *s = suite_create("dataagent");
     const spm_test_case_t c = {
-        .timeout_s = 30, .unchecked_setup = setup_base, .unchecked_teardown = teardown_base};
+        .timeout_s = 30, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
     SPM_TEST_ADD(s, &c, block_kept_after_the_snapshot_is_served);
     return s;
 }
