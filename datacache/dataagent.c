@@ -27,7 +27,6 @@ static spm_log_rate_t copy_rate =
 typedef struct lease {
     spm_nodecache_reader_t *reader;
     uint64_t opened_us; /* when its snapshot was taken */
-    int shared;         /* serves batches after the one it was opened for */
     atomic_int refs;    /* frames ZeroMQ still holds, + 1 while the batch runs */
     struct lease *next;
 } lease_t;
@@ -75,32 +74,32 @@ static void reap(spm_dataagent_t *self)
     }
 }
 
-static lease_t *lease(spm_dataagent_t *self, int fresh);
-
-/*  Answers the FETCH M from the batch's lease *LP; a block missing from a
-    shared (older) snapshot is looked up again in a new one. */
-static void answer(spm_dataagent_t *self, lease_t **lp, spm_msg_t *m)
+/*  Answers the FETCH M from the batch's lease *LP, in place. A block its
+    snapshot misses may have been kept since the snapshot was taken (a
+    STORE earlier in the batch, a copy, an older snapshot shared): it is
+    copied out of the cache as it is now. Answered "not found", a fetch of
+    a block this node alone keeps (one replica) would leave its reader
+    nowhere to turn. */
+static void answer(spm_dataagent_t *self, lease_t *l, spm_msg_t *m)
 {
     Spm__Fetch *f = m->env->fetch;
     Spm__FetchReply r = SPM__FETCH_REPLY__INIT;
     r.req = f->req;
     spm_frame_t frame = {0};
     const void *data;
+    void *copy = NULL;
     size_t len;
     uint32_t type;
-    lease_t *l = *lp;
     r.status = l && l->reader ? spm_nodecache_get(l->reader, f->sdb, f->version, &type, &data, &len)
                               : SPM_ESTORE;
-    if (r.status == SPM_ENOTFOUND && l && l->shared) {
-        atomic_fetch_sub(&l->refs, 1);
-        *lp = l = lease(self, 1);
-        r.status = l && l->reader
-                       ? spm_nodecache_get(l->reader, f->sdb, f->version, &type, &data, &len)
-                       : SPM_ESTORE;
-    }
     if (r.status == 0) {
         atomic_fetch_add(&l->refs, 1);
         frame = (spm_frame_t){(void *)data, len, release, l};
+    } else if ((r.status =
+                    spm_nodecache_copy(self->cache, f->sdb, f->version, &type, &copy, &len)) == 0) {
+        frame = (spm_frame_t){copy, len, spm_wire_free, NULL};
+    }
+    if (r.status == 0) {
         self->st.served++;
         self->st.served_bytes += len;
     }
@@ -116,16 +115,14 @@ static void answer(spm_dataagent_t *self, lease_t **lp, spm_msg_t *m)
     per thread: while frames of earlier batches are out, a batch shares the
     newest transaction if its snapshot is fresh; an older one is let go
     (waiting up to 20 ms for ZeroMQ to release its frames) so that blocks
-    cached since become visible; so is a snapshot that misses a block (see
-    answer). Should the old frames outlive the wait, the new batch shares
-    the old snapshot after all, and a block it lacks is answered "not
-    found": the peer then reads it from the store. */
+    cached since become visible. Should the old frames outlive the wait,
+    the new batch shares the old snapshot after all; a block it lacks is
+    copied out of the cache as it is now (see answer). */
 static lease_t *lease(spm_dataagent_t *self, int fresh)
 {
     reap(self);
     if (!fresh && self->leases && spm_now_us() - self->leases->opened_us < FRESH_US) {
         atomic_fetch_add(&self->leases->refs, 1);
-        self->leases->shared = 1;
         return self->leases;
     }
     for (int i = 0; i < 20 && self->leases; i++) {
@@ -282,7 +279,7 @@ void spm_dataagent_serve(spm_dataagent_t *self)
         if (m.env->body_case == SPM__ENVELOPE__BODY_FETCH) {
             if (!l)
                 l = lease(self, 0);
-            answer(self, &l, &m);
+            answer(self, l, &m);
         } else if (m.env->body_case == SPM__ENVELOPE__BODY_STORE) {
             take_block(self, &m);
         }
@@ -351,15 +348,27 @@ static void copied(void *arg, int status, zmq_msg_t *block, uint32_t node, const
 }
 
 /*  Sends the copy of REF this node keeps to the center's store, as a
-    zero-copy frame lent from a read transaction as FETCH answers are. */
+    zero-copy frame lent from a read transaction as FETCH answers are (or
+    copied out, as they are, when that snapshot misses it). */
 static void copy_to_store(spm_dataagent_t *self, void *center, const spm_blockref_t *ref)
 {
     lease_t *l = lease(self, 1);
     const void *data;
+    void *copy = NULL;
     size_t len;
     uint32_t type;
-    if (!l || !l->reader ||
-        spm_nodecache_get(l->reader, ref->sdb, ref->version, &type, &data, &len) != 0) {
+    int rc = l && l->reader
+                 ? spm_nodecache_get(l->reader, ref->sdb, ref->version, &type, &data, &len)
+                 : SPM_ESTORE;
+    spm_frame_t f = {0};
+    if (rc == 0) {
+        atomic_fetch_add(&l->refs, 1);
+        f = (spm_frame_t){(void *)data, len, release, l};
+    } else if ((rc = spm_nodecache_copy(self->cache, ref->sdb, ref->version, &type, &copy, &len)) ==
+               0) { /* kept since the old snapshot that was shared */
+        f = (spm_frame_t){copy, len, spm_wire_free, NULL};
+    }
+    if (rc != 0) {
         spm_log_rated(&copy_rate, "copying SDB %llu v%llu to the store: this node has no copy",
                       (unsigned long long)ref->sdb, (unsigned long long)ref->version);
     } else {
@@ -371,8 +380,6 @@ static void copy_to_store(spm_dataagent_t *self, void *center, const spm_blockre
         Spm__Envelope env = SPM__ENVELOPE__INIT;
         env.body_case = SPM__ENVELOPE__BODY_STORE;
         env.store = &st;
-        atomic_fetch_add(&l->refs, 1);
-        spm_frame_t f = {(void *)data, len, release, l};
         spm_wire_send(center, NULL, &env, &f, 1, NULL);
     }
     if (l)

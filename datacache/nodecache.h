@@ -188,6 +188,18 @@ spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self);
 int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
                       const void **data, size_t *len);
 
+/*  Copies block (ID, VERSION), kept or not, out of the cache as it is now:
+    a read transaction of its own, so a thread whose reader began earlier
+    finds a block stored since (the data agent, whose reader serves a batch
+    of fetches, and an IEU localizing again). The bytes are checked against
+    their checksum as spm_nodecache_get does. Returns 0 with *DATA
+    (malloc'd, owned by the caller: free), *LEN and *TYPE (may be NULL),
+    and notes an evictable copy as used now; or SPM_ENOTFOUND (*DATA NULL),
+    SPM_ENOMEM, or SPM_ESTORE (the cache is corrupt: out of service). Not
+    counted as a hit or a miss. */
+int spm_nodecache_copy(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint32_t *type,
+                       void **data, size_t *len);
+
 /*  Flags of a stored block (spm_nodecache_meta), as in its header. */
 #define SPM_NODECACHE_KEPT 1u  /* kept (spm_nodecache_keep): never evicted */
 #define SPM_NODECACHE_NOSUM 2u /* stored without a checksum (spm_nodecache_put) */

@@ -79,6 +79,50 @@ int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version,
     return 0;
 }
 
+int spm_nodecache_copy(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, uint32_t *type,
+                       void **data, size_t *len)
+{
+    assert(self);
+    *data = NULL;
+    *len = 0;
+    MDB_txn *txn;
+    int locked;
+    int rc = spm_nodecache_read_begin(self, &txn, &locked);
+    if (rc)
+        return rc;
+    uint8_t key[SPM_STORE_KEY_LEN];
+    spm_store_key(key, id, version);
+    MDB_val k = {sizeof key, key}, v;
+    uint32_t flags = 0;
+    uint64_t sum;
+    const void *bytes;
+    size_t n;
+    rc = mdb_get(txn, self->blocks, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        rc = spm_nodecache_not_found(self, id, version);
+    else if (rc)
+        rc = spm_nodecache_fault(self, rc, "reading the cache");
+    else if (spm_nodecache_hdr_read(&v, NULL, &flags, &sum) != 0 ||
+             spm_store_value_parse(&v, HDR, type, &bytes, &n) != 0)
+        rc = no_header(self, id, version);
+    else if (sum && spm_checksum(bytes, n) != sum) /* as spm_nodecache_get checks */
+        rc = spm_nodecache_corrupt(self,
+                                   "%s: SDB %llu version %llu does not match its checksum: the "
+                                   "cache is corrupt",
+                                   self->dir, (unsigned long long)id, (unsigned long long)version);
+    else if (!(*data = malloc(n ? n : 1)))
+        rc = spm_error(SPM_ENOMEM, "out of memory");
+    else {
+        memcpy(*data, bytes, n);
+        *len = n;
+    }
+    mdb_txn_abort(txn);
+    spm_nodecache_map_leave(self, locked);
+    if (rc == 0 && !(flags & SPM_NODECACHE_KEPT))
+        spm_nodecache_note_use(self, id, version, spm_nodecache_next_stamp(self));
+    return rc;
+}
+
 int spm_nodecache_meta(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version,
                        uint64_t *checksum, unsigned *flags)
 {

@@ -140,6 +140,42 @@ static void fetched(ieu_t *ieu, task_t *t, int status, const char *why)
     }
 }
 
+/*  Makes T's table of private copies. Returns 0 or SPM_ENOMEM. */
+static int own_slots(task_t *t)
+{
+    if (!t->own && (!(t->own = calloc(t->nops, sizeof *t->own)) ||
+                    !(t->own_len = calloc(t->nops, sizeof *t->own_len))))
+        return SPM_ENOMEM;
+    return 0;
+}
+
+/*  Takes a private copy of operand I of T out of the node cache as it is
+    now. This is where a block the node keeps is found when the SI comes
+    back to be localized (another operand left the cache before it ran):
+    the center names no holder on the asking IEU's own node, and with one
+    replica no other node has it, so asking the VM would end in "no SDB in
+    the VM". An evictable copy still there is taken too, so that it cannot
+    leave again before the SI runs. Returns 0 when it did, else non-zero
+    (not there: the operand is fetched). */
+static int own_copy(ieu_t *ieu, task_t *t, size_t i)
+{
+    op_t *o = &t->ops[i];
+    void *data;
+    size_t len;
+    uint32_t type;
+    if (!ieu->cache || own_slots(t) != 0 ||
+        spm_nodecache_copy(ieu->cache, o->sdb, read_version(o), &type, &data, &len) != 0)
+        return SPM_ENOTFOUND;
+    if (type != o->type) {
+        free(data);
+        return SPM_EFORMAT;
+    }
+    free(t->own[i]);
+    t->own[i] = data;
+    t->own_len[i] = len;
+    return 0;
+}
+
 /*  Checks and caches the block BYTES (LEN) that arrived for operand I of
     T, from another node (PEER) or the center. Returns 0, or SPM_EFORMAT
     (malformed: the caller tries elsewhere) or SPM_ENOMEM. */
@@ -155,8 +191,7 @@ static int accept_block(ieu_t *ieu, task_t *t, size_t i, const void *bytes, size
     int cached = !o->nocache && !t->relocalized &&
                  spm_nodecache_put(ieu->cache, o->sdb, v, o->type, bytes, len) == 0;
     if (!cached) {
-        if (!t->own && (!(t->own = calloc(t->nops, sizeof *t->own)) ||
-                        !(t->own_len = calloc(t->nops, sizeof *t->own_len))))
+        if (own_slots(t) != 0)
             return SPM_ENOMEM;
         free(t->own[i]);
         if (!(t->own[i] = malloc(len ? len : 1)))
@@ -230,6 +265,9 @@ static void localize_next(ieu_t *ieu, task_t *t, size_t i, const char *why)
         request(ieu, t, i, read_version(o), 0);
     } else if (step == 2) { /* the center's holders failed too: its store is the last place */
         request(ieu, t, i, read_version(o), 1);
+    } else if (own_copy(ieu, t, i) == 0) { /* kept here since it was looked for */
+        t->l1_hits++;
+        fetched(ieu, t, 0, NULL);
     } else {
         char msg[768];
         snprintf(msg, sizeof msg, "SDB %llu v%llu: %s", (unsigned long long)o->sdb,
@@ -255,7 +293,8 @@ void spm_ieu_localize(ieu_t *ieu, task_t *t)
             continue; /* kept from an earlier localization */
         o->in_store =
             ieu->store && !t->relocalized && spm_store_view_has(ieu->store, o->sdb, v) == 1;
-        if (o->in_store || (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v))) {
+        if (o->in_store || (!t->relocalized && spm_nodecache_has(ieu->cache, o->sdb, v)) ||
+            (t->relocalized && own_copy(ieu, t, i) == 0)) {
             t->l1_hits++;
         } else {
             t->missing++;

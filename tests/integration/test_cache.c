@@ -48,11 +48,12 @@ __attribute__((noinline)) static char *data_job(vm_t *vm, const char *sis, const
     return out;
 }
 
-/*  The checksum the same job gives on an embedded single-node VM. */
-static char *reference_job(const char *sis, const char *bytes)
+/*  The checksum the same job, each SI reading READS blocks, gives on an
+    embedded single-node VM (malloc'd). */
+static char *reference_reads(const char *sis, const char *bytes, const char *reads)
 {
     const char *argv[] = {"run",    "synthetic", "--sis",  sis,       "--sfs",
-                          "4",      "--bytes",   bytes,    "--reads", "3",
+                          "4",      "--bytes",   bytes,    "--reads", reads,
                           "--work", "fixed:0",   "--ieus", "1",       NULL};
     char *out, *err;
     int rc = spm_test_run(argv, 120, &out, &err);
@@ -63,6 +64,11 @@ static char *reference_job(const char *sis, const char *bytes)
     char *copy = strdup(line);
     free(out);
     return copy;
+}
+
+static char *reference_job(const char *sis, const char *bytes)
+{
+    return reference_reads(sis, bytes, "3");
 }
 
 START_TEST(blocks_move_between_nodes_at_level_two)
@@ -145,6 +151,38 @@ START_TEST(small_caches_slow_the_job_but_keep_its_result)
     ck_assert_msg(strstr(out, want) != NULL, "result differs: %s vs %s", out, want);
     free(out);
     free(err);
+    free(want);
+    vm_stop(&vm);
+}
+END_TEST
+
+START_TEST(one_replica_on_small_caches_loses_no_block)
+{
+    /* One copy of every block, on four nodes of 16 MiB whose caches
+       evict what their SIs read: an SI whose operand left the cache
+       before it ran is localized again, and must then find the blocks its
+       own node keeps (the center names no holder on the asking node, and
+       no other node has them) in its node's cache. Every job succeeds
+       with the sequential result. */
+    char *want = reference_reads("400", "262144", "8");
+    const char *one[] = {"--replicas", "1", NULL};
+    vm_t vm;
+    spm_test_vm_start(&vm, one);
+    for (int i = 0; i < 4; i++)
+        vm_agent(&vm, "16");
+    usleep(300000);
+    for (int job = 0; job < 4; job++) {
+        const char *argv[] = {"run",     "synthetic", "--center", vm.ep,     "--sis",
+                              "400",     "--sfs",     "4",        "--bytes", "262144",
+                              "--reads", "8",         "--work",   "fixed:0", NULL};
+        char *out, *err;
+        int rc = spm_test_run(argv, 120, &out, &err);
+        ck_assert_msg(rc == 0, "job %d: exit %d: %s", job, rc, err);
+        ck_assert_msg(strstr(out, want) != NULL, "job %d: result differs: %s vs %s", job, out,
+                      want);
+        free(out);
+        free(err);
+    }
     free(want);
     vm_stop(&vm);
 }
@@ -491,6 +529,7 @@ static Suite *cache_suite(void)
     SPM_TEST_ADD(s, &c, blocks_move_between_nodes_at_level_two);
     SPM_TEST_ADD(s, &c, nodes_on_the_centers_host_read_its_store);
     SPM_TEST_ADD(s, &c, small_caches_slow_the_job_but_keep_its_result);
+    SPM_TEST_ADD(s, &c, one_replica_on_small_caches_loses_no_block);
     SPM_TEST_ADD(s, &c, dead_node_costs_no_result);
     SPM_TEST_ADD(s, &c, dead_node_costs_no_matmul_result);
     SPM_TEST_ADD(s, &c, corrupt_holder_is_caught_and_survived);

@@ -942,6 +942,40 @@ START_TEST(test_kept_two_processes)
 }
 END_TEST
 
+START_TEST(test_copy_sees_blocks_kept_after_a_reader)
+{
+    /* A thread whose reader began before a block was kept (the data
+       agent's, serving a batch) copies it out as the cache is now. */
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 0, 1);
+    ck_assert_ptr_nonnull(nc);
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(keep_block(nc, 5, 1, 9000, 5), 0);
+    ck_assert_int_eq(put_block(nc, 6, 300), 0);
+    const void *p;
+    size_t n;
+    ck_assert_int_eq(spm_nodecache_get(r, 5, 1, NULL, &p, &n), SPM_ENOTFOUND);
+    void *copy;
+    uint32_t type;
+    ck_assert_int_eq(spm_nodecache_copy(nc, 5, 1, &type, &copy, &n), 0);
+    uint8_t *want = block_bytes(9000, 5);
+    ck_assert_uint_eq(type, 9);
+    ck_assert_uint_eq(n, 9000);
+    ck_assert(memcmp(copy, want, n) == 0);
+    ck_assert(!in_map(copy)); /* the caller's own: valid after the reader ends */
+    free(want);
+    free(copy);
+    ck_assert_int_eq(spm_nodecache_copy(nc, 6, 1, NULL, &copy, &n), 0); /* an evictable copy */
+    ck_assert_uint_eq(n, 300);
+    free(copy);
+    ck_assert_int_eq(spm_nodecache_copy(nc, 7, 1, NULL, &copy, &n), SPM_ENOTFOUND);
+    ck_assert_ptr_null(copy);
+    spm_nodecache_reader_end(&r);
+    spm_nodecache_destroy(&nc);
+}
+END_TEST
+
 static Suite *nodecache_suite(void)
 {
     Suite *s = suite_create("nodecache");
@@ -963,6 +997,7 @@ static Suite *nodecache_suite(void)
     SPM_TEST_ADD(s, &c, test_list_kept);
     SPM_TEST_ADD(s, &c, test_clear);
     SPM_TEST_ADD(s, &c, test_kept_two_processes);
+    SPM_TEST_ADD(s, &c, test_copy_sees_blocks_kept_after_a_reader);
     return s;
 }
 
