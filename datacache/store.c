@@ -639,6 +639,84 @@ spm_sdb_t spm_store_max_id(spm_store_t *self, spm_sdb_t below)
     return id;
 }
 
+#define SWEEP_BATCH 64 /* deletions per transaction of a sweep */
+
+/*  The blocks of TXN that KEEP lets go, appended to *OPS (delete ops, their
+    len the block's bytes). Returns 0, SPM_ENOMEM or an LMDB code. */
+static int sweep_list(spm_store_t *self, MDB_txn *txn, spm_store_keep_fn keep, void *arg,
+                      op_t **ops, size_t *n, size_t *cap)
+{
+    MDB_cursor *c = NULL;
+    int rc = mdb_cursor_open(txn, self->dbi, &c);
+    MDB_val key, val;
+    for (int op = MDB_FIRST; rc == 0 && (rc = mdb_cursor_get(c, &key, &val, op)) == 0;
+         op = MDB_NEXT) {
+        if (key.mv_size != SPM_STORE_KEY_LEN)
+            continue;
+        spm_sdb_t id = spm_store_be64_get(key.mv_data);
+        uint64_t version = spm_store_be64_get((const uint8_t *)key.mv_data + 8);
+        if (id == 0 || version == 0 || keep(arg, id, version))
+            continue; /* (0, 0) is the identity record */
+        if (*n == *cap) {
+            size_t c2 = *cap ? 2 * *cap : 256;
+            op_t *more = realloc(*ops, c2 * sizeof *more);
+            if (!more) {
+                rc = SPM_ENOMEM;
+                break;
+            }
+            *ops = more;
+            *cap = c2;
+        }
+        size_t len = val.mv_size > SPM_STORE_HDR ? val.mv_size - SPM_STORE_HDR : 0;
+        (*ops)[(*n)++] = (op_t){.del = 1, .id = id, .version = version, .len = len};
+    }
+    if (rc == 0 || rc == MDB_NOTFOUND)
+        rc = 0;
+    if (c)
+        mdb_cursor_close(c);
+    return rc;
+}
+
+int spm_store_sweep(spm_store_t *self, spm_store_keep_fn keep, void *arg, uint64_t *freed,
+                    uint64_t *bytes)
+{
+    assert(self);
+    uint64_t nfreed = 0, nbytes = 0;
+    if (freed)
+        *freed = 0;
+    if (bytes)
+        *bytes = 0;
+    if (self->in_batch)
+        return spm_error(SPM_EINVAL, "%s: a sweep cannot run inside a batch", self->dir);
+    MDB_txn *txn;
+    int rc = read_begin(self, &txn);
+    if (rc)
+        return rc;
+    op_t *ops = NULL;
+    size_t n = 0, cap = 0;
+    rc = sweep_list(self, txn, keep, arg, &ops, &n, &cap);
+    read_end(self, txn);
+    if (rc == SPM_ENOMEM)
+        rc = spm_error(SPM_ENOMEM, "out of memory listing the store's blocks");
+    else if (rc)
+        rc = spm_store_lmdb_error(rc, self->dir, "listing its blocks");
+    for (size_t at = 0; rc == 0 && at < n; at += SWEEP_BATCH) {
+        size_t k = n - at < SWEEP_BATCH ? n - at : SWEEP_BATCH;
+        /* the ops carry no data: txn_run only deletes (the lens are for the count) */
+        rc = txn_run(self, ops + at, k);
+        for (size_t i = at; rc == 0 && i < at + k; i++) {
+            nfreed++;
+            nbytes += ops[i].len;
+        }
+    }
+    free(ops);
+    if (freed)
+        *freed = nfreed;
+    if (bytes)
+        *bytes = nbytes;
+    return rc;
+}
+
 int spm_store_usage(spm_store_t *self, uint64_t *blocks, uint64_t *bytes)
 {
     assert(self);

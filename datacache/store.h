@@ -159,6 +159,22 @@ int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version);
     SPM_EFULL, SPM_EIO or SPM_ESTORE. */
 int spm_store_delete_all(spm_store_t *self, spm_sdb_t id);
 
+/*  Whether block (ID, VERSION) is still referenced (1) or may go (0). */
+typedef int (*spm_store_keep_fn)(void *arg, spm_sdb_t id, uint64_t version);
+
+/*  Deletes every block for which KEEP(ARG, ID, VERSION) returns 0: the
+    blocks a crash, or a deletion whose commit failed, left behind. The
+    blocks are listed in one read transaction, then deleted in
+    transactions of at most 64 blocks each, so that a nearly full store,
+    where one large delete finds no free pages for its own bookkeeping,
+    still frees them (each commit's freed pages serve the ones after
+    next). Not in a batch. *FREED (may be NULL) gets the blocks deleted
+    and *BYTES (may be NULL) their bytes, also on failure. Returns 0,
+    SPM_EINVAL inside a batch, SPM_ENOMEM, SPM_EFULL, SPM_EIO or
+    SPM_ESTORE (the blocks deleted before the failure stay deleted). */
+int spm_store_sweep(spm_store_t *self, spm_store_keep_fn keep, void *arg, uint64_t *freed,
+                    uint64_t *bytes);
+
 /*  Largest SDB id below BELOW stored (0 when the store holds none, or when
     it cannot be read: the detail is then set), so a restarted center
     allocates fresh ids in a range (client puts are numbered below 2^32). */
