@@ -52,9 +52,9 @@ static spm_test_proc_t start_agent(void)
 {
     char cache[96];
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    const char *argv[] = {"agent",       "--center", ep,        "--ieus",
+    const char *argv[] = {"agent",       "--center",    ep,    "--ieus",
                           "2",           "--cache-dir", cache, "--no-store-reads",
-                          "--log-level", "error",     NULL};
+                          "--log-level", "error",       NULL};
     return spm_test_start(argv);
 }
 
@@ -63,8 +63,8 @@ static void gen(const char *name, const char *n, const char *seed)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    const char *argv[] = {"gen", "matrix", "--rows", n,    "--field", "integer",
-                          "--seed", seed,  "-o",     path, NULL};
+    const char *argv[] = {"gen",    "matrix", "--rows", n,    "--field", "integer",
+                          "--seed", seed,     "-o",     path, NULL};
     char *err;
     ck_assert_msg(spm_test_run(argv, 30, NULL, &err) == 0, "gen: %s", err);
     free(err);
@@ -78,7 +78,7 @@ static int matmul(const char *a, const char *b, char **err)
     snprintf(pa, sizeof pa, "%s/%s", dir, a);
     snprintf(pb, sizeof pb, "%s/%s", dir, b);
     snprintf(pc, sizeof pc, "%s/C.mtx", dir);
-    const char *argv[] = {"matmul", pa, pb,         "--block", "32",    "-o",
+    const char *argv[] = {"matmul", pa,         pb, "--block", "32", "-o",
                           pc,       "--center", ep, "--quiet", NULL};
     return spm_test_run(argv, 60, NULL, err);
 }

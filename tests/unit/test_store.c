@@ -416,6 +416,19 @@ START_TEST(test_crash_leaves_whole_batches)
 }
 END_TEST
 
+/* In a forked child: opens a store in DIR with a 1 MiB map, then limits the files this
+   process writes to 4 MiB, a full disk's stand-in (writes past it fail with EFBIG). Exits
+   100 when either fails. */
+static spm_store_t *open_limited(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {4 << 20, 4 << 20};
+    spm_store_t *st = spm_store_open_map(dir, 1 << 20);
+    if (!st || setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        _exit(100);
+    return st;
+}
+
 START_TEST(test_disk_full)
 {
     make_dir();
@@ -423,12 +436,8 @@ START_TEST(test_disk_full)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim = {4 << 20, 4 << 20};
-        spm_store_t *st = spm_store_open_map(dir, 1 << 20);
-        if (!st || setrlimit(RLIMIT_FSIZE, &lim) != 0)
-            _exit(100);
         int i, rc = 0;
+        spm_store_t *st = open_limited();
         for (i = 1; i <= 200 && rc == 0; i++)
             rc = put_filled(st, (spm_sdb_t)i, 1, 64 << 10, (uint64_t)i);
         if (rc != SPM_EFULL || !strstr(spm_error_detail(), dir)) {
@@ -524,12 +533,8 @@ START_TEST(test_sweep_frees_a_full_store)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim = {4 << 20, 4 << 20};
-        spm_store_t *st = spm_store_open_map(dir, 1 << 20);
-        if (!st || setrlimit(RLIMIT_FSIZE, &lim) != 0)
-            _exit(100);
         int i, rc = 0;
+        spm_store_t *st = open_limited();
         for (i = 1; i <= 2000 && rc == 0; i++)
             rc = put_filled(st, (spm_sdb_t)i, 1, 1500, (uint64_t)i);
         if (rc != SPM_EFULL)
