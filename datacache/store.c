@@ -294,26 +294,56 @@ static void count_puts(spm_store_t *self, const op_t *ops, size_t n)
     }
 }
 
+/* Commits one write transaction that changes nothing in the end (a scratch key, which no
+   block can have, put and deleted again). LMDB reuses the pages a commit freed only from the
+   commit after next (the one in between may still be read from the older meta page), and a
+   commit of nothing writes no meta page: after a deletion of garbage, every put that fails
+   for lack of room commits nothing, so without this the deletion's pages would never serve.
+   Returns 0 or an LMDB code. */
+static int settle(spm_store_t *self)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(self->env, NULL, 0, &txn);
+    if (rc)
+        return rc;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, 0, UINT64_MAX); /* after the identity record (0, 0): never a block */
+    MDB_val key = {sizeof k, k}, val = {1, (void *)"s"};
+    if (!(rc = mdb_put(txn, self->dbi, &key, &val, 0)))
+        rc = mdb_del(txn, self->dbi, &key, NULL);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    return mdb_txn_commit(txn);
+}
+
 /* Applies the N operations and commits them as one transaction, growing the map as needed.
-   Returns 0 or an SPM_E* code (nothing written). */
+   When the disk is full, the pages the last commit freed are made reusable (settle) and the
+   transaction is tried once more. Returns 0 or an SPM_E* code (nothing written). */
 static int txn_run(spm_store_t *self, op_t *ops, size_t n)
 {
-    for (;;) {
+    for (int settled = 0;;) {
         MDB_txn *txn;
         int rc = txn_apply(self, ops, n, &txn);
         if (rc) {
             if (txn)
                 mdb_txn_abort(txn);
+            if (rc == SPM_EFULL && !settled++ && settle(self) == 0)
+                continue;
             return rc;
         }
         rc = mdb_txn_commit(txn);
         if (rc == MDB_MAP_FULL) {
-            if ((rc = grow(self)) != 0)
-                return rc;
-            continue;
+            if ((rc = grow(self)) == 0)
+                continue;
+        } else if (rc) {
+            rc = spm_store_lmdb_error(rc, self->dir, "committing");
         }
+        if (rc == SPM_EFULL && !settled++ && settle(self) == 0)
+            continue;
         if (rc)
-            return spm_store_lmdb_error(rc, self->dir, "committing");
+            return rc;
         count_puts(self, ops, n);
         return 0;
     }
@@ -392,6 +422,8 @@ int spm_store_commit(spm_store_t *self)
             count_puts(self, self->log, self->nlog);
         else if (rc != MDB_MAP_FULL)
             rc = spm_store_lmdb_error(rc, self->dir, "committing");
+        if (rc == SPM_EFULL && settle(self) == 0) /* see settle: once more, as txn_run does */
+            rc = txn_run(self, self->log, self->nlog);
     }
     batch_end(self);
     return rc;

@@ -463,6 +463,46 @@ END_TEST
 
 /* ------------------------------------------------------------- sweep */
 
+START_TEST(test_space_a_deletion_freed_serves_the_next_put)
+{
+    make_dir();
+    /* A store filled until a put fails, then every block deleted in one
+       transaction (as the center deletes a discarded job's): LMDB reuses
+       freed pages only from the commit after next, and a put that fails
+       commits nothing, so every put after the deletion failed for good
+       unless the store commits once more first. */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int i, rc = 0;
+        spm_store_t *st = open_limited();
+        for (i = 1; i <= 200 && rc == 0; i++)
+            rc = put_filled(st, (spm_sdb_t)i, 1, 64 << 10, (uint64_t)i);
+        int stored = i - 2;
+        if (rc != SPM_EFULL || spm_store_begin(st) != 0)
+            _exit(101);
+        for (i = 1; i <= stored; i++)
+            spm_store_delete_all(st, (spm_sdb_t)i);
+        if ((rc = spm_store_commit(st)) != 0) {
+            fprintf(stderr, "deleting %d blocks: %s\n", stored, spm_error_detail());
+            _exit(102);
+        }
+        for (i = 1; i <= stored / 2; i++) /* half: LMDB's own bookkeeping takes some */
+            if ((rc = put_filled(st, (spm_sdb_t)(1000 + i), 1, 64 << 10, (uint64_t)i)) != 0) {
+                fprintf(stderr, "put %d of %d after the deletion: %s\n", i, stored / 2,
+                        spm_error_detail());
+                _exit(103);
+            }
+        spm_store_destroy(&st);
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 /* Sweep keep: even ids keep only version 2, odd ids keep every version; id 5 goes whole. */
 static int keep_some(void *arg, spm_sdb_t id, uint64_t version)
 {
@@ -958,6 +998,7 @@ static Suite *store_suite(void)
     SPM_TEST_ADD(s, &c, test_unwritable_dir);
     SPM_TEST_ADD(s, &c, test_crash_leaves_whole_batches);
     SPM_TEST_ADD(s, &c, test_disk_full);
+    SPM_TEST_ADD(s, &c, test_space_a_deletion_freed_serves_the_next_put);
     SPM_TEST_ADD(s, &c, test_sweep_deletes_what_nothing_refers_to);
     SPM_TEST_ADD(s, &c, test_sweep_frees_a_full_store);
     SPM_TEST_ADD(s, &c, test_view_in_another_process);
