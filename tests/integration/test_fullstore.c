@@ -15,6 +15,7 @@
 
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 
 static char dir[64];   /* scratch directory; DIR/store is the tmpfs */
 static char ep[128];   /* the center's endpoint */
@@ -46,6 +47,20 @@ static spm_test_proc_t start_center(void)
 {
     const char *argv[] = {"center", "--listen", ep, "--store", store, "--log-level", "error", NULL};
     return spm_test_start(argv);
+}
+
+/*  Starts the center with its files limited to LIMIT bytes (RLIMIT_FSIZE,
+    set around the fork: the child keeps it, this process takes its own
+    back at once). */
+static spm_test_proc_t start_center_limited(rlim_t limit)
+{
+    struct rlimit old, lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = (struct rlimit){limit, old.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    spm_test_proc_t p = start_center();
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    return p;
 }
 
 static spm_test_proc_t start_agent(void)
@@ -160,11 +175,59 @@ START_TEST(a_full_store_takes_jobs_again_once_its_blocks_are_discarded)
 }
 END_TEST
 
+/*  `spm run synthetic --sis SIS --bytes 262144 --work fixed:0` on the
+    center; returns its exit status, its stderr in *ERR (malloc'd). */
+static int synthetic(const char *sis, char **err)
+{
+    const char *argv[] = {"run",    "synthetic", "--sis",    sis, "--bytes", "262144",
+                          "--work", "fixed:0",   "--center", ep,  "--quiet", NULL};
+    return spm_test_run(argv, 60, NULL, err);
+}
+
+START_TEST(space_a_failed_job_held_serves_the_next_jobs)
+{
+    /* The first report's case: the center's files limited to 4 MiB, blocks
+       of 256 KiB (65 pages each). Once the failed job's blocks were deleted,
+       LMDB reused their pages only after one more commit, and every put
+       that failed committed nothing: of three jobs after it, one
+       succeeded. No namespace is needed. */
+    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
+    snprintf(store, sizeof store, "%s/store", dir);
+    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
+    spm_test_proc_t center = start_center_limited(4 << 20);
+    usleep(200000);
+    spm_test_proc_t agent = start_agent();
+    char *err;
+    int rc = synthetic("100", &err);
+    ck_assert_msg(rc != 0, "the job that fills the store succeeded");
+    ck_assert_msg(spm_test_lines(err) == 1 && strstr(err, "disk full while committing"),
+                  "the job that fills the store did not fail in one line: %s", err);
+    free(err);
+    double left = store_blocks(0);
+    ck_assert_msg(left == 0, "%.0f blocks of the discarded job are left in the store", left);
+    for (int i = 1; i <= 3; i++) {
+        rc = synthetic("10", &err);
+        ck_assert_msg(rc == 0,
+                      "job %d of 10 x 256 KiB after the one that filled the store: exit "
+                      "%d: %s",
+                      i, rc, err);
+        free(err);
+    }
+    kill(center.pid, SIGTERM);
+    spm_test_finish(&center, 30, NULL, NULL);
+    spm_test_finish(&agent, 30, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *fullstore_suite(void)
 {
     Suite *s = suite_create("fullstore");
     const spm_test_case_t c = {.timeout_s = 120};
     SPM_TEST_ADD(s, &c, a_full_store_takes_jobs_again_once_its_blocks_are_discarded);
+    SPM_TEST_ADD(s, &c, space_a_failed_job_held_serves_the_next_jobs);
     return s;
 }
 
