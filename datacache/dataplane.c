@@ -28,6 +28,8 @@
 #define COPY_TIMEOUT_US 15000000 /* a copy not reported by then is ordered again */
 #define COPIES_PER_TURN 256      /* copy orders sent in one turn */
 #define COPIES_PER_NODE 32       /* copy orders a node works on at once */
+#define GC_RETRY_BATCH 16        /* store deletions per transaction after one failed */
+#define GC_RETRY_US 100000       /* failed store deletions are tried again this often */
 
 typedef struct {
     Spm__BlockRef *v;
@@ -47,13 +49,16 @@ struct spm_dataplane {
     spm_dp_send_fn send;
     void *arg;
     int batch_open, batch_rc; /* the turn's store batch */
+    char batch_why[512];      /* the detail of the put that failed it (batch_rc) */
     int wrote;                /* the store changed since spm_dataplane_store_commit */
     refs_t *drops;            /* by node: garbage to delete there this turn */
     size_t ndrops;
-    refs_t drop_all;    /* discarded SDBs: every node deletes every version */
-    refs_t store_gone;  /* versions to delete from the store this turn */
-    spm_hmap_t *orders; /* block key -> order_t, copies in flight */
-    uint32_t *inflight; /* by node: copies it was asked for and has not done */
+    refs_t drop_all;      /* discarded SDBs: every node deletes every version */
+    refs_t store_gone;    /* versions to delete from the store (kept while that fails) */
+    int gc_failing;       /* the last deletion from the store failed */
+    uint64_t gc_retry_us; /* ... and is tried again from then */
+    spm_hmap_t *orders;   /* block key -> order_t, copies in flight */
+    uint32_t *inflight;   /* by node: copies it was asked for and has not done */
     size_t ninflight;
     spm_dp_node_stats_t *nodes; /* by node: its agent's last report */
     size_t nnodes;
@@ -268,8 +273,11 @@ int spm_dataplane_store_put(spm_dataplane_t *self, spm_sdb_t id, uint64_t versio
             rc = spm_store_put(self->store, id, version, type, data, len);
         }
     }
-    if (rc != 0 && self->batch_rc == 0)
+    if (rc != 0 && self->batch_rc == 0) {
+        /* kept: other failures may set the detail before the commit reports this one */
         self->batch_rc = rc;
+        snprintf(self->batch_why, sizeof self->batch_why, "%s", spm_error_detail());
+    }
     if (rc == 0)
         self->st.store_in += len;
     return rc;
@@ -285,6 +293,8 @@ int spm_dataplane_store_commit(spm_dataplane_t *self, int *wrote)
             spm_store_abort(self->store);
         self->wrote |= rc == 0;
     }
+    if (self->batch_rc != 0) /* the put's own failure, with its reason */
+        spm_error(self->batch_rc, "%s", self->batch_why);
     self->batch_open = 0;
     self->batch_rc = 0;
     *wrote = self->wrote;
@@ -509,22 +519,59 @@ void spm_dataplane_garbage(spm_dataplane_t *self, spm_sdb_t id, uint64_t version
     }
 }
 
-/*  Deletes the turn's garbage from the store in one transaction. */
-static void store_collect(spm_dataplane_t *self)
+/*  Deletes the N blocks of REFS from the store in one transaction.
+    Returns 0 or the commit's failure (nothing deleted then). */
+static int store_delete(spm_dataplane_t *self, const Spm__BlockRef *refs, size_t n)
 {
-    if (!self->store_gone.n || spm_store_begin(self->store) != 0)
-        return;
-    for (size_t i = 0; i < self->store_gone.n; i++) {
-        const Spm__BlockRef *b = &self->store_gone.v[i];
-        if (b->version == 0)
-            spm_store_delete_all(self->store, b->sdb);
-        else
-            spm_store_delete(self->store, b->sdb, b->version); /* not found: never there */
+    int rc = spm_store_begin(self->store);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const Spm__BlockRef *b = &refs[i];
+        int r = b->version == 0 ? spm_store_delete_all(self->store, b->sdb)
+                                : spm_store_delete(self->store, b->sdb, b->version);
+        if (r != 0 && r != SPM_ENOTFOUND) /* not found: never there, or gone already */
+            rc = r;
     }
-    if (spm_store_commit(self->store) != 0)
-        spm_log_warn("garbage collection: %s", spm_error_detail());
-    self->wrote = 1;
-    self->store_gone.n = 0;
+    if (rc == 0)
+        return spm_store_commit(self->store);
+    spm_store_abort(self->store);
+    return rc;
+}
+
+/*  Deletes the garbage from the store: the turn's in one transaction. A
+    deletion's commit can fail (the disk full, and the map with it: even a
+    delete needs free pages, for the pages it copies and for the list of
+    those it frees); the blocks are then kept in the list, not dropped, and
+    tried again every GC_RETRY_US in transactions of GC_RETRY_BATCH, as
+    small as can be, until they go: each commit frees pages for the ones
+    after it. Dropped, they would hold their space for good, since nothing
+    would name them again until a restart swept the store. */
+static void store_collect(spm_dataplane_t *self, uint64_t now_us)
+{
+    size_t n = self->store_gone.n, done = 0;
+    if (!n || (self->gc_failing && now_us < self->gc_retry_us))
+        return;
+    size_t batch = self->gc_failing ? GC_RETRY_BATCH : n;
+    int rc = 0;
+    while (done < n) {
+        size_t k = n - done < batch ? n - done : batch;
+        if ((rc = store_delete(self, self->store_gone.v + done, k)) != 0)
+            break;
+        done += k;
+        self->wrote = 1;
+    }
+    memmove(self->store_gone.v, self->store_gone.v + done, (n - done) * sizeof *self->store_gone.v);
+    self->store_gone.n = n - done;
+    if (rc != 0) {
+        static spm_log_rate_t rate = SPM_LOG_RATE(
+            SPM_LOG_WARN, "garbage deletions from the store that failed (kept and tried again)");
+        spm_log_rated(&rate, "garbage collection: %zu blocks kept to delete later: %s",
+                      self->store_gone.n, spm_error_detail());
+        self->gc_failing = 1;
+        self->gc_retry_us = now_us + GC_RETRY_US;
+    } else if (self->gc_failing) {
+        self->gc_failing = 0;
+        spm_log_info("garbage collection: the deletions kept after a failure are done");
+    }
 }
 
 /*  Sends REFS to NODE as one DROP. */
@@ -658,7 +705,7 @@ static void expire_orders(spm_dataplane_t *self, uint64_t now)
 
 void spm_dataplane_turn(spm_dataplane_t *self, uint64_t now_us)
 {
-    store_collect(self);
+    store_collect(self, now_us);
     for (size_t node = 0; node < self->ndrops; node++) {
         if (!self->drops[node].n)
             continue;
@@ -689,6 +736,7 @@ void spm_dataplane_turn(spm_dataplane_t *self, uint64_t now_us)
 void spm_dataplane_stats(spm_dataplane_t *self, spm_dataplane_stats_t *out)
 {
     *out = self->st;
+    out->store_pending = self->gc_failing ? self->store_gone.n : 0;
     spm_directory_stats(self->dir, &out->dir);
 }
 

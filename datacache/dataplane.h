@@ -94,8 +94,9 @@ int spm_dataplane_store_put(spm_dataplane_t *self, spm_sdb_t id, uint64_t versio
                             const void *data, size_t len);
 
 /*  Ends the turn's batch: 0 when it is durable (or there was none), else
-    its failure. Sets *WROTE to whether the store changed since the last
-    call (the batch, STOREs, garbage deleted), for the caller's syncs. */
+    its failure, with the detail set to its reason (a put's own, when a put
+    failed it: "DIR: disk full while writing (N KiB free)"). Sets *WROTE to whether the store
+   changed since the last call (the batch, STOREs, garbage deleted), for the caller's syncs. */
 int spm_dataplane_store_commit(spm_dataplane_t *self, int *wrote);
 
 /*  A committed output (ID, VERSION) of TYPE, as META says (bytes, checksum,
@@ -156,6 +157,7 @@ typedef struct {
     uint64_t copies, copies_done; /* copies ordered after deaths, and done */
     uint64_t corrupt;             /* copies found corrupt by their readers */
     uint64_t dropped;             /* garbage versions the nodes were told to delete */
+    uint64_t store_pending;       /* garbage the store failed to delete, kept to try again */
     spm_dir_stats_t dir;          /* the directory's counts */
 } spm_dataplane_stats_t;
 

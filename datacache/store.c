@@ -294,26 +294,56 @@ static void count_puts(spm_store_t *self, const op_t *ops, size_t n)
     }
 }
 
+/* Commits one write transaction that changes nothing in the end (a scratch key, which no
+   block can have, put and deleted again). LMDB reuses the pages a commit freed only from the
+   commit after next (the one in between may still be read from the older meta page), and a
+   commit of nothing writes no meta page: after a deletion of garbage, every put that fails
+   for lack of room commits nothing, so without this the deletion's pages would never serve.
+   Returns 0 or an LMDB code. */
+static int settle(spm_store_t *self)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(self->env, NULL, 0, &txn);
+    if (rc)
+        return rc;
+    uint8_t k[SPM_STORE_KEY_LEN];
+    spm_store_key(k, 0, UINT64_MAX); /* after the identity record (0, 0): never a block */
+    MDB_val key = {sizeof k, k}, val = {1, (void *)"s"};
+    if (!(rc = mdb_put(txn, self->dbi, &key, &val, 0)))
+        rc = mdb_del(txn, self->dbi, &key, NULL);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    return mdb_txn_commit(txn);
+}
+
 /* Applies the N operations and commits them as one transaction, growing the map as needed.
-   Returns 0 or an SPM_E* code (nothing written). */
+   When the disk is full, the pages the last commit freed are made reusable (settle) and the
+   transaction is tried once more. Returns 0 or an SPM_E* code (nothing written). */
 static int txn_run(spm_store_t *self, op_t *ops, size_t n)
 {
-    for (;;) {
+    for (int settled = 0;;) {
         MDB_txn *txn;
         int rc = txn_apply(self, ops, n, &txn);
         if (rc) {
             if (txn)
                 mdb_txn_abort(txn);
+            if (rc == SPM_EFULL && !settled++ && settle(self) == 0)
+                continue;
             return rc;
         }
         rc = mdb_txn_commit(txn);
         if (rc == MDB_MAP_FULL) {
-            if ((rc = grow(self)) != 0)
-                return rc;
-            continue;
+            if ((rc = grow(self)) == 0)
+                continue;
+        } else if (rc) {
+            rc = spm_store_lmdb_error(rc, self->dir, "committing");
         }
+        if (rc == SPM_EFULL && !settled++ && settle(self) == 0)
+            continue;
         if (rc)
-            return spm_store_lmdb_error(rc, self->dir, "committing");
+            return rc;
         count_puts(self, ops, n);
         return 0;
     }
@@ -392,6 +422,8 @@ int spm_store_commit(spm_store_t *self)
             count_puts(self, self->log, self->nlog);
         else if (rc != MDB_MAP_FULL)
             rc = spm_store_lmdb_error(rc, self->dir, "committing");
+        if (rc == SPM_EFULL && settle(self) == 0) /* see settle: once more, as txn_run does */
+            rc = txn_run(self, self->log, self->nlog);
     }
     batch_end(self);
     return rc;
@@ -637,6 +669,84 @@ spm_sdb_t spm_store_max_id(spm_store_t *self, spm_sdb_t below)
         spm_store_lmdb_error(rc, self->dir, "finding the largest id");
     read_end(self, txn);
     return id;
+}
+
+#define SWEEP_BATCH 64 /* deletions per transaction of a sweep */
+
+/*  The blocks of TXN that KEEP lets go, appended to *OPS (delete ops, their
+    len the block's bytes). Returns 0, SPM_ENOMEM or an LMDB code. */
+static int sweep_list(spm_store_t *self, MDB_txn *txn, spm_store_keep_fn keep, void *arg,
+                      op_t **ops, size_t *n, size_t *cap)
+{
+    MDB_cursor *c = NULL;
+    int rc = mdb_cursor_open(txn, self->dbi, &c);
+    MDB_val key, val;
+    for (int op = MDB_FIRST; rc == 0 && (rc = mdb_cursor_get(c, &key, &val, op)) == 0;
+         op = MDB_NEXT) {
+        if (key.mv_size != SPM_STORE_KEY_LEN)
+            continue;
+        spm_sdb_t id = spm_store_be64_get(key.mv_data);
+        uint64_t version = spm_store_be64_get((const uint8_t *)key.mv_data + 8);
+        if (id == 0 || version == 0 || keep(arg, id, version))
+            continue; /* (0, 0) is the identity record */
+        if (*n == *cap) {
+            size_t c2 = *cap ? 2 * *cap : 256;
+            op_t *more = realloc(*ops, c2 * sizeof *more);
+            if (!more) {
+                rc = SPM_ENOMEM;
+                break;
+            }
+            *ops = more;
+            *cap = c2;
+        }
+        size_t len = val.mv_size > SPM_STORE_HDR ? val.mv_size - SPM_STORE_HDR : 0;
+        (*ops)[(*n)++] = (op_t){.del = 1, .id = id, .version = version, .len = len};
+    }
+    if (rc == 0 || rc == MDB_NOTFOUND)
+        rc = 0;
+    if (c)
+        mdb_cursor_close(c);
+    return rc;
+}
+
+int spm_store_sweep(spm_store_t *self, spm_store_keep_fn keep, void *arg, uint64_t *freed,
+                    uint64_t *bytes)
+{
+    assert(self);
+    uint64_t nfreed = 0, nbytes = 0;
+    if (freed)
+        *freed = 0;
+    if (bytes)
+        *bytes = 0;
+    if (self->in_batch)
+        return spm_error(SPM_EINVAL, "%s: a sweep cannot run inside a batch", self->dir);
+    MDB_txn *txn;
+    int rc = read_begin(self, &txn);
+    if (rc)
+        return rc;
+    op_t *ops = NULL;
+    size_t n = 0, cap = 0;
+    rc = sweep_list(self, txn, keep, arg, &ops, &n, &cap);
+    read_end(self, txn);
+    if (rc == SPM_ENOMEM)
+        rc = spm_error(SPM_ENOMEM, "out of memory listing the store's blocks");
+    else if (rc)
+        rc = spm_store_lmdb_error(rc, self->dir, "listing its blocks");
+    for (size_t at = 0; rc == 0 && at < n; at += SWEEP_BATCH) {
+        size_t k = n - at < SWEEP_BATCH ? n - at : SWEEP_BATCH;
+        /* the ops carry no data: txn_run only deletes (the lens are for the count) */
+        rc = txn_run(self, ops + at, k);
+        for (size_t i = at; rc == 0 && i < at + k; i++) {
+            nfreed++;
+            nbytes += ops[i].len;
+        }
+    }
+    free(ops);
+    if (freed)
+        *freed = nfreed;
+    if (bytes)
+        *bytes = nbytes;
+    return rc;
 }
 
 int spm_store_usage(spm_store_t *self, uint64_t *blocks, uint64_t *bytes)

@@ -40,6 +40,10 @@
     Before growing, the store frees the reader slots of processes that died
     holding a snapshot (their old pages could not be reused otherwise).
 
+    A write that fails for lack of room commits nothing; before it gives
+    up, the store commits one transaction of nothing, so that the pages
+    the last commit freed (a deletion's) may serve the write tried again.
+
     The center is single-threaded and so is this class: one thread uses a
     store. The environment is synced at every commit (durable).
     @end
@@ -123,9 +127,11 @@ void spm_store_abort(spm_store_t *self);
     with the same type and bytes is a no-op success; with other bytes it is
     refused with SPM_EINVAL (versions are immutable), as are id 0 and
     version 0 (0 means "no SDB" and "newest"). When the map is full it grows
-    as the header says; when the disk is full, SPM_EFULL with a detail naming
-    DIR and the free space. Returns 0, SPM_EINVAL, SPM_EFULL, SPM_ENOMEM,
-    SPM_EIO or SPM_ESTORE. In a batch, a failure other than a refusal fails
+    as the header says; when the disk is full, the pages the last commit
+    freed are first made reusable by one more commit of nothing (LMDB
+    reuses them only from the commit after next) and the write is tried
+    again; then SPM_EFULL with a detail naming DIR and the free space. Returns 0, SPM_EINVAL,
+   SPM_EFULL, SPM_ENOMEM, SPM_EIO or SPM_ESTORE. In a batch, a failure other than a refusal fails
     the whole batch. */
 int spm_store_put(spm_store_t *self, spm_sdb_t id, uint64_t version, uint32_t type,
                   const void *data, size_t len);
@@ -158,6 +164,22 @@ int spm_store_delete(spm_store_t *self, spm_sdb_t id, uint64_t version);
 /*  Deletes every version of block ID; none stored is no error. Returns 0,
     SPM_EFULL, SPM_EIO or SPM_ESTORE. */
 int spm_store_delete_all(spm_store_t *self, spm_sdb_t id);
+
+/*  Whether block (ID, VERSION) is still referenced (1) or may go (0). */
+typedef int (*spm_store_keep_fn)(void *arg, spm_sdb_t id, uint64_t version);
+
+/*  Deletes every block for which KEEP(ARG, ID, VERSION) returns 0: the
+    blocks a crash, or a deletion whose commit failed, left behind. The
+    blocks are listed in one read transaction, then deleted in
+    transactions of at most 64 blocks each, so that a nearly full store,
+    where one large delete finds no free pages for its own bookkeeping,
+    still frees them (each commit's freed pages serve the ones after
+    next). Not in a batch. *FREED (may be NULL) gets the blocks deleted
+    and *BYTES (may be NULL) their bytes, also on failure. Returns 0,
+    SPM_EINVAL inside a batch, SPM_ENOMEM, SPM_EFULL, SPM_EIO or
+    SPM_ESTORE (the blocks deleted before the failure stay deleted). */
+int spm_store_sweep(spm_store_t *self, spm_store_keep_fn keep, void *arg, uint64_t *freed,
+                    uint64_t *bytes);
 
 /*  Largest SDB id below BELOW stored (0 when the store holds none, or when
     it cannot be read: the detail is then set), so a restarted center

@@ -6,9 +6,12 @@
 #include "tests/check_main.h"
 
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define T0 1000000ull       /* the first turn's clock, us */
@@ -824,6 +827,74 @@ START_TEST(test_commit_says_when_the_store_changed)
 }
 END_TEST
 
+/*  The child of test_failed_store_deletions_are_tried_again: returns 0 or what went wrong. */
+static int fill_then_collect(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {4 << 20, 4 << 20};
+    spm_store_t *st = spm_store_open_map(dir, 1 << 20);
+    if (!st || setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 100;
+    spm_dataplane_t *plane = spm_dataplane_new(st, 2, record, NULL);
+    uint8_t buf[1500];
+    int i, rc = 0;
+    for (i = 1; i <= 4000 && rc == 0; i++) {
+        fill(buf, sizeof buf, (uint64_t)i);
+        rc = spm_store_put(st, (spm_sdb_t)i, 1, 7, buf, sizeof buf);
+    }
+    int stored = i - 2;
+    if (!plane || rc != SPM_EFULL)
+        return 101;
+    for (i = 1; i <= stored; i++) /* a discarded job: every version of each of its SDBs */
+        spm_dataplane_garbage(plane, (spm_sdb_t)i, 0);
+    spm_dataplane_turn(plane, T0); /* one transaction for all: too big for a full store */
+    spm_dataplane_stats_t ds;
+    spm_dataplane_stats(plane, &ds);
+    uint64_t blocks = 0, bytes = 0;
+    if (spm_store_usage(st, &blocks, &bytes) != 0 || blocks != (uint64_t)stored ||
+        ds.store_pending != (uint64_t)stored) {
+        fprintf(stderr, "after the first turn: %llu of %d blocks stored, %llu pending\n",
+                (unsigned long long)blocks, stored, (unsigned long long)ds.store_pending);
+        return 102;
+    }
+    spm_dataplane_turn(plane, T0 + 1000); /* not tried again at once */
+    if (spm_store_usage(st, &blocks, &bytes) != 0 || blocks != (uint64_t)stored)
+        return 103;
+    for (int t = 1; t <= 10 && blocks; t++) { /* then in small transactions until all are gone */
+        spm_dataplane_turn(plane, T0 + (uint64_t)t * 1000000);
+        if (spm_store_usage(st, &blocks, &bytes) != 0)
+            return 104;
+    }
+    spm_dataplane_stats(plane, &ds);
+    if (blocks || ds.store_pending) {
+        fprintf(stderr, "%llu of %d blocks left, %llu pending\n", (unsigned long long)blocks,
+                stored, (unsigned long long)ds.store_pending);
+        return 105;
+    }
+    spm_dataplane_destroy(&plane);
+    spm_store_destroy(&st);
+    return 0;
+}
+
+/*  A store filled until a put failed (a file size limit stands in for a
+    full disk), and a discarded job's blocks to delete: the one deletion
+    of the turn fails, the blocks are kept (status says how many wait)
+    and deleted by the turns after, in small transactions. */
+START_TEST(test_failed_store_deletions_are_tried_again)
+{
+    static unsigned seq;
+    snprintf(dir, sizeof dir, "%s/%d-full%u", base, (int)getpid(), seq++);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(fill_then_collect());
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_garbage_stays_gone_after_a_late_copy)
 {
     ck_assert_uint_eq(order_after_death(180, 3), 2);
@@ -861,6 +932,7 @@ static Suite *dataplane_suite(void)
     SPM_TEST_ADD(s, &c, test_store_checks_the_directory_checksum);
     SPM_TEST_ADD(s, &c, test_late_copies_are_ordered_again);
     SPM_TEST_ADD(s, &c, test_commit_says_when_the_store_changed);
+    SPM_TEST_ADD(s, &c, test_failed_store_deletions_are_tried_again);
     SPM_TEST_ADD(s, &c, test_garbage_stays_gone_after_a_late_copy);
     return s;
 }

@@ -416,6 +416,19 @@ START_TEST(test_crash_leaves_whole_batches)
 }
 END_TEST
 
+/* In a forked child: opens a store in DIR with a 1 MiB map, then limits the files this
+   process writes to 4 MiB, a full disk's stand-in (writes past it fail with EFBIG). Exits
+   100 when either fails. */
+static spm_store_t *open_limited(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {4 << 20, 4 << 20};
+    spm_store_t *st = spm_store_open_map(dir, 1 << 20);
+    if (!st || setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        _exit(100);
+    return st;
+}
+
 START_TEST(test_disk_full)
 {
     make_dir();
@@ -423,12 +436,8 @@ START_TEST(test_disk_full)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit lim = {4 << 20, 4 << 20};
-        spm_store_t *st = spm_store_open_map(dir, 1 << 20);
-        if (!st || setrlimit(RLIMIT_FSIZE, &lim) != 0)
-            _exit(100);
         int i, rc = 0;
+        spm_store_t *st = open_limited();
         for (i = 1; i <= 200 && rc == 0; i++)
             rc = put_filled(st, (spm_sdb_t)i, 1, 64 << 10, (uint64_t)i);
         if (rc != SPM_EFULL || !strstr(spm_error_detail(), dir)) {
@@ -449,6 +458,149 @@ START_TEST(test_disk_full)
     for (int i = 1; i <= stored; i++)
         expect_block(st, (spm_sdb_t)i, 1, 7, 64 << 10, (uint64_t)i);
     spm_store_destroy(&st);
+}
+END_TEST
+
+/* ------------------------------------------------------------- sweep */
+
+START_TEST(test_space_a_deletion_freed_serves_the_next_put)
+{
+    make_dir();
+    /* A store filled until a put fails, then every block deleted in one
+       transaction (as the center deletes a discarded job's): LMDB reuses
+       freed pages only from the commit after next, and a put that fails
+       commits nothing, so every put after the deletion failed for good
+       unless the store commits once more first. */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int i, rc = 0;
+        spm_store_t *st = open_limited();
+        for (i = 1; i <= 200 && rc == 0; i++)
+            rc = put_filled(st, (spm_sdb_t)i, 1, 64 << 10, (uint64_t)i);
+        int stored = i - 2;
+        if (rc != SPM_EFULL || spm_store_begin(st) != 0)
+            _exit(101);
+        for (i = 1; i <= stored; i++)
+            spm_store_delete_all(st, (spm_sdb_t)i);
+        if ((rc = spm_store_commit(st)) != 0) {
+            fprintf(stderr, "deleting %d blocks: %s\n", stored, spm_error_detail());
+            _exit(102);
+        }
+        for (i = 1; i <= stored / 2; i++) /* half: LMDB's own bookkeeping takes some */
+            if ((rc = put_filled(st, (spm_sdb_t)(1000 + i), 1, 64 << 10, (uint64_t)i)) != 0) {
+                fprintf(stderr, "put %d of %d after the deletion: %s\n", i, stored / 2,
+                        spm_error_detail());
+                _exit(103);
+            }
+        spm_store_destroy(&st);
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+/* Sweep keep: even ids keep only version 2, odd ids keep every version; id 5 goes whole. */
+static int keep_some(void *arg, spm_sdb_t id, uint64_t version)
+{
+    (*(int *)arg)++;
+    return id != 5 && (id % 2 == 1 || version == 2);
+}
+
+START_TEST(test_sweep_deletes_what_nothing_refers_to)
+{
+    make_dir();
+    spm_store_t *st = spm_store_open(dir);
+    ck_assert_ptr_nonnull(st);
+    uint8_t id0[16], id1[16];
+    spm_store_identity(st, id0);
+    for (int i = 1; i <= 200; i++)
+        for (int v = 1; v <= 2; v++)
+            ck_assert_int_eq(
+                put_filled(st, (spm_sdb_t)i, (uint64_t)v, 3000, (uint64_t)(i * 10 + v)), 0);
+    int asked = 0;
+    uint64_t freed = 0, bytes = 0;
+    ck_assert_int_eq(spm_store_begin(st), 0);
+    ck_assert_int_eq(spm_store_sweep(st, keep_some, &asked, &freed, &bytes), SPM_EINVAL);
+    spm_store_abort(st);
+    ck_assert_int_eq(spm_store_sweep(st, keep_some, &asked, &freed, &bytes), 0);
+    ck_assert_int_eq(asked, 400);      /* every block asked about once; not the identity record */
+    ck_assert_uint_eq(freed, 100 + 2); /* version 1 of the 100 even ids, both of id 5 */
+    ck_assert_uint_eq(bytes, 102 * 3000);
+    uint64_t blocks = 0, used = 0;
+    ck_assert_int_eq(spm_store_usage(st, &blocks, &used), 0);
+    ck_assert_uint_eq(blocks, 400 - 102);
+    for (int i = 1; i <= 200; i++)
+        for (int v = 1; v <= 2; v++) {
+            asked = 0;
+            if (keep_some(&asked, (spm_sdb_t)i, (uint64_t)v))
+                expect_block(st, (spm_sdb_t)i, (uint64_t)v, 7, 3000, (uint64_t)(i * 10 + v));
+            else
+                ck_assert_int_eq(spm_store_stat(st, (spm_sdb_t)i, (uint64_t)v, NULL, NULL),
+                                 SPM_ENOTFOUND);
+        }
+    asked = 0; /* a second sweep finds nothing more */
+    ck_assert_int_eq(spm_store_sweep(st, keep_some, &asked, &freed, NULL), 0);
+    ck_assert_uint_eq(freed, 0);
+    ck_assert_int_eq(asked, 400 - 102);
+    spm_store_destroy(&st);
+    st = spm_store_open(dir); /* the identity record was not swept */
+    ck_assert_msg(st != NULL, "%s", spm_error_detail());
+    spm_store_identity(st, id1);
+    ck_assert_mem_eq(id0, id1, 16);
+    spm_store_destroy(&st);
+}
+END_TEST
+
+static int keep_none(void *arg, spm_sdb_t id, uint64_t version)
+{
+    (void)arg;
+    (void)id;
+    (void)version;
+    return 0;
+}
+
+START_TEST(test_sweep_frees_a_full_store)
+{
+    make_dir();
+    /* As test_disk_full: a file size limit stands in for a full disk. The
+       store is filled until a put fails, then swept: every block goes, in
+       transactions small enough to find pages on a full disk, and puts
+       succeed again in the space freed. */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int i, rc = 0;
+        spm_store_t *st = open_limited();
+        for (i = 1; i <= 2000 && rc == 0; i++)
+            rc = put_filled(st, (spm_sdb_t)i, 1, 1500, (uint64_t)i);
+        if (rc != SPM_EFULL)
+            _exit(101);
+        int stored = i - 2;
+        uint64_t freed = 0;
+        if ((rc = spm_store_sweep(st, keep_none, NULL, &freed, NULL)) != 0) {
+            fprintf(stderr, "sweep of %d blocks: %s (%llu freed)\n", stored, spm_error_detail(),
+                    (unsigned long long)freed);
+            _exit(102);
+        }
+        if (freed != (uint64_t)stored)
+            _exit(103);
+        for (i = 1; i <= stored / 2; i++)
+            if ((rc = put_filled(st, (spm_sdb_t)(10000 + i), 1, 1500, (uint64_t)i)) != 0) {
+                fprintf(stderr, "put %d of %d after the sweep: %s\n", i, stored / 2,
+                        spm_error_detail());
+                _exit(104);
+            }
+        spm_store_destroy(&st);
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
 }
 END_TEST
 
@@ -846,6 +998,9 @@ static Suite *store_suite(void)
     SPM_TEST_ADD(s, &c, test_unwritable_dir);
     SPM_TEST_ADD(s, &c, test_crash_leaves_whole_batches);
     SPM_TEST_ADD(s, &c, test_disk_full);
+    SPM_TEST_ADD(s, &c, test_space_a_deletion_freed_serves_the_next_put);
+    SPM_TEST_ADD(s, &c, test_sweep_deletes_what_nothing_refers_to);
+    SPM_TEST_ADD(s, &c, test_sweep_frees_a_full_store);
     SPM_TEST_ADD(s, &c, test_view_in_another_process);
     SPM_TEST_ADD(s, &c, test_view_writes_reach_the_store);
     SPM_TEST_ADD(s, &c, test_view_needs_the_identity);

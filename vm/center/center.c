@@ -470,6 +470,8 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
         *rc = SPM_EIO;
         goto err;
     }
+    if (o->journal)
+        center_sweep_store(self);
     if (quarantined) { /* once the journal says they failed */
         spm_durable_flush(self->durable);
         spm_plugins_quarantine_done(o->store);

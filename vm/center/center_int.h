@@ -163,6 +163,7 @@ int center_lock_store(const char *dir, int *lock_fd);
 void center_write_pid(int fd, const char *dir);
 int center_load_plugin(void *arg, spm_sdb_t plugin, char *scope);
 int center_resume_jobs(spm_center_t *c);
+void center_sweep_store(spm_center_t *c);
 void center_verify_cut(spm_center_t *c, uint64_t now);
 
 /* ------------------------------------------------------------ blocks.c */

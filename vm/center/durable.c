@@ -9,6 +9,20 @@
     (process crash) or of the last sync interval (operating-system crash);
     what they described is done again (SIs re-issued, commits taken anew),
     and nothing they allowed to be deleted has been.
+
+    Why a discarded SDB's blocks do not wait: a discard (version 0 in
+    spm_durable_garbage: a client's DISCARD, or the center freeing an
+    ended job's results) names only SDBs no SI reads or will read: the
+    blocks of jobs that have ended, whose end was written before their
+    report left, and puts nothing reads (spm_idu_discard). A discarded
+    job's journal is deleted at once (spm_durable_discarded), so no
+    restart resumes it; a discard of puts lost in a crash leaves the IDU
+    a record of SDBs whose client said it will not read them again. So
+    their blocks are deleted in the turn they were discarded, without
+    waiting for the journal's write and sync. Waiting could last for ever:
+    on a full disk the journal cannot be written, and the space those
+    blocks hold is the space it needs (a job that filled the store failed,
+    and every later one failed the same way).
     =========================================================================
 */
 #include "vm/center/durable.h"
@@ -300,14 +314,16 @@ static void mark_written(spm_durable_t *self)
 }
 
 /*  Hands RELEASE the held garbage whose events are written and, unless
-    nothing is synced (NOSYNC), on disk: the sync DONE has finished. */
+    nothing is synced (NOSYNC), on disk: the sync DONE has finished; and
+    discarded SDBs (version 0) at once (see the top of this file). */
 static void release(spm_durable_t *self, int nosync, uint64_t done, spm_durable_release_fn fn,
                     void *arg)
 {
     size_t k = 0;
     for (size_t i = 0; i < self->nheld; i++) {
         held_t *h = &self->held[i];
-        if (h->flush <= self->flushes && (nosync || (h->kick && h->kick <= done)))
+        if (h->version == 0 ||
+            (h->flush <= self->flushes && (nosync || (h->kick && h->kick <= done))))
             fn(arg, h->id, h->version);
         else
             self->held[k++] = *h;

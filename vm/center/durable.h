@@ -11,7 +11,10 @@
     the loop, or in the syncer's thread), compacts the journal as jobs end
     and clients discard, and holds back garbage (block versions the IDU
     found nobody reads) until the events that made it garbage are on disk:
-    a block is never deleted while a restart could still need it.
+    a block is never deleted while a restart could still need it. A
+    discarded SDB's blocks (version 0) do not wait: no restart needs them
+    (durable.c says why), and on a full disk the journal may never be
+    written.
     @discuss
         spm_durable_t *d = spm_durable_open(store, dir, store_id, &opts);
         spm_durable_resume(d, idu, &rep);          // before any peer is heard
@@ -98,9 +101,10 @@ int spm_durable_resume(spm_durable_t *self, spm_idu_t *idu, spm_durable_resume_t
     report). */
 void spm_durable_flush(spm_durable_t *self);
 
-/*  Block version (ID, VERSION) is garbage (VERSION 0: every version): it is
-    released with spm_durable_turn once the events that made it so are
-    on disk. */
+/*  Block version (ID, VERSION) is garbage: it is released with
+    spm_durable_turn once the events that made it so are on disk. VERSION
+    0 (every version of a discarded SDB) is released at the next
+    spm_durable_turn, whether or not the journal could be written. */
 void spm_durable_garbage(spm_durable_t *self, spm_sdb_t id, uint64_t version);
 
 /*  Once per turn of the loop, after the turn's commits and once the IDU

@@ -109,6 +109,35 @@ int center_resume_jobs(spm_center_t *c)
     return 0;
 }
 
+/*  Sweep: whether (ID, VERSION) is a version the IDU knows as live. */
+static int referenced(void *arg, spm_sdb_t id, uint64_t version)
+{
+    spm_center_t *c = arg;
+    return spm_idu_sdb_live(c->idu, id, version);
+}
+
+/*  Once the journal is read back, the store holds blocks nothing names
+    any more: those of jobs discarded or freed while a crash, or a
+    deletion whose commit failed (a full disk), kept them from being
+    deleted. The IDU knows every version a resumed job, a kept result or
+    a client's put (plugins included) may still read: every other block
+    goes, so that space a failed deletion held is not lost for good. Run
+    only with the journal (without it nothing is resumed, and the store's
+    blocks are left as they are). A failure is logged, not fatal: the
+    center runs with what could not be freed. */
+void center_sweep_store(spm_center_t *c)
+{
+    uint64_t t0 = spm_now_us(), freed = 0, bytes = 0;
+    int rc = spm_store_sweep(c->store, referenced, c, &freed, &bytes);
+    if (freed)
+        spm_log_info("store: %llu blocks (%.1f MiB) no job or client refers to were deleted in "
+                     "%.3f s",
+                     (unsigned long long)freed, bytes / 1048576.0, (spm_now_us() - t0) / 1e6);
+    if (rc != 0)
+        spm_log_warn("store: deleting the blocks no job or client refers to: %s",
+                     spm_error_detail());
+}
+
 /*  Whether the VM still has block version (ID, VERSION): in the store, or
     on a node that reported it. */
 static int still_there(spm_center_t *c, spm_sdb_t id, uint64_t version)

@@ -274,9 +274,14 @@ int spm_status_build(spm_idu_t *idu, spm_dataplane_t *dp, const spm_status_t *s,
     fprintf(t, "refused connections %llu, dropped messages %llu, garbage versions deleted %llu\n",
             (unsigned long long)s->refused, (unsigned long long)s->dropped,
             (unsigned long long)s->gc_versions);
-    fprintf(t, "store: %llu blocks in %.1f MiB; %llu blocks discarded by their clients\n",
+    spm_dataplane_stats_t ds;
+    spm_dataplane_stats(dp, &ds);
+    fprintf(t, "store: %llu blocks in %.1f MiB; %llu blocks discarded by their clients",
             (unsigned long long)s->store_blocks, s->store_bytes / 1048576.0,
             (unsigned long long)s->discarded);
+    if (ds.store_pending) /* deletions that failed (a full disk), tried again */
+        fprintf(t, "; %llu waiting to be deleted", (unsigned long long)ds.store_pending);
+    fprintf(t, "\n");
     fprintf(j, "]");
     print_blocks(dp, s, per_node, per_node ? nnodes : 0, j, t);
     free(per_node);
