@@ -204,6 +204,8 @@ START_TEST(the_browser_finds_every_node_the_jobs_page_and_then_its_history)
     ck_assert_msg(strstr(d, "<tr class=\"opcode\"><td class=\"l\">syn.work</td>"),
                   "no opcode on the job's page:\n%.2000s", d);
     ck_assert_msg(strstr(d, "id=\"job-chart\"") && strstr(d, "<polyline"), "no chart:\n%.2000s", d);
+    ck_assert_msg(strstr(d, "download the Chrome trace"), "no trace of the running job:\n%.2000s",
+                  d);
     free(d);
 
     snprintf(id, sizeof id, "%ld", job);
@@ -340,6 +342,118 @@ START_TEST(a_finished_jobs_page_answers_after_a_kill_9_and_a_restart)
 }
 END_TEST
 
+/* ------------------------------------------------- a running job's trace */
+
+/*  GETs PATH on loopback PORT into FILE with curl; prints and returns the
+    HTTP code, with the bytes and the seconds it took. */
+static int fetch_to(int port, const char *path, const char *file)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "curl -s -m 20 -o %s -w '%%{http_code} %%{size_download} %%{time_total}' "
+             "'http://127.0.0.1:%d%s'",
+             file, port, path);
+    char *o = output(cmd);
+    int code = o ? atoi(o) : 0;
+    printf("GET %s: HTTP code, bytes, seconds: %s\n", path, o ? o : "?");
+    free(o);
+    return code;
+}
+
+/*  Asserts that FILE is JSON (python3's parser, where it is installed)
+    with a traceEvents array holding a slice of syn.work, and that its
+    text has WANT (NULL: anything) and not AVOID (NULL: anything). */
+static void assert_trace(const char *file, const char *want, const char *avoid)
+{
+    int fd = open(file, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    char *t = spm_test_slurp(fd);
+    close(fd);
+    ck_assert_msg(t && strstr(t, "\"traceEvents\": [") && strstr(t, "\"name\": \"syn.work\""),
+                  "not a trace of the job: %.300s", t);
+    ck_assert_msg(!want || strstr(t, want), "no '%s' in %.400s", want, t);
+    ck_assert_msg(!avoid || !strstr(t, avoid), "'%s' in %.400s", avoid, t);
+    free(t);
+    if (have("python3")) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd,
+                 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+                 "assert isinstance(d[\"traceEvents\"], list)' %s",
+                 file);
+        ck_assert_msg(system(cmd) == 0, "%s is not JSON with traceEvents", file);
+    }
+}
+
+/*  The committed SIs of JOB on the center's HTTP PORT, from its page. */
+static double committed(int port, long job)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/api/job/%ld", job);
+    char *page = get(NULL, port, path);
+    double n = page && strstr(page, "\"committed\"") ? spm_test_json_num(page, "committed") : 0;
+    free(page);
+    return n;
+}
+
+START_TEST(a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart)
+{
+    if (!have("curl")) {
+        printf("skipped: curl is not installed\n");
+        return;
+    }
+    local_t v;
+    local_up(&v, "2", NULL);
+    /* A job of about 5 s on two IEUs: 1000 SIs of 10 ms. */
+    const char *submit[] = {"submit", "synthetic", "--center",   v.ep, "--sis",
+                            "1000",   "--work",    "fixed:10ms", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(submit, 30, &out, &err) == 0, "%s", err);
+    long job = atol(out);
+    ck_assert_int_gt(job, 0);
+    free(out);
+    free(err);
+    for (int i = 0; i < 100 && committed(v.port, job) < 20; i++)
+        usleep(100000);
+    char tpath[64], file[192];
+    snprintf(tpath, sizeof tpath, "/api/job/%ld/trace", job);
+    snprintf(file, sizeof file, "%s/trace.json", dir);
+    for (int i = 0; i < 3; i++) { /* a copy is made at most once a second; each is served */
+        ck_assert_int_eq(fetch_to(v.port, tpath, file), 200);
+        assert_trace(file, "\"note\": \"a copy made while the job ran", NULL);
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/api/job/%ld", job);
+    char *page = get(NULL, v.port, path);
+    ck_assert_msg(page && strstr(page, "\"state\": \"running\"") &&
+                      strstr(page, "\"trace\": \"running\""),
+                  "%s", page);
+    free(page);
+
+    /* Killed mid-job and restarted: the job goes on, traced from the restart. */
+    kill(v.center.pid, SIGKILL);
+    spm_test_finish(&v.center, 10, NULL, NULL);
+    v.center = center_on(v.ep, v.store, v.port);
+    double at_restart = committed(v.port, job);
+    for (int i = 0; i < 150 && committed(v.port, job) < at_restart + 20; i++)
+        usleep(100000);
+    ck_assert_int_eq(fetch_to(v.port, tpath, file), 200);
+    assert_trace(file, "traced from the center's restart", NULL);
+
+    char id[32];
+    snprintf(id, sizeof id, "%ld", job);
+    const char *wait[] = {"wait", id, "--center", v.ep, NULL};
+    ck_assert_msg(spm_test_run(wait, 120, &out, &err) == 0, "%s", err);
+    free(out);
+    free(err);
+    ck_assert_int_eq(fetch_to(v.port, tpath, file), 200); /* the whole trace, kept */
+    assert_trace(file, "traced from the center's restart", "a copy made while the job ran");
+    page = get(NULL, v.port, path);
+    ck_assert_msg(page && strstr(page, "\"trace\": \"kept\""), "%s", page);
+    free(page);
+    local_down(&v);
+}
+END_TEST
+
 /* ------------------------------------------ what agents say of themselves */
 
 START_TEST(nodes_report_the_cpu_and_memory_of_their_spm_processes)
@@ -379,6 +493,7 @@ static Suite *dashboard_suite(void)
     const spm_test_case_t c = {.timeout_s = 240, .setup = setup, .teardown = teardown};
     SPM_TEST_ADD(s, &c, the_browser_finds_every_node_the_jobs_page_and_then_its_history);
     SPM_TEST_ADD(s, &c, a_finished_jobs_page_answers_after_a_kill_9_and_a_restart);
+    SPM_TEST_ADD(s, &c, a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart);
     SPM_TEST_ADD(s, &c, nodes_report_the_cpu_and_memory_of_their_spm_processes);
     return s;
 }
