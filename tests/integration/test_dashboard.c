@@ -454,6 +454,60 @@ START_TEST(a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart)
 }
 END_TEST
 
+/*  Unix time in ms. */
+static double unix_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+START_TEST(a_running_jobs_page_tells_when_it_started_and_how_long_it_has_run)
+{
+    if (!have("curl")) {
+        printf("skipped: curl is not installed\n");
+        return;
+    }
+    local_t v;
+    local_up(&v, "2", NULL);
+    const char *submit[] = {"submit", "synthetic", "--center",   v.ep, "--sis",
+                            "800",    "--work",    "fixed:10ms", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(submit, 30, &out, &err) == 0, "%s", err);
+    long job = atol(out);
+    free(out);
+    free(err);
+    for (int i = 0; i < 100 && committed(v.port, job) < 10; i++)
+        usleep(100000);
+    char path[64];
+    snprintf(path, sizeof path, "/api/job/%ld", job);
+    /* Over more than a second (the records' period), every answer's
+       running time is the time since the submit, as the clock says it. */
+    double worst = 0;
+    for (int i = 0; i < 12; i++) {
+        double before = unix_ms();
+        char *page = get(NULL, v.port, path);
+        double after = unix_ms();
+        ck_assert_msg(page && strstr(page, "\"state\": \"running\""), "%s", page);
+        double submit_ms = spm_test_json_num(page, "submit_ms");
+        double start_ms = spm_test_json_num(page, "start_ms");
+        double run_ms = 1e3 * spm_test_json_num(page, "run_s");
+        ck_assert_msg(start_ms >= submit_ms && start_ms - submit_ms < 400,
+                      "started %.0f ms after its submit, its first SI went out at once: %.300s",
+                      start_ms - submit_ms, page);
+        double lag = run_ms < before - submit_ms  ? before - submit_ms - run_ms
+                     : run_ms > after - submit_ms ? run_ms - (after - submit_ms)
+                                                  : 0;
+        worst = lag > worst ? lag : worst;
+        free(page);
+        usleep(100000);
+    }
+    printf("running time on the page: at most %.0f ms off the clock\n", worst);
+    ck_assert_msg(worst < 250, "the running time was %.0f ms off", worst);
+    local_down(&v);
+}
+END_TEST
+
 /* ------------------------------------------ what agents say of themselves */
 
 START_TEST(nodes_report_the_cpu_and_memory_of_their_spm_processes)
@@ -494,6 +548,7 @@ static Suite *dashboard_suite(void)
     SPM_TEST_ADD(s, &c, the_browser_finds_every_node_the_jobs_page_and_then_its_history);
     SPM_TEST_ADD(s, &c, a_finished_jobs_page_answers_after_a_kill_9_and_a_restart);
     SPM_TEST_ADD(s, &c, a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart);
+    SPM_TEST_ADD(s, &c, a_running_jobs_page_tells_when_it_started_and_how_long_it_has_run);
     SPM_TEST_ADD(s, &c, nodes_report_the_cpu_and_memory_of_their_spm_processes);
     return s;
 }

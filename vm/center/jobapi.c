@@ -225,9 +225,14 @@ static int answer_stream(FILE *f, char **buf, size_t *len, const char *type, spm
 static const char *NO_RECORDS =
     "this center keeps no job records another thread can read (it runs without a journal)\n";
 
-/*  The fields of the history's table, for /api/jobs and a job's page. */
+/*  The fields of the history's table, for /api/jobs and a job's page. A
+    running job's time is that of its record (up to a second old) plus
+    the time since the record was brought up to date. */
 static void print_summary(FILE *f, const Spm__JobRecord *r)
 {
+    uint64_t now = spm_history_now(), run_us = r->run_us;
+    if (strcmp(r->state, "running") == 0 && r->updated_us && now > r->updated_us)
+        run_us += now - r->updated_us;
     fprintf(f, "{\"job\": %llu, \"program\": ", (unsigned long long)r->job);
     spm_json_string(f, r->program);
     fprintf(f, ", \"state\": ");
@@ -240,9 +245,8 @@ static void print_summary(FILE *f, const Spm__JobRecord *r)
             ", \"submit_ms\": %llu, \"start_ms\": %llu, \"end_ms\": %llu, \"run_s\": %.3f, "
             "\"committed\": %llu, \"known\": %llu, \"restarts\": %u, \"freed\": %s",
             (unsigned long long)(r->submit_us / 1000), (unsigned long long)(r->start_us / 1000),
-            (unsigned long long)(r->end_us / 1000), r->run_us / 1e6,
-            (unsigned long long)r->committed, (unsigned long long)r->known, r->restarts,
-            r->freed ? "true" : "false");
+            (unsigned long long)(r->end_us / 1000), run_us / 1e6, (unsigned long long)r->committed,
+            (unsigned long long)r->known, r->restarts, r->freed ? "true" : "false");
 }
 
 typedef struct {
@@ -283,12 +287,13 @@ static int on_jobs(void *arg, const char *path, void *conn, spm_http_answer_t *o
     return answer_stream(f, &buf, &len, SPM_HTTP_JSON, out);
 }
 
-/*  The page of record R: its summary, progress, opcodes, events, report
-    (never its result: that is its owner's) and what of its trace is kept. */
+/*  The page of record R: its summary, the center's clock (Unix ms), progress, opcodes, events,
+   report (never its result: that is its owner's) and what of its trace is kept. */
 static void print_job(spm_jobapi_t *self, FILE *f, const Spm__JobRecord *r)
 {
     print_summary(f, r);
-    fprintf(f, ", \"progress\": [");
+    fprintf(f, ", \"now_ms\": %llu, \"progress\": [",
+            (unsigned long long)(spm_history_now() / 1000));
     for (size_t i = 0; i < r->n_progress_ms && i < r->n_progress_sis; i++)
         fprintf(f, "%s[%llu, %llu]", i ? ", " : "", (unsigned long long)r->progress_ms[i],
                 (unsigned long long)r->progress_sis[i]);
