@@ -9,11 +9,9 @@
 #include "tests/check_main.h"
 #include "tests/netns.h"
 #include "tests/spm_test.h"
+#include "tests/http_test.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 static char dir[128];
 
@@ -30,28 +28,11 @@ static void teardown(void)
         fprintf(stderr, "could not remove %s\n", dir);
 }
 
-static int have(const char *tool)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
-    return system(cmd) == 0;
-}
-
 static const char *browser(void)
 {
-    return have("chromium") ? "chromium" : have("chromium-browser") ? "chromium-browser" : NULL;
-}
-
-/*  A loopback port nobody listens on now. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
+    return spm_test_have("chromium")           ? "chromium"
+           : spm_test_have("chromium-browser") ? "chromium-browser"
+                                               : NULL;
 }
 
 /*  The output of the shell command CMD (malloc'd), or NULL. */
@@ -127,7 +108,7 @@ static const char *row_of(const char *dom, const char *id)
 
 START_TEST(the_browser_finds_every_node_the_jobs_page_and_then_its_history)
 {
-    if (!browser() || !have("curl")) {
+    if (!browser() || !spm_test_have("curl")) {
         printf("skipped: chromium or curl is not installed (scripts/deps.sh installs them)\n");
         return;
     }
@@ -275,7 +256,7 @@ static void local_up(local_t *v, const char *ieus, const char *name)
     snprintf(v->ep, sizeof v->ep, "ipc://%s/center", dir);
     snprintf(v->store, sizeof v->store, "%s/store", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    v->port = free_port();
+    v->port = spm_test_free_port();
     v->center = center_on(v->ep, v->store, v->port);
     const char *agent[] = {"agent", "--center",    v->ep,   "--ieus", ieus, "--cache-dir",
                            cache,   "--log-level", "error", "--name", name, NULL};
@@ -293,7 +274,7 @@ static void local_down(local_t *v)
 
 START_TEST(a_finished_jobs_page_answers_after_a_kill_9_and_a_restart)
 {
-    if (!have("curl")) {
+    if (!spm_test_have("curl")) {
         printf("skipped: curl is not installed\n");
         return;
     }
@@ -374,7 +355,7 @@ static void assert_trace(const char *file, const char *want, const char *avoid)
     ck_assert_msg(!want || strstr(t, want), "no '%s' in %.400s", want, t);
     ck_assert_msg(!avoid || !strstr(t, avoid), "'%s' in %.400s", avoid, t);
     free(t);
-    if (have("python3")) {
+    if (spm_test_have("python3")) {
         char cmd[512];
         snprintf(cmd, sizeof cmd,
                  "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
@@ -397,7 +378,7 @@ static double committed(int port, long job)
 
 START_TEST(a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart)
 {
-    if (!have("curl")) {
+    if (!spm_test_have("curl")) {
         printf("skipped: curl is not installed\n");
         return;
     }
@@ -464,7 +445,7 @@ static double unix_ms(void)
 
 START_TEST(a_running_jobs_page_tells_when_it_started_and_how_long_it_has_run)
 {
-    if (!have("curl")) {
+    if (!spm_test_have("curl")) {
         printf("skipped: curl is not installed\n");
         return;
     }
@@ -512,7 +493,7 @@ END_TEST
 
 START_TEST(nodes_report_the_cpu_and_memory_of_their_spm_processes)
 {
-    if (!have("curl")) {
+    if (!spm_test_have("curl")) {
         printf("skipped: curl is not installed\n");
         return;
     }
