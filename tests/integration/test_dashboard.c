@@ -376,6 +376,23 @@ static double committed(int port, long job)
     return n;
 }
 
+/*  Submits SIS synthetic SIs of 10 ms to V and returns the job's id once
+    it committed N of them (10 s at most). */
+static long submit_running(local_t *v, const char *sis, double n)
+{
+    const char *submit[] = {"submit", "synthetic", "--center",   v->ep, "--sis",
+                            sis,      "--work",    "fixed:10ms", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(submit, 30, &out, &err) == 0, "%s", err);
+    long job = atol(out);
+    ck_assert_int_gt(job, 0);
+    free(out);
+    free(err);
+    for (int i = 0; i < 100 && committed(v->port, job) < n; i++)
+        usleep(100000);
+    return job;
+}
+
 START_TEST(a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart)
 {
     if (!spm_test_have("curl")) {
@@ -384,17 +401,7 @@ START_TEST(a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart)
     }
     local_t v;
     local_up(&v, "2", NULL);
-    /* A job of about 5 s on two IEUs: 1000 SIs of 10 ms. */
-    const char *submit[] = {"submit", "synthetic", "--center",   v.ep, "--sis",
-                            "1000",   "--work",    "fixed:10ms", NULL};
-    char *out, *err;
-    ck_assert_msg(spm_test_run(submit, 30, &out, &err) == 0, "%s", err);
-    long job = atol(out);
-    ck_assert_int_gt(job, 0);
-    free(out);
-    free(err);
-    for (int i = 0; i < 100 && committed(v.port, job) < 20; i++)
-        usleep(100000);
+    long job = submit_running(&v, "1000", 20); /* about 5 s on two IEUs */
     char tpath[64], file[192];
     snprintf(tpath, sizeof tpath, "/api/job/%ld/trace", job);
     snprintf(file, sizeof file, "%s/trace.json", dir);
@@ -423,6 +430,7 @@ START_TEST(a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart)
     char id[32];
     snprintf(id, sizeof id, "%ld", job);
     const char *wait[] = {"wait", id, "--center", v.ep, NULL};
+    char *out, *err;
     ck_assert_msg(spm_test_run(wait, 120, &out, &err) == 0, "%s", err);
     free(out);
     free(err);
@@ -451,15 +459,7 @@ START_TEST(a_running_jobs_page_tells_when_it_started_and_how_long_it_has_run)
     }
     local_t v;
     local_up(&v, "2", NULL);
-    const char *submit[] = {"submit", "synthetic", "--center",   v.ep, "--sis",
-                            "800",    "--work",    "fixed:10ms", NULL};
-    char *out, *err;
-    ck_assert_msg(spm_test_run(submit, 30, &out, &err) == 0, "%s", err);
-    long job = atol(out);
-    free(out);
-    free(err);
-    for (int i = 0; i < 100 && committed(v.port, job) < 10; i++)
-        usleep(100000);
+    long job = submit_running(&v, "800", 10);
     char path[64];
     snprintf(path, sizeof path, "/api/job/%ld", job);
     /* Over more than a second (the records' period), every answer's
