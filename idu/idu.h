@@ -90,11 +90,13 @@ typedef struct {
     uint64_t speculated, spec_wins;
     uint64_t l1_hits, l2_hits, store_reads, bytes_l2, bytes_store, evictions;
     uint64_t bytes_pushed, corrupt;
-    uint64_t resumed;  /* commits taken from the journal after center restarts */
-    uint32_t restarts; /* center restarts it was resumed from */
-    double rate;       /* SIs committed per second lately (over the last 10 to 20 s):
-                          0 when none in the last 10 s (starved: no IEU free for it,
-                          or SIs longer than that), -1 when too soon to tell */
+    uint64_t resumed;        /* commits taken from the journal after center restarts */
+    uint32_t restarts;       /* center restarts it was resumed from */
+    uint64_t since_issue_us; /* from its first SI issued to an IEU (since the last restart)
+                                until now, or its end; 0: none issued */
+    double rate;             /* SIs committed per second lately (over the last 10 to 20 s):
+                                0 when none in the last 10 s (starved: no IEU free for it,
+                                or SIs longer than that), -1 when too soon to tell */
     const void *result;
     size_t result_len;
     spm_sdb_t plugin; /* a plugin's job: the block of its bytes (its result is text) */

@@ -117,6 +117,7 @@ struct job {
     int status;
     char *error;
     uint64_t start_us, end_us;
+    uint64_t first_issue_us; /* when its first SI went to an IEU (0: none yet, since a restart) */
     uint64_t issued, committed, reissued, stale, expected, merges;
     uint64_t ready;      /* SIs ready and not issued */
     uint64_t exec_us;    /* time in SI bodies, all committed SIs */

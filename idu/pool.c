@@ -287,6 +287,8 @@ static int serve_one(spm_idu_t *self, uint32_t i)
     si->state = SI_ISSUED;
     si->ieu = (int32_t)i;
     si->issued_us = spm_now_us();
+    if (!si->job->first_issue_us)
+        si->job->first_issue_us = si->issued_us;
     ieu->credits--;
     ieu->held++;
     if (spm_hmap_put(self->issued, si->pub.id, si) != 0) {

@@ -63,6 +63,9 @@ int spm_idu_job_info(spm_idu_t *self, uint64_t id, spm_idu_job_info_t *info)
                                  .status = job->status,
                                  .error = job->error,
                                  .wall_us = end - job->start_us,
+                                 .since_issue_us = job->first_issue_us && end > job->first_issue_us
+                                                       ? end - job->first_issue_us
+                                                       : 0,
                                  .issued = job->issued,
                                  .committed = job->committed,
                                  .reissued = job->reissued,

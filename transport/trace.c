@@ -5,6 +5,7 @@
 #include "transport/trace.h"
 #include "base/textio.h"
 #include "base/grow.h"
+#include "base/json.h"
 #include "spm/spm.h"
 
 #include <stdio.h>
@@ -18,6 +19,7 @@ struct spm_trace {
     size_t n, cap;
     size_t limit;   /* events kept at most (0: no limit) */
     size_t dropped; /* events past the limit */
+    char *note;     /* otherData.note, or NULL */
 };
 
 spm_trace_t *spm_trace_new(void)
@@ -30,8 +32,42 @@ void spm_trace_destroy(spm_trace_t **self_p)
     if (!*self_p)
         return;
     free((*self_p)->ev);
+    free((*self_p)->note);
     free(*self_p);
     *self_p = NULL;
+}
+
+spm_trace_t *spm_trace_copy(const spm_trace_t *self)
+{
+    spm_trace_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->limit = self->limit;
+    t->dropped = self->dropped;
+    if ((self->n && !(t->ev = malloc(self->n * sizeof *t->ev))) ||
+        (self->note && !(t->note = strdup(self->note)))) {
+        spm_trace_destroy(&t);
+        return NULL;
+    }
+    if (self->n)
+        memcpy(t->ev, self->ev, self->n * sizeof *t->ev);
+    t->n = t->cap = self->n;
+    return t;
+}
+
+int spm_trace_set_note(spm_trace_t *self, const char *note)
+{
+    char *copy = note && *note ? strdup(note) : NULL;
+    if (note && *note && !copy)
+        return SPM_ENOMEM;
+    free(self->note);
+    self->note = copy;
+    return 0;
+}
+
+const char *spm_trace_note(const spm_trace_t *self)
+{
+    return self->note ? self->note : "";
 }
 
 void spm_trace_set_limit(spm_trace_t *self, size_t limit)
@@ -167,8 +203,8 @@ static void write_lanes(const spm_trace_t *self, FILE *f)
     }
     fprintf(f,
             "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": "
-            "\"center\"}},\n",
-            CENTER_LANE);
+            "\"center\"}}",
+            CENTER_LANE); /* last: each event begins with the comma */
 }
 
 int spm_trace_write(const spm_trace_t *self, const char *path, const char *program, int sync)
@@ -188,13 +224,20 @@ void spm_trace_print(const spm_trace_t *self, FILE *f, const char *program)
         if (self->ev[i].ts < t0)
             t0 = self->ev[i].ts;
     fprintf(f,
-            "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"program\": \"%s\", \"tool\": "
-            "\"spm\"},\n\"traceEvents\": [\n",
+            "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"program\": \"%s\", \"tool\": \"spm\"",
             program);
+    if (self->note) {
+        fputs(", \"note\": ", f);
+        spm_json_string(f, self->note);
+    }
+    if (self->dropped)
+        fprintf(f, ", \"dropped\": %zu", self->dropped);
+    fputs("},\n\"traceEvents\": [\n", f);
     write_lanes(self, f);
     for (size_t i = 0; i < self->n; i++) {
         const spm_trace_event_t *e = &self->ev[i];
         double ts = (double)(e->ts - t0);
+        fputs(",\n", f);
         if (e->phase == 'X')
             fprintf(f,
                     "{\"name\": \"%s\", \"cat\": \"si\", \"ph\": \"X\", \"ts\": %.0f, \"dur\": "
@@ -213,7 +256,6 @@ void spm_trace_print(const spm_trace_t *self, FILE *f, const char *program)
                     "{\"name\": \"%s\", \"ph\": \"C\", \"ts\": %.0f, \"pid\": %d, \"args\": "
                     "{\"value\": %llu}}",
                     e->name, ts, CENTER_LANE, (unsigned long long)e->value);
-        fputs(i + 1 < self->n ? ",\n" : "\n", f);
     }
-    fputs("]}\n", f);
+    fputs("\n]}\n", f);
 }

@@ -51,6 +51,18 @@ size_t spm_trace_count(const spm_trace_t *self);
 void spm_trace_set_limit(spm_trace_t *self, size_t limit);
 size_t spm_trace_dropped(const spm_trace_t *self);
 
+/*  A copy of the trace (its events, limit, drop count and note), or NULL
+    when out of memory. The caller owns it (spm_trace_destroy). */
+spm_trace_t *spm_trace_copy(const spm_trace_t *self);
+
+/*  Sets the trace's NOTE (copied; NULL or "": none), written as
+    otherData.note: what a reader should know of what it covers. Returns 0
+    or SPM_ENOMEM (the note is then unchanged). */
+int spm_trace_set_note(spm_trace_t *self, const char *note);
+
+/*  The trace's note ("" when none); valid until the next set_note. */
+const char *spm_trace_note(const spm_trace_t *self);
+
 /*  Moves the slices ('X', recorded on their IEU's clock) to the center's
     clock: ts += OFFSET(ARG, ieu). */
 void spm_trace_map_clocks(spm_trace_t *self, int64_t (*offset)(void *arg, uint32_t ieu), void *arg);
@@ -64,7 +76,7 @@ void spm_trace_msg_free(Spm__TraceEvents *msg);
 int spm_trace_unpack(spm_trace_t *self, const Spm__TraceEvents *msg);
 
 /*  Writes the trace to PATH (all or nothing), times relative to the first
-    event, with lane names and PROGRAM as metadata. With SYNC the file and
+    event, with lane names, PROGRAM and the note as metadata. With SYNC the file and
     its directory are synced before it returns (a command's --sync);
     without, it is only renamed into place (base/textio.h).
     Returns 0 or SPM_EIO / SPM_EFULL with the detail set. */

@@ -278,6 +278,47 @@ START_TEST(starved_job_shows_waiting_not_an_eta)
 }
 END_TEST
 
+/*  `spm status` in a terminal of 100 columns: every line fits, and the
+    nodes are a table with a row per node (its name, cut with "~" when
+    longer than 16 characters), its state, IEUs busy/idle, cache used,
+    bytes in/out and when it was last heard. */
+START_TEST(status_text_has_a_table_of_nodes_in_100_columns)
+{
+    spm_test_vm_t vm;
+    spm_test_vm_start(&vm, NULL);
+    const char *long_name[] = {"--name", "a-rather-long-node-name-of-the-cluster", NULL};
+    const char *short_name[] = {"--name", "edge", NULL};
+    spm_test_vm_agent(&vm, "2", long_name);
+    spm_test_vm_agent(&vm, "1", short_name);
+    const char *run[] = {"run", "synthetic", "--center",  vm.ep, "--sis",
+                         "60",  "--work",    "fixed:2ms", NULL};
+    free(run_ok(run));
+    sleep(1); /* a heartbeat of each after the job */
+    const char *status[] = {"status", "--center", vm.ep, NULL};
+    char *out = run_ok(status);
+    printf("%s", out);
+    int longest = 0;
+    for (const char *l = out; *l;) {
+        const char *e = strchr(l, '\n');
+        int len = e ? (int)(e - l) : (int)strlen(l);
+        longest = len > longest ? len : longest;
+        l += len + (e != NULL);
+    }
+    ck_assert_msg(longest <= 100, "a line of %d columns:\n%s", longest, out);
+    const char *head = strstr(out, "node name");
+    ck_assert_msg(head && strstr(head, "state") && strstr(head, "busy/idle") &&
+                      strstr(head, "cache used") && strstr(head, "bytes in/out") &&
+                      strstr(head, "last heard"),
+                  "no table of nodes:\n%s", out);
+    ck_assert_msg(strstr(out, "a-rather-long-n~ up") && strstr(out, "edge             up"),
+                  "no row of each node:\n%s", out);
+    ck_assert_msg(strstr(out, "2/0") || strstr(out, "0/2"), "no IEUs of node 0:\n%s", out);
+    ck_assert_msg(count(out, " s ago\n") == 2, "not both nodes heard:\n%s", out);
+    free(out);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
 static Suite *clients_suite(void)
 {
     Suite *s = suite_create("clients");
@@ -288,6 +329,7 @@ static Suite *clients_suite(void)
     SPM_TEST_ADD(s, &c, watch_into_a_pipe_prints_plain_snapshots);
     SPM_TEST_ADD(s, &c, mine_jobs_are_listed_as_mine);
     SPM_TEST_ADD(s, &c, starved_job_shows_waiting_not_an_eta);
+    SPM_TEST_ADD(s, &c, status_text_has_a_table_of_nodes_in_100_columns);
     return s;
 }
 

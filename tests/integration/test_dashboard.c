@@ -9,11 +9,9 @@
 #include "tests/check_main.h"
 #include "tests/netns.h"
 #include "tests/spm_test.h"
+#include "tests/http_test.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 static char dir[128];
 
@@ -30,28 +28,11 @@ static void teardown(void)
         fprintf(stderr, "could not remove %s\n", dir);
 }
 
-static int have(const char *tool)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
-    return system(cmd) == 0;
-}
-
 static const char *browser(void)
 {
-    return have("chromium") ? "chromium" : have("chromium-browser") ? "chromium-browser" : NULL;
-}
-
-/*  A loopback port nobody listens on now. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
+    return spm_test_have("chromium")           ? "chromium"
+           : spm_test_have("chromium-browser") ? "chromium-browser"
+                                               : NULL;
 }
 
 /*  The output of the shell command CMD (malloc'd), or NULL. */
@@ -127,7 +108,7 @@ static const char *row_of(const char *dom, const char *id)
 
 START_TEST(the_browser_finds_every_node_the_jobs_page_and_then_its_history)
 {
-    if (!browser() || !have("curl")) {
+    if (!browser() || !spm_test_have("curl")) {
         printf("skipped: chromium or curl is not installed (scripts/deps.sh installs them)\n");
         return;
     }
@@ -204,6 +185,8 @@ START_TEST(the_browser_finds_every_node_the_jobs_page_and_then_its_history)
     ck_assert_msg(strstr(d, "<tr class=\"opcode\"><td class=\"l\">syn.work</td>"),
                   "no opcode on the job's page:\n%.2000s", d);
     ck_assert_msg(strstr(d, "id=\"job-chart\"") && strstr(d, "<polyline"), "no chart:\n%.2000s", d);
+    ck_assert_msg(strstr(d, "download the Chrome trace"), "no trace of the running job:\n%.2000s",
+                  d);
     free(d);
 
     snprintf(id, sizeof id, "%ld", job);
@@ -273,7 +256,7 @@ static void local_up(local_t *v, const char *ieus, const char *name)
     snprintf(v->ep, sizeof v->ep, "ipc://%s/center", dir);
     snprintf(v->store, sizeof v->store, "%s/store", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    v->port = free_port();
+    v->port = spm_test_free_port();
     v->center = center_on(v->ep, v->store, v->port);
     const char *agent[] = {"agent", "--center",    v->ep,   "--ieus", ieus, "--cache-dir",
                            cache,   "--log-level", "error", "--name", name, NULL};
@@ -291,7 +274,7 @@ static void local_down(local_t *v)
 
 START_TEST(a_finished_jobs_page_answers_after_a_kill_9_and_a_restart)
 {
-    if (!have("curl")) {
+    if (!spm_test_have("curl")) {
         printf("skipped: curl is not installed\n");
         return;
     }
@@ -340,11 +323,177 @@ START_TEST(a_finished_jobs_page_answers_after_a_kill_9_and_a_restart)
 }
 END_TEST
 
+/* ------------------------------------------------- a running job's trace */
+
+/*  GETs PATH on loopback PORT into FILE with curl; prints and returns the
+    HTTP code, with the bytes and the seconds it took. */
+static int fetch_to(int port, const char *path, const char *file)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "curl -s -m 20 -o %s -w '%%{http_code} %%{size_download} %%{time_total}' "
+             "'http://127.0.0.1:%d%s'",
+             file, port, path);
+    char *o = output(cmd);
+    int code = o ? atoi(o) : 0;
+    printf("GET %s: HTTP code, bytes, seconds: %s\n", path, o ? o : "?");
+    free(o);
+    return code;
+}
+
+/*  Asserts that FILE is JSON (python3's parser, where it is installed)
+    with a traceEvents array holding a slice of syn.work, and that its
+    text has WANT (NULL: anything) and not AVOID (NULL: anything). */
+static void assert_trace(const char *file, const char *want, const char *avoid)
+{
+    int fd = open(file, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    char *t = spm_test_slurp(fd);
+    close(fd);
+    ck_assert_msg(t && strstr(t, "\"traceEvents\": [") && strstr(t, "\"name\": \"syn.work\""),
+                  "not a trace of the job: %.300s", t);
+    ck_assert_msg(!want || strstr(t, want), "no '%s' in %.400s", want, t);
+    ck_assert_msg(!avoid || !strstr(t, avoid), "'%s' in %.400s", avoid, t);
+    free(t);
+    if (spm_test_have("python3")) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd,
+                 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+                 "assert isinstance(d[\"traceEvents\"], list)' %s",
+                 file);
+        ck_assert_msg(system(cmd) == 0, "%s is not JSON with traceEvents", file);
+    }
+}
+
+/*  The committed SIs of JOB on the center's HTTP PORT, from its page. */
+static double committed(int port, long job)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/api/job/%ld", job);
+    char *page = get(NULL, port, path);
+    double n = page && strstr(page, "\"committed\"") ? spm_test_json_num(page, "committed") : 0;
+    free(page);
+    return n;
+}
+
+/*  Submits SIS synthetic SIs of 10 ms to V and returns the job's id once
+    it committed N of them (10 s at most). */
+static long submit_running(local_t *v, const char *sis, double n)
+{
+    const char *submit[] = {"submit", "synthetic", "--center",   v->ep, "--sis",
+                            sis,      "--work",    "fixed:10ms", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(submit, 30, &out, &err) == 0, "%s", err);
+    long job = atol(out);
+    ck_assert_int_gt(job, 0);
+    free(out);
+    free(err);
+    for (int i = 0; i < 100 && committed(v->port, job) < n; i++)
+        usleep(100000);
+    return job;
+}
+
+START_TEST(a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart)
+{
+    if (!spm_test_have("curl")) {
+        printf("skipped: curl is not installed\n");
+        return;
+    }
+    local_t v;
+    local_up(&v, "2", NULL);
+    long job = submit_running(&v, "1000", 20); /* about 5 s on two IEUs */
+    char tpath[64], file[192];
+    snprintf(tpath, sizeof tpath, "/api/job/%ld/trace", job);
+    snprintf(file, sizeof file, "%s/trace.json", dir);
+    for (int i = 0; i < 3; i++) { /* a copy is made at most once a second; each is served */
+        ck_assert_int_eq(fetch_to(v.port, tpath, file), 200);
+        assert_trace(file, "\"note\": \"a copy made while the job ran", NULL);
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/api/job/%ld", job);
+    char *page = get(NULL, v.port, path);
+    ck_assert_msg(page && strstr(page, "\"state\": \"running\"") &&
+                      strstr(page, "\"trace\": \"running\""),
+                  "%s", page);
+    free(page);
+
+    /* Killed mid-job and restarted: the job goes on, traced from the restart. */
+    kill(v.center.pid, SIGKILL);
+    spm_test_finish(&v.center, 10, NULL, NULL);
+    v.center = center_on(v.ep, v.store, v.port);
+    double at_restart = committed(v.port, job);
+    for (int i = 0; i < 150 && committed(v.port, job) < at_restart + 20; i++)
+        usleep(100000);
+    ck_assert_int_eq(fetch_to(v.port, tpath, file), 200);
+    assert_trace(file, "traced from the center's restart", NULL);
+
+    char id[32];
+    snprintf(id, sizeof id, "%ld", job);
+    const char *wait[] = {"wait", id, "--center", v.ep, NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(wait, 120, &out, &err) == 0, "%s", err);
+    free(out);
+    free(err);
+    ck_assert_int_eq(fetch_to(v.port, tpath, file), 200); /* the whole trace, kept */
+    assert_trace(file, "traced from the center's restart", "a copy made while the job ran");
+    page = get(NULL, v.port, path);
+    ck_assert_msg(page && strstr(page, "\"trace\": \"kept\""), "%s", page);
+    free(page);
+    local_down(&v);
+}
+END_TEST
+
+/*  Unix time in ms. */
+static double unix_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+START_TEST(a_running_jobs_page_tells_when_it_started_and_how_long_it_has_run)
+{
+    if (!spm_test_have("curl")) {
+        printf("skipped: curl is not installed\n");
+        return;
+    }
+    local_t v;
+    local_up(&v, "2", NULL);
+    long job = submit_running(&v, "800", 10);
+    char path[64];
+    snprintf(path, sizeof path, "/api/job/%ld", job);
+    /* Over more than a second (the records' period), every answer's
+       running time is the time since the submit, as the clock says it. */
+    double worst = 0;
+    for (int i = 0; i < 12; i++) {
+        double before = unix_ms();
+        char *page = get(NULL, v.port, path);
+        double after = unix_ms();
+        ck_assert_msg(page && strstr(page, "\"state\": \"running\""), "%s", page);
+        double submit_ms = spm_test_json_num(page, "submit_ms");
+        double start_ms = spm_test_json_num(page, "start_ms");
+        double run_ms = 1e3 * spm_test_json_num(page, "run_s");
+        ck_assert_msg(start_ms >= submit_ms && start_ms - submit_ms < 400,
+                      "started %.0f ms after its submit, its first SI went out at once: %.300s",
+                      start_ms - submit_ms, page);
+        double lag = run_ms < before - submit_ms  ? before - submit_ms - run_ms
+                     : run_ms > after - submit_ms ? run_ms - (after - submit_ms)
+                                                  : 0;
+        worst = lag > worst ? lag : worst;
+        free(page);
+        usleep(100000);
+    }
+    printf("running time on the page: at most %.0f ms off the clock\n", worst);
+    ck_assert_msg(worst < 250, "the running time was %.0f ms off", worst);
+    local_down(&v);
+}
+END_TEST
+
 /* ------------------------------------------ what agents say of themselves */
 
 START_TEST(nodes_report_the_cpu_and_memory_of_their_spm_processes)
 {
-    if (!have("curl")) {
+    if (!spm_test_have("curl")) {
         printf("skipped: curl is not installed\n");
         return;
     }
@@ -379,6 +528,8 @@ static Suite *dashboard_suite(void)
     const spm_test_case_t c = {.timeout_s = 240, .setup = setup, .teardown = teardown};
     SPM_TEST_ADD(s, &c, the_browser_finds_every_node_the_jobs_page_and_then_its_history);
     SPM_TEST_ADD(s, &c, a_finished_jobs_page_answers_after_a_kill_9_and_a_restart);
+    SPM_TEST_ADD(s, &c, a_running_jobs_trace_downloads_while_it_runs_and_after_a_restart);
+    SPM_TEST_ADD(s, &c, a_running_jobs_page_tells_when_it_started_and_how_long_it_has_run);
     SPM_TEST_ADD(s, &c, nodes_report_the_cpu_and_memory_of_their_spm_processes);
     return s;
 }

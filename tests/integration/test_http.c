@@ -8,6 +8,7 @@
 #include "tests/check_main.h"
 #include "tests/scratch.h"
 #include "tests/spm_test.h"
+#include "tests/http_test.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -20,18 +21,6 @@ static double now_s(void)
     struct timeval tv;
     gettimeofday(&tv, NULL);
     return tv.tv_sec + tv.tv_usec / 1e6;
-}
-
-/*  A loopback port nobody listens on now. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
 }
 
 /*  A connection to the loopback PORT from the loopback address FROM
@@ -110,19 +99,12 @@ static double metric(const char *text, const char *name)
 static void start_vm(spm_test_vm_t *vm, int *port)
 {
     static char addr[64];
-    *port = free_port();
+    *port = spm_test_free_port();
     snprintf(addr, sizeof addr, "127.0.0.1:%d", *port);
     const char *extra[] = {"--http", addr, NULL};
     spm_test_vm_start(vm, extra);
     spm_test_vm_agent(vm, "2", NULL);
     usleep(300000);
-}
-
-static int have(const char *tool)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
-    return system(cmd) == 0;
 }
 
 /*  Checks the shape of the Prometheus text TEXT as a scraper relies on it,
@@ -172,7 +154,7 @@ static void check_shape(const char *text, const char *who)
 /*  promtool check metrics on TEXT, where promtool is installed. */
 static void promtool_check(const char *text, const char *who)
 {
-    if (!have("promtool")) {
+    if (!spm_test_have("promtool")) {
         fprintf(stderr,
                 "skipped promtool on %s: it is not installed (Debian's prometheus "
                 "package)\n",
@@ -248,9 +230,9 @@ END_TEST
 
 START_TEST(dashboard_shows_the_running_job_in_a_browser)
 {
-    const char *browser = have("chromium")           ? "chromium"
-                          : have("chromium-browser") ? "chromium-browser"
-                                                     : NULL;
+    const char *browser = spm_test_have("chromium")           ? "chromium"
+                          : spm_test_have("chromium-browser") ? "chromium-browser"
+                                                              : NULL;
     if (!browser) {
         fprintf(stderr, "skipped: chromium is not installed (.ci/run installs it)\n");
         return;
@@ -306,7 +288,7 @@ static void refused_at_start(const char *addr, const char *want)
 
 START_TEST(bad_http_addresses_are_refused_at_start)
 {
-    int port = free_port();
+    int port = spm_test_free_port();
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)port),
@@ -465,7 +447,7 @@ START_TEST(refused_keys_are_told_within_a_second)
              "cp %s/agent.key %s/agent.pub %s/",
              keys, bad, keys, keys, other, keys, keys, other);
     ck_assert_int_eq(system(cmd), 0);
-    int p = free_port();
+    int p = spm_test_free_port();
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", p);
     snprintf(store, sizeof store, "%s/store", base);
     const char *center[] = {"center", "--listen",    ep,      "--store", store, "--keys",
@@ -529,7 +511,7 @@ static char *metrics_when(int port, const char *series, double want)
 START_TEST(center_and_agent_metrics_have_labels_and_pass_promtool_during_a_job)
 {
     spm_test_vm_t vm;
-    int port, agent_port = free_port();
+    int port, agent_port = spm_test_free_port();
     start_vm(&vm, &port);
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", agent_port);
@@ -639,7 +621,7 @@ START_TEST(ended_jobs_are_counted_by_end_state_across_a_restart)
     spm_test_finish(&vm.center, 10, NULL, NULL);
     char store[128], addr[64];
     snprintf(store, sizeof store, "%s/store", vm.dir);
-    port = free_port();
+    port = spm_test_free_port();
     snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
     const char *again[] = {"center",      "--listen", vm.ep,    "--store", store,
                            "--log-level", "error",    "--http", addr,      NULL};
@@ -679,7 +661,7 @@ START_TEST(grafana_dashboard_is_json_and_draws_only_served_metrics)
     const char *src = getenv("SPM_SOURCE_DIR");
     char path[512], cmd[700];
     snprintf(path, sizeof path, "%s/conf/grafana-dashboard.json", src ? src : ".");
-    if (have("python3")) {
+    if (spm_test_have("python3")) {
         snprintf(cmd, sizeof cmd, "python3 -m json.tool %s >/dev/null", path);
         ck_assert_msg(system(cmd) == 0, "%s is not valid JSON", path);
     } else {
@@ -691,7 +673,7 @@ START_TEST(grafana_dashboard_is_json_and_draws_only_served_metrics)
     close(fd);
     /* what a center and an agent serve, a job run */
     spm_test_vm_t vm;
-    int port, agent_port = free_port();
+    int port, agent_port = spm_test_free_port();
     start_vm(&vm, &port);
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", agent_port);

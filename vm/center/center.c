@@ -308,6 +308,8 @@ static void tick(spm_center_t *c)
         }
     }
     center_records_tick(c, now);
+    if (c->jobapi) /* a copy of a running job's trace, if the dashboard asks */
+        spm_jobapi_turn(c->jobapi, now, center_trace_copy, c);
     if (c->http)
         publish(c, now);
 }
@@ -509,6 +511,7 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
             (*rc = spm_http_page(self->http, "/index.html", SPM_HTTP_HTML, page, len)) != 0 ||
             !(self->jobapi = spm_jobapi_new(self->http, self->history, rc)))
             goto err;
+        center_trace_resumed(self);
     }
     if (self->http)
         spm_log_info("dashboard and metrics on http://%s/ (port %d)%s", o->http,

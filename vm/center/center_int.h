@@ -114,10 +114,10 @@ struct spm_center {
     spm_hmap_t *usage;        /* job -> usage_t, from submit until its report is sent */
     spm_security_t *security; /* CurveZMQ keys and the allow-list */
     spm_status_t status;      /* counters and recent failures for spm status */
-    spm_hmap_t *traces;       /* job -> spm_trace_t, for jobs submitted with a trace */
-    spm_durable_t *durable;   /* the journal, syncs, garbage held until they are done */
-    spm_sfhosts_t *sfhosts;   /* the hosts of plugin jobs' super-functions */
-    uint64_t started_us;      /* when the center started */
+    spm_hmap_t *traces;     /* job -> spm_trace_t: jobs submitted with a trace; with --http, all */
+    spm_durable_t *durable; /* the journal, syncs, garbage held until they are done */
+    spm_sfhosts_t *sfhosts; /* the hosts of plugin jobs' super-functions */
+    uint64_t started_us;    /* when the center started */
     uint32_t next_node;
     spm_hmap_t *identities; /* hash of a node's identity -> its node index + 1 */
     uint32_t heartbeat_ms, dead_ms;
@@ -183,6 +183,8 @@ void center_send_progress(spm_center_t *c, watch_t *w);
 uint64_t center_copies_done(spm_center_t *c);
 void center_job_done(void *arg, uint64_t job);
 void center_on_submit(spm_center_t *c, spm_msg_t *m);
+spm_trace_t *center_trace_copy(void *arg, uint64_t job, char *program, size_t size);
+void center_trace_resumed(spm_center_t *c);
 void center_on_watch(spm_center_t *c, spm_msg_t *m);
 void center_update_status(spm_center_t *c);
 void center_on_status(spm_center_t *c, spm_msg_t *m);

@@ -76,6 +76,48 @@ static int64_t clock_of(void *arg, uint32_t ieu)
     return p ? p->clock_offset : 0;
 }
 
+/*  For the dashboard (spm_jobapi_copy_fn): a copy of running JOB's trace,
+    its clocks mapped to the center's and a note that it is a copy, with
+    its program's name in PROGRAM; NULL when JOB runs without a trace. */
+spm_trace_t *center_trace_copy(void *arg, uint64_t job, char *program, size_t size)
+{
+    spm_center_t *c = arg;
+    spm_trace_t *t = spm_hmap_get(c->traces, job), *copy = NULL;
+    spm_idu_job_info_t info;
+    if (!t || spm_idu_job_info(c->idu, job, &info) != 0 || info.state != 0 ||
+        !(copy = spm_trace_copy(t)))
+        return NULL;
+    spm_trace_map_clocks(copy, clock_of, c);
+    snprintf(program, size, "%s", info.program);
+    char note[512];
+    const char *was = spm_trace_note(t);
+    snprintf(note, sizeof note, "a copy made while the job ran, %.3f s into it%s%s",
+             (double)info.wall_us / 1e6, *was ? "; " : "", was);
+    spm_trace_set_note(copy, note);
+    return copy;
+}
+
+/*  With --http: a trace for every job a restart resumed, which has none
+    (a trace is not journaled). Its note says what it lacks. */
+void center_trace_resumed(spm_center_t *c)
+{
+    uint64_t ids[4096];
+    size_t n = c->jobapi ? spm_idu_jobs(c->idu, ids, 4096) : 0;
+    for (size_t i = 0; i < n && i < 4096; i++) {
+        spm_idu_job_info_t info;
+        if (spm_idu_job_info(c->idu, ids[i], &info) != 0 || info.state != 0 ||
+            spm_hmap_get(c->traces, ids[i]))
+            continue;
+        spm_trace_t *t = spm_trace_new();
+        if (t)
+            spm_trace_set_limit(t, SPM_JOBAPI_TRACE_EVENTS);
+        if (t && (spm_trace_set_note(t, "traced from the center's restart: the SIs it ran before "
+                                        "the restart are not in it") != 0 ||
+                  spm_hmap_put(c->traces, ids[i], t) != 0))
+            spm_trace_destroy(&t);
+    }
+}
+
 /*  Sends JOB's trace and REPORT to its watcher, if it has one. Returns
     whether it had one. */
 static int deliver_report(spm_center_t *c, uint64_t job, Spm__Report *report)

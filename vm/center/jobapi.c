@@ -10,14 +10,17 @@
     =========================================================================
 */
 #include "vm/center/jobapi.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "spm/spm.h"
 #include "transport/report.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define LIST_DEFAULT 500
 #define LIST_MAX 5000
@@ -38,6 +41,14 @@ struct spm_jobapi {
     pthread_mutex_t lock;            /* guards kept; the loop only tries it */
     kept_t *kept[SPM_JOBAPI_TRACES]; /* ring of the last ended jobs' traces */
     size_t next;                     /* the slot the next one takes */
+    /* A running job's trace: the server thread asks, the loop copies.
+       WANT, UNTRACED, LIVE and LIVE_US are under the lock. */
+    pthread_cond_t answered; /* the loop answered a request */
+    uint64_t want;           /* the job whose copy the server thread waits for (0: none) */
+    uint64_t untraced;       /* the loop's answer: this job runs without a trace */
+    kept_t *live;            /* the last copy of a running job's trace */
+    uint64_t live_us;        /* when the loop made it (spm_now_us) */
+    uint64_t copied_us;      /* the loop's own: when it last made a copy */
 };
 
 static void kept_free(kept_t *k)
@@ -94,6 +105,84 @@ static void release(spm_jobapi_t *self, kept_t *k)
         kept_free(k);
 }
 
+/*  A copy of running JOB's trace made less than SPM_JOBAPI_COPY_US before
+    the request or after it, with a reference taken (release), or NULL
+    with *CODE: 404 when the loop says JOB runs without a trace, 503 when
+    no copy came within SPM_JOBAPI_TRACE_WAIT_S. The lock is let go while
+    it waits. */
+static kept_t *take_live(spm_jobapi_t *self, uint64_t job, unsigned *code)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += SPM_JOBAPI_TRACE_WAIT_S;
+    kept_t *k = NULL;
+    int rc = 0;
+    pthread_mutex_lock(&self->lock);
+    uint64_t asked = spm_now_us();
+    if (self->untraced == job)
+        self->untraced = 0; /* an answer to an earlier request */
+    for (;;) {
+        kept_t *l = self->live;
+        if (l && l->job == job && self->live_us + SPM_JOBAPI_COPY_US > asked) {
+            k = l;
+            k->refs++;
+            break;
+        }
+        if (self->untraced == job) {
+            *code = 404;
+            break;
+        }
+        if (rc == ETIMEDOUT) {
+            *code = 503;
+            break;
+        }
+        self->want = job;
+        rc = pthread_cond_timedwait(&self->answered, &self->lock, &deadline);
+    }
+    if (self->want == job)
+        self->want = 0;
+    pthread_mutex_unlock(&self->lock);
+    return k;
+}
+
+void spm_jobapi_turn(spm_jobapi_t *self, uint64_t now_us, spm_jobapi_copy_fn *copy, void *arg)
+{
+    if (self->copied_us && now_us - self->copied_us < SPM_JOBAPI_COPY_US)
+        return;
+    if (pthread_mutex_trylock(&self->lock) != 0)
+        return;
+    uint64_t job = self->want;
+    pthread_mutex_unlock(&self->lock);
+    kept_t *k = job ? calloc(1, sizeof *k) : NULL, *old = NULL;
+    if (!k)
+        return;
+    k->job = job;
+    k->t = copy(arg, job, k->program, sizeof k->program); /* outside the lock: it takes a while */
+    self->copied_us = now_us;
+    if (pthread_mutex_trylock(&self->lock) != 0) {
+        kept_free(k);
+        return;
+    }
+    if (k->t) {
+        old = self->live;
+        self->live = k;
+        self->live_us = now_us;
+        k = NULL;
+        if (old && old->refs) {
+            old->orphaned = 1;
+            old = NULL;
+        }
+    } else {
+        self->untraced = job;
+    }
+    if (self->want == job)
+        self->want = 0;
+    pthread_cond_broadcast(&self->answered);
+    pthread_mutex_unlock(&self->lock);
+    kept_free(old);
+    kept_free(k);
+}
+
 /*  Whether JOB's trace is kept (without a reference: the answer may be
     out of date by the time it is read, which only the page's text sees). */
 static int trace_kept(spm_jobapi_t *self, uint64_t job, size_t *events, size_t *dropped)
@@ -136,9 +225,14 @@ static int answer_stream(FILE *f, char **buf, size_t *len, const char *type, spm
 static const char *NO_RECORDS =
     "this center keeps no job records another thread can read (it runs without a journal)\n";
 
-/*  The fields of the history's table, for /api/jobs and a job's page. */
+/*  The fields of the history's table, for /api/jobs and a job's page. A
+    running job's time is that of its record (up to a second old) plus
+    the time since the record was brought up to date. */
 static void print_summary(FILE *f, const Spm__JobRecord *r)
 {
+    uint64_t now = spm_history_now(), run_us = r->run_us;
+    if (strcmp(r->state, "running") == 0 && r->updated_us && now > r->updated_us)
+        run_us += now - r->updated_us;
     fprintf(f, "{\"job\": %llu, \"program\": ", (unsigned long long)r->job);
     spm_json_string(f, r->program);
     fprintf(f, ", \"state\": ");
@@ -151,9 +245,8 @@ static void print_summary(FILE *f, const Spm__JobRecord *r)
             ", \"submit_ms\": %llu, \"start_ms\": %llu, \"end_ms\": %llu, \"run_s\": %.3f, "
             "\"committed\": %llu, \"known\": %llu, \"restarts\": %u, \"freed\": %s",
             (unsigned long long)(r->submit_us / 1000), (unsigned long long)(r->start_us / 1000),
-            (unsigned long long)(r->end_us / 1000), r->run_us / 1e6,
-            (unsigned long long)r->committed, (unsigned long long)r->known, r->restarts,
-            r->freed ? "true" : "false");
+            (unsigned long long)(r->end_us / 1000), run_us / 1e6, (unsigned long long)r->committed,
+            (unsigned long long)r->known, r->restarts, r->freed ? "true" : "false");
 }
 
 typedef struct {
@@ -194,12 +287,13 @@ static int on_jobs(void *arg, const char *path, void *conn, spm_http_answer_t *o
     return answer_stream(f, &buf, &len, SPM_HTTP_JSON, out);
 }
 
-/*  The page of record R: its summary, progress, opcodes, events, report
-    (never its result: that is its owner's) and what of its trace is kept. */
+/*  The page of record R: its summary, the center's clock (Unix ms), progress, opcodes, events,
+   report (never its result: that is its owner's) and what of its trace is kept. */
 static void print_job(spm_jobapi_t *self, FILE *f, const Spm__JobRecord *r)
 {
     print_summary(f, r);
-    fprintf(f, ", \"progress\": [");
+    fprintf(f, ", \"now_ms\": %llu, \"progress\": [",
+            (unsigned long long)(spm_history_now() / 1000));
     for (size_t i = 0; i < r->n_progress_ms && i < r->n_progress_sis; i++)
         fprintf(f, "%s[%llu, %llu]", i ? ", " : "", (unsigned long long)r->progress_ms[i],
                 (unsigned long long)r->progress_sis[i]);
@@ -256,11 +350,20 @@ static int on_job(void *arg, const char *path, void *conn, spm_http_answer_t *ou
     if (end == p || !job || (*end && strcmp(end, "/trace") != 0))
         return say(out, 404, "no such path: /api/job/N or /api/job/N/trace\n");
     if (*end) { /* the trace */
+        unsigned code = 0;
         kept_t *k = take(self, job);
         if (!k)
+            k = take_live(self, job, &code);
+        if (!k && code == 404) /* it may have ended meanwhile */
+            k = take(self, job);
+        if (!k && code == 503)
+            return say(out, 503,
+                       "the center's loop made no copy of this running job's trace within 3 s; "
+                       "try again\n");
+        if (!k)
             return say(out, 404,
-                       "no trace of this job is kept: the center keeps those of the last ended "
-                       "jobs since it started; a running job's comes when it ends\n");
+                       "no trace of this job is kept: the center keeps those of its running jobs "
+                       "and of the last ended jobs since it started\n");
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
@@ -294,6 +397,11 @@ spm_jobapi_t *spm_jobapi_new(spm_http_t *http, spm_history_t *h, int *rc)
     }
     self->h = h;
     pthread_mutex_init(&self->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* the deadlines of take_live */
+    pthread_cond_init(&self->answered, &attr);
+    pthread_condattr_destroy(&attr);
     if ((*rc = spm_http_handle(http, "/api/jobs", on_jobs, self)) != 0 ||
         (*rc = spm_http_handle(http, "/api/job/", on_job, self)) != 0) {
         spm_jobapi_destroy(&self);
@@ -309,6 +417,8 @@ void spm_jobapi_destroy(spm_jobapi_t **self_p)
         return;
     for (size_t i = 0; i < SPM_JOBAPI_TRACES; i++)
         kept_free(self->kept[i]);
+    kept_free(self->live);
+    pthread_cond_destroy(&self->answered);
     pthread_mutex_destroy(&self->lock);
     free(self);
     *self_p = NULL;

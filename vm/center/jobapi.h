@@ -20,10 +20,17 @@
     where another thread may not read them: it answers 404 and says so.
 
     Traces: with --http the center records every job's SIs (at most
-    SPM_JOBAPI_TRACE_EVENTS events each; a client's --trace has no bound)
-    and, when a job ends, hands its trace here; the last SPM_JOBAPI_TRACES
-    are kept in memory. A running job's trace, an older one, and any
-    from before a restart are not served (the page says so).
+    SPM_JOBAPI_TRACE_EVENTS events each; a client's --trace has no bound).
+    A running job's trace lives in the loop: a request for it asks the
+    loop for a copy (spm_jobapi_turn, once a tick), which it makes at most
+    once a second; a copy less than a second old is served again, and a
+    request that gets none within SPM_JOBAPI_TRACE_WAIT_S answers 503. The
+    server thread waits meanwhile (one thread serves all requests: other
+    requests wait as long, a tick, 0.1 s, as a rule). When a job ends the
+    loop hands its whole trace here; the last SPM_JOBAPI_TRACES are kept
+    in memory. An older one, and any of a job that ended before a restart,
+    are not served (the page says so). A job resumed after a restart is
+    traced from the restart; its trace says so (otherData.note).
     @end
     =========================================================================
 */
@@ -38,6 +45,8 @@
 
 #define SPM_JOBAPI_TRACE_EVENTS 100000 /* events of a job's trace kept for its page */
 #define SPM_JOBAPI_TRACES 4            /* ended jobs whose trace is kept */
+#define SPM_JOBAPI_TRACE_WAIT_S 3      /* a request waits for a running job's trace */
+#define SPM_JOBAPI_COPY_US 1000000     /* the loop copies a running job's trace at most so often */
 
 typedef struct spm_jobapi spm_jobapi_t;
 
@@ -55,5 +64,18 @@ void spm_jobapi_destroy(spm_jobapi_t **self_p);
     waits: when the server thread holds the list at that moment, the trace
     is dropped. */
 void spm_jobapi_keep_trace(spm_jobapi_t *self, uint64_t job, const char *program, spm_trace_t **t);
+
+/*  Called by the loop for a copy of running JOB's trace, its clocks
+    mapped to the center's, with its program's name written into PROGRAM
+    (SIZE bytes). Returns the copy (the API owns it from here), or NULL
+    when JOB is not running with a trace. */
+typedef spm_trace_t *(spm_jobapi_copy_fn)(void *arg, uint64_t job, char *program, size_t size);
+
+/*  The loop's turn, at NOW_US (spm_now_us): when the server thread waits
+    for a running job's trace and no copy was made in the last
+    SPM_JOBAPI_COPY_US, makes one with COPY(ARG, ...) and hands it over.
+    Never waits for the lock: when the server thread holds it, the copy
+    comes a turn later. */
+void spm_jobapi_turn(spm_jobapi_t *self, uint64_t now_us, spm_jobapi_copy_fn *copy, void *arg);
 
 #endif

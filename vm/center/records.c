@@ -253,6 +253,7 @@ void center_records_resumed(spm_center_t *c)
         if (!r)
             continue;
         spm_idu_job_ran(c->idu, ids[i], r->run_us);
+        r->updated_us = now; /* its time runs again from here */
         r->restarts = info.restarts;
         spm_history_touch(c->history, r);
     }
@@ -295,11 +296,14 @@ Spm__Report *center_record_end(spm_center_t *c, uint64_t job, const spm_idu_job_
     r->status = built->status;
     r->end_us = spm_history_now();
     r->run_us = info->wall_us;
+    r->updated_us = r->end_us;
     sample(r, r->end_us / 1000, info->committed, 1);
     if (info->state != 1 && info->error && *info->error)
         center_record_event(c, job, "%s: %s", info->state == 3 ? "canceled" : "failed",
                             info->error);
-    if (!r->start_us && info->issued)
+    if (!r->start_us && info->since_issue_us) /* it ended before a tick saw it run */
+        r->start_us = r->end_us - info->since_issue_us;
+    else if (!r->start_us && info->issued)
         r->start_us = r->end_us > r->run_us ? r->end_us - r->run_us : r->end_us;
     r->committed = info->committed;
     r->known = info->expected > info->issued ? info->expected : info->issued;
@@ -355,11 +359,13 @@ static void tick_running(spm_center_t *c, uint64_t job, uint64_t now)
     Spm__JobRecord *r = spm_history_get(c->history, job);
     if (!r || spm_idu_job_info(c->idu, job, &info) != 0 || info.state != 0)
         return;
+    uint64_t unix_now = spm_history_now();
     r->run_us = info.wall_us;
+    r->updated_us = unix_now;
     r->committed = info.committed;
     r->known = info.expected > info.issued ? info.expected : info.issued;
-    if (!r->start_us && info.issued)
-        r->start_us = spm_history_now();
+    if (!r->start_us && info.since_issue_us) /* when its first SI went out, not this tick */
+        r->start_us = unix_now - info.since_issue_us;
     sample(r, spm_history_now() / 1000, info.committed, 0);
     set_opcodes(c, r, job);
     spm_history_touch(c->history, r);

@@ -130,6 +130,24 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/*  N bytes for a person, in at most 10 characters ("1023.9 MiB"), into
+    BUF (16 bytes); returns BUF. */
+static const char *human(char *buf, uint64_t n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)n;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
+        v /= 1024;
+        u++;
+    }
+    if (u)
+        snprintf(buf, 16, "%.1f %s", v, unit[u]);
+    else
+        snprintf(buf, 16, "%llu B", (unsigned long long)n);
+    return buf;
+}
+
 /*  IEUs per node by state (busy, idle), for the table of nodes. */
 typedef struct {
     uint32_t busy, idle;
@@ -153,9 +171,9 @@ static void print_blocks(spm_dataplane_t *dp, const spm_status_t *s, const node_
             (unsigned long long)d.copies, (unsigned long long)d.copies_done,
             (unsigned long long)d.corrupt);
     fprintf(t,
-            "blocks: %llu versions in %.1f MiB on the nodes; %llu short of replicas, %llu lost; "
-            "%llu copies ordered (%llu done), %llu corrupt copies reported; %.1f MiB in and "
-            "%.1f MiB out through the center\n",
+            "blocks: %llu versions in %.1f MiB on the nodes; %llu short of replicas, %llu lost;\n"
+            "  %llu copies ordered (%llu done), %llu corrupt copies reported;\n"
+            "  %.1f MiB in and %.1f MiB out through the center\n",
             (unsigned long long)d.dir.blocks, d.dir.bytes / 1048576.0,
             (unsigned long long)d.dir.short_blocks, (unsigned long long)d.dir.lost,
             (unsigned long long)d.copies, (unsigned long long)d.copies_done,
@@ -169,9 +187,11 @@ static void print_blocks(spm_dataplane_t *dp, const spm_status_t *s, const node_
         const char *ep = "";
         int up = spm_directory_node(dir, n, &ep, NULL);
         const char *name = spm_status_name_of(s, n);
+        /* In 100 columns (a name past 16 characters is cut; --json has it
+           whole, and the data endpoints). */
         if (first)
-            fprintf(t, "%5s %-16s %-5s %12s %12s %14s %14s  %s\n", "node", "name", "state",
-                    "kept blocks", "kept MiB", "served MiB", "taken MiB", "data endpoint");
+            fprintf(t, "\n%4s %-16s %-5s %9s %10s %10s %21s  %s\n", "node", "name", "state",
+                    "busy/idle", "cache used", "kept", "bytes in/out", "last heard");
         fprintf(j, "%s{\"node\": %u, \"up\": %s, \"name\": ", first ? "" : ", ", n,
                 up ? "true" : "false");
         json_str(j, name);
@@ -196,9 +216,19 @@ static void print_blocks(spm_dataplane_t *dp, const spm_status_t *s, const node_
                 n < nieus ? ieus[n].busy : 0, n < nieus ? ieus[n].idle : 0, u->cpu_pct,
                 u->cpu_us / 1e6, (unsigned long long)u->rss_bytes, u->processes,
                 (unsigned long long)u->fetched_bytes, heard);
-        fprintf(t, "%5u %-16.64s %-5s %12llu %12.1f %14.1f %14.1f  %s\n", n, name,
-                up ? "up" : "down", (unsigned long long)ns.kept_blocks, ns.kept_bytes / 1048576.0,
-                ns.served_bytes / 1048576.0, ns.stored_bytes / 1048576.0, ep);
+        char cache[16], kept[16], in[16], out[16], io[40], ieu[24], last[24], cut[20];
+        snprintf(cut, sizeof cut, "%.*s%s", strlen(name) > 16 ? 15 : 16, name,
+                 strlen(name) > 16 ? "~" : "");
+        snprintf(ieu, sizeof ieu, "%u/%u", n < nieus ? ieus[n].busy : 0,
+                 n < nieus ? ieus[n].idle : 0);
+        snprintf(io, sizeof io, "%s/%s", human(in, u->fetched_bytes + ns.stored_bytes),
+                 human(out, ns.served_bytes));
+        if (heard < 0)
+            snprintf(last, sizeof last, "never");
+        else
+            snprintf(last, sizeof last, "%.1f s ago", heard);
+        fprintf(t, "%4u %-16s %-5s %9s %10s %10s %21s  %s\n", n, cut, up ? "up" : "down", ieu,
+                human(cache, ns.cache_bytes), human(kept, ns.kept_bytes), io, last);
         first = 0;
     }
     fprintf(j, "]}");
@@ -289,7 +319,7 @@ int spm_status_build(spm_idu_t *idu, spm_dataplane_t *dp, const spm_status_t *s,
     size_t n = spm_idu_jobs(idu, ids, MAX_LISTED);
     fprintf(j, ", \"ready\": %llu, \"jobs\": [", (unsigned long long)spm_idu_ready(idu));
     if (n)
-        fprintf(t, "\n%5s  %-12s %-8s %15s %7s %9s %8s %9s %9s %9s\n", "job", "program", "state",
+        fprintf(t, "\n%5s %-12s %-8s %15s %7s %9s %8s %9s %9s %9s\n", "job", "program", "state",
                 "committed/known", "ready", "elapsed", "eta", "l1 hits", "l2 hits", "store rd");
     for (size_t k = 0; k < n && k < MAX_LISTED; k++) {
         spm_idu_job_info_t ji;
@@ -319,7 +349,7 @@ int spm_status_build(spm_idu_t *idu, spm_dataplane_t *dp, const spm_status_t *s,
         char progress[48];
         snprintf(progress, sizeof progress, "%llu/%llu", (unsigned long long)ji.committed,
                  (unsigned long long)known);
-        fprintf(t, "%5llu  %-12.12s %-8s %15s %7llu %7.1f s %8s %9llu %9llu %9llu\n",
+        fprintf(t, "%5llu %-12.12s %-8s %15s %7llu %7.1f s %8s %9llu %9llu %9llu\n",
                 (unsigned long long)ji.job, ji.program, job_state(ji.state), progress,
                 (unsigned long long)ji.ready, ji.wall_us / 1e6, eta_txt,
                 (unsigned long long)ji.l1_hits, (unsigned long long)ji.l2_hits,
