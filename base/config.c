@@ -48,7 +48,7 @@ static const spm_setting_t table[] = {
     {"center", "store", "SPM_CENTER_STORE", "--store", "DIR", STR, "/var/lib/spm/store", 0, 0,
      CENTER, "LMDB store directory, created 0700"},
     {"center", "heartbeat_ms", "SPM_HEARTBEAT_MS", "--heartbeat-ms", "N", LONG, "1000", 10, 60000,
-     CENTER, "heartbeat interval asked of IEUs and agents, in ms"},
+     CENTER, "heartbeat interval asked of IEUs and agents, in ms (at most a third of --dead-ms)"},
     {"center", "dead_ms", "SPM_DEAD_MS", "--dead-ms", "N", LONG, "5000", 100, 3600000, CENTER,
      "silence in ms after which an IEU is dead and its SIs re-issued"},
     {"center", "lease_s", "SPM_LEASE_S", "--lease-s", "N", LONG, "600", 0, 2592000, CENTER,

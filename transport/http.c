@@ -174,13 +174,13 @@ int spm_http_snapshot_add(spm_http_snapshot_t *snap, const char *path, const cha
     return entries_add(snap, path, type, text, text ? strlen(text) : 0, 1);
 }
 
-void spm_http_snapshot_destroy(spm_http_snapshot_t **snap_p)
+void spm_http_snapshot_destroy(spm_http_snapshot_t **self_p)
 {
-    if (!*snap_p)
+    if (!*self_p)
         return;
-    entries_free(*snap_p);
-    free(*snap_p);
-    *snap_p = NULL;
+    entries_free(*self_p);
+    free(*self_p);
+    *self_p = NULL;
 }
 
 /*  Splits ADDR into HOST (into a buffer of SIZE) and PORT. Returns 0 or

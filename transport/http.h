@@ -88,8 +88,8 @@ spm_http_snapshot_t *spm_http_snapshot_new(void);
 int spm_http_snapshot_add(spm_http_snapshot_t *snap, const char *path, const char *type,
                           char *text);
 
-/*  Frees a set that was not published and sets *SNAP_P to NULL. */
-void spm_http_snapshot_destroy(spm_http_snapshot_t **snap_p);
+/*  Frees a set that was not published and sets *SELF_P to NULL. */
+void spm_http_snapshot_destroy(spm_http_snapshot_t **self_p);
 
 /*  Hands *SNAP_P to the server in place of the set before (the server owns
     it from here, also when it is dropped) and sets *SNAP_P to NULL. Never

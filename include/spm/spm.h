@@ -404,8 +404,8 @@ int spm_kcount_add(spm_kcount_t *t, const void *key, size_t klen, uint64_t n);
 /*  The number of distinct keys in T. */
 size_t spm_kcount_size(const spm_kcount_t *t);
 
-/*  Frees *T and sets it to NULL; NULL is a no-op. */
-void spm_kcount_destroy(spm_kcount_t **t);
+/*  Frees *SELF_P and sets it to NULL; NULL is a no-op. */
+void spm_kcount_destroy(spm_kcount_t **self_p);
 
 /*  Encodes *T, sorted by key, as the output of operand I, and destroys it
     (also on failure). Returns 0, SPM_ERANGE or SPM_ENOMEM. */

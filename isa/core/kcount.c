@@ -98,14 +98,14 @@ spm_kcount_t *spm_kcount_new(void)
     return t;
 }
 
-void spm_kcount_destroy(spm_kcount_t **self)
+void spm_kcount_destroy(spm_kcount_t **self_p)
 {
-    if (!self || !*self)
+    if (!self_p || !*self_p)
         return;
-    free((*self)->slots);
-    free((*self)->arena);
-    free(*self);
-    *self = NULL;
+    free((*self_p)->slots);
+    free((*self_p)->arena);
+    free(*self_p);
+    *self_p = NULL;
 }
 
 size_t spm_kcount_size(const spm_kcount_t *t)

@@ -388,14 +388,6 @@ END_TEST
 
 START_TEST(restarted_center_resumes_its_job_and_agents_rejoin)
 {
-#ifdef __SANITIZE_ADDRESS__
-    /* Known defect (docs/RELIABILITY.md, "Not built yet"): in this build
-       the job waited for after the kill -9 restart never ends; the plain
-       build passes. */
-    printf("test_ops: restarted_center_resumes_its_job_and_agents_rejoin skipped in an "
-           "AddressSanitizer build (a known hang after a quick center restart)\n");
-    return;
-#endif
     const char *extra[] = {"--dead-ms", "500", NULL};
     spm_test_vm_t vm;
     start_vm(&vm, extra, "1");
@@ -426,6 +418,29 @@ START_TEST(restarted_center_resumes_its_job_and_agents_rejoin)
     ck_assert_int_eq(spm_test_run(next, 60, &out, &err), 0);
     ck_assert_double_eq(spm_test_json_num(out, "committed"), 50);
     ck_assert_msg(spm_test_json_num(out, "job") > job, "job ids restarted: %s", out);
+    free(out);
+    free(err);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
+START_TEST(short_dead_interval_keeps_healthy_nodes_in_service)
+{
+    /* --dead-ms 500 with the default beat of a second: the center must
+       ask for faster beats, or it takes a healthy node for dead between
+       two of them (the job then crawls from one rejoin to the next) */
+    const char *extra[] = {"--dead-ms", "500", NULL};
+    spm_test_vm_t vm;
+    start_vm(&vm, extra, "1");
+    const char *job[] = {"run", "synthetic", "--center",  vm.ep,     "--sis",
+                         "300", "--work",    "fixed:5ms", "--quiet", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(job, 60, &out, &err) == 0, "%s", err);
+    free(out);
+    free(err);
+    const char *status[] = {"status", "--center", vm.ep, "--json", NULL};
+    ck_assert_int_eq(spm_test_run(status, 20, &out, &err), 0);
+    ck_assert_msg(strstr(out, "\"dead\"") == NULL, "a healthy IEU was taken for dead: %s", out);
     free(out);
     free(err);
     spm_test_vm_stop(&vm);
@@ -503,6 +518,7 @@ static Suite *ops_suite(void)
     SPM_TEST_ADD(s, &c, interrupted_client_cancels_its_job_on_the_center);
     SPM_TEST_ADD(s, &c, example_config_parses_and_bad_values_name_file_line_key);
     SPM_TEST_ADD(s, &c, restarted_center_resumes_its_job_and_agents_rejoin);
+    SPM_TEST_ADD(s, &c, short_dead_interval_keeps_healthy_nodes_in_service);
     SPM_TEST_ADD(s, &c, stuck_ieu_is_overtaken_by_speculation);
     SPM_TEST_ADD(s, &c, full_disk_fails_the_job_not_the_center);
     return s;

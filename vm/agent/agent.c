@@ -475,6 +475,8 @@ int spm_agent_run(spm_agent_t *self)
                    learns where their blocks are from the nodes: this one
                    keeps its blocks and tells it which. */
                 a->node = m.env->welcome->index;
+                a->hb_ms = m.env->welcome->heartbeat_ms; /* the new center's pace */
+                a->dead_ms = m.env->welcome->dead_ms;
                 lost = 0;
                 int same =
                     m.env->welcome->store_id.len == sizeof a->store_id &&

@@ -416,6 +416,14 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
     }
     self->heartbeat_ms = (uint32_t)o->heartbeat_ms;
     self->dead_ms = (uint32_t)o->dead_ms;
+    if (self->heartbeat_ms > self->dead_ms / 3) {
+        /* A peer silent for dead_ms is dead: it must have beaten three
+           times by then, or every healthy node is taken for dead between
+           two beats (--dead-ms 500 with the default beat of a second). */
+        spm_log_info("heartbeats every %u ms, a third of the dead interval of %u ms (not %u ms)",
+                     self->dead_ms / 3, self->dead_ms, self->heartbeat_ms);
+        self->heartbeat_ms = self->dead_ms / 3;
+    }
     self->lease_us = (uint64_t)o->lease_s * 1000000u;
     self->replicas = (uint32_t)o->replicas;
     self->plugins = o->plugins;

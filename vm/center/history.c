@@ -189,9 +189,9 @@ spm_history_t *spm_history_open(const char *dir, const spm_history_opts_t *o)
     return self;
 }
 
-void spm_history_destroy(spm_history_t **selfp)
+void spm_history_destroy(spm_history_t **self_p)
 {
-    spm_history_t *self = *selfp;
+    spm_history_t *self = *self_p;
     if (!self)
         return;
     if (self->env) {
@@ -209,7 +209,7 @@ void spm_history_destroy(spm_history_t **selfp)
     free(self->gone);
     free(self->path);
     free(self);
-    *selfp = NULL;
+    *self_p = NULL;
 }
 
 Spm__JobRecord *spm_history_get(spm_history_t *self, uint64_t job)

@@ -55,8 +55,8 @@ typedef struct {
 spm_history_t *spm_history_open(const char *dir, const spm_history_opts_t *o);
 
 /*  Writes what changed (spm_history_write), frees everything and sets
- *SELF to NULL. Does nothing on NULL. */
-void spm_history_destroy(spm_history_t **self);
+ *SELF_P to NULL. Does nothing on NULL. */
+void spm_history_destroy(spm_history_t **self_p);
 
 /*  JOB's record (owned by the history, valid until it is pruned), or
     NULL. */
