@@ -130,6 +130,19 @@ static void medium_job(const char *when, int n)
                   when, n, left);
 }
 
+/*  Asserts that the job that filled the store (its exit RC, its stderr
+    ERR, freed here) failed in one line, and that its discarded blocks
+    left the store. */
+static void filled_and_emptied(int rc, char *err)
+{
+    ck_assert_msg(rc != 0, "the job that fills the store succeeded");
+    ck_assert_msg(spm_test_lines(err) == 1 && strstr(err, "disk full while committing"),
+                  "the job that fills the store did not fail in one line: %s", err);
+    free(err);
+    double left = store_blocks(0);
+    ck_assert_msg(left == 0, "%.0f blocks of the discarded job are left in the store", left);
+}
+
 START_TEST(a_full_store_takes_jobs_again_once_its_blocks_are_discarded)
 {
     if (mount_small_store() != 0)
@@ -145,12 +158,7 @@ START_TEST(a_full_store_takes_jobs_again_once_its_blocks_are_discarded)
        each output's copy in the store: more than 8 MiB */
     char *err;
     int rc = matmul("A.mtx", "B.mtx", &err);
-    ck_assert_msg(rc != 0, "the job that fills the store succeeded");
-    ck_assert_msg(spm_test_lines(err) == 1 && strstr(err, "disk full while committing"),
-                  "the job that fills the store did not fail in one line: %s", err);
-    free(err);
-    double left = store_blocks(0);
-    ck_assert_msg(left == 0, "%.0f blocks of the discarded job are left in the store", left);
+    filled_and_emptied(rc, err);
     for (int i = 1; i <= 4; i++)
         medium_job("after the job that filled the store", i);
 
@@ -161,7 +169,7 @@ START_TEST(a_full_store_takes_jobs_again_once_its_blocks_are_discarded)
     center = start_center();
     usleep(200000);
     agent = start_agent();
-    left = store_blocks(0);
+    double left = store_blocks(0);
     ck_assert_msg(left == 0, "%.0f blocks are left in the store after a restart", left);
     medium_job("after a restart", 5);
 
@@ -199,12 +207,7 @@ START_TEST(space_a_failed_job_held_serves_the_next_jobs)
     spm_test_proc_t agent = start_agent();
     char *err;
     int rc = synthetic("100", &err);
-    ck_assert_msg(rc != 0, "the job that fills the store succeeded");
-    ck_assert_msg(spm_test_lines(err) == 1 && strstr(err, "disk full while committing"),
-                  "the job that fills the store did not fail in one line: %s", err);
-    free(err);
-    double left = store_blocks(0);
-    ck_assert_msg(left == 0, "%.0f blocks of the discarded job are left in the store", left);
+    filled_and_emptied(rc, err);
     for (int i = 1; i <= 3; i++) {
         rc = synthetic("10", &err);
         ck_assert_msg(rc == 0,

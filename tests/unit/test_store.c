@@ -54,6 +54,14 @@ static int put_filled(spm_store_t *st, spm_sdb_t id, uint64_t version, size_t le
     return rc;
 }
 
+/* Waits for child PID and returns its exit status, or -1 when it died of a signal. */
+static int child_exit(pid_t pid)
+{
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 START_TEST(test_roundtrip_and_newest)
 {
     make_dir();
@@ -447,10 +455,7 @@ START_TEST(test_disk_full)
         spm_store_destroy(&st);
         _exit(i - 2); /* the number of blocks stored */
     }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status));
-    int stored = WEXITSTATUS(status);
+    int stored = child_exit(pid);
     ck_assert_msg(stored > 10 && stored < 64, "child stored %d blocks", stored);
     spm_store_t *st = spm_store_open(dir);
     ck_assert_ptr_nonnull(st);
@@ -496,10 +501,7 @@ START_TEST(test_space_a_deletion_freed_serves_the_next_put)
         spm_store_destroy(&st);
         _exit(0);
     }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status));
-    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    ck_assert_int_eq(child_exit(pid), 0);
 }
 END_TEST
 
@@ -597,22 +599,11 @@ START_TEST(test_sweep_frees_a_full_store)
         spm_store_destroy(&st);
         _exit(0);
     }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status));
-    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    ck_assert_int_eq(child_exit(pid), 0);
 }
 END_TEST
 
 /* ------------------------------------------------- identity and views */
-
-/* Waits for child PID and returns its exit status, or -1 when it died of a signal. */
-static int child_exit(pid_t pid)
-{
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* 1 when P points into this process's memory map of DIR/data.mdb: read without a copy. */
 static int in_map(const void *p)
