@@ -187,7 +187,8 @@ static int hello(ieu_t *ieu, long timeout_ms, void *monitor, const char *center)
 }
 
 /*  The main thread's loop, from the first PULL to a SHUTDOWN or the end of
-    a drain. Returns 0, SPM_ESYS or SPM_ETIMEOUT (the center went silent). */
+    a drain. Returns 0, SPM_ESYS, SPM_ETIMEOUT (the center went silent) or
+    SPM_ESTRANGER (the center took it for dead or restarted). */
 static int loop(ieu_t *ieu)
 {
     uint64_t last_heard = spm_now_us(), last_beat = 0;
@@ -232,6 +233,18 @@ static int loop(ieu_t *ieu)
                 continue;
             if (r != 1)
                 break;
+            if (m.env->body_case == SPM__ENVELOPE__BODY_ERROR &&
+                m.env->error->status == SPM_ESTRANGER) {
+                /* Taken for dead while silent (stopped, or a center that
+                   restarted): out of service for good. Exiting lets the
+                   agent start another, which joins; waiting would keep a
+                   live IEU out of service, since these answers, once a
+                   second, would never let the center seem silent. */
+                spm_log_warn("the center no longer knows this IEU (it was taken for dead, or "
+                             "the center restarted); exiting");
+                spm_msg_close(&m);
+                return SPM_ESTRANGER;
+            }
             last_heard = spm_now_us();
             switch (m.env->body_case) {
             case SPM__ENVELOPE__BODY_ISSUE:
