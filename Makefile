@@ -18,8 +18,10 @@
 #   make fuzz       build the libFuzzer targets in tests/fuzz with clang and run each
 #                   for FUZZ_SECONDS (default 60; T=name runs one)
 #   make check-san  make check on a build with AddressSanitizer and UBSan
-#   make chaos      the long chaos run (minutes): jobs under killed IEUs and agents
-#                   (CHAOS_ROUNDS, CHAOS_SEED, ...: see tests/chaos/chaos.c)
+#   make chaos      the long chaos run (minutes): jobs under killed IEUs, agents and
+#                   centers, stopped processes and corrupted node caches (CHAOS_ROUNDS,
+#                   CHAOS_SEED, CHAOS_STOP_EVERY, CHAOS_CORRUPT_EVERY (every how many
+#                   faults; 0: never), ...: see tests/chaos/chaos.c)
 #   make deps       install the Debian packages the build needs, when missing
 #                   (DEPS=no: never, as the package build says)
 

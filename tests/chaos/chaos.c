@@ -6,11 +6,18 @@
     IEUs drain) and starts a new one, at most twice per job; every second
     fault (unless it kills the agent) kills the center instead and starts
     it again on the same store, where it resumes the job from its journal.
+    Every fifth fault (unless it kills the agent) overwrites 300 random
+    bytes of the agent's cache file instead (at most three times per
+    agent), and every third one (unless it does one of those) stops a
+    process with SIGSTOP and continues it with SIGCONT: the agent, the
+    center and an IEU in turn, for longer than the center's --dead-ms of 1 s
+    three times, then shorter three times (chaos_stop in chaos.h).
     Every round uses new inputs and another update method and scheduling
     policy for matmul. Each job's output files must be byte-identical to an
     undisturbed run's. Prints one line per job and a closing line:
 
-        chaos: 3 rounds, 31 IEU kills, 3 agent kills, 10 center kills, 187 SIs re-issued, ...
+        chaos: 3 rounds, 31 IEU kills, 3 agent kills, 10 center kills, 9 stops, 5 corruptions
+        (the node left service 4 times), 0 agents exited, 187 SIs re-issued, ...
 
     and exits 0 only when every job succeeded with identical outputs.
 
@@ -18,7 +25,12 @@
     clock; printed first), CHAOS_IEUS (IEUs per agent, default 3),
     CHAOS_MM_N (matrix side, default 768), CHAOS_TRANSACTIONS (default
     100000), CHAOS_CENTER_EVERY (every how many faults kill the center
-    unless they kill the agent, default 2; 0: never). SPM_BIN names the spm binary. */
+    unless they kill the agent, default 2; 0: never), CHAOS_STOP_EVERY
+    (every how many faults stop a process a while, default 3; 0: never),
+    CHAOS_CORRUPT_EVERY (every how many faults corrupt the agent's cache,
+    default 5; 0: never); a fault that is due as more than one kind is an
+    agent kill, else a corruption, else a stop, else a center kill. SPM_BIN
+    names the spm binary. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,13 +63,14 @@ static long env_long(const char *name, long def)
 static int round_job(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_t *tally, int round,
                      const chaos_job_t *job, const char *label, uint64_t seed)
 {
-    chaos_tally_t t = {0, 0, 0};
+    chaos_tally_t t = {0};
     long long start = chaos_now_ms();
     int centers = vm->center_kills;
     int ok = chaos_compare(vm, plan, &t, job->args, vm->dir, seed);
-    printf("round %d %-34s %3d IEU kills, %d agent kills, %d center kills, %4.0f SIs re-issued, "
-           "%s, %.1f s\n",
-           round, label, t.ieu_kills, t.agent_kills, vm->center_kills - centers, t.reissued,
+    printf("round %d %-34s %3d IEU kills, %d agent kills, %d center kills, %d stops, "
+           "%d corruptions, %4.0f SIs re-issued, %s, %.1f s\n",
+           round, label, t.ieu_kills, t.agent_kills, vm->center_kills - centers, t.stops,
+           t.corruptions, t.reissued,
            ok > 0 ? "identical"
            : ok   ? "FAILED"
                   : "DIFFERENT",
@@ -66,6 +79,9 @@ static int round_job(chaos_vm_t *vm, chaos_plan_t *plan, chaos_tally_t *tally, i
     tally->ieu_kills += t.ieu_kills;
     tally->agent_kills += t.agent_kills;
     tally->reissued += t.reissued;
+    tally->stops += t.stops;
+    tally->corruptions += t.corruptions;
+    tally->agent_exits += t.agent_exits;
     return ok > 0;
 }
 
@@ -76,6 +92,8 @@ int main(void)
     int transactions = (int)env_long("CHAOS_TRANSACTIONS", 100000);
     const char *ce = getenv("CHAOS_CENTER_EVERY");
     int center_every = ce && *ce ? atoi(ce) : 2;
+    const char *se = getenv("CHAOS_STOP_EVERY"), *ke = getenv("CHAOS_CORRUPT_EVERY");
+    int stop_every = se && *se ? atoi(se) : 3, corrupt_every = ke && *ke ? atoi(ke) : 5;
     const char *s = getenv("CHAOS_SEED");
     uint64_t seed = s && strtoull(s, NULL, 10) ? strtoull(s, NULL, 10) : chaos_seed();
     printf("chaos: seed %llu (CHAOS_SEED repeats the choices), %d rounds, %d IEUs per agent\n",
@@ -91,12 +109,14 @@ int main(void)
                          .agent_every = 10,
                          .agent_max = 2,
                          .timeout_s = 600,
-                         .center_every = center_every};
-    chaos_tally_t tally = {0, 0, 0};
+                         .center_every = center_every,
+                         .stop_every = stop_every,
+                         .corrupt_every = corrupt_every};
+    chaos_tally_t tally = {0};
     int bad = 0;
     long long start = chaos_now_ms();
     chaos_vm_t vm;
-    chaos_vm_start(&vm, ieus, 1000);
+    chaos_vm_start_with(&vm, ieus, 1000, corrupt_every > 0);
     running = &vm;
     atexit(kill_running);
     for (int r = 1; r <= rounds && spm_test_running(vm.center.pid); r++) {
@@ -130,10 +150,12 @@ int main(void)
     int left = chaos_vm_stop(&vm);
     if (left)
         printf("chaos: %d processes of the VM outlived its center\n", left);
-    printf("chaos: %d rounds, %d IEU kills, %d agent kills, %d center kills, %.0f SIs re-issued, "
-           "%s (%.0f s)\n",
-           rounds, tally.ieu_kills, tally.agent_kills, vm.center_kills, tally.reissued,
+    printf("chaos: %d rounds, %d IEU kills, %d agent kills, %d center kills, %d stops, "
+           "%d corruptions (the node left service %d times), %d agents exited, %.0f SIs "
+           "re-issued, %s (%.0f s)\n",
+           rounds, tally.ieu_kills, tally.agent_kills, vm.center_kills, tally.stops,
+           tally.corruptions, vm.renewals, tally.agent_exits, tally.reissued,
            bad ? "outputs DIFFER or jobs failed" : "outputs identical",
            (chaos_now_ms() - start) / 1000.0);
-    return bad || left ? 1 : 0;
+    return bad || left || tally.agent_exits ? 1 : 0;
 }

@@ -17,6 +17,22 @@
     with CENTER_EVERY, every CENTER_EVERY-th fault of chaos_job that does
     not kill the agent does that.
 
+    Two more kinds of fault (issue 39): every STOP_EVERY-th fault stops a
+    process with SIGSTOP and continues it with SIGCONT (chaos_stop): the
+    agent, the center and an IEU in turn, the first three for longer than
+    the center's --dead-ms (taken for dead, then back) and the next three
+    for less, at random lengths within those bounds. Every
+    CORRUPT_EVERY-th fault overwrites random bytes of the agent's cache
+    file (chaos_corrupt_cache): the node must find it, leave service, empty
+    its cache and join again. The chaos VM keeps one agent and the
+    center's default of two replicas, so every committed block is also in
+    the center's store (a node short of other nodes sends it there): a
+    corrupt cache never holds a block's last copy, and a job must not lose
+    a byte to it. At most CHAOS_CORRUPT_MAX corruptions per agent: a cache
+    that breaks a fourth time within 10 minutes is a disk that is going,
+    and its agent exits by design. An agent that exits on its own is
+    counted (agent_exits), its stderr quoted, and a new one started.
+
     Every choice comes from the plan's seed, printed by the callers, so a
     failing run can be repeated. Every loop is bounded in count and time.
 
@@ -44,7 +60,14 @@ typedef struct {
     int dead_ms;            /* the center's --dead-ms */
     const char *center_log; /* the center's --log-level (NULL: error) */
     int center_kills;       /* centers killed (and started again) by chaos_job */
+    char cache[128];        /* the current agent's cache directory */
+    int cache_reads;        /* agents read blocks through their caches (--no-store-reads) */
+    int cache_faults;       /* corruptions of the current agent's cache */
+    int renewals;           /* times a replaced agent's cache went out of service */
 } chaos_vm_t;
+
+#define CHAOS_CORRUPT_MAX 3 /* corruptions per agent: a fourth makes it exit by design */
+#define CHAOS_CORRUPT_BYTES 300 /* bytes overwritten per corruption */
 
 typedef struct {
     uint64_t rng;     /* xorshift64 state, seeded by the caller (never 0) */
@@ -58,12 +81,17 @@ typedef struct {
     int max_faults;   /* at most this many faults per job (0: no limit) */
     int fit;          /* shorten the pauses to fit the job (see chaos_compare) */
     int center_every; /* every CENTER_EVERY-th fault kills the center, unless it kills the agent */
+    int stop_every;    /* every STOP_EVERY-th fault stops a process a while (0: none) */
+    int corrupt_every; /* every CORRUPT_EVERY-th fault corrupts the cache (0: none) */
 } chaos_plan_t;
 
 typedef struct {
     int ieu_kills;   /* IEUs killed while the job ran */
     int agent_kills; /* agents killed (and replaced) while the job ran */
     double reissued; /* SIs re-issued, from the job's JSON report */
+    int stops;       /* processes stopped (SIGSTOP) and continued */
+    int corruptions; /* cache files overwritten with random bytes */
+    int agent_exits; /* agents that exited on their own (and were replaced) */
 } chaos_tally_t;
 
 /*  Monotonic time in milliseconds. */
@@ -96,12 +124,29 @@ static inline uint64_t chaos_seed(void)
 /*  Starts an agent of VM->ieus IEUs with a cache directory of its own. */
 static inline void chaos_agent_start(chaos_vm_t *vm)
 {
-    char cache[128], ieus[16];
-    snprintf(cache, sizeof cache, "%s/cache%d", vm->dir, vm->agents++);
+    char ieus[16];
+    snprintf(vm->cache, sizeof vm->cache, "%s/cache%d", vm->dir, vm->agents++);
+    vm->cache_faults = 0;
     snprintf(ieus, sizeof ieus, "%d", vm->ieus);
-    const char *argv[] = {"agent",       "--center", vm->ep,        "--ieus", ieus,
-                          "--cache-dir", cache,      "--log-level", "error",  NULL};
+    const char *argv[] = {"agent",       "--center", vm->ep,        "--ieus",
+                          ieus,          "--cache-dir", vm->cache,  "--log-level",
+                          "error",       vm->cache_reads ? "--no-store-reads" : NULL, NULL};
     vm->agent = spm_test_start(argv);
+}
+
+/*  How many times VM's current agent said its cache went out of service
+    (its stderr). */
+static inline int chaos_cache_renewals(const chaos_vm_t *vm)
+{
+    int fd = vm->agent.pid > 0 ? open(vm->agent.err_path, O_RDONLY) : -1;
+    char *log = fd >= 0 ? spm_test_slurp(fd) : NULL;
+    if (fd >= 0)
+        close(fd);
+    int n = 0;
+    for (const char *p = log; p && (p = strstr(p, "its cache is out of service")); p++)
+        n++;
+    free(log);
+    return n;
 }
 
 /*  Starts VM's center on the store in VM's directory (heartbeats every
@@ -120,10 +165,15 @@ static inline void chaos_center_start(chaos_vm_t *vm)
 }
 
 /*  Starts a center (heartbeats every 200 ms, dead after DEAD_MS of silence)
-    and an agent of IEUS IEUs in a new scratch directory. */
-static inline void chaos_vm_start(chaos_vm_t *vm, int ieus, int dead_ms)
+    and an agent of IEUS IEUs in a new scratch directory; with CACHE_READS
+    its IEUs read blocks through the node cache (--no-store-reads), as
+    on a host of its own, rather than straight from the center's store:
+    only then does the cache hold what a job reads, and its corruption
+    (chaos_corrupt_cache) matter. */
+static inline void chaos_vm_start_with(chaos_vm_t *vm, int ieus, int dead_ms, int cache_reads)
 {
     memset(vm, 0, sizeof *vm);
+    vm->cache_reads = cache_reads;
     snprintf(vm->dir, sizeof vm->dir, "%s", spm_test_tmpdir());
     snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
     vm->ieus = ieus;
@@ -131,6 +181,12 @@ static inline void chaos_vm_start(chaos_vm_t *vm, int ieus, int dead_ms)
     chaos_center_start(vm);
     usleep(200000);
     chaos_agent_start(vm);
+}
+
+/*  chaos_vm_start_with, IEUs reading the center's store straight. */
+static inline void chaos_vm_start(chaos_vm_t *vm, int ieus, int dead_ms)
+{
+    chaos_vm_start_with(vm, ieus, dead_ms, 0);
 }
 
 /*  Kills VM's center with SIGKILL, as a crash, and reaps it; VM has no
@@ -212,6 +268,7 @@ static inline int chaos_vm_stop(chaos_vm_t *vm)
         spm_test_finish(&vm->center, 15, NULL, NULL);
     }
     if (vm->agent.pid > 0) {
+        vm->renewals += chaos_cache_renewals(vm);
         kill(vm->agent.pid, SIGTERM); /* a center that died sends no SHUTDOWN */
         spm_test_finish(&vm->agent, 20, NULL, NULL);
     }
@@ -290,8 +347,120 @@ static inline void chaos_kill_agent(chaos_vm_t *vm, const chaos_plan_t *plan)
     kill(vm->agent.pid, SIGKILL);
     for (int i = 0; plan->node_too && i < n; i++)
         kill(pids[i], SIGKILL);
+    vm->renewals += chaos_cache_renewals(vm);
     spm_test_finish(&vm->agent, 10, NULL, NULL);
     chaos_agent_start(vm);
+}
+
+/*  Stops a process of VM with SIGSTOP for a while, then continues it with
+    SIGCONT; NTH (from 0) picks it: the agent, the center, an IEU (the
+    agent when no IEU is alive) in turn, for 1.25 to 2 times VM->dead_ms
+    in the first three (the center takes an IEU or agent for dead; an
+    agent waits for a center silent for twice --dead-ms), 0.1 to 0.75
+    times in the next three, and so on. Blocks meanwhile. Returns the
+    length of the stop in ms. */
+static inline int chaos_stop(chaos_vm_t *vm, chaos_plan_t *plan, int nth)
+{
+    int lo = nth / 3 % 2 ? vm->dead_ms / 10 : vm->dead_ms * 5 / 4;
+    int hi = nth / 3 % 2 ? vm->dead_ms * 3 / 4 : vm->dead_ms * 2;
+    int ms = lo + (int)(chaos_rand(plan) % (uint64_t)(hi - lo + 1));
+    pid_t pid = nth % 3 == 1 ? vm->center.pid : vm->agent.pid, ieus[64];
+    int n = nth % 3 == 2 && vm->agent.pid > 0 ? chaos_ieu_pids(vm->agent.pid, ieus, 64) : 0;
+    if (n > 0)
+        pid = ieus[chaos_rand(plan) % (uint64_t)n];
+    if (pid <= 0)
+        return 0;
+    kill(pid, SIGSTOP);
+    usleep((useconds_t)ms * 1000);
+    kill(pid, SIGCONT);
+    return ms;
+}
+
+/*  Overwrites CHAOS_CORRUPT_BYTES random bytes of the current agent's
+    cache file (CACHE-DIR/data.mdb), each with another value, past its two
+    meta pages (a torn meta page is LMDB's to survive at open, not the
+    checks' to find). Returns 1 when it did, 0 when there was no file to
+    corrupt or the agent had CHAOS_CORRUPT_MAX already. */
+static inline int chaos_corrupt_cache(chaos_vm_t *vm, chaos_plan_t *plan)
+{
+    char path[192];
+    snprintf(path, sizeof path, "%s/data.mdb", vm->cache);
+    int fd = vm->cache_faults < CHAOS_CORRUPT_MAX ? open(path, O_RDWR) : -1;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 3 * 4096) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    uint64_t span = (uint64_t)st.st_size - 2 * 4096;
+    for (int i = 0; i < CHAOS_CORRUPT_BYTES; i++) {
+        off_t at = (off_t)(2 * 4096 + chaos_rand(plan) % span);
+        unsigned char b;
+        if (pread(fd, &b, 1, at) != 1)
+            continue;
+        b ^= (unsigned char)(1 + chaos_rand(plan) % 255);
+        if (pwrite(fd, &b, 1, at) != 1)
+            break;
+    }
+    close(fd);
+    vm->cache_faults++;
+    return 1;
+}
+
+/*  When VM's agent exited on its own, quotes its stderr on ours, starts a
+    new one and returns 1; else 0. */
+static inline int chaos_agent_lost(chaos_vm_t *vm)
+{
+    if (vm->agent.pid <= 0 || spm_test_running(vm->agent.pid))
+        return 0;
+    char *err = NULL;
+    vm->renewals += chaos_cache_renewals(vm);
+    int rc = spm_test_finish(&vm->agent, 10, NULL, &err);
+    fprintf(stderr, "chaos: the agent exited on its own (status %d): %s\n", rc,
+            err && *err ? err : "(nothing on its stderr)");
+    free(err);
+    chaos_agent_start(vm);
+    return 1;
+}
+
+/*  Whether STATUS (chaos_status) lists a node up with IEUS live IEUs. */
+static inline int chaos_node_serves(const char *status, int ieus)
+{
+    const char *p = status ? strstr(status, "\"nodes\": [") : NULL;
+    while (p && (p = strstr(p, "{\"node\": "))) {
+        const char *end = strchr(p, '}');
+        if (!end)
+            break;
+        char node[1024];
+        snprintf(node, sizeof node, "%.*s", (int)(end + 1 - p), p);
+        if (strstr(node, "\"up\": true") &&
+            spm_test_json_num(node, "ieus_busy") + spm_test_json_num(node, "ieus_idle") == ieus)
+            return 1;
+        p = end;
+    }
+    return 0;
+}
+
+/*  Waits up to TIMEOUT_MS for VM's center to list a node up with all
+    VM->ieus IEUs live. Returns 1 when it did; else 0, with its last
+    status in *LAST (malloc'd; LAST may be NULL). */
+static inline int chaos_await_service(const chaos_vm_t *vm, int timeout_ms, char **last)
+{
+    long long end = chaos_now_ms() + timeout_ms;
+    char *s = NULL;
+    int up = 0;
+    while (!up && chaos_now_ms() < end) {
+        free(s);
+        s = chaos_status(vm);
+        up = chaos_node_serves(s, vm->ieus);
+        if (!up)
+            usleep(200000);
+    }
+    if (last)
+        *last = s;
+    else
+        free(s);
+    return up;
 }
 
 /*  Runs the job `spm ARGV...` (which must name VM's center and print its
@@ -316,12 +485,18 @@ static inline int chaos_job(chaos_vm_t *vm, const char *const *argv, chaos_plan_
         }
         if (!chaos_job_running(vm))
             break; /* done: the client is fetching the result */
+        tally->agent_exits += chaos_agent_lost(vm);
         int nth = faults + 1 - plan->agent_first;
         if (plan->agent_first && nth >= 0 && plan->agent_every && nth % plan->agent_every == 0 &&
             agent_kills < plan->agent_max) {
             chaos_kill_agent(vm, plan);
             agent_kills++;
             tally->agent_kills++;
+        } else if (plan->corrupt_every && (faults + 1) % plan->corrupt_every == 0 &&
+                   chaos_corrupt_cache(vm, plan)) {
+            tally->corruptions++;
+        } else if (plan->stop_every && (faults + 1) % plan->stop_every == 0) {
+            chaos_stop(vm, plan, tally->stops++);
         } else if (plan->center_every && (faults + 1) % plan->center_every == 0) {
             chaos_kill_center(vm); /* the new one resumes the job from its journal */
             chaos_center_start(vm);
@@ -338,6 +513,7 @@ static inline int chaos_job(chaos_vm_t *vm, const char *const *argv, chaos_plan_
                (span > 0 ? (int)(chaos_rand(plan) % (uint64_t)span) : 0);
     }
     int rc = spm_test_finish(&job, (int)((end - chaos_now_ms()) / 1000) + 5, out, err);
+    tally->agent_exits += chaos_agent_lost(vm);
     double r = spm_test_json_num(*out, "reissued");
     tally->reissued += r > 0 ? r : 0;
     return rc;

@@ -26,7 +26,7 @@ static void survives_chaos(chaos_vm_t *vm, const chaos_job_t *job)
                          .timeout_s = 90,
                          .max_faults = 3,
                          .fit = 1};
-    chaos_tally_t tally = {0, 0, 0};
+    chaos_tally_t tally = {0};
     const char *what = job->args[0];
     int ok = chaos_compare(vm, &plan, &tally, job->args, vm->dir, seed);
     int killed = chaos_vm_stop(vm);
@@ -140,6 +140,83 @@ START_TEST(agent_resumes_after_the_center_stalls)
 }
 END_TEST
 
+/*  Runs JOB undisturbed and on VM under PLAN (faults of one new kind),
+    checks the output and that VM's node is back in service afterwards
+    (all its IEUs live, `spm status --json`); returns the tally. */
+static chaos_tally_t survives_faults(chaos_vm_t *vm, const chaos_job_t *job, chaos_plan_t *plan,
+                                     const char *kind)
+{
+    chaos_tally_t tally = {0};
+    uint64_t seed = plan->rng;
+    int ok = chaos_compare(vm, plan, &tally, job->args, vm->dir, seed);
+    char *s = NULL;
+    int up = chaos_await_service(vm, 15000, &s);
+    fprintf(stderr, "chaos %s: %d stops, %d corruptions, node left service %d times, %.0f SIs "
+                    "re-issued, node back in service: %s, seed %llu\n",
+            kind, tally.stops, tally.corruptions, chaos_cache_renewals(vm), tally.reissued,
+            up ? "yes" : "no", (unsigned long long)seed);
+    ck_assert_msg(ok == 1, "%s under %s: see stderr (seed %llu)", job->args[0], kind,
+                  (unsigned long long)seed);
+    ck_assert_msg(up, "the node is not back in service with %d IEUs 15 s after the job: %s",
+                  vm->ieus, s);
+    ck_assert_msg(tally.agent_exits == 0, "the agent exited on its own (seed %llu)",
+                  (unsigned long long)seed);
+    free(s);
+    return tally;
+}
+
+START_TEST(stopped_processes_are_taken_back)
+{
+    /* The agent, the center and an IEU stopped (SIGSTOP) in turn, each
+       for 1.25 to 2 s against --dead-ms 1000: the agent and the IEU are
+       taken for dead and must be taken back whole when continued; the
+       agent waits for a center silent that long. The agent and the center
+       first: they halt the job (after --dead-ms for the agent), an IEU
+       only slows it, so the job outlasts the three. */
+    chaos_vm_t vm;
+    chaos_vm_start(&vm, 3, 1000);
+    chaos_job_t job;
+    chaos_matmul(&job, vm.dir, 960, 11, "write", "ss");
+    chaos_plan_t plan = {.rng = chaos_seed(),
+                         .min_ms = 200,
+                         .max_ms = 400,
+                         .timeout_s = 90,
+                         .max_faults = 3,
+                         .fit = 1,
+                         .stop_every = 1};
+    chaos_tally_t t = survives_faults(&vm, &job, &plan, "stops");
+    ck_assert_msg(t.stops == 3, "the job ended after %d of its 3 stops", t.stops);
+    ck_assert_int_eq(chaos_vm_stop(&vm), 0);
+}
+END_TEST
+
+START_TEST(corrupt_cache_is_emptied_and_the_node_rejoins)
+{
+    /* 300 random bytes of the agent's cache file overwritten three times,
+       0.3 to 0.6 s apart: the node must notice (a byte may land on a free
+       page, or a block nobody reads again; not all 900), leave service,
+       empty its cache and join again; every block it kept is also in the
+       center's store (one node, replicas 2), so the job loses nothing. */
+    chaos_vm_t vm;
+    chaos_vm_start_with(&vm, 3, 1000, 1); /* blocks read through the cache */
+    chaos_job_t job;
+    chaos_matmul(&job, vm.dir, 960, 13, "write", "ss");
+    chaos_plan_t plan = {.rng = chaos_seed(),
+                         .min_ms = 300,
+                         .max_ms = 600,
+                         .timeout_s = 90,
+                         .max_faults = CHAOS_CORRUPT_MAX,
+                         .corrupt_every = 1};
+    uint64_t seed = plan.rng;
+    chaos_tally_t t = survives_faults(&vm, &job, &plan, "corruption");
+    ck_assert_msg(t.corruptions >= 1, "the job ended before its cache file was corrupted");
+    ck_assert_msg(chaos_cache_renewals(&vm) >= 1,
+                  "%d corruptions went unnoticed by the node (seed %llu)", t.corruptions,
+                  (unsigned long long)seed);
+    ck_assert_int_eq(chaos_vm_stop(&vm), 0);
+}
+END_TEST
+
 static Suite *chaos_suite(void)
 {
     Suite *s = suite_create("chaos");
@@ -148,6 +225,8 @@ static Suite *chaos_suite(void)
     SPM_TEST_ADD(s, &c, mine_survives_killed_ieus_and_node);
     SPM_TEST_ADD(s, &c, agent_restarts_ieus_that_ran_before_dying);
     SPM_TEST_ADD(s, &c, agent_resumes_after_the_center_stalls);
+    SPM_TEST_ADD(s, &c, stopped_processes_are_taken_back);
+    SPM_TEST_ADD(s, &c, corrupt_cache_is_emptied_and_the_node_rejoins);
     return s;
 }
 
