@@ -8,15 +8,6 @@
     with spm_journal_reset, which replaces the file by a rename so that a
     crash leaves either the old file or the new one.
 
-    Appends are framed straight into a per-job buffer (checksum included),
-    so flushing is one pwrite per job at the offset where the job's last
-    whole record ends. Writing at a known offset, rather than in append
-    mode, means a failed or short write is cut back (ftruncate) to that
-    offset and never leaves half a record for later records to land after.
-    A file that a crash left with a torn tail is cut to its intact prefix
-    when it is first read (replay) or first written (flush), whichever comes
-    first.
-
     The syncer thread only ever touches the list of descriptors to sync, the
     directory flag, the failure of an early close (below) and the
     descriptors retired while it syncs, all under one lock that the loop
@@ -43,10 +34,8 @@
     meanwhile.
     =========================================================================
 */
-#include "vm/center/journal.h"
-#include "base/checksum.h"
+#include "vm/center/journal_int.h"
 #include "base/grow.h"
-#include "base/hmap.h"
 #include "spm/spm.h"
 
 #include <assert.h>
@@ -58,96 +47,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "SPMJ"        /* the first 4 bytes of a job file */
-#define FILE_HEADER 16      /* magic, format version (u32), job id (u64) */
-#define REC_HEADER 12       /* checksum (u64), payload length (u32) */
-#define KEEP_BUF (64 << 10) /* a job's buffer larger than this is freed once written */
-#define NAME_MAX_LEN 48     /* room for "max_job.N", "JOB.log.new" and the like */
-
-typedef struct job job_t;
-struct job {
-    uint64_t id;          /* the job */
-    int fd;               /* JOB.log, read-write; -1 while closed (until needed) */
-    int on_disk;          /* JOB.log exists (found at open, or created since) */
-    int checked;          /* the file was read and cut to its intact prefix: size is right */
-    int rewrite;          /* reset: the next flush replaces the file */
-    int pending;          /* listed in self->pending: the next flush has work for it */
-    int wrote;            /* fd was written and not listed dirty since */
-    uint64_t size;        /* bytes of the file (header and whole records), once checked */
-    uint64_t gen;         /* self->gen when fd was listed dirty; 0: not since it was opened */
-    job_t *newer, *older; /* neighbours among the jobs whose file is open, by last write */
-    uint8_t *buf;         /* framed records not yet written */
-    size_t len, cap;      /* bytes in buf, bytes allocated */
-};
-
-typedef struct {
-    int fd;       /* to fdatasync */
-    uint64_t job; /* whose file it is, for the message */
-} dirty_t;
-
-struct spm_journal {
-    char *path;       /* DIR/journal */
-    int dirfd;        /* DIR/journal, for the *at calls and its own fsync */
-    job_t *zero;      /* job 0, which the map cannot hold */
-    spm_hmap_t *jobs; /* job id -> job_t, the other jobs */
-    job_t *last;      /* the job of the last append, to skip the look-up */
-    job_t **pending;  /* jobs the next flush has work for */
-    size_t npending, cappending;
-    uint64_t *found; /* ids of the job files found at open, ascending */
-    size_t nfound, capfound;
-    uint64_t max_job; /* spm_journal_max_job */
-    uint64_t mark;    /* N of DIR/journal/max_job.N; 0: there is none */
-    job_t *newest;    /* the jobs whose file is open, from the last written ... */
-    job_t *oldest;    /* ... to the least recently written (closed first) */
-    size_t nopen;     /* jobs whose file is open */
-    size_t max_open;  /* spm_journal_set_max_open */
-    /* Shared with a syncing thread, under lock. */
-    pthread_mutex_t lock;
-    pthread_mutex_t sync_lock; /* held by the running sync: one at a time */
-    dirty_t *dirty;            /* files written since the last sync began */
-    size_t ndirty, capdirty;
-    dirty_t *syncing; /* the files the running sync syncs */
-    size_t nsyncing, capsyncing;
-    int *retired; /* descriptors to close when the running sync ends */
-    size_t nretired, capretired;
-    int dir_dirty;      /* files came, went or were renamed since the last sync began */
-    int in_sync;        /* a sync is running */
-    uint64_t gen;       /* syncs begun, plus 1 */
-    int close_errno;    /* fdatasync of a file closed early failed: its errno; 0: none */
-    uint64_t close_job; /* that file's job */
-};
-
 /* -------------------------------------------------------------- helpers */
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    put_le32(p, (uint32_t)v);
-    put_le32(p + 4, (uint32_t)(v >> 32));
-}
 
 /*  Records errno's failure on NAME (in the journal's directory) and returns
     its code: SPM_EFULL for a full disk or the file size limit, else SPM_EIO. */
-static int io_error(const spm_journal_t *self, const char *name)
+int journal_io_error(const spm_journal_t *self, const char *name)
 {
     int e = errno;
     int code = e == ENOSPC || e == EDQUOT || e == EFBIG ? SPM_EFULL : SPM_EIO;
@@ -155,7 +62,7 @@ static int io_error(const spm_journal_t *self, const char *name)
 }
 
 /*  Writes JOB's file name (with SUFFIX) into NAME (NAME_MAX_LEN bytes). */
-static void job_name(char *name, uint64_t job, const char *suffix)
+void journal_job_name(char *name, uint64_t job, const char *suffix)
 {
     snprintf(name, NAME_MAX_LEN, "%llu.log%s", (unsigned long long)job, suffix);
 }
@@ -179,7 +86,7 @@ static int parse_id(const char *s, const char *suffix, uint64_t *id)
 
 /*  Writes the LEN bytes at BUF at offset OFF of FD, however many calls it
     takes. Returns 0, or -1 with errno set. */
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+int journal_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
     const uint8_t *p = buf;
     while (len) {
@@ -235,7 +142,7 @@ static void sync_dir(const char *dir)
 /* ----------------------------------------------------- the syncer's lock */
 
 /*  The directory of the journal changed: the next sync fsyncs it. */
-static void note_dir(spm_journal_t *self)
+void journal_note_dir(spm_journal_t *self)
 {
     pthread_mutex_lock(&self->lock);
     self->dir_dirty = 1;
@@ -247,7 +154,7 @@ static void note_dir(spm_journal_t *self)
     sync began) after fdatasyncing it, a failure being left for the syncs
     to report; else the file was deleted or replaced. Closed at once, or
     when the running sync ends if that sync is to sync it. */
-static void retire_fd(spm_journal_t *self, int fd, uint64_t job, int sync_first)
+void journal_retire_fd(spm_journal_t *self, int fd, uint64_t job, int sync_first)
 {
     int err = sync_first && fdatasync(fd) != 0 ? errno : 0;
     pthread_mutex_lock(&self->lock);
@@ -307,7 +214,7 @@ static void unlink_open(spm_journal_t *self, job_t *j)
 }
 
 /*  J's file is open as FD (J had none): J is the last written. */
-static void set_fd(spm_journal_t *self, job_t *j, int fd)
+void journal_set_fd(spm_journal_t *self, job_t *j, int fd)
 {
     assert(j->fd < 0);
     j->fd = fd;
@@ -318,7 +225,7 @@ static void set_fd(spm_journal_t *self, job_t *j, int fd)
 }
 
 /*  J's file was just written: it becomes the last to close. */
-static void touch(spm_journal_t *self, job_t *j)
+void journal_touch(spm_journal_t *self, job_t *j)
 {
     if (self->newest != j) {
         unlink_open(self, j);
@@ -328,7 +235,7 @@ static void touch(spm_journal_t *self, job_t *j)
 
 /*  Takes J's descriptor (open) away from J and returns it: the caller
     closes it (retire_fd). */
-static int take_fd(spm_journal_t *self, job_t *j)
+int journal_take_fd(spm_journal_t *self, job_t *j)
 {
     int fd = j->fd;
     unlink_open(self, j);
@@ -342,39 +249,39 @@ static int take_fd(spm_journal_t *self, job_t *j)
 /*  Closes J's file (open) until J is written again; J keeps its size, so
     the file is then written at the same offset. A file written since the
     last sync began is fdatasynced first (see the top of the file). */
-static void close_file(spm_journal_t *self, job_t *j)
+void journal_close_file(spm_journal_t *self, job_t *j)
 {
     pthread_mutex_lock(&self->lock);
     int listed = j->gen == self->gen; /* on the next sync's list */
     pthread_mutex_unlock(&self->lock);
     int unsynced = listed || j->wrote;
     uint64_t id = j->id;
-    retire_fd(self, take_fd(self, j), id, unsynced);
+    journal_retire_fd(self, journal_take_fd(self, j), id, unsynced);
 }
 
 /*  Closes the files of the least recently written jobs until at most KEEP
     are open: first of jobs with nothing buffered, then, when that is not
     enough, of the others (opened again when their records are written). */
-static void trim(spm_journal_t *self, size_t keep)
+void journal_trim(spm_journal_t *self, size_t keep)
 {
     for (int any = 0; any < 2 && self->nopen > keep; any++)
         for (job_t *j = self->oldest, *newer; j && self->nopen > keep; j = newer) {
             newer = j->newer;
             if (any || !j->len)
-                close_file(self, j);
+                journal_close_file(self, j);
         }
 }
 
 /*  Opens J's file NAME (J has none open) with FLAGS, and mode 0600 when it
     is created, first closing others so that at most max_open are open.
     Returns 0, or -1 with errno set. */
-static int open_file(spm_journal_t *self, job_t *j, const char *name, int flags)
+int journal_open_file(spm_journal_t *self, job_t *j, const char *name, int flags)
 {
-    trim(self, self->max_open - 1);
+    journal_trim(self, self->max_open - 1);
     int fd = openat(self->dirfd, name, flags | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
-    set_fd(self, j, fd);
+    journal_set_fd(self, j, fd);
     return 0;
 }
 
@@ -382,7 +289,7 @@ static int open_file(spm_journal_t *self, job_t *j, const char *name, int flags)
 
 /*  Returns JOB's entry; when there is none, a new one if CREATE (NULL when
     out of memory), else NULL. */
-static job_t *get_job(spm_journal_t *self, uint64_t job, int create)
+job_t *journal_get_job(spm_journal_t *self, uint64_t job, int create)
 {
     job_t *j = job ? spm_hmap_get(self->jobs, job) : self->zero;
     if (j || !create)
@@ -401,199 +308,15 @@ static job_t *get_job(spm_journal_t *self, uint64_t job, int create)
     return j;
 }
 
-static void free_job(job_t *j)
+void journal_free_job(job_t *j)
 {
     free(j->buf);
     free(j);
 }
 
-/*  Lists J for the next flush. Returns 0 or SPM_ENOMEM. */
-static int pend(spm_journal_t *self, job_t *j)
-{
-    if (j->pending)
-        return 0;
-    if (spm_grow(&self->pending, self->npending, &self->cappending, sizeof *self->pending, 16) != 0)
-        return spm_error(SPM_ENOMEM, "out of memory");
-    self->pending[self->npending++] = j;
-    j->pending = 1;
-    return 0;
-}
-
-static void unpend(spm_journal_t *self, job_t *j)
-{
-    for (size_t i = 0; j->pending && i < self->npending; i++)
-        if (self->pending[i] == j) {
-            self->pending[i] = self->pending[--self->npending];
-            j->pending = 0;
-        }
-}
-
-/*  J's buffer was written: empties it, and frees it when it grew large. */
-static void written(job_t *j)
-{
-    j->len = 0;
-    if (j->cap > KEEP_BUF) {
-        free(j->buf);
-        j->buf = NULL;
-        j->cap = 0;
-    }
-}
-
-/*  Writes a job file header for JOB into H (FILE_HEADER bytes). */
-static void file_header(uint8_t *h, uint64_t job)
-{
-    memcpy(h, MAGIC, 4);
-    put_le32(h + 4, SPM_JOURNAL_FORMAT);
-    put_le64(h + 8, job);
-}
-
-/*  Reads the SIZE bytes at P, job JOB's file: hands each intact record to
-    FN (unless FN is NULL, and until it returns non-zero), counting them in
-    *RECORDS, and returns where the intact prefix ends (0 when the header is
-    bad or torn, and for an empty file). */
-static size_t scan(const uint8_t *p, size_t size, uint64_t job, spm_journal_fn fn, void *arg,
-                   uint64_t *records)
-{
-    if (size < FILE_HEADER || memcmp(p, MAGIC, 4) != 0 || get_le32(p + 4) != SPM_JOURNAL_FORMAT ||
-        get_le64(p + 8) != job)
-        return 0;
-    size_t off = FILE_HEADER;
-    int reading = fn != NULL;
-    while (size - off >= REC_HEADER) {
-        size_t len = get_le32(p + off + 8);
-        if (len > SPM_JOURNAL_MAX_RECORD || len > size - off - REC_HEADER ||
-            spm_checksum(p + off + 8, 4 + len) != get_le64(p + off))
-            break;
-        if (reading) {
-            (*records)++;
-            reading = fn(arg, job, p + off + REC_HEADER, len) == 0;
-        }
-        off += REC_HEADER + len;
-    }
-    return off;
-}
-
-/*  Opens J's file when it is not open, reads it (handing its intact records
-    to FN when FN is not NULL), and cuts off what follows its intact prefix,
-    counting that in REPORT (may be NULL). Returns 0 or SPM_EIO. */
-static int read_job(spm_journal_t *self, job_t *j, spm_journal_fn fn, void *arg,
-                    spm_journal_report_t *report)
-{
-    char name[NAME_MAX_LEN];
-    job_name(name, j->id, "");
-    if (j->fd < 0 && open_file(self, j, name, O_RDWR) != 0) {
-        if (errno != ENOENT)
-            return io_error(self, name);
-        j->on_disk = 0; /* removed behind our back: nothing to read, made again when written */
-        return 0;
-    }
-    struct stat st;
-    if (fstat(j->fd, &st) != 0)
-        return io_error(self, name);
-    size_t size = (size_t)st.st_size;
-    const uint8_t *p = NULL;
-    if (size) {
-        p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, j->fd, 0);
-        if (p == MAP_FAILED)
-            return io_error(self, name);
-        madvise((void *)p, size, MADV_SEQUENTIAL);
-    }
-    uint64_t records = 0;
-    size_t end = scan(p, size, j->id, fn, arg, &records);
-    if (p)
-        munmap((void *)p, size);
-    if (end < size && ftruncate(j->fd, (off_t)end) != 0)
-        return io_error(self, name);
-    if (report) {
-        report->jobs++;
-        report->records += records;
-        report->damaged_files += end < size;
-        report->bytes_skipped += size - end;
-    }
-    j->size = end;
-    j->checked = 1;
-    return 0;
-}
-
-/*  Writes J's buffer at the end of its file, opening (and first checking,
-    or creating) the file when needed. On failure the file is cut back to
-    its last whole record and the buffer kept. Sets *DIR_CHANGED when a file
-    was created. Returns 0, SPM_EIO or SPM_EFULL. */
-static int write_job(spm_journal_t *self, job_t *j, int *dir_changed)
-{
-    if (!j->len)
-        return 0;
-    char name[NAME_MAX_LEN];
-    job_name(name, j->id, "");
-    int rc;
-    if (j->fd < 0 && j->on_disk && !j->checked && (rc = read_job(self, j, NULL, NULL, NULL)) != 0)
-        return rc;
-    if (j->fd < 0 && j->on_disk && open_file(self, j, name, O_RDWR) != 0) {
-        if (errno != ENOENT)
-            return io_error(self, name);
-        j->on_disk = 0; /* removed behind our back: made again */
-    }
-    if (j->fd < 0) {
-        if (open_file(self, j, name, O_RDWR | O_CREAT | O_TRUNC) != 0)
-            return io_error(self, name);
-        j->on_disk = j->checked = 1;
-        j->size = 0;
-        *dir_changed = 1;
-    }
-    uint8_t h[FILE_HEADER];
-    file_header(h, j->id);
-    uint64_t at = j->size;
-    if ((at == 0 && pwrite_all(j->fd, h, sizeof h, 0) != 0) ||
-        pwrite_all(j->fd, j->buf, j->len, at ? at : FILE_HEADER) != 0) {
-        rc = io_error(self, name);
-        if (ftruncate(j->fd, (off_t)at) != 0) {
-            /* Left as it is: the next write goes at AT all the same, and
-               whatever remains past it is cut when the file is next read. */
-        }
-        return rc;
-    }
-    j->size = (at ? at : FILE_HEADER) + j->len;
-    j->wrote = 1;
-    touch(self, j);
-    written(j);
-    return 0;
-}
-
-/*  After spm_journal_reset: writes J's header and buffer into JOB.log.new,
-    syncs it and renames it over JOB.log, so that a crash leaves either the
-    old file or the new. Returns 0, SPM_EIO or SPM_EFULL (then nothing
-    changed, and the buffer is kept). */
-static int rewrite_job(spm_journal_t *self, job_t *j)
-{
-    char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN];
-    job_name(name, j->id, "");
-    job_name(tmp, j->id, ".new");
-    trim(self, self->max_open - 1); /* the new file takes J's place among the open ones */
-    int fd = openat(self->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return io_error(self, tmp);
-    uint8_t h[FILE_HEADER];
-    file_header(h, j->id);
-    if (pwrite_all(fd, h, sizeof h, 0) != 0 || pwrite_all(fd, j->buf, j->len, FILE_HEADER) != 0 ||
-        fdatasync(fd) != 0 || renameat(self->dirfd, tmp, self->dirfd, name) != 0) {
-        int rc = io_error(self, tmp);
-        close(fd);
-        unlinkat(self->dirfd, tmp, 0);
-        return rc;
-    }
-    if (j->fd >= 0)
-        retire_fd(self, take_fd(self, j), j->id, 0);
-    set_fd(self, j, fd); /* synced: not listed for the next sync, which syncs the directory */
-    j->size = FILE_HEADER + j->len;
-    j->on_disk = j->checked = 1;
-    j->rewrite = 0;
-    written(j);
-    return 0;
-}
-
 /*  Keeps JOB (dropped) as the largest job id dropped: renames
     max_job.OLD to max_job.JOB (or creates it). Returns 0 or SPM_EIO. */
-static int set_mark(spm_journal_t *self, uint64_t job)
+int journal_set_mark(spm_journal_t *self, uint64_t job)
 {
     char old[NAME_MAX_LEN], name[NAME_MAX_LEN];
     snprintf(old, sizeof old, "max_job.%llu", (unsigned long long)self->mark);
@@ -606,9 +329,9 @@ static int set_mark(spm_journal_t *self, uint64_t job)
         r = fd < 0 ? -1 : close(fd);
     }
     if (r != 0)
-        return io_error(self, name);
+        return journal_io_error(self, name);
     self->mark = job;
-    note_dir(self);
+    journal_note_dir(self);
     return 0;
 }
 
@@ -663,16 +386,16 @@ static int write_identity(spm_journal_t *self, const uint8_t *store_id)
     n += snprintf(text + n, sizeof text - (size_t)n, "\n");
     int fd = openat(self->dirfd, "journal.id.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        return io_error(self, "journal.id.tmp");
-    if (pwrite_all(fd, text, (size_t)n, 0) != 0 || fdatasync(fd) != 0) {
-        int rc = io_error(self, "journal.id.tmp");
+        return journal_io_error(self, "journal.id.tmp");
+    if (journal_pwrite_all(fd, text, (size_t)n, 0) != 0 || fdatasync(fd) != 0) {
+        int rc = journal_io_error(self, "journal.id.tmp");
         close(fd);
         return rc;
     }
     close(fd);
     if (renameat(self->dirfd, "journal.id.tmp", self->dirfd, "journal.id") != 0 ||
         fsync(self->dirfd) != 0)
-        return io_error(self, "journal.id");
+        return journal_io_error(self, "journal.id");
     return 0;
 }
 
@@ -690,7 +413,7 @@ static int list_files(spm_journal_t *self)
         uint64_t id;
         job_t *j;
         if (parse_id(e->d_name, ".log", &id)) {
-            if (!(j = get_job(self, id, 1)) ||
+            if (!(j = journal_get_job(self, id, 1)) ||
                 spm_grow(&self->found, self->nfound, &self->capfound, sizeof *self->found, 16) != 0)
                 rc = spm_error(SPM_ENOMEM, "out of memory");
             else {
@@ -750,10 +473,10 @@ static int take_old_journal(spm_journal_t *self, const char *dir)
     if (max > self->max_job)
         self->max_job = max;
     int rc;
-    if (max > self->mark && ((rc = set_mark(self, max)) != 0))
+    if (max > self->mark && ((rc = journal_set_mark(self, max)) != 0))
         return rc;
     if (fsync(self->dirfd) != 0) /* the mark is on disk before the old file goes */
-        return io_error(self, ".");
+        return journal_io_error(self, ".");
     if (unlink(path) != 0)
         return spm_error(SPM_EIO, "%s: cannot remove: %s", path, strerror(errno));
     sync_dir(dir);
@@ -818,12 +541,12 @@ void spm_journal_destroy(spm_journal_t **self_p)
         job_t *j = value;
         if (j->fd >= 0)
             close(j->fd);
-        free_job(j);
+        journal_free_job(j);
     }
     if (self->zero) {
         if (self->zero->fd >= 0)
             close(self->zero->fd);
-        free_job(self->zero);
+        journal_free_job(self->zero);
     }
     for (size_t i = 0; i < self->nretired; i++)
         close(self->retired[i]);
@@ -840,89 +563,6 @@ void spm_journal_destroy(spm_journal_t **self_p)
     free(self->path);
     free(self);
     *self_p = NULL;
-}
-
-int spm_journal_append(spm_journal_t *self, uint64_t job, const void *rec, size_t len)
-{
-    assert(self);
-    assert(rec || len == 0);
-    if (len > SPM_JOURNAL_MAX_RECORD)
-        return spm_error(SPM_EINVAL, "%s: a record of %zu bytes for job %llu (at most %u)",
-                         self->path, len, (unsigned long long)job, SPM_JOURNAL_MAX_RECORD);
-    job_t *j = self->last && self->last->id == job ? self->last : get_job(self, job, 1);
-    if (!j)
-        return spm_error(SPM_ENOMEM, "out of memory");
-    size_t need = j->len + REC_HEADER + len;
-    if (need > j->cap) {
-        size_t cap = j->cap ? j->cap : 256;
-        while (cap < need)
-            cap *= 2;
-        uint8_t *b = realloc(j->buf, cap);
-        if (!b)
-            return spm_error(SPM_ENOMEM, "out of memory");
-        j->buf = b;
-        j->cap = cap;
-    }
-    int rc = pend(self, j);
-    if (rc != 0)
-        return rc;
-    uint8_t *p = j->buf + j->len;
-    put_le32(p + 8, (uint32_t)len);
-    if (len)
-        memcpy(p + REC_HEADER, rec, len);
-    put_le64(p, spm_checksum(p + 8, 4 + len));
-    j->len = need;
-    self->last = j;
-    if (job > self->max_job)
-        self->max_job = job;
-    return 0;
-}
-
-int spm_journal_flush(spm_journal_t *self)
-{
-    assert(self);
-    if (!self->npending)
-        return 0;
-    int rc = 0, dir_changed = 0;
-    for (size_t i = 0; i < self->npending; i++) {
-        job_t *j = self->pending[i];
-        int r = 0;
-        if (j->rewrite) {
-            r = rewrite_job(self, j);
-            dir_changed |= r == 0;
-        } else {
-            r = write_job(self, j, &dir_changed);
-        }
-        if (r == 0)
-            j->pending = 0;
-        else if (rc == 0)
-            rc = r;
-    }
-    /* One lock for the lot, after the writes: list what the next sync syncs. */
-    size_t kept = 0;
-    pthread_mutex_lock(&self->lock);
-    for (size_t i = 0; i < self->npending; i++) {
-        job_t *j = self->pending[i];
-        if (j->pending) {
-            self->pending[kept++] = j;
-        } else if (j->fd >= 0 && j->wrote) {
-            if (j->gen != self->gen && spm_grow(&self->dirty, self->ndirty, &self->capdirty,
-                                                sizeof *self->dirty, 16) != 0) {
-                if (rc == 0)
-                    rc = spm_error(SPM_ENOMEM, "out of memory");
-                continue; /* still marked written: a close syncs it */
-            }
-            if (j->gen != self->gen)
-                self->dirty[self->ndirty++] = (dirty_t){j->fd, j->id};
-            j->gen = self->gen;
-            j->wrote = 0;
-        }
-    }
-    if (dir_changed)
-        self->dir_dirty = 1;
-    pthread_mutex_unlock(&self->lock);
-    self->npending = kept;
-    return rc;
 }
 
 int spm_journal_sync(spm_journal_t *self)
@@ -972,76 +612,11 @@ int spm_journal_sync(spm_journal_t *self)
     return rc;
 }
 
-int spm_journal_drop(spm_journal_t *self, uint64_t job)
-{
-    assert(self);
-    job_t *j = get_job(self, job, 0);
-    if (!j)
-        return 0;
-    int rc = job > self->mark ? set_mark(self, job) : 0;
-    if (rc != 0)
-        return rc;
-    if (job)
-        spm_hmap_remove(self->jobs, job);
-    else
-        self->zero = NULL;
-    if (self->last == j)
-        self->last = NULL;
-    unpend(self, j);
-    if (j->fd >= 0)
-        retire_fd(self, take_fd(self, j), job, 0);
-    if (j->on_disk) {
-        char name[NAME_MAX_LEN];
-        job_name(name, job, "");
-        if (unlinkat(self->dirfd, name, 0) != 0 && errno != ENOENT)
-            rc = io_error(self, name);
-        note_dir(self);
-    }
-    free_job(j);
-    return rc;
-}
-
-int spm_journal_reset(spm_journal_t *self, uint64_t job)
-{
-    assert(self);
-    job_t *j = get_job(self, job, 0);
-    if (!j)
-        return 0;
-    j->len = 0;
-    if (!j->on_disk)
-        return 0;
-    j->rewrite = 1;
-    return pend(self, j);
-}
-
-int spm_journal_replay(spm_journal_t *self, spm_journal_fn fn, void *arg,
-                       spm_journal_report_t *report)
-{
-    assert(self);
-    assert(fn);
-    if (report)
-        memset(report, 0, sizeof *report);
-    for (size_t i = 0; i < self->nfound; i++) {
-        job_t *j = get_job(self, self->found[i], 0);
-        if (!j || !j->on_disk || j->rewrite)
-            continue; /* dropped or reset since open */
-        int opened = j->fd < 0;
-        int rc = read_job(self, j, fn, arg, report);
-        if (rc != 0)
-            return rc;
-        if (opened && j->fd >= 0 && !j->pending) /* not written to yet: spare the descriptor */
-            close_file(self, j);
-    }
-    if (report)
-        report->max_job = self->max_job;
-    return 0;
-}
-
 void spm_journal_set_max_open(spm_journal_t *self, size_t n)
 {
     assert(self);
     self->max_open = n ? n : 1;
-    trim(self, self->max_open);
+    journal_trim(self, self->max_open);
 }
 
 uint64_t spm_journal_max_job(const spm_journal_t *self)
