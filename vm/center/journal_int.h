@@ -115,6 +115,7 @@ void journal_free_job(job_t *j);
 int journal_set_mark(spm_journal_t *self, uint64_t job);
 
 /* journal_replay.c: reads J's file back (FN NULL: only checks and cuts it) */
-int journal_read_job(spm_journal_t *self, job_t *j, spm_journal_fn fn, void *arg, spm_journal_report_t *report);
+int journal_read_job(spm_journal_t *self, job_t *j, spm_journal_fn fn, void *arg,
+                     spm_journal_report_t *report);
 
 #endif

@@ -51,7 +51,7 @@ static size_t scan(const uint8_t *p, size_t size, uint64_t job, spm_journal_fn f
     to FN when FN is not NULL), and cuts off what follows its intact prefix,
     counting that in REPORT (may be NULL). Returns 0 or SPM_EIO. */
 int journal_read_job(spm_journal_t *self, job_t *j, spm_journal_fn fn, void *arg,
-                    spm_journal_report_t *report)
+                     spm_journal_report_t *report)
 {
     char name[NAME_MAX_LEN];
     journal_job_name(name, j->id, "");

@@ -75,7 +75,8 @@ static int write_job(spm_journal_t *self, job_t *j, int *dir_changed)
     char name[NAME_MAX_LEN];
     journal_job_name(name, j->id, "");
     int rc;
-    if (j->fd < 0 && j->on_disk && !j->checked && (rc = journal_read_job(self, j, NULL, NULL, NULL)) != 0)
+    if (j->fd < 0 && j->on_disk && !j->checked &&
+        (rc = journal_read_job(self, j, NULL, NULL, NULL)) != 0)
         return rc;
     if (j->fd < 0 && j->on_disk && journal_open_file(self, j, name, O_RDWR) != 0) {
         if (errno != ENOENT)
@@ -123,8 +124,9 @@ static int rewrite_job(spm_journal_t *self, job_t *j)
         return journal_io_error(self, tmp);
     uint8_t h[FILE_HEADER];
     file_header(h, j->id);
-    if (journal_pwrite_all(fd, h, sizeof h, 0) != 0 || journal_pwrite_all(fd, j->buf, j->len, FILE_HEADER) != 0 ||
-        fdatasync(fd) != 0 || renameat(self->dirfd, tmp, self->dirfd, name) != 0) {
+    if (journal_pwrite_all(fd, h, sizeof h, 0) != 0 ||
+        journal_pwrite_all(fd, j->buf, j->len, FILE_HEADER) != 0 || fdatasync(fd) != 0 ||
+        renameat(self->dirfd, tmp, self->dirfd, name) != 0) {
         int rc = journal_io_error(self, tmp);
         close(fd);
         unlinkat(self->dirfd, tmp, 0);
@@ -132,7 +134,8 @@ static int rewrite_job(spm_journal_t *self, job_t *j)
     }
     if (j->fd >= 0)
         journal_retire_fd(self, journal_take_fd(self, j), j->id, 0);
-    journal_set_fd(self, j, fd); /* synced: not listed for the next sync, which syncs the directory */
+    journal_set_fd(self, j,
+                   fd); /* synced: not listed for the next sync, which syncs the directory */
     j->size = FILE_HEADER + j->len;
     j->on_disk = j->checked = 1;
     j->rewrite = 0;

@@ -11,6 +11,7 @@
 #include "base/log.h"
 
 #include <getopt.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,6 +125,11 @@ int spm_cmd_ieu(int argc, char **argv)
     if ((rc = spm_ieu_new(&o, &ieu)) != 0)
         return spm_cli_fail("ieu", rc);
     rc = spm_ieu_run(ieu);
+    if (rc == SPM_ESTRANGER)
+        /* The center took this IEU for dead and re-issued what it held:
+           nothing here is wanted, and a teardown would wait on fetches and
+           copies that will never end. Its agent starts another. */
+        _exit(1);
     /* A user hears of a center that refused the IEU or did not answer it;
        its other ends are logged, or its agent says why. */
     int status = rc == 0 ? 0 : 1;
