@@ -66,21 +66,21 @@ typedef struct {
     int renewals;           /* times a replaced agent's cache went out of service */
 } chaos_vm_t;
 
-#define CHAOS_CORRUPT_MAX 3 /* corruptions per agent: a fourth makes it exit by design */
+#define CHAOS_CORRUPT_MAX 3     /* corruptions per agent: a fourth makes it exit by design */
 #define CHAOS_CORRUPT_BYTES 300 /* bytes overwritten per corruption */
 
 typedef struct {
-    uint64_t rng;     /* xorshift64 state, seeded by the caller (never 0) */
-    int min_ms;       /* shortest pause between two faults */
-    int max_ms;       /* longest pause between two faults */
-    int agent_first;  /* the first fault that kills the agent (1: the first; 0: none) */
-    int agent_every;  /* and every AGENT_EVERY-th fault after it */
-    int agent_max;    /* at most this many agent kills per job */
-    int node_too;     /* an agent kill also kills the agent's IEUs */
-    int timeout_s;    /* the job fails the run if it takes longer */
-    int max_faults;   /* at most this many faults per job (0: no limit) */
-    int fit;          /* shorten the pauses to fit the job (see chaos_compare) */
-    int center_every; /* every CENTER_EVERY-th fault kills the center, unless it kills the agent */
+    uint64_t rng;      /* xorshift64 state, seeded by the caller (never 0) */
+    int min_ms;        /* shortest pause between two faults */
+    int max_ms;        /* longest pause between two faults */
+    int agent_first;   /* the first fault that kills the agent (1: the first; 0: none) */
+    int agent_every;   /* and every AGENT_EVERY-th fault after it */
+    int agent_max;     /* at most this many agent kills per job */
+    int node_too;      /* an agent kill also kills the agent's IEUs */
+    int timeout_s;     /* the job fails the run if it takes longer */
+    int max_faults;    /* at most this many faults per job (0: no limit) */
+    int fit;           /* shorten the pauses to fit the job (see chaos_compare) */
+    int center_every;  /* every CENTER_EVERY-th fault kills the center, unless it kills the agent */
     int stop_every;    /* every STOP_EVERY-th fault stops a process a while (0: none) */
     int corrupt_every; /* every CORRUPT_EVERY-th fault corrupts the cache (0: none) */
 } chaos_plan_t;
@@ -128,9 +128,12 @@ static inline void chaos_agent_start(chaos_vm_t *vm)
     snprintf(vm->cache, sizeof vm->cache, "%s/cache%d", vm->dir, vm->agents++);
     vm->cache_faults = 0;
     snprintf(ieus, sizeof ieus, "%d", vm->ieus);
-    const char *argv[] = {"agent",       "--center", vm->ep,        "--ieus",
-                          ieus,          "--cache-dir", vm->cache,  "--log-level",
-                          "error",       vm->cache_reads ? "--no-store-reads" : NULL, NULL};
+    const char *argv[] = {"agent",   "--center",
+                          vm->ep,    "--ieus",
+                          ieus,      "--cache-dir",
+                          vm->cache, "--log-level",
+                          "error",   vm->cache_reads ? "--no-store-reads" : NULL,
+                          NULL};
     vm->agent = spm_test_start(argv);
 }
 

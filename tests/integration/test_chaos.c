@@ -151,8 +151,9 @@ static chaos_tally_t survives_faults(chaos_vm_t *vm, const chaos_job_t *job, cha
     int ok = chaos_compare(vm, plan, &tally, job->args, vm->dir, seed);
     char *s = NULL;
     int up = chaos_await_service(vm, 15000, &s);
-    fprintf(stderr, "chaos %s: %d stops, %d corruptions, node left service %d times, %.0f SIs "
-                    "re-issued, node back in service: %s, seed %llu\n",
+    fprintf(stderr,
+            "chaos %s: %d stops, %d corruptions, node left service %d times, %.0f SIs "
+            "re-issued, node back in service: %s, seed %llu\n",
             kind, tally.stops, tally.corruptions, chaos_cache_renewals(vm), tally.reissued,
             up ? "yes" : "no", (unsigned long long)seed);
     ck_assert_msg(ok == 1, "%s under %s: see stderr (seed %llu)", job->args[0], kind,
