@@ -5,6 +5,7 @@
     =========================================================================
 */
 #include "datacache/nodecache_int.h"
+#include "base/busguard.h"
 #include "base/checksum.h"
 
 #include <assert.h>
@@ -149,6 +150,26 @@ int spm_nodecache_read_begin(spm_nodecache_t *self, MDB_txn **txn, int *locked)
 /* A write transaction's work: returns 0 to commit, or an SPM_E* or LMDB code to abort. */
 typedef int (*body_fn)(spm_nodecache_t *self, MDB_txn *txn, void *arg);
 
+/* A write transaction run under a bus guard. */
+typedef struct {
+    spm_nodecache_t *self; /* the cache */
+    MDB_txn *txn;          /* the transaction, begun by the caller */
+    body_fn body;          /* its work */
+    void *arg;             /* the work's argument */
+    int ended;             /* 1 once the commit returned (it ends the transaction either way) */
+} txn_run_t;
+
+static int body_commit(void *arg)
+{
+    txn_run_t *w = arg;
+    int rc = w->body(w->self, w->txn, w->arg);
+    if (rc)
+        return rc;
+    rc = mdb_txn_commit(w->txn);
+    w->ended = 1;
+    return rc;
+}
+
 /* Runs BODY in a write transaction and commits; when the map is too small, grows it (or adopts
    another process's size) and runs BODY again. Returns 0 or an SPM_E* code. */
 static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
@@ -159,16 +180,15 @@ static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
     for (;;) {
         int locked = map_enter(self);
         size_t seen = self->mapsize;
-        MDB_txn *txn;
-        int rc = mdb_txn_begin(self->env, NULL, 0, &txn);
-        if (rc == 0) {
-            rc = body(self, txn, arg);
-            if (rc == 0)
-                rc = mdb_txn_commit(txn);
-            else
-                mdb_txn_abort(txn);
-        }
+        txn_run_t w = {.self = self, .body = body, .arg = arg};
+        int rc = mdb_txn_begin(self->env, NULL, 0, &w.txn);
+        int begun = rc == 0;
+        int faulted = begun && spm_busguard_run(body_commit, &w, &rc) != 0;
+        if (begun && !w.ended)
+            mdb_txn_abort(w.txn); /* the body failed, or the file faulted under it */
         spm_nodecache_map_leave(self, locked);
+        if (faulted)
+            return spm_nodecache_bus(self, "writing the cache");
         if (rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED) {
             if ((rc = remap(self, seen, rc == MDB_MAP_FULL)) != 0)
                 return rc;

@@ -102,6 +102,15 @@ int spm_nodecache_corrupt(spm_nodecache_t *self, const char *fmt, ...)
     return spm_error(SPM_ESTORE, "%s", why);
 }
 
+int spm_nodecache_bus(spm_nodecache_t *self, const char *what)
+{
+    return spm_nodecache_corrupt(self,
+                                 "%s: %s raised SIGBUS: part of data.mdb is gone or unreadable "
+                                 "(the file was cut short, a corrupted page points past its end, "
+                                 "or the disk failed)",
+                                 self->dir, what);
+}
+
 int spm_nodecache_refuse(spm_nodecache_t *self)
 {
     if (atomic_load(&self->broken) != 1)

@@ -128,5 +128,10 @@ int spm_nodecache_corrupt(spm_nodecache_t *self, const char *fmt, ...)
     out of service, else 0: every operation starts with it, so that a
     broken cache fails fast instead of being read or written again. */
 int spm_nodecache_refuse(spm_nodecache_t *self);
+/*  Takes the handle out of service because WHAT ("reading the cache")
+    raised SIGBUS (base/busguard.h): data.mdb is shorter than LMDB
+    believes (cut, or a corrupted page number points past its end) or its
+    disk failed to read. Returns SPM_ESTORE with the reason. */
+int spm_nodecache_bus(spm_nodecache_t *self, const char *what);
 
 #endif

@@ -5,6 +5,7 @@
     =========================================================================
 */
 #include "datacache/nodecache_int.h"
+#include "base/busguard.h"
 #include "base/checksum.h"
 
 #include <assert.h>
@@ -35,10 +36,70 @@ spm_nodecache_reader_t *spm_nodecache_reader(spm_nodecache_t *self)
     return r;
 }
 
-static int no_header(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
+/* A block looked up in a transaction, under a bus guard: a corrupted page number can send LMDB
+   past the end of the file, and the checksum reads every byte of the block. */
+typedef struct {
+    MDB_txn *txn;                   /* the caller's transaction */
+    MDB_dbi dbi;                    /* the blocks database */
+    uint8_t key[SPM_STORE_KEY_LEN]; /* the block's key */
+    int verify;                     /* 1: compare the bytes with the stored checksum */
+    uint32_t type, flags;           /* from the header */
+    uint64_t sum;                   /* the stored checksum */
+    const void *data;               /* the bytes, in the map */
+    size_t len;                     /* their length */
+} lookup_t;
+
+enum { NO_HEADER = -1, BAD_SUM = -2 }; /* lookup_body's own results; LMDB's are below -30000 */
+
+static int lookup_body(void *arg)
 {
-    return spm_nodecache_corrupt(self, "%s: SDB %llu version %llu: stored value has no header",
-                                 self->dir, (unsigned long long)id, (unsigned long long)version);
+    lookup_t *l = arg;
+    MDB_val k = {sizeof l->key, l->key}, v;
+    int rc = mdb_get(l->txn, l->dbi, &k, &v);
+    if (rc)
+        return rc;
+    if (spm_nodecache_hdr_read(&v, NULL, &l->flags, &l->sum) != 0 ||
+        spm_store_value_parse(&v, HDR, &l->type, &l->data, &l->len) != 0)
+        return NO_HEADER;
+    /* Every block is checked before it is handed out: the file is not
+       durable and its disk may go bad, and LMDB notices only damage to its
+       own pages. A checksum of 0 is none (a kept block of no bytes). */
+    if (l->verify && l->sum && spm_checksum(l->data, l->len) != l->sum)
+        return BAD_SUM;
+    return 0;
+}
+
+/* Looks up (ID, VERSION) in TXN into *L, checking its bytes when VERIFY. Returns 0,
+   MDB_NOTFOUND (nothing said), or an SPM_E* code with the detail set; a corrupt or unreadable
+   cache goes out of service. */
+static int lookup(spm_nodecache_t *self, MDB_txn *txn, spm_sdb_t id, uint64_t version, int verify,
+                  lookup_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->txn = txn;
+    l->dbi = self->blocks;
+    l->verify = verify;
+    spm_store_key(l->key, id, version);
+    int rc;
+    if (spm_busguard_run(lookup_body, l, &rc) != 0)
+        return spm_nodecache_bus(self, "reading the cache");
+    switch (rc) {
+    case 0:
+    case MDB_NOTFOUND:
+        return rc;
+    case NO_HEADER:
+        return spm_nodecache_corrupt(self, "%s: SDB %llu version %llu: stored value has no header",
+                                     self->dir, (unsigned long long)id,
+                                     (unsigned long long)version);
+    case BAD_SUM:
+        return spm_nodecache_corrupt(self,
+                                     "%s: SDB %llu version %llu does not match its checksum: the "
+                                     "cache is corrupt",
+                                     self->dir, (unsigned long long)id,
+                                     (unsigned long long)version);
+    default:
+        return spm_nodecache_fault(self, rc, "reading the cache");
+    }
 }
 
 int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version, uint32_t *type,
@@ -49,32 +110,20 @@ int spm_nodecache_get(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version,
     int rc = spm_nodecache_refuse(self);
     if (rc)
         return rc; /* a reader begun before the cache went out of service reads no more */
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, id, version);
-    MDB_val k = {sizeof key, key}, v;
-    rc = mdb_get(r->txn, self->blocks, &k, &v);
+    lookup_t l;
+    rc = lookup(self, r->txn, id, version, 1, &l);
     if (rc == MDB_NOTFOUND) {
         atomic_fetch_add(&self->misses, 1);
         return spm_nodecache_not_found(self, id, version);
     }
     if (rc)
-        return spm_nodecache_fault(self, rc, "reading the cache");
-    uint32_t flags;
-    uint64_t sum;
-    if (spm_nodecache_hdr_read(&v, NULL, &flags, &sum) != 0 ||
-        spm_store_value_parse(&v, HDR, type, data, len) != 0)
-        return no_header(self, id, version);
-    /* Every block is checked before it is handed out: the file is not
-       durable and its disk may go bad, and LMDB notices only damage to its
-       own pages. A checksum of 0 is none (a kept block of no bytes). */
-    if (sum && spm_checksum(*data, *len) != sum)
-        return spm_nodecache_corrupt(self,
-                                     "%s: SDB %llu version %llu does not match its checksum: the "
-                                     "cache is corrupt",
-                                     self->dir, (unsigned long long)id,
-                                     (unsigned long long)version);
+        return rc;
+    if (type)
+        *type = l.type;
+    *data = l.data;
+    *len = l.len;
     atomic_fetch_add(&self->hits, 1);
-    if (!(flags & SPM_NODECACHE_KEPT))
+    if (!(l.flags & SPM_NODECACHE_KEPT))
         spm_nodecache_note_use(self, id, version, spm_nodecache_next_stamp(self));
     return 0;
 }
@@ -90,35 +139,21 @@ int spm_nodecache_copy(spm_nodecache_t *self, spm_sdb_t id, uint64_t version, ui
     int rc = spm_nodecache_read_begin(self, &txn, &locked);
     if (rc)
         return rc;
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, id, version);
-    MDB_val k = {sizeof key, key}, v;
-    uint32_t flags = 0;
-    uint64_t sum;
-    const void *bytes;
-    size_t n;
-    rc = mdb_get(txn, self->blocks, &k, &v);
+    lookup_t l;
+    rc = lookup(self, txn, id, version, 1, &l); /* as spm_nodecache_get checks */
     if (rc == MDB_NOTFOUND)
         rc = spm_nodecache_not_found(self, id, version);
-    else if (rc)
-        rc = spm_nodecache_fault(self, rc, "reading the cache");
-    else if (spm_nodecache_hdr_read(&v, NULL, &flags, &sum) != 0 ||
-             spm_store_value_parse(&v, HDR, type, &bytes, &n) != 0)
-        rc = no_header(self, id, version);
-    else if (sum && spm_checksum(bytes, n) != sum) /* as spm_nodecache_get checks */
-        rc = spm_nodecache_corrupt(self,
-                                   "%s: SDB %llu version %llu does not match its checksum: the "
-                                   "cache is corrupt",
-                                   self->dir, (unsigned long long)id, (unsigned long long)version);
-    else if (!(*data = malloc(n ? n : 1)))
+    else if (rc == 0 && !(*data = malloc(l.len ? l.len : 1)))
         rc = spm_error(SPM_ENOMEM, "out of memory");
-    else {
-        memcpy(*data, bytes, n);
-        *len = n;
+    else if (rc == 0) {
+        memcpy(*data, l.data, l.len);
+        *len = l.len;
+        if (type)
+            *type = l.type;
     }
     mdb_txn_abort(txn);
     spm_nodecache_map_leave(self, locked);
-    if (rc == 0 && !(flags & SPM_NODECACHE_KEPT))
+    if (rc == 0 && !(l.flags & SPM_NODECACHE_KEPT))
         spm_nodecache_note_use(self, id, version, spm_nodecache_next_stamp(self));
     return rc;
 }
@@ -128,22 +163,16 @@ int spm_nodecache_meta(spm_nodecache_reader_t *r, spm_sdb_t id, uint64_t version
 {
     assert(r);
     spm_nodecache_t *self = r->cache;
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, id, version);
-    MDB_val k = {sizeof key, key}, v;
-    int rc = mdb_get(r->txn, self->blocks, &k, &v);
+    lookup_t l;
+    int rc = lookup(self, r->txn, id, version, 0, &l);
     if (rc == MDB_NOTFOUND)
         return spm_nodecache_not_found(self, id, version);
     if (rc)
-        return spm_nodecache_fault(self, rc, "reading the cache");
-    uint32_t f;
-    uint64_t sum;
-    if (spm_nodecache_hdr_read(&v, NULL, &f, &sum) != 0)
-        return no_header(self, id, version);
+        return rc;
     if (checksum)
-        *checksum = f & SPM_NODECACHE_NOSUM ? 0 : sum; /* a copy's is the cache's own */
+        *checksum = l.flags & SPM_NODECACHE_NOSUM ? 0 : l.sum; /* a copy's is the cache's own */
     if (flags)
-        *flags = f;
+        *flags = l.flags;
     return 0;
 }
 
@@ -172,13 +201,40 @@ int spm_nodecache_has(spm_nodecache_t *self, spm_sdb_t id, uint64_t version)
     int locked;
     if (spm_nodecache_read_begin(self, &txn, &locked) != 0)
         return 0;
-    uint8_t key[SPM_STORE_KEY_LEN];
-    spm_store_key(key, id, version);
-    MDB_val k = {sizeof key, key}, v;
-    int found = mdb_get(txn, self->blocks, &k, &v) == 0;
+    lookup_t l;
+    int found = lookup(self, txn, id, version, 0, &l) == 0;
     mdb_txn_abort(txn);
     spm_nodecache_map_leave(self, locked);
     return found;
+}
+
+/* The kept blocks listed from a cursor, under a bus guard (see lookup_t). */
+typedef struct {
+    MDB_cursor *cursor;       /* over the blocks database */
+    spm_nodecache_list_fn fn; /* called for each kept block */
+    void *arg;                /* its argument */
+} listing_t;
+
+/* Returns MDB_NOTFOUND at the end, NO_HEADER on a malformed record, or LMDB's code. */
+static int list_body(void *arg)
+{
+    listing_t *g = arg;
+    MDB_val k, v;
+    MDB_cursor_op op = MDB_FIRST;
+    int rc;
+    while ((rc = mdb_cursor_get(g->cursor, &k, &v, op)) == 0) {
+        op = MDB_NEXT;
+        uint32_t type, flags;
+        uint64_t sum;
+        spm_sdb_t id;
+        uint64_t version;
+        if (k.mv_size != SPM_STORE_KEY_LEN || spm_nodecache_hdr_read(&v, &type, &flags, &sum) != 0)
+            return NO_HEADER;
+        spm_store_key_parse(k.mv_data, &id, &version);
+        if (flags & SPM_NODECACHE_KEPT)
+            g->fn(g->arg, id, version, type, sum, v.mv_size - HDR);
+    }
+    return rc;
 }
 
 int spm_nodecache_list_kept(spm_nodecache_t *self, spm_nodecache_list_fn fn, void *arg)
@@ -190,32 +246,34 @@ int spm_nodecache_list_kept(spm_nodecache_t *self, spm_nodecache_list_fn fn, voi
     int rc = spm_nodecache_read_begin(self, &txn, &locked);
     if (rc)
         return rc;
-    MDB_cursor *c;
-    if ((rc = mdb_cursor_open(txn, self->blocks, &c)) == 0) {
-        MDB_val k, v;
-        MDB_cursor_op op = MDB_FIRST;
-        while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
-            op = MDB_NEXT;
-            uint32_t type, flags;
-            uint64_t sum;
-            spm_sdb_t id;
-            uint64_t version;
-            if (k.mv_size != SPM_STORE_KEY_LEN ||
-                spm_nodecache_hdr_read(&v, &type, &flags, &sum) != 0) {
-                rc = spm_nodecache_corrupt(self, "%s: malformed block in the cache", self->dir);
-                break;
-            }
-            spm_store_key_parse(k.mv_data, &id, &version);
-            if (flags & SPM_NODECACHE_KEPT)
-                fn(arg, id, version, type, sum, v.mv_size - HDR);
-        }
-        mdb_cursor_close(c);
+    listing_t g = {.fn = fn, .arg = arg};
+    int faulted = 0;
+    if ((rc = mdb_cursor_open(txn, self->blocks, &g.cursor)) == 0) {
+        faulted = spm_busguard_run(list_body, &g, &rc);
+        mdb_cursor_close(g.cursor);
     }
     mdb_txn_abort(txn);
     spm_nodecache_map_leave(self, locked);
+    if (faulted)
+        return spm_nodecache_bus(self, "listing the kept blocks");
     if (rc == MDB_NOTFOUND)
         return 0;
+    if (rc == NO_HEADER)
+        return spm_nodecache_corrupt(self, "%s: malformed block in the cache", self->dir);
     return spm_nodecache_fault(self, rc, "listing the kept blocks");
+}
+
+/* The totals read under a bus guard (see lookup_t). */
+typedef struct {
+    spm_nodecache_t *self; /* the cache */
+    MDB_txn *txn;          /* the caller's transaction */
+    totals_t totals;       /* what was read */
+} totals_read_t;
+
+static int totals_body(void *arg)
+{
+    totals_read_t *g = arg;
+    return spm_nodecache_totals_get(g->self, g->txn, &g->totals);
 }
 
 void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
@@ -229,14 +287,19 @@ void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
     int locked;
     if (spm_nodecache_read_begin(self, &txn, &locked) != 0)
         return;
-    totals_t t;
-    int rc = spm_nodecache_totals_get(self, txn, &t);
+    totals_read_t g = {.self = self, .txn = txn};
+    int rc, faulted = spm_busguard_run(totals_body, &g, &rc);
     mdb_txn_abort(txn);
     spm_nodecache_map_leave(self, locked);
+    if (faulted) {
+        spm_nodecache_bus(self, "reading the totals");
+        return;
+    }
     if (rc) {
         spm_nodecache_fault(self, rc, "reading the totals");
         return;
     }
+    totals_t t = g.totals;
     out->blocks = t.blocks;
     out->bytes = t.bytes;
     out->evictions = t.evictions;

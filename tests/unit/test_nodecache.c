@@ -976,6 +976,69 @@ START_TEST(test_copy_sees_blocks_kept_after_a_reader)
 }
 END_TEST
 
+/* Cuts the cache file of the running test to its two meta pages: every other page LMDB maps is
+   past the end of the file, and touching one raises SIGBUS. */
+static void cut_file(void)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    ck_assert_int_eq(truncate(path, 2 * 4096), 0);
+}
+
+/* A cache filled with 40 blocks of 64 KiB, then cut short under the handle. */
+static spm_nodecache_t *cut_cache(void)
+{
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 0, 1);
+    ck_assert_ptr_nonnull(nc);
+    for (spm_sdb_t id = 1; id <= 40; id++)
+        ck_assert_int_eq(put_block(nc, id, 65536), 0);
+    cut_file();
+    return nc;
+}
+
+/* The cache is out of service, and says why. */
+static void assert_out_for_sigbus(spm_nodecache_t *nc)
+{
+    char why[512];
+    ck_assert(spm_nodecache_broken(nc, why, sizeof why));
+    ck_assert_msg(strstr(why, "SIGBUS"), "%s", why);
+}
+
+START_TEST(test_cut_file_fails_a_read)
+{
+    /* A cache file cut short (or whose corrupted page number points past
+       its end) faults the process that reads it; the read fails instead,
+       and the cache goes out of service, so the node's agent replaces it. */
+    spm_nodecache_t *nc = cut_cache();
+    void *copy;
+    size_t n;
+    ck_assert_int_eq(spm_nodecache_copy(nc, 7, 1, NULL, &copy, &n), SPM_ESTORE);
+    assert_out_for_sigbus(nc);
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    ck_assert_ptr_null(r); /* out of service: refused at once */
+    spm_nodecache_destroy(&nc);
+    /* a reader's lookup and a listing meet the same fault */
+    nc = cut_cache();
+    r = spm_nodecache_reader(nc);
+    ck_assert_ptr_nonnull(r);
+    const void *p;
+    ck_assert_int_eq(spm_nodecache_get(r, 9, 1, NULL, &p, &n), SPM_ESTORE);
+    spm_nodecache_reader_end(&r);
+    assert_out_for_sigbus(nc);
+    spm_nodecache_destroy(&nc);
+}
+END_TEST
+
+START_TEST(test_cut_file_fails_a_write)
+{
+    spm_nodecache_t *nc = cut_cache();
+    ck_assert_int_eq(put_block(nc, 41, 65536), SPM_ESTORE);
+    assert_out_for_sigbus(nc);
+    spm_nodecache_destroy(&nc);
+}
+END_TEST
+
 static Suite *nodecache_suite(void)
 {
     Suite *s = suite_create("nodecache");
@@ -998,6 +1061,8 @@ static Suite *nodecache_suite(void)
     SPM_TEST_ADD(s, &c, test_clear);
     SPM_TEST_ADD(s, &c, test_kept_two_processes);
     SPM_TEST_ADD(s, &c, test_copy_sees_blocks_kept_after_a_reader);
+    SPM_TEST_ADD(s, &c, test_cut_file_fails_a_read);
+    SPM_TEST_ADD(s, &c, test_cut_file_fails_a_write);
     return s;
 }
 
