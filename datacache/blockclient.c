@@ -16,6 +16,7 @@
 #define BASE_TIMEOUT_US 2000000ull /* a data agent answers a FETCH within ms */
 #define BYTES_PER_S (4ull << 20)   /* ... plus the transfer at a slow 4 MiB/s */
 #define SUSPECT_US 10000000ull     /* a node that left a request unanswered is asked last */
+#define FULL_US 1000000ull         /* a node that refused a block as full is asked to keep none */
 #define WHY_LEN 600
 
 enum { REQ_FETCH = 1, REQ_STORE = 2 };
@@ -82,6 +83,7 @@ typedef struct {
     uint32_t open;          /* requests waiting on it */
     int down;               /* being forgotten (spm_blockclient_node_down) */
     uint64_t suspect_until; /* asked after the others until then (it timed out) */
+    uint64_t full_until;    /* not asked to keep a block until then (it refused one as full) */
 } peer_t;
 
 typedef struct {
@@ -274,6 +276,18 @@ static void fetch_next(spm_blockclient_t *self, req_t *r)
     finish(self, r, r->status ? r->status : SPM_ENOTFOUND, NULL);
 }
 
+/*  Whether P refused a block for want of room less than FULL_US before
+    NOW. A STORE carries its block, so asking a full node again costs the
+    block's bytes on both links for nothing: with small caches most of the
+    bytes node to node were blocks sent to full nodes and sent back
+    (bench/paper/RESULTS.md, the communication section). A node's room
+    comes back as its blocks are committed and dropped, so the pause is
+    short. */
+static int is_full(const peer_t *p, uint64_t now)
+{
+    return p->full_until > now;
+}
+
 /*  Moves the nodes of V (N of them) that timed out lately behind the
     others, keeping each group's order: a node that does not answer (its
     host is down, its address wrong) costs one timeout, not one per block. */
@@ -359,7 +373,7 @@ int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_bloc
     Spm__Node fw[FORWARD_MAX], *pfw[FORWARD_MAX];
     for (size_t i = 0; want > 1 && i < nforward && s.n_forward < FORWARD_MAX; i++) {
         const peer_t *q = peer_get(self, forward[i]);
-        if (!q || forward[i] == node)
+        if (!q || forward[i] == node || is_full(q, spm_now_us()))
             continue;
         spm__node__init(&fw[s.n_forward]);
         fw[s.n_forward].index = forward[i];
@@ -442,6 +456,12 @@ static void keep_more(keep_t *k)
             dup |= k->holders[i] == node;
         if (dup)
             continue;
+        const peer_t *p = peer_get(k->self, node);
+        if (p && is_full(p, spm_now_us())) {
+            k->full = 1;
+            k->self->stats.skipped_full++;
+            continue;
+        }
         /* A chain asks this one for all that is missing, to be passed on
            among the candidates after it. */
         uint32_t want = k->chain ? k->want - (uint32_t)k->n : 1;
@@ -552,6 +572,7 @@ static void on_store_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
     if (!r)
         return;
     self->peers[node].suspect_until = 0; /* it answers */
+    self->peers[node].full_until = sr->status == SPM_EFULL ? spm_now_us() + FULL_US : 0;
     if (sr->status != 0) {
         add_why(r, node, self->peers[node].endpoint,
                 sr->error && *sr->error ? sr->error : spm_strerror(sr->status));

@@ -146,8 +146,9 @@ typedef void (*spm_kept_fn)(void *arg, const uint32_t *holders, size_t n, int st
 /*  Makes WANT nodes keep REF (bytes in BUF): the NHAVE nodes in HAVE keep
     it already (the caller's own node, say), and the rest are asked among
     the NCAND CANDIDATES in order, the next one standing in for one that
-    fails. Without CHAIN several are asked at once; with CHAIN one is asked
-    at a time and passes the block on to the candidates after it (so the
+    fails. A candidate that refused a block as full less than a second ago
+    is not asked (nor passed on to), and counts as full. Without CHAIN several are asked at once;
+   with CHAIN one is asked at a time and passes the block on to the candidates after it (so the
     caller's link carries it once: what a client staging over a slow link
     wants). FN is called with ARG once at the end (from this call when
     nothing needs asking). Returns 0 or SPM_ENOMEM (FN not called). */
@@ -183,6 +184,8 @@ typedef struct {
     uint64_t corrupt;                /* copies that failed their checksum */
     uint64_t timeouts;               /* requests a node left unanswered */
     uint64_t refused;                /* answers that were errors */
+    uint64_t skipped_full;           /* keeps that did not ask a node that refused one as full
+                                        less than a second before */
 } spm_blockclient_stats_t;
 
 void spm_blockclient_stats(const spm_blockclient_t *self, spm_blockclient_stats_t *out);

@@ -1,0 +1,158 @@
+/*  Tests of datacache/blockclient: a node's client of the other nodes'
+    data agents, here asking real data agents (ZeroMQ ROUTERs over inproc,
+    node caches below a mkdtemp directory removed at the end) to keep
+    blocks. */
+#include "base/checksum.h"
+#include "datacache/blockclient.h"
+#include "datacache/dataagent.h"
+#include "datacache/nodecache.h"
+#include "tests/check_main.h"
+#include "tests/scratch.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BLOCK 65536 /* bytes of each block kept */
+
+/* Every block is well formed: the type check is not what is tested here. */
+static int any_block(uint32_t type, const void *data, size_t len)
+{
+    (void)type, (void)data, (void)len;
+    return 0;
+}
+
+/* A node's data agent on its own cache of BUDGET bytes (0: no limit). */
+typedef struct {
+    void *router;
+    spm_nodecache_t *cache;
+    spm_dataagent_t *agent;
+} node_t;
+
+static void node_start(node_t *n, void *ctx, uint32_t index, uint64_t budget)
+{
+    char dir[128], ep[64];
+    snprintf(dir, sizeof dir, "%s/%d-%u", base, (int)getpid(), index);
+    snprintf(ep, sizeof ep, "inproc://node%u", index);
+    n->cache = spm_nodecache_open(dir, budget, 1);
+    ck_assert_msg(n->cache != NULL, "%s", spm_error_detail());
+    n->router = spm_wire_socket(ctx, ZMQ_ROUTER);
+    ck_assert_ptr_nonnull(n->router);
+    ck_assert_int_eq(zmq_bind(n->router, ep), 0);
+    n->agent = spm_dataagent_new(n->router, n->cache, any_block);
+    ck_assert_ptr_nonnull(n->agent);
+}
+
+static void node_stop(node_t *n)
+{
+    zmq_close(n->router);
+    spm_dataagent_destroy(&n->agent);
+    spm_nodecache_destroy(&n->cache);
+}
+
+/* What a keep ended with. */
+typedef struct {
+    int done, status;
+    uint32_t holders[8];
+    size_t n;
+} kept_t;
+
+static void on_kept(void *arg, const uint32_t *holders, size_t n, int status, const char *why)
+{
+    (void)why;
+    kept_t *k = arg;
+    k->done = 1;
+    k->status = status;
+    for (size_t i = 0; i < n && i < 8; i++)
+        k->holders[i] = holders[i];
+    k->n = n < 8 ? n : 8;
+}
+
+/* Node 0 (BC) has block SEED and wants one more keeper among nodes 1 and 2, passed along a
+   chain as an IEU's outputs are; serves the two agents until the keep ends. */
+static kept_t keep_one(spm_blockclient_t *bc, node_t *agents, uint64_t seed)
+{
+    uint8_t *bytes = malloc(BLOCK);
+    ck_assert_ptr_nonnull(bytes);
+    fill(bytes, BLOCK, seed);
+    spm_blockref_t ref = {seed, 1, 9, spm_checksum(bytes, BLOCK), BLOCK};
+    spm_blockbuf_t *buf = spm_blockbuf_new(bytes, BLOCK);
+    const uint32_t self = 0, cand[] = {1, 2};
+    kept_t k = {0};
+    ck_assert_int_eq(spm_blockclient_keep(bc, &ref, buf, &self, 1, 2, cand, 2, 1, on_kept, &k), 0);
+    spm_blockbuf_unref(buf);
+    for (int rounds = 0; !k.done && rounds < 500; rounds++) {
+        zmq_pollitem_t items[8] = {{agents[0].router, 0, ZMQ_POLLIN, 0},
+                                   {agents[1].router, 0, ZMQ_POLLIN, 0}};
+        int n = 2 + spm_blockclient_items(bc, items + 2, 6);
+        ck_assert_int_ge(zmq_poll(items, n, 10), 0);
+        spm_dataagent_serve(agents[0].agent);
+        spm_dataagent_serve(agents[1].agent);
+        spm_blockclient_process(bc);
+    }
+    ck_assert_msg(k.done, "the keep of block %llu did not end", (unsigned long long)seed);
+    return k;
+}
+
+static spm_dataagent_stats_t stats_of(const node_t *n)
+{
+    spm_dataagent_stats_t s;
+    spm_dataagent_stats(n->agent, &s);
+    return s;
+}
+
+START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
+{
+    /* Node 1's cache has room for no block, node 2's for all. A STORE
+       carries its block, so every block offered to node 1 crossed two
+       links for nothing; once it refused one, the next keeps go straight
+       to node 2 for a second, then node 1 is asked again. */
+    void *ctx = zmq_ctx_new();
+    node_t agents[2]; /* node 1's and node 2's */
+    node_start(&agents[0], ctx, 1, 4096);
+    node_start(&agents[1], ctx, 2, 0);
+    spm_blockclient_t *bc = spm_blockclient_new(ctx, NULL);
+    ck_assert_ptr_nonnull(bc);
+    ck_assert_int_eq(spm_blockclient_node(bc, 1, "inproc://node1", ""), 0);
+    ck_assert_int_eq(spm_blockclient_node(bc, 2, "inproc://node2", ""), 0);
+
+    kept_t k = keep_one(bc, agents, 1);
+    ck_assert_int_eq(k.status, 0);
+    ck_assert_uint_eq(k.n, 2);
+    ck_assert_uint_eq(k.holders[1], 2);
+    ck_assert_uint_eq(stats_of(&agents[0]).refused, 1);
+
+    for (uint64_t seed = 2; seed <= 5; seed++) {
+        k = keep_one(bc, agents, seed);
+        ck_assert_int_eq(k.status, 0);
+        ck_assert_uint_eq(k.holders[1], 2);
+    }
+    ck_assert_uint_eq(stats_of(&agents[0]).refused, 1); /* not asked again */
+    ck_assert_uint_eq(stats_of(&agents[1]).stored, 5);
+    spm_blockclient_stats_t s;
+    spm_blockclient_stats(bc, &s);
+    ck_assert_uint_eq(s.skipped_full, 4);
+
+    usleep(1100000); /* its room may have come back: it is asked again */
+    k = keep_one(bc, agents, 6);
+    ck_assert_int_eq(k.status, 0);
+    ck_assert_uint_eq(stats_of(&agents[0]).refused, 2);
+    ck_assert_uint_eq(stats_of(&agents[1]).stored, 6);
+
+    spm_blockclient_destroy(&bc);
+    node_stop(&agents[0]);
+    node_stop(&agents[1]);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
+static Suite *blockclient_suite(void)
+{
+    Suite *s = suite_create("blockclient");
+    const spm_test_case_t c = {
+        .timeout_s = 60, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
+    SPM_TEST_ADD(s, &c, a_full_node_is_not_sent_blocks_for_a_while);
+    return s;
+}
+
+SPM_TEST_MAIN(blockclient_suite)
