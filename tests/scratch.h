@@ -9,7 +9,7 @@
     the checked fixture scratch_setup/scratch_teardown (it runs in the
     test's process around every iteration of a loop test, and the test
     fails when the directory cannot be removed). Tests make their own
-    files and directories below `base`; scratch_path names one. fill
+    files and directories below `base`; `path` names one. fill
     makes LEN bytes from a seed, so that what is read back can be checked
     against what was written.
     =========================================================================
@@ -62,7 +62,7 @@ static inline void scratch_teardown(void)
 
 /*  BASE/NAME, in one of eight static buffers taken in turn, so that one
     call may name several files. */
-static inline const char *scratch_path(const char *name)
+static inline const char *path(const char *name)
 {
     static char buf[8][192];
     static int next;

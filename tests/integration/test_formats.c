@@ -472,8 +472,8 @@ static void inputs(int m, int p, int n, double density, double **a, double **b, 
 {
     *a = ref_random(m, p, density, 11 + m, REF_REAL);
     *b = ref_random(p, n, density, 13 + n, REF_REAL);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("A.mtx"), m, p, *a, 0, REF_REAL, REF_GENERAL), 0);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("B.mtx"), p, n, *b, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), m, p, *a, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), p, n, *b, 0, REF_REAL, REF_GENERAL), 0);
     *r = ref_matmul(m, p, n, *a, *b);
 }
 
@@ -489,30 +489,24 @@ START_TEST(binary_outputs_match_the_reference)
     double *a, *b, *r;
     inputs(m, p, n, densities[_i], &a, &b, &r);
     char *err = NULL;
-    ck_assert_msg(matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.npz"), NULL,
-                         &err) == 0,
-                  "%s", err);
+    ck_assert_msg(matmul(path("A.mtx"), path("B.mtx"), path("C.npz"), NULL, &err) == 0, "%s", err);
     free(err);
-    ck_assert_int_eq(
-        matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.npy"), NULL, NULL), 0);
-    ck_assert_int_eq(
-        matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.mtx"), NULL, NULL), 0);
+    ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path("C.npy"), NULL, NULL), 0);
+    ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path("C.mtx"), NULL, NULL), 0);
     int cm, cn;
     uint64_t nnz;
-    double *c = read_csr(scratch_path("C.npz"), &cm, &cn, &nnz);
+    double *c = read_csr(path("C.npz"), &cm, &cn, &nnz);
     ck_assert(cm == m && cn == n);
     ck_assert_msg(ref_rel_err(m, n, c, r) < 1e-12, "C.npz err %g", ref_rel_err(m, n, c, r));
-    ck_assert_uint_eq(nnz, mtx_entries(scratch_path("C.mtx"))); /* the entries C.mtx has */
+    ck_assert_uint_eq(nnz, mtx_entries(path("C.mtx"))); /* the entries C.mtx has */
     free(c);
-    c = read_dense(scratch_path("C.npy"), &cm, &cn);
+    c = read_dense(path("C.npy"), &cm, &cn);
     ck_assert(cm == m && cn == n);
     ck_assert_msg(ref_rel_err(m, n, c, r) < 1e-12, "C.npy err %g", ref_rel_err(m, n, c, r));
     free(c);
     /* --format overrides the name */
-    ck_assert_int_eq(matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.out"),
-                            "--format=npz", NULL),
-                     0);
-    ck_assert(same_bytes(scratch_path("C.out"), scratch_path("C.npz")));
+    ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path("C.out"), "--format=npz", NULL), 0);
+    ck_assert(same_bytes(path("C.out"), path("C.npz")));
     free(a);
     free(b);
     free(r);
@@ -526,9 +520,7 @@ START_TEST(binary_inputs_give_the_same_product)
     const int m = 75, p = 60, n = 50;
     double *a, *b, *r;
     inputs(m, p, n, 0.25, &a, &b, &r);
-    ck_assert_int_eq(
-        matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("ref.mtx"), NULL, NULL),
-        0);
+    ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path("ref.mtx"), NULL, NULL), 0);
     static const struct {
         const char *a_fmt, *index; /* A as: csr/csc/coo with this index, or npy */
         int deflated, b_fortran;
@@ -538,28 +530,24 @@ START_TEST(binary_inputs_give_the_same_product)
                  {"npy", NULL, 0, 1},
                  {"csr", "<i8", 0, 0}};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        const char *ap =
-            strcmp(cases[k].a_fmt, "npy") == 0 ? scratch_path("A.npy") : scratch_path("A.npz");
+        const char *ap = strcmp(cases[k].a_fmt, "npy") == 0 ? path("A.npy") : path("A.npz");
         if (strcmp(cases[k].a_fmt, "npy") == 0)
             write_npy(ap, m, p, a, 0);
         else
             write_sparse(ap, m, p, a, cases[k].a_fmt, cases[k].index, cases[k].deflated);
-        write_npy(scratch_path("B.npy"), p, n, b, cases[k].b_fortran);
+        write_npy(path("B.npy"), p, n, b, cases[k].b_fortran);
         char *err = NULL;
-        int rc = matmul(ap, scratch_path("B.npy"), scratch_path("C.mtx"), NULL, &err);
+        int rc = matmul(ap, path("B.npy"), path("C.mtx"), NULL, &err);
         ck_assert_msg(rc == 0, "case %zu: %s", k, err);
         free(err);
-        ck_assert_msg(same_bytes(scratch_path("C.mtx"), scratch_path("ref.mtx")),
-                      "case %zu differs", k);
+        ck_assert_msg(same_bytes(path("C.mtx"), path("ref.mtx")), "case %zu differs", k);
         /* and the other way round: B as a sparse archive */
-        write_sparse(scratch_path("B.npz"), p, n, b, "csr", "<i4", 1);
-        ck_assert_int_eq(
-            matmul(scratch_path("A.mtx"), scratch_path("B.npz"), scratch_path("C.mtx"), NULL, NULL),
-            0);
-        ck_assert(same_bytes(scratch_path("C.mtx"), scratch_path("ref.mtx")));
+        write_sparse(path("B.npz"), p, n, b, "csr", "<i4", 1);
+        ck_assert_int_eq(matmul(path("A.mtx"), path("B.npz"), path("C.mtx"), NULL, NULL), 0);
+        ck_assert(same_bytes(path("C.mtx"), path("ref.mtx")));
     }
     int cm, cn;
-    double *c = ref_read_mtx(scratch_path("ref.mtx"), &cm, &cn);
+    double *c = ref_read_mtx(path("ref.mtx"), &cm, &cn);
     ck_assert(ref_rel_err(m, n, c, r) < 1e-12);
     free(c);
     free(a);
@@ -593,7 +581,7 @@ START_TEST(bad_binary_input)
     double a[30];
     for (int i = 0; i < 30; i++)
         a[i] = i % 3 ? i : 0;
-    const char *in = scratch_path("A.npz");
+    const char *in = path("A.npz");
     uint32_t idx[2] = {0, 9}, ptr[7] = {0, 1, 2, 2, 2, 2, 2}, bad_ptr[7] = {0, 2, 1, 2, 2, 2, 2};
     double v2[2] = {1, 2};
     float f2[2] = {1, 2};
@@ -612,7 +600,7 @@ START_TEST(bad_binary_input)
     }
     case 1: { /* a header claiming 2^20 x 2^20 doubles, 16 bytes of data */
         member_t f = {"", "<f8", 2, {1u << 20, 1u << 20}, 0, v2, 16};
-        in = scratch_path("A.npy");
+        in = path("A.npy");
         write_member(in, &f);
         break;
     }
@@ -631,7 +619,7 @@ START_TEST(bad_binary_input)
     case 5: {
         int64_t ints[30] = {0};
         member_t f = {"", "<i8", 2, {m, n}, 0, ints, sizeof ints};
-        in = scratch_path("A.npy");
+        in = path("A.npy");
         write_member(in, &f);
         break;
     }
@@ -661,7 +649,7 @@ START_TEST(bad_binary_input)
         break;
     case 10: {
         member_t f = {"", "<f8", 1, {30, 0}, 0, a, sizeof a};
-        in = scratch_path("A.npy");
+        in = path("A.npy");
         write_member(in, &f);
         break;
     }
@@ -669,14 +657,14 @@ START_TEST(bad_binary_input)
     double ident[25] = {0};
     for (int i = 0; i < 5; i++)
         ident[i * 6] = 1;
-    write_npy(scratch_path("B.npy"), 5, 5, ident, 0);
+    write_npy(path("B.npy"), 5, 5, ident, 0);
     char *err = NULL;
-    int rc = matmul(in, scratch_path("B.npy"), scratch_path("C.npz"), NULL, &err);
+    int rc = matmul(in, path("B.npy"), path("C.npz"), NULL, &err);
     ck_assert_msg(rc == 1, "%s: exit %d, %s", bad[_i].name, rc, err);
     ck_assert_msg(strstr(err, in) && strstr(err, bad[_i].expect), "%s: %s", bad[_i].name, err);
     ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", bad[_i].name,
                   err);
-    ck_assert_int_eq(access(scratch_path("C.npz"), F_OK), -1);
+    ck_assert_int_eq(access(path("C.npz"), F_OK), -1);
     free(err);
 }
 END_TEST
@@ -784,22 +772,22 @@ static void check_rules(const char *p, const ref_result_t *ref, uint64_t ntrans)
     first, itemsets alone) against the reference. */
 START_TEST(mine_npz_matches_the_reference)
 {
-    write_db(scratch_path("T.dat"));
+    write_db(path("T.dat"));
     ref_db_t db;
     ref_result_t ref;
-    ck_assert_int_eq(ref_db_load(scratch_path("T.dat"), &db), 0);
+    ck_assert_int_eq(ref_db_load(path("T.dat"), &db), 0);
     uint64_t minsup = 90; /* 3% */
     ref_mine(&db, minsup, 0.5, 0, &ref);
     const char *argv[] = {"mine",
-                          scratch_path("T.dat"),
+                          path("T.dat"),
                           "--min-support",
                           "90",
                           "--min-confidence",
                           "50%",
                           "-o",
-                          scratch_path("rules.npz"),
+                          path("rules.npz"),
                           "--itemsets",
-                          scratch_path("sets.npz"),
+                          path("sets.npz"),
                           "--quiet",
                           "--ieus",
                           "2",
@@ -807,24 +795,23 @@ START_TEST(mine_npz_matches_the_reference)
     char *err = NULL;
     ck_assert_msg(spm(argv, &err) == 0, "%s", err);
     free(err);
-    check_itemsets(scratch_path("sets.npz"), &ref, db.ntrans, minsup);
-    check_rules(scratch_path("rules.npz"), &ref, db.ntrans);
+    check_itemsets(path("sets.npz"), &ref, db.ntrans, minsup);
+    check_rules(path("rules.npz"), &ref, db.ntrans);
     const char *eclat[] = {"mine",
-                           scratch_path("T.dat"),
+                           path("T.dat"),
                            "--min-support",
                            "90",
                            "--itemsets-only",
                            "--algorithm",
                            "eclat",
                            "--itemsets",
-                           scratch_path("only.npz"),
+                           path("only.npz"),
                            "--quiet",
                            NULL};
     ck_assert_int_eq(spm(eclat, NULL), 0);
-    check_itemsets(scratch_path("only.npz"), &ref, db.ntrans, minsup);
+    check_itemsets(path("only.npz"), &ref, db.ntrans, minsup);
     /* to stdout: refused in one line, exit 2 */
-    const char *out[] = {"mine", scratch_path("T.dat"), "--min-support", "90", "--format", "npz",
-                         NULL};
+    const char *out[] = {"mine", path("T.dat"), "--min-support", "90", "--format", "npz", NULL};
     err = NULL;
     ck_assert_int_eq(spm(out, &err), 2);
     ck_assert_ptr_nonnull(strstr(err, "npz is written to files"));
@@ -837,18 +824,18 @@ END_TEST
 /*  Named items: `names` holds each item number's name. */
 START_TEST(mine_npz_names)
 {
-    FILE *f = fopen(scratch_path("n.dat"), "w");
+    FILE *f = fopen(path("n.dat"), "w");
     ck_assert_ptr_nonnull(f);
     fputs("bread milk\nbread beer eggs\nmilk beer bread\nmilk eggs\n", f);
     fclose(f);
-    const char *argv[] = {"mine",       scratch_path("n.dat"),
+    const char *argv[] = {"mine",       path("n.dat"),
                           "--names",    "--min-support",
                           "2",          "--itemsets-only",
-                          "--itemsets", scratch_path("sets.npz"),
+                          "--itemsets", path("sets.npz"),
                           "--quiet",    NULL};
     ck_assert_int_eq(spm(argv, NULL), 0);
     npz_t z;
-    z.z = slurp(scratch_path("sets.npz"), &z.len);
+    z.z = slurp(path("sets.npz"), &z.len);
     arr_t names = member(&z, "names"), items = member(&z, "items"), off = member(&z, "offsets");
     ck_assert_str_eq(names.descr, "|S5");
     ck_assert_uint_eq(count_of(&names), 4);
@@ -874,32 +861,27 @@ START_TEST(sync_and_default_write_the_same_bytes)
     static const char *const outs[][2] = {
         {"C.npz", "S.npz"}, {"C.npy", "S.npy"}, {"C.mtx", "S.mtx"}};
     for (int k = 0; k < 3; k++) {
-        ck_assert_int_eq(matmul(scratch_path("A.mtx"), scratch_path("B.mtx"),
-                                scratch_path(outs[k][0]), NULL, NULL),
-                         0);
-        ck_assert_int_eq(matmul(scratch_path("A.mtx"), scratch_path("B.mtx"),
-                                scratch_path(outs[k][1]), "--sync", NULL),
-                         0);
-        ck_assert_msg(same_bytes(scratch_path(outs[k][0]), scratch_path(outs[k][1])), "%s",
-                      outs[k][0]);
+        ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path(outs[k][0]), NULL, NULL), 0);
+        ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path(outs[k][1]), "--sync", NULL), 0);
+        ck_assert_msg(same_bytes(path(outs[k][0]), path(outs[k][1])), "%s", outs[k][0]);
     }
-    write_db(scratch_path("T.dat"));
+    write_db(path("T.dat"));
     for (int s = 0; s < 2; s++) {
         const char *argv[] = {"mine",
-                              scratch_path("T.dat"),
+                              path("T.dat"),
                               "--min-support",
                               "3%",
                               "-o",
-                              scratch_path(s ? "rs.npz" : "r.npz"),
+                              path(s ? "rs.npz" : "r.npz"),
                               "--itemsets",
-                              scratch_path(s ? "ss.npz" : "s.npz"),
+                              path(s ? "ss.npz" : "s.npz"),
                               "--quiet",
                               s ? "--sync" : NULL,
                               NULL};
         ck_assert_int_eq(spm(argv, NULL), 0);
     }
-    ck_assert(same_bytes(scratch_path("r.npz"), scratch_path("rs.npz")));
-    ck_assert(same_bytes(scratch_path("s.npz"), scratch_path("ss.npz")));
+    ck_assert(same_bytes(path("r.npz"), path("rs.npz")));
+    ck_assert(same_bytes(path("s.npz"), path("ss.npz")));
     free(a);
     free(b);
     free(r);
@@ -937,26 +919,16 @@ START_TEST(numpy_and_scipy_load_them)
     const int m = 90, p = 70, n = 60;
     double *a, *b, *r;
     inputs(m, p, n, 0.2, &a, &b, &r);
-    write_npy(scratch_path("R.npy"), m, n, r, 0);
-    ck_assert_int_eq(
-        matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.npz"), NULL, NULL), 0);
-    ck_assert_int_eq(
-        matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.npy"), NULL, NULL), 0);
-    write_db(scratch_path("T.dat"));
-    const char *argv[] = {"mine",
-                          scratch_path("T.dat"),
-                          "--min-support",
-                          "90",
-                          "--min-confidence",
-                          "50%",
-                          "-o",
-                          scratch_path("rules.npz"),
-                          "--itemsets",
-                          scratch_path("sets.npz"),
-                          "--quiet",
-                          NULL};
+    write_npy(path("R.npy"), m, n, r, 0);
+    ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path("C.npz"), NULL, NULL), 0);
+    ck_assert_int_eq(matmul(path("A.mtx"), path("B.mtx"), path("C.npy"), NULL, NULL), 0);
+    write_db(path("T.dat"));
+    const char *argv[] = {
+        "mine",    path("T.dat"), "--min-support",   "90",         "--min-confidence",
+        "50%",     "-o",          path("rules.npz"), "--itemsets", path("sets.npz"),
+        "--quiet", NULL};
     ck_assert_int_eq(spm(argv, NULL), 0);
-    FILE *f = fopen(scratch_path("check.py"), "w");
+    FILE *f = fopen(path("check.py"), "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f, "import sys, numpy as np, scipy.sparse as sp\n"
                "d = sys.argv[1]\n"
@@ -984,17 +956,16 @@ START_TEST(numpy_and_scipy_load_them)
                "              ' '.join(map(str, y)), su, c, l))\n");
     fclose(f);
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s", py, scratch_path("check.py"), base,
-             scratch_path("py.err"));
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s", py, path("check.py"), base, path("py.err"));
     int rc = system(cmd);
     size_t len;
-    char *perr = (char *)slurp(scratch_path("py.err"), &len);
+    char *perr = (char *)slurp(path("py.err"), &len);
     ck_assert_msg(rc == 0, "python: %.*s", (int)len, perr ? perr : "");
     free(perr);
     /* the lines the reference gives */
     ref_db_t db;
     ref_result_t ref;
-    ck_assert_int_eq(ref_db_load(scratch_path("T.dat"), &db), 0);
+    ck_assert_int_eq(ref_db_load(path("T.dat"), &db), 0);
     ref_mine(&db, 90, 0.5, 0, &ref);
     size_t cap = 1 << 22, at = 0;
     char *want = malloc(cap);
@@ -1017,7 +988,7 @@ START_TEST(numpy_and_scipy_load_them)
                                c * (double)db.ntrans / (double)support_of(&ref, q->y, q->ylen));
         ck_assert(at < cap - 4096);
     }
-    char *got = (char *)slurp(scratch_path("py.txt"), &len);
+    char *got = (char *)slurp(path("py.txt"), &len);
     ck_assert_ptr_nonnull(got);
     ck_assert_msg(len == at && memcmp(got, want, at) == 0, "NumPy's reading differs");
     free(got);

@@ -30,7 +30,7 @@ static int matmul(const char *a, const char *b, const char *c, const char *const
 static double check_files(const char *a, const char *b, const char *const *extra)
 {
     char *err = NULL;
-    const char *c = scratch_path("C.mtx");
+    const char *c = path("C.mtx");
     unlink(c);
     int rc = matmul(a, b, c, extra, &err);
     ck_assert_msg(rc == 0, "spm matmul failed (%d): %s", rc, err);
@@ -56,11 +56,11 @@ static double check_random(int m, int p, int n, double density, int field, int a
 {
     double *a = ref_random(m, p, density, 7 + m, field),
            *b = ref_random(p, n, density, 8 + n, field);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("A.mtx"), m, p, a, array, field, REF_GENERAL), 0);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("B.mtx"), p, n, b, array, field, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), m, p, a, array, field, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), p, n, b, array, field, REF_GENERAL), 0);
     free(a);
     free(b);
-    return check_files(scratch_path("A.mtx"), scratch_path("B.mtx"), extra);
+    return check_files(path("A.mtx"), path("B.mtx"), extra);
 }
 
 /*  Writes A.mtx, random dense M x P (an array file), and B.mtx, random
@@ -69,9 +69,9 @@ static void write_inputs(int m, int p, int n, double density, int seed)
 {
     double *a = ref_random(m, p, 1.0, seed, REF_REAL),
            *b = ref_random(p, n, density, seed + 1, REF_REAL);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("A.mtx"), m, p, a, 1, REF_REAL, REF_GENERAL), 0);
-    ck_assert_int_eq(
-        ref_write_mtx(scratch_path("B.mtx"), p, n, b, density >= 1.0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), m, p, a, 1, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), p, n, b, density >= 1.0, REF_REAL, REF_GENERAL),
+                     0);
     free(a);
     free(b);
 }
@@ -115,7 +115,7 @@ static int rows_in_order(const char *c)
 START_TEST(dense_default_block)
 {
     ck_assert(check_random(600, 700, 520, 1.0, REF_REAL, 1, NULL) < 1e-12);
-    ck_assert(rows_in_order(scratch_path("C.mtx")));
+    ck_assert(rows_in_order(path("C.mtx")));
 }
 END_TEST
 
@@ -135,14 +135,13 @@ START_TEST(full_disk_while_writing_c)
     setrlimit(RLIMIT_FSIZE, &small);
     char *err = NULL;
     const char *remote[] = {"--center", vm.ep, NULL};
-    int rc =
-        matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.mtx"), remote, &err);
+    int rc = matmul(path("A.mtx"), path("B.mtx"), path("C.mtx"), remote, &err);
     setrlimit(RLIMIT_FSIZE, &old);
     ck_assert_int_eq(rc, 1);
     char want[256]; /* the file and the reason (issue 39) */
-    snprintf(want, sizeof want, "spm: matmul: %s: File too large\n", scratch_path("C.mtx"));
+    snprintf(want, sizeof want, "spm: matmul: %s: File too large\n", path("C.mtx"));
     ck_assert_str_eq(err, want);
-    ck_assert_int_eq(access(scratch_path("C.mtx"), F_OK), -1);
+    ck_assert_int_eq(access(path("C.mtx"), F_OK), -1);
     ck_assert_int_eq(dir_entries(), before);
     free(err);
     spm_test_vm_stop(&vm);
@@ -180,10 +179,10 @@ START_TEST(symmetric_inputs)
     double *a = ref_random(n, n, 0.2, 1, REF_REAL), *b = ref_random(n, n, 0.2, 2, REF_REAL);
     ref_symmetrize(n, a, REF_SYMMETRIC);
     ref_symmetrize(n, b, REF_SKEW);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("S.mtx"), n, n, a, 0, REF_REAL, REF_SYMMETRIC), 0);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("K.mtx"), n, n, b, 0, REF_REAL, REF_SKEW), 0);
+    ck_assert_int_eq(ref_write_mtx(path("S.mtx"), n, n, a, 0, REF_REAL, REF_SYMMETRIC), 0);
+    ck_assert_int_eq(ref_write_mtx(path("K.mtx"), n, n, b, 0, REF_REAL, REF_SKEW), 0);
     const char *k16[] = {"--block", "16", NULL};
-    ck_assert(check_files(scratch_path("S.mtx"), scratch_path("K.mtx"), k16) < 1e-12);
+    ck_assert(check_files(path("S.mtx"), path("K.mtx"), k16) < 1e-12);
     free(a);
     free(b);
 }
@@ -194,13 +193,11 @@ START_TEST(pattern_inputs)
 {
     double *a = ref_random(50, 40, 0.1, 3, REF_PATTERN),
            *b = ref_random(40, 45, 0.3, 4, REF_INTEGER);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("P.mtx"), 50, 40, a, 0, REF_PATTERN, REF_GENERAL),
-                     0);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("I.mtx"), 40, 45, b, 0, REF_INTEGER, REF_GENERAL),
-                     0);
+    ck_assert_int_eq(ref_write_mtx(path("P.mtx"), 50, 40, a, 0, REF_PATTERN, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("I.mtx"), 40, 45, b, 0, REF_INTEGER, REF_GENERAL), 0);
     const char *k16[] = {"--block", "16", NULL};
-    ck_assert(check_files(scratch_path("P.mtx"), scratch_path("I.mtx"), k16) == 0.0);
-    FILE *f = fopen(scratch_path("C.mtx"), "r");
+    ck_assert(check_files(path("P.mtx"), path("I.mtx"), k16) == 0.0);
+    FILE *f = fopen(path("C.mtx"), "r");
     char banner[128] = "";
     ck_assert_ptr_nonnull(fgets(banner, sizeof banner, f));
     fclose(f);
@@ -216,13 +213,13 @@ static const char *updates[] = {"write", "update", "distributed", "mixture"};
 START_TEST(every_policy_and_update)
 {
     double *a = ref_random(70, 64, 0.6, 5, REF_REAL), *b = ref_random(64, 58, 0.6, 6, REF_REAL);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("A.mtx"), 70, 64, a, 0, REF_REAL, REF_GENERAL), 0);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("B.mtx"), 64, 58, b, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), 70, 64, a, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), 64, 58, b, 0, REF_REAL, REF_GENERAL), 0);
     for (size_t u = 0; u < 4; u++) {
         /* two products per SI: chains of several SIs per C block, each SI multi-product */
         const char *extra[] = {"--block",  "16",       "--policy", policies[_i], "--update",
                                updates[u], "--per-si", "2",        NULL};
-        double e = check_files(scratch_path("A.mtx"), scratch_path("B.mtx"), extra);
+        double e = check_files(path("A.mtx"), path("B.mtx"), extra);
         ck_assert_msg(e < 1e-12, "%s/%s: error %g", policies[_i], updates[u], e);
     }
     free(a);
@@ -248,27 +245,15 @@ START_TEST(remote_center_two_nodes)
     spm_test_proc_t pa1 = spm_test_start(agent1), pa2 = spm_test_start(agent2);
     double *a = ref_random(120, 100, 0.5, 11, REF_REAL),
            *b = ref_random(100, 90, 0.5, 12, REF_REAL);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("A.mtx"), 120, 100, a, 0, REF_REAL, REF_GENERAL),
-                     0);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("B.mtx"), 100, 90, b, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), 120, 100, a, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), 100, 90, b, 0, REF_REAL, REF_GENERAL), 0);
     usleep(300000); /* let both agents join */
     const char *ss[] = {"--center", ep, "--block", "16", "--per-si", "1", NULL};
-    ck_assert(check_files(scratch_path("A.mtx"), scratch_path("B.mtx"), ss) < 1e-12);
-    const char *argv[] = {"matmul",
-                          scratch_path("A.mtx"),
-                          scratch_path("B.mtx"),
-                          "-o",
-                          scratch_path("C.mtx"),
-                          "--center",
-                          ep,
-                          "--block",
-                          "16",
-                          "--policy",
-                          "r",
-                          "--update",
-                          "distributed",
-                          "--json",
-                          NULL};
+    ck_assert(check_files(path("A.mtx"), path("B.mtx"), ss) < 1e-12);
+    const char *argv[] = {
+        "matmul",  path("A.mtx"), path("B.mtx"), "-o", path("C.mtx"), "--center",    ep,
+        "--block", "16",          "--policy",    "r",  "--update",    "distributed", "--json",
+        NULL};
     char *out = NULL, *err = NULL;
     int rc = spm_test_run(argv, 60, &out, &err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -301,10 +286,10 @@ START_TEST(node_cache_is_emptied_when_the_client_is_done)
     char cache[160];
     snprintf(cache, sizeof cache, "%s/cache0", vm.dir);
     double *a = ref_random(M, P, 0.05, 21, REF_REAL), *b = ref_random(P, N, 0.05, 22, REF_REAL);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("A.mtx"), M, P, a, 0, REF_REAL, REF_GENERAL), 0);
-    ck_assert_int_eq(ref_write_mtx(scratch_path("B.mtx"), P, N, b, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("A.mtx"), M, P, a, 0, REF_REAL, REF_GENERAL), 0);
+    ck_assert_int_eq(ref_write_mtx(path("B.mtx"), P, N, b, 0, REF_REAL, REF_GENERAL), 0);
     const char *opts[] = {"--center", vm.ep, "--block", "16", NULL};
-    ck_assert(check_files(scratch_path("A.mtx"), scratch_path("B.mtx"), opts) < 1e-12);
+    ck_assert(check_files(path("A.mtx"), path("B.mtx"), opts) < 1e-12);
     usleep(300000); /* the drops of the discard reach the agent */
     spm_nodecache_t *nc = spm_nodecache_open(cache, 0, 0); /* beside the agent's IEU */
     ck_assert_ptr_nonnull(nc);
@@ -374,21 +359,20 @@ static int dir_entries(void)
 
 START_TEST(bad_input)
 {
-    FILE *f = fopen(scratch_path("A.mtx"), "w");
+    FILE *f = fopen(path("A.mtx"), "w");
     fputs(bad[_i].a ? bad[_i].a : good, f);
     fclose(f);
-    f = fopen(scratch_path("B.mtx"), "w");
+    f = fopen(path("B.mtx"), "w");
     fputs(bad[_i].b ? bad[_i].b : good, f);
     fclose(f);
     int before = dir_entries();
     char *err = NULL;
-    int rc =
-        matmul(scratch_path("A.mtx"), scratch_path("B.mtx"), scratch_path("C.mtx"), NULL, &err);
+    int rc = matmul(path("A.mtx"), path("B.mtx"), path("C.mtx"), NULL, &err);
     ck_assert_int_ne(rc, 0);
     ck_assert_msg(strstr(err, bad[_i].says) != NULL, "case %d: '%s' lacks '%s'", _i, err,
                   bad[_i].says);
     ck_assert_msg(spm_test_lines(err) == 1, "case %d: not one line: '%s'", _i, err);
-    ck_assert_int_eq(access(scratch_path("C.mtx"), F_OK), -1);
+    ck_assert_int_eq(access(path("C.mtx"), F_OK), -1);
     ck_assert_int_eq(dir_entries(), before);
     free(err);
 }
@@ -397,9 +381,7 @@ END_TEST
 START_TEST(missing_input_and_usage)
 {
     char *err = NULL;
-    ck_assert_int_ne(matmul(scratch_path("none.mtx"), scratch_path("none.mtx"),
-                            scratch_path("C.mtx"), NULL, &err),
-                     0);
+    ck_assert_int_ne(matmul(path("none.mtx"), path("none.mtx"), path("C.mtx"), NULL, &err), 0);
     ck_assert_ptr_nonnull(strstr(err, "none.mtx"));
     free(err);
     const char *argv[] = {"matmul", "--help", NULL};
@@ -424,19 +406,17 @@ END_TEST
 
 START_TEST(gen_matrix)
 {
-    const char *a1[] = {"gen",       "matrix", "--rows", "300", "--cols", "200",
-                        "--density", "0.05",   "--seed", "7",   "-o",     scratch_path("G1.mtx"),
-                        NULL};
-    const char *a2[] = {"gen",       "matrix", "--rows", "300", "--cols", "200",
-                        "--density", "0.05",   "--seed", "7",   "-o",     scratch_path("G2.mtx"),
-                        NULL};
+    const char *a1[] = {"gen",  "matrix", "--rows", "300", "--cols",       "200", "--density",
+                        "0.05", "--seed", "7",      "-o",  path("G1.mtx"), NULL};
+    const char *a2[] = {"gen",  "matrix", "--rows", "300", "--cols",       "200", "--density",
+                        "0.05", "--seed", "7",      "-o",  path("G2.mtx"), NULL};
     ck_assert_int_eq(spm_test_run(a1, 20, NULL, NULL), 0);
     ck_assert_int_eq(spm_test_run(a2, 20, NULL, NULL), 0);
     char cmd[256];
-    snprintf(cmd, sizeof cmd, "cmp -s %s %s", scratch_path("G1.mtx"), scratch_path("G2.mtx"));
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", path("G1.mtx"), path("G2.mtx"));
     ck_assert_int_eq(system(cmd), 0); /* same seed, same file */
     int m, n;
-    double *g = ref_read_mtx(scratch_path("G1.mtx"), &m, &n);
+    double *g = ref_read_mtx(path("G1.mtx"), &m, &n);
     ck_assert_ptr_nonnull(g);
     ck_assert_int_eq(m, 300);
     ck_assert_int_eq(n, 200);
@@ -445,11 +425,10 @@ START_TEST(gen_matrix)
         nz += g[i] != 0.0;
     ck_assert_msg(nz > 2600 && nz < 3400, "density off: %zu of 60000", nz);
     free(g);
-    const char *dense[] = {"gen",   "matrix",     "--rows",    "40", "--format",
-                           "array", "--symmetry", "symmetric", "-o", scratch_path("D.mtx"),
-                           NULL};
+    const char *dense[] = {"gen",        "matrix",    "--rows", "40",          "--format", "array",
+                           "--symmetry", "symmetric", "-o",     path("D.mtx"), NULL};
     ck_assert_int_eq(spm_test_run(dense, 20, NULL, NULL), 0);
-    g = ref_read_mtx(scratch_path("D.mtx"), &m, &n);
+    g = ref_read_mtx(path("D.mtx"), &m, &n);
     ck_assert_ptr_nonnull(g);
     for (int i = 0; i < 40; i++)
         for (int j = 0; j < 40; j++)
@@ -457,7 +436,7 @@ START_TEST(gen_matrix)
     free(g);
     /* and what gen writes, matmul reads */
     const char *k64[] = {"--block", "64", NULL};
-    ck_assert(check_files(scratch_path("D.mtx"), scratch_path("D.mtx"), k64) < 1e-12);
+    ck_assert(check_files(path("D.mtx"), path("D.mtx"), k64) < 1e-12);
 }
 END_TEST
 
@@ -493,18 +472,10 @@ START_TEST(terminal_shows_reading_and_writing)
 {
     write_inputs(300, 200, 100, 0.3, 3);
     char what[2][300];
-    snprintf(what[0], sizeof what[0], "reading %s and %s", scratch_path("A.mtx"),
-             scratch_path("B.mtx"));
-    snprintf(what[1], sizeof what[1], "writing %s", scratch_path("C.mtx"));
-    const char *argv[] = {"spm",
-                          "matmul",
-                          scratch_path("A.mtx"),
-                          scratch_path("B.mtx"),
-                          "-o",
-                          scratch_path("C.mtx"),
-                          "--ieus",
-                          "2",
-                          NULL};
+    snprintf(what[0], sizeof what[0], "reading %s and %s", path("A.mtx"), path("B.mtx"));
+    snprintf(what[1], sizeof what[1], "writing %s", path("C.mtx"));
+    const char *argv[] = {"spm",         "matmul", path("A.mtx"), path("B.mtx"), "-o",
+                          path("C.mtx"), "--ieus", "2",           NULL};
     char *tty = run_on_terminal(argv);
     const char *at = tty;
     for (int i = 0; i < 2; i++) { /* in this order, each cleared before the next */
@@ -522,7 +493,7 @@ START_TEST(terminal_shows_reading_and_writing)
                   "a meter went to a pipe:\n%s", out);
     ck_assert_ptr_nonnull(strstr(out, "SIs:")); /* the report still comes */
     free(out);
-    ck_assert(check_files(scratch_path("A.mtx"), scratch_path("B.mtx"), NULL) < 1e-12);
+    ck_assert(check_files(path("A.mtx"), path("B.mtx"), NULL) < 1e-12);
 }
 END_TEST
 
