@@ -162,6 +162,21 @@ static inline int spm_test_run(const char *const *argv, int timeout_s, char **ou
     return spm_test_finish(&p, timeout_s, out, err);
 }
 
+/*  Runs `spm ARGV...`, a `submit`, to the end; fails the test unless it
+    succeeds and prints a job id. Returns the id. */
+static inline long spm_test_submit(const char *const *argv, int timeout_s)
+{
+    char *out, *err;
+    int rc = spm_test_run(argv, timeout_s, &out, &err);
+    if (rc != 0)
+        SPM_TEST_FAIL("submit: %s", err);
+    long job = atol(out);
+    SPM_TEST_ASSERT(job > 0);
+    free(out);
+    free(err);
+    return job;
+}
+
 /*  Reads the number after "KEY": in a flat JSON text; -1 when absent. */
 static inline double spm_test_json_num(const char *json, const char *key)
 {

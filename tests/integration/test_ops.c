@@ -112,14 +112,7 @@ static long submit(const char *ep, const char *sis, const char *priority)
 {
     const char *argv[] = {"submit", "synthetic", "--center",   ep,       "--sis", sis,
                           "--work", "fixed:5ms", "--priority", priority, NULL};
-    char *out, *err;
-    int rc = spm_test_run(argv, 20, &out, &err);
-    ck_assert_msg(rc == 0, "submit: %s", err);
-    long job = atol(out);
-    ck_assert_int_gt(job, 0);
-    free(out);
-    free(err);
-    return job;
+    return spm_test_submit(argv, 20);
 }
 
 /*  COMMITTED of JOB in the center's status JSON. */

@@ -85,14 +85,7 @@ static long submit_synthetic(const chaos_vm_t *vm, const char *sis)
 {
     const char *argv[] = {"submit", "synthetic", "--center",  vm->ep, "--sis",
                           sis,      "--work",    "fixed:2ms", NULL};
-    char *out, *err;
-    int rc = spm_test_run(argv, 30, &out, &err);
-    ck_assert_msg(rc == 0, "submit: %s", err);
-    long job = atol(out);
-    ck_assert_int_gt(job, 0);
-    free(out);
-    free(err);
-    return job;
+    return spm_test_submit(argv, 30);
 }
 
 /*  Waits up to 60 s until VM's center lists the synthetic job running with
