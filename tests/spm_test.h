@@ -162,6 +162,21 @@ static inline int spm_test_run(const char *const *argv, int timeout_s, char **ou
     return spm_test_finish(&p, timeout_s, out, err);
 }
 
+/*  Runs `spm ARGV...`, a `submit`, to the end; fails the test unless it
+    succeeds and prints a job id. Returns the id. */
+static inline long spm_test_submit(const char *const *argv, int timeout_s)
+{
+    char *out, *err;
+    int rc = spm_test_run(argv, timeout_s, &out, &err);
+    if (rc != 0)
+        SPM_TEST_FAIL("submit: %s", err);
+    long job = atol(out);
+    SPM_TEST_ASSERT(job > 0);
+    free(out);
+    free(err);
+    return job;
+}
+
 /*  Reads the number after "KEY": in a flat JSON text; -1 when absent. */
 static inline double spm_test_json_num(const char *json, const char *key)
 {
@@ -199,6 +214,19 @@ static inline int spm_test_args(const char **argv, int n, int max, const char *c
     return n;
 }
 
+/*  Starts the center of VM on ipc://DIR/center with its store in
+    DIR/store and the flags EXTRA (NULL-terminated, may be NULL), and
+    gives it 200 ms to come up. */
+static inline void spm_test_vm_center(spm_test_vm_t *vm, const char *const *extra)
+{
+    char store[128];
+    snprintf(store, sizeof store, "%s/store", vm->dir);
+    const char *argv[32] = {"center", "--listen", vm->ep, "--store", store, "--log-level", "error"};
+    spm_test_args(argv, 7, 32, extra);
+    vm->center = spm_test_start(argv);
+    usleep(200000);
+}
+
 /*  Starts the center with its store in the scratch directory and the
     flags EXTRA (NULL-terminated, may be NULL), and waits until it is up. */
 static inline void spm_test_vm_start(spm_test_vm_t *vm, const char *const *extra)
@@ -206,12 +234,18 @@ static inline void spm_test_vm_start(spm_test_vm_t *vm, const char *const *extra
     memset(vm, 0, sizeof *vm);
     snprintf(vm->dir, sizeof vm->dir, "%s", spm_test_tmpdir());
     snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", vm->dir);
-    char store[128];
-    snprintf(store, sizeof store, "%s/store", vm->dir);
-    const char *argv[32] = {"center", "--listen", vm->ep, "--store", store, "--log-level", "error"};
-    spm_test_args(argv, 7, 32, extra);
-    vm->center = spm_test_start(argv);
-    usleep(200000);
+    spm_test_vm_center(vm, extra);
+}
+
+/*  Kills the center with SIGKILL (no clean shutdown: what a crash or a
+    power cut leaves), reaps it, and starts a new one on the same
+    endpoint and store with the flags EXTRA (may be NULL), as
+    spm_test_vm_start did. Its agents are left running: they rejoin. */
+static inline void spm_test_vm_restart_center(spm_test_vm_t *vm, const char *const *extra)
+{
+    kill(vm->center.pid, SIGKILL);
+    spm_test_finish(&vm->center, 30, NULL, NULL);
+    spm_test_vm_center(vm, extra);
 }
 
 /*  Adds an agent with IEUS IEUs, its own cache directory and the flags

@@ -11,19 +11,19 @@
     VM log at. */
 #include "base/config.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "tests/spm_test.h"
 
 #include <ctype.h>
 
-static char dir[64];
 static char empty_conf[128]; /* a configuration file with no setting */
 
 /*  Every test starts from the table's defaults: no SPM_* variable of the
     table is set, and SPM_CONFIG names an empty file (not /etc/spm/spm.conf). */
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
-    snprintf(empty_conf, sizeof empty_conf, "%s/empty.conf", dir);
+    scratch_setup();
+    snprintf(empty_conf, sizeof empty_conf, "%s/empty.conf", base);
     FILE *f = fopen(empty_conf, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
@@ -36,9 +36,7 @@ static void setup(void)
 static void teardown(void)
 {
     unsetenv("SPM_CONFIG");
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    scratch_teardown();
 }
 
 /*  The processes of the table and the command lines that start them. */
@@ -66,11 +64,11 @@ static int run_proc(size_t p, const char *const *extra, char **out, char **err)
     return spm_test_run(argv, 20, out, err);
 }
 
-/*  Writes TEXT to DIR/NAME and returns the path (static buffer). */
+/*  Writes TEXT to BASE/NAME and returns the path (static buffer). */
 static const char *write_conf(const char *name, const char *text)
 {
     static char path[192];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", base, name);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fputs(text, f);
@@ -371,13 +369,13 @@ END_TEST
 static char *center_log(const char *name, const char *const *extra)
 {
     char ep[192], store[192];
-    snprintf(ep, sizeof ep, "ipc://%s/%s", dir, name);
-    snprintf(store, sizeof store, "%s/%s-store", dir, name);
+    snprintf(ep, sizeof ep, "ipc://%s/%s", base, name);
+    snprintf(store, sizeof store, "%s/%s-store", base, name);
     const char *argv[16] = {"center", "--listen", ep, "--store", store};
     spm_test_args(argv, 5, 16, extra);
     spm_test_proc_t c = spm_test_start(argv);
     char sock[192];
-    snprintf(sock, sizeof sock, "%s/%s", dir, name);
+    snprintf(sock, sizeof sock, "%s/%s", base, name);
     struct stat sb;
     for (int tries = 0; tries < 250 && stat(sock, &sb) != 0; tries++)
         usleep(20000);

@@ -7,34 +7,11 @@
     stderr, a non-zero exit, and no file lost or corrupted. */
 #include "isa/core/npz.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "tests/spm_test.h"
 
 #include <math.h>
 #include <sys/resource.h>
-
-static char dir[64];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    (void)system(cmd);
-}
-
-/*  DIR/NAME (one of four static buffers, so a call may take several). */
-static const char *path(const char *name)
-{
-    static char buf[4][192];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
 
 static void write_file(const char *p, const void *data, size_t len)
 {
@@ -312,7 +289,7 @@ START_TEST(json_output_is_valid_for_any_item_names)
              "        \"\\u00ff\\u00fe\", \"\\u00e9t\\u00e9\", \"\\u00ed\\u00a0\\u0080\",\n"
              "        \"\\u00c0\\u00af\", \"\\u0080x\\u007f\"}\n"
              "sys.exit(0 if names == want and r[\"rules\"] else \"names: %%r\" %% names)' %s",
-             dir);
+             base);
     ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
@@ -465,7 +442,8 @@ END_TEST
 static Suite *files_suite(void)
 {
     Suite *s = suite_create("files");
-    static const spm_test_case_t c = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    static const spm_test_case_t c = {
+        .timeout_s = 120, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
     SPM_TEST_ADD(s, &c, output_that_names_the_input_is_refused);
     SPM_TEST_ADD(s, &c, nan_and_inf_entries_are_refused);
     SPM_TEST_ADD(s, &c, write_failure_names_the_file_and_the_reason);

@@ -20,6 +20,7 @@
 #include "tests/check_main.h"
 #include "tests/ref/apriori_ref.h"
 #include "tests/ref/matmul_ref.h"
+#include "tests/scratch.h"
 #include "tests/spm_test.h"
 
 #include <math.h>
@@ -30,29 +31,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
-
-static char dir[64];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *path(const char *name)
-{
-    static char buf[8][128];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 128, "%s/%s", dir, name);
-    return p;
-}
 
 /*  Runs spm with the NULL-terminated ARGV; *ERR its stderr (may be NULL). */
 static int spm(const char *const *argv, char **err)
@@ -978,7 +956,7 @@ START_TEST(numpy_and_scipy_load_them)
                "              ' '.join(map(str, y)), su, c, l))\n");
     fclose(f);
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s", py, path("check.py"), dir, path("py.err"));
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s", py, path("check.py"), base, path("py.err"));
     int rc = system(cmd);
     size_t len;
     char *perr = (char *)slurp(path("py.err"), &len);
@@ -1026,7 +1004,8 @@ END_TEST
 static Suite *formats_suite(void)
 {
     Suite *s = suite_create("formats");
-    const spm_test_case_t c = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    const spm_test_case_t c = {
+        .timeout_s = 120, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD_LOOP(s, &c, binary_outputs_match_the_reference, 0,
                       (int)(sizeof shapes / sizeof *shapes));
     SPM_TEST_ADD(s, &c, binary_inputs_give_the_same_product);

@@ -177,15 +177,8 @@ START_TEST(a_bad_job_is_reported_failed_after_a_restart)
     char *jlate = submit(loop);
     usleep(700000);
     ck_assert_int_eq(hosts_of(vm.center.pid), 1);
-    kill(vm.center.pid, SIGKILL);
-    spm_test_finish(&vm.center, 30, NULL, NULL);
-
-    char store[128];
-    snprintf(store, sizeof store, "%s/store", vm.dir);
-    const char *center[] = {"center", "--listen",    vm.ep,   "--store",
-                            store,    "--log-level", "error", NULL};
-    vm.center = spm_test_start(center);
-    usleep(500000);
+    spm_test_vm_restart_center(&vm, NULL);
+    usleep(300000); /* 500 ms in all */
     /* only the job that was looping at the kill runs its code again */
     ck_assert_int_eq(hosts_of(vm.center.pid), 1);
     status_answers(vm.ep);

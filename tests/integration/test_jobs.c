@@ -12,6 +12,7 @@
 #include "tests/chaos/chaos.h"
 #include "tests/check_main.h"
 #include "tests/forge.h"
+#include "tests/scratch.h"
 #include "tests/spm_test.h"
 #include "spm/spm.h"
 
@@ -19,20 +20,6 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-
-static char dir[64];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
 
 /*  A VM whose center can be killed and started again on its store. */
 typedef struct {
@@ -106,10 +93,10 @@ static void vm_start(vm_t *vm, const char *keys, const char *const *extra)
         snprintf(vm->ep, sizeof vm->ep, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
         snprintf(vm->keys, sizeof vm->keys, "%s", keys);
     } else {
-        snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", dir);
+        snprintf(vm->ep, sizeof vm->ep, "ipc://%s/center", base);
     }
-    snprintf(vm->store, sizeof vm->store, "%s/store", dir);
-    snprintf(vm->cache, sizeof vm->cache, "%s/cache", dir);
+    snprintf(vm->store, sizeof vm->store, "%s/store", base);
+    snprintf(vm->cache, sizeof vm->cache, "%s/cache", base);
     for (int i = 0; extra && extra[i] && i < 7; i++)
         vm->extra[i] = extra[i];
     center_start(vm);
@@ -393,9 +380,9 @@ END_TEST
     MALLORY (another authorized client) and OPS (an operator's client). */
 static void make_keys(char *keys, char *mallory, char *ops, size_t size)
 {
-    snprintf(keys, size, "%s/keys", dir);
-    snprintf(mallory, size, "%s/mallory", dir);
-    snprintf(ops, size, "%s/ops", dir);
+    snprintf(keys, size, "%s/keys", base);
+    snprintf(mallory, size, "%s/mallory", base);
+    snprintf(ops, size, "%s/ops", base);
     const char *const gens[][8] = {
         {"keygen", "--keys", keys, "--name", "center", NULL},
         {"keygen", "--keys", keys, "--name", "agent", "--authorize", NULL},
@@ -616,13 +603,13 @@ START_TEST(cut_journal_resumes_what_it_can_and_fails_the_rest_in_one_line)
     const int percents[] = {97, 50};
     for (int round = 0; round < 2; round++) {
         chaos_job_t mm;
-        chaos_matmul(&mm, dir, 512, 11, "update", "syn");
+        chaos_matmul(&mm, base, 512, 11, "update", "syn");
         const char *want[CHAOS_MAX_ARGS], *got[CHAOS_MAX_ARGS];
         char wbuf[CHAOS_MAX_ARGS][256], gbuf[CHAOS_MAX_ARGS][256];
         int n = 0;
         for (; mm.args[n]; n++) {
-            want[n] = chaos_arg(mm.args[n], dir, "want", wbuf[n], sizeof wbuf[n]);
-            got[n] = chaos_arg(mm.args[n], dir, "got", gbuf[n], sizeof gbuf[n]);
+            want[n] = chaos_arg(mm.args[n], base, "want", wbuf[n], sizeof wbuf[n]);
+            got[n] = chaos_arg(mm.args[n], base, "got", gbuf[n], sizeof gbuf[n]);
         }
         want[n] = "--ieus", want[n + 1] = "2", want[n + 2] = "--quiet", want[n + 3] = NULL;
         char *out, *err;
@@ -668,7 +655,7 @@ START_TEST(cut_journal_resumes_what_it_can_and_fails_the_rest_in_one_line)
         center_stop(&vm);
         vm_free(&vm);
         char cmd[256];
-        snprintf(cmd, sizeof cmd, "rm -rf %s/store %s/cache", dir, dir);
+        snprintf(cmd, sizeof cmd, "rm -rf %s/store %s/cache", base, base);
         ck_assert_int_eq(system(cmd), 0);
     }
 }
@@ -677,7 +664,8 @@ END_TEST
 static Suite *jobs_suite(void)
 {
     Suite *s = suite_create("jobs");
-    const spm_test_case_t c = {.timeout_s = 180, .setup = setup, .teardown = teardown};
+    const spm_test_case_t c = {
+        .timeout_s = 180, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD(s, &c, submit_with_spm_center_set_reaches_that_center);
     SPM_TEST_ADD(s, &c, history_and_wait_outlive_a_kill_of_the_center);
     SPM_TEST_ADD(s, &c, canceled_is_its_own_end_state);

@@ -5,35 +5,13 @@
     the file and line on stderr, a non-zero exit and no output file. */
 #include "tests/check_main.h"
 #include "tests/ref/matmul_ref.h"
+#include "tests/scratch.h"
 #include "tests/spm_test.h"
 #include "datacache/nodecache.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
 #include <pty.h>
-
-static char dir[64];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *path(const char *name)
-{
-    static char buf[4][128];
-    static int next;
-    char *p = buf[next++ % 4];
-    snprintf(p, 128, "%s/%s", dir, name);
-    return p;
-}
 
 /*  Runs `spm matmul A B -o C` with EXTRA options (NULL-terminated, up to
     8) on 2 IEUs; returns the exit status, *ERR the stderr (caller frees). */
@@ -255,10 +233,10 @@ END_TEST
 START_TEST(remote_center_two_nodes)
 {
     char ep[128], store[128], c1[128], c2[128];
-    snprintf(ep, sizeof ep, "ipc://%s/center", dir);
-    snprintf(store, sizeof store, "%s/store", dir);
-    snprintf(c1, sizeof c1, "%s/cache1", dir);
-    snprintf(c2, sizeof c2, "%s/cache2", dir);
+    snprintf(ep, sizeof ep, "ipc://%s/center", base);
+    snprintf(store, sizeof store, "%s/store", base);
+    snprintf(c1, sizeof c1, "%s/cache1", base);
+    snprintf(c2, sizeof c2, "%s/cache2", base);
     const char *center[] = {"center", "--listen",    ep,     "--store",
                             store,    "--log-level", "warn", NULL};
     spm_test_proc_t pc = spm_test_start(center);
@@ -370,7 +348,7 @@ static const char good[] = "%%MatrixMarket matrix coordinate real general\n2 2 2
 
 static int dir_entries(void)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(base);
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
@@ -522,7 +500,8 @@ END_TEST
 static Suite *matmul_suite(void)
 {
     Suite *s = suite_create("matmul");
-    const spm_test_case_t c = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    const spm_test_case_t c = {
+        .timeout_s = 120, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD(s, &c, dense_shapes);
     SPM_TEST_ADD(s, &c, dense_default_block);
     SPM_TEST_ADD(s, &c, full_disk_while_writing_c);

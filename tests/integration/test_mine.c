@@ -10,6 +10,7 @@
 */
 #include "tests/check_main.h"
 #include "tests/ref/apriori_ref.h"
+#include "tests/scratch.h"
 #include "tests/spm_test.h"
 #include "bench/peakmem.h"
 
@@ -23,39 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[256]; /* scratch directory of this run */
-
-static const char *bin(void)
-{
-    const char *b = getenv("SPM_BIN");
-    return b ? b : "build/spm";
-}
-
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/spm_test_mine.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/*  A path in the scratch directory. */
-static const char *path(const char *name)
-{
-    static char buf[8][512];
-    static int i;
-    i = (i + 1) % 8;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
-    return buf[i];
-}
-
 /*  Runs a shell command line; returns its exit status. Stderr goes to
-    DIR/stderr. */
+    BASE/stderr. */
 static int run(const char *fmt, ...)
 {
     char cmd[4096];
@@ -64,7 +34,7 @@ static int run(const char *fmt, ...)
     int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
     ck_assert_int_lt(n, (int)sizeof cmd - 64);
-    snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>%s/stderr", dir);
+    snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>%s/stderr", base);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -197,8 +167,8 @@ static void check_against_ref(const char *file, uint64_t minsup, double minconf,
         snprintf(cons, sizeof cons, "--max-consequent %u", maxcons);
     int rc = run("%s mine %s --min-support %llu --min-confidence %.6f %s %s --quiet "
                  "--itemsets %s -o %s",
-                 bin(), file, (unsigned long long)minsup, minconf, cons, extra ? extra : "",
-                 path("sets.txt"), path("rules.txt"));
+                 spm_test_bin(), file, (unsigned long long)minsup, minconf, cons,
+                 extra ? extra : "", path("sets.txt"), path("rules.txt"));
     ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
     ref_db_t db;
     ck_assert_int_eq(ref_db_load(file, &db), 0);
@@ -235,7 +205,7 @@ static void check_against_ref(const char *file, uint64_t minsup, double minconf,
 
 static void gen(const char *name, const char *params)
 {
-    int rc = run("%s gen transactions %s -o %s", bin(), params, path(name));
+    int rc = run("%s gen transactions %s -o %s", spm_test_bin(), params, path(name));
     ck_assert_msg(rc == 0, "spm gen failed: %s", slurp(path("stderr")));
 }
 
@@ -280,10 +250,10 @@ START_TEST(percent_support)
     /* 2.5% of 2000 transactions is exactly 50. */
     gen("e.dat", "--transactions 2000 --avg-size 8 --avg-pattern 4 --items 100 --patterns 50 "
                  "--seed 2");
-    ck_assert_int_eq(run("%s mine %s --min-support 2.5%% --quiet --itemsets %s -o %s", bin(),
-                         path("e.dat"), path("p.txt"), path("r1.txt")),
+    ck_assert_int_eq(run("%s mine %s --min-support 2.5%% --quiet --itemsets %s -o %s",
+                         spm_test_bin(), path("e.dat"), path("p.txt"), path("r1.txt")),
                      0);
-    ck_assert_int_eq(run("%s mine %s --min-support 50 --quiet --itemsets %s -o %s", bin(),
+    ck_assert_int_eq(run("%s mine %s --min-support 50 --quiet --itemsets %s -o %s", spm_test_bin(),
                          path("e.dat"), path("c.txt"), path("r2.txt")),
                      0);
     char a[1 << 16];
@@ -308,7 +278,7 @@ END_TEST
 static void mine_text(const char *text, const char *args)
 {
     write_file(path("in.dat"), text);
-    int rc = run("%s mine %s %s --quiet --itemsets %s -o %s", bin(), path("in.dat"), args,
+    int rc = run("%s mine %s %s --quiet --itemsets %s -o %s", spm_test_bin(), path("in.dat"), args,
                  path("s.txt"), path("r.txt"));
     ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
 }
@@ -443,8 +413,8 @@ static void expect_failure(const char *file, const char *args, const char *want)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = run("%s mine %s %s --quiet --itemsets %s -o %s", bin(), file, args, path("bad_s.txt"),
-                 path("bad_r.txt"));
+    int rc = run("%s mine %s %s --quiet --itemsets %s -o %s", spm_test_bin(), file, args,
+                 path("bad_s.txt"), path("bad_r.txt"));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     ck_assert_msg(secs < 2.0, "spm mine took %.1f s to fail", secs);
@@ -485,9 +455,9 @@ START_TEST(device_output_stays_a_device)
     /* Writing to /dev/null must not rename a regular file over it. */
     write_file(path("dn.dat"), "1 2\n1 2\n");
     ck_assert_int_eq(run("%s mine %s --min-support 1 --quiet --itemsets /dev/null -o /dev/null",
-                         bin(), path("dn.dat")),
+                         spm_test_bin(), path("dn.dat")),
                      0);
-    ck_assert_int_eq(run("%s gen transactions --transactions 5 -o /dev/null", bin()), 0);
+    ck_assert_int_eq(run("%s gen transactions --transactions 5 -o /dev/null", spm_test_bin()), 0);
     struct stat st;
     ck_assert_int_eq(stat("/dev/null", &st), 0);
     ck_assert(S_ISCHR(st.st_mode));
@@ -496,7 +466,7 @@ END_TEST
 
 START_TEST(help_tells_the_truth)
 {
-    ck_assert_int_eq(run("%s mine --help > %s", bin(), path("help.txt")), 0);
+    ck_assert_int_eq(run("%s mine --help > %s", spm_test_bin(), path("help.txt")), 0);
     const char *h = slurp(path("help.txt"));
     const char *opts[] = {"--min-support", "--min-confidence", "--output", "--itemsets", "--format",
                           "--block",       "--max-consequent", "--names",  "--center",   "--ieus"};
@@ -507,14 +477,14 @@ END_TEST
 
 /* ------------------------------------------------------------ remote center */
 
-/*  Starts a center on ipc://DIR/center (written into EP) and an agent of 2
+/*  Starts a center on ipc://BASE/center (written into EP) and an agent of 2
     IEUs, as on a cluster. */
 static void start_center(char *ep, size_t size, spm_test_proc_t *pc, spm_test_proc_t *pa)
 {
     char store[600], cache[600];
-    snprintf(ep, size, "ipc://%s/center", dir);
-    snprintf(store, sizeof store, "%s/store", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(ep, size, "ipc://%s/center", base);
+    snprintf(store, sizeof store, "%s/store", base);
+    snprintf(cache, sizeof cache, "%s/cache", base);
     const char *center[] = {"center", "--listen",    ep,     "--store",
                             store,    "--log-level", "warn", NULL};
     *pc = spm_test_start(center);
@@ -531,10 +501,10 @@ START_TEST(remote_center_same_answer)
     start_center(ep, sizeof ep, &pc, &pa);
     gen("rc.dat", "--transactions 2000 --avg-size 10 --avg-pattern 4 --items 200 --patterns 100 "
                   "--seed 8");
-    int rc = run("%s mine %s --min-support 1%% --center %s --quiet --itemsets %s -o %s", bin(),
-                 path("rc.dat"), ep, path("rs.txt"), path("rr.txt"));
+    int rc = run("%s mine %s --min-support 1%% --center %s --quiet --itemsets %s -o %s",
+                 spm_test_bin(), path("rc.dat"), ep, path("rs.txt"), path("rr.txt"));
     ck_assert_msg(rc == 0, "remote spm mine failed: %s", slurp(path("stderr")));
-    ck_assert_int_eq(run("%s mine %s --min-support 1%% --quiet --itemsets %s -o %s", bin(),
+    ck_assert_int_eq(run("%s mine %s --min-support 1%% --quiet --itemsets %s -o %s", spm_test_bin(),
                          path("rc.dat"), path("es.txt"), path("er.txt")),
                      0);
     ck_assert_int_eq(run("cmp -s %s %s && cmp -s %s %s", path("rs.txt"), path("es.txt"),
@@ -561,8 +531,8 @@ static const char *fimi(const char *name)
 
 static size_t count_sets(const char *file, const char *support, const char *extra)
 {
-    int rc = run("%s mine %s --min-support %s %s --quiet --itemsets %s -o %s", bin(), file, support,
-                 extra, path("sets.txt"), path("rules.txt"));
+    int rc = run("%s mine %s --min-support %s %s --quiet --itemsets %s -o %s", spm_test_bin(), file,
+                 support, extra, path("sets.txt"), path("rules.txt"));
     ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
     size_t n;
     free(read_sets(path("sets.txt"), &n));
@@ -604,8 +574,8 @@ static void eclat_same_as_apriori(const char *file, const char *args)
         snprintf(sets, sizeof sets, "sets.%s", alg[a]);
         if (rules)
             snprintf(out, sizeof out, "rules.%s", alg[a]);
-        int rc = run("%s mine %s %s --algorithm %s --quiet --itemsets %s %s %s", bin(), file, args,
-                     alg[a], path(sets), rules ? "-o" : "", rules ? path(out) : "");
+        int rc = run("%s mine %s %s --algorithm %s --quiet --itemsets %s %s %s", spm_test_bin(),
+                     file, args, alg[a], path(sets), rules ? "-o" : "", rules ? path(out) : "");
         ck_assert_msg(rc == 0, "spm mine --algorithm %s failed: %s", alg[a], slurp(path("stderr")));
     }
     ck_assert_msg(run("cmp %s %s", path("sets.apriori"), path("sets.eclat")) == 0,
@@ -660,9 +630,10 @@ static void tiny_budget_same_bytes(const char *file, const char *args)
     const char *budget[2] = {"16384", "4000000000"}, *name[2] = {"tiny", "all"};
     ck_assert_int_eq(mkdir(path("tmp"), 0700), 0);
     for (int b = 0; b < 2; b++) {
-        int rc = run("SPM_MINE_SORT_BUDGET=%s TMPDIR=%s %s mine %s %s --quiet --itemsets %s.s "
-                     "-o %s.r",
-                     budget[b], path("tmp"), bin(), file, args, path(name[b]), path(name[b]));
+        int rc =
+            run("SPM_MINE_SORT_BUDGET=%s TMPDIR=%s %s mine %s %s --quiet --itemsets %s.s "
+                "-o %s.r",
+                budget[b], path("tmp"), spm_test_bin(), file, args, path(name[b]), path(name[b]));
         ck_assert_msg(rc == 0, "spm mine %s failed: %s", args, slurp(path("stderr")));
     }
     ck_assert_msg(run("cmp %s %s", path("tiny.s"), path("all.s")) == 0, "itemsets differ (%s)",
@@ -701,7 +672,7 @@ START_TEST(small_sort_budget_same_bytes)
                 *opt++ = 0;
             int rc = run("SPM_MINE_SORT_BUDGET=%s TMPDIR=%s %s mine %s --min-support 5%% "
                          "--itemsets-only --algorithm eclat --format %s --quiet %s --itemsets %s",
-                         budget, path("tmp"), bin(), path("d.dat"), fmt[f], opt ? opt : "",
+                         budget, path("tmp"), spm_test_bin(), path("d.dat"), fmt[f], opt ? opt : "",
                          path(b ? "all.s" : "tiny.s"));
             ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
             if (b)
@@ -712,7 +683,7 @@ START_TEST(small_sort_budget_same_bytes)
     /* A run directory that cannot be made: one line naming it, no output left. */
     int rc = run("SPM_MINE_SORT_BUDGET=4096 TMPDIR=%s %s mine %s --min-support 12%% --quiet "
                  "--itemsets %s -o %s",
-                 path("no/such/dir"), bin(), path("d.dat"), path("f.s"), path("f.r"));
+                 path("no/such/dir"), spm_test_bin(), path("d.dat"), path("f.s"), path("f.r"));
     ck_assert_int_ne(rc, 0);
     ck_assert_ptr_nonnull(strstr(slurp(path("stderr")), "no/such/dir"));
     ck_assert(!exists(path("f.s")) && !exists(path("f.r")));
@@ -744,10 +715,10 @@ START_TEST(millions_of_itemsets_under_a_limit)
     gen("mush.dat", "--transactions 8000 --avg-size 23 --avg-pattern 10 --items 120 "
                     "--patterns 50 --seed 2");
     const char *args = "--min-support 5% --itemsets-only --algorithm eclat --quiet";
-    int rc = run("ulimit -d 250000 && TMPDIR=%s %s mine %s %s --itemsets %s", dir, bin(),
+    int rc = run("ulimit -d 250000 && TMPDIR=%s %s mine %s %s --itemsets %s", base, spm_test_bin(),
                  path("mush.dat"), args, path("lim.s"));
     ck_assert_msg(rc == 0, "spm mine under ulimit -d failed: %s", slurp(path("stderr")));
-    rc = run("%s mine %s %s --itemsets %s", bin(), path("mush.dat"), args, path("all.s"));
+    rc = run("%s mine %s %s --itemsets %s", spm_test_bin(), path("mush.dat"), args, path("all.s"));
     ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
     ck_assert_int_eq(run("cmp -s %s %s", path("lim.s"), path("all.s")), 0);
     ck_assert_int_eq(run("test $(grep -vc '^#' %s) -gt 2000000", path("lim.s")), 0);
@@ -766,11 +737,11 @@ START_TEST(big_output_in_bounded_memory)
        55 MB. ulimit -v cannot be used: the
        VM's LMDB maps alone exceed any useful limit. */
     const char *args = "--min-support 75% --min-confidence 90% --quiet";
-    int rc = run("ulimit -d 300000 && TMPDIR=%s %s mine %s %s --itemsets %s -o %s", dir, bin(), f,
-                 args, path("lim.s"), path("lim.r"));
+    int rc = run("ulimit -d 300000 && TMPDIR=%s %s mine %s %s --itemsets %s -o %s", base,
+                 spm_test_bin(), f, args, path("lim.s"), path("lim.r"));
     ck_assert_msg(rc == 0, "spm mine under ulimit -d failed: %s", slurp(path("stderr")));
-    rc = run("SPM_MINE_SORT_BUDGET=4000000000 %s mine %s %s --itemsets %s -o %s", bin(), f, args,
-             path("all.s"), path("all.r"));
+    rc = run("SPM_MINE_SORT_BUDGET=4000000000 %s mine %s %s --itemsets %s -o %s", spm_test_bin(), f,
+             args, path("all.s"), path("all.r"));
     ck_assert_msg(rc == 0, "spm mine failed: %s", slurp(path("stderr")));
     ck_assert_msg(run("cmp %s %s", path("lim.s"), path("all.s")) == 0, "itemsets differ");
     ck_assert_msg(run("cmp %s %s", path("lim.r"), path("all.r")) == 0, "rules differ");
@@ -851,7 +822,7 @@ START_TEST(itemsets_only_and_max_length)
     for (int a = 0; a < 2; a++) {
         ck_assert_int_eq(run("cd %s && %s mine m.dat --min-support %llu --itemsets-only "
                              "--max-length %u --algorithm %s --quiet > only.txt",
-                             dir, bin(), (unsigned long long)minsup, maxlen, alg[a]),
+                             base, spm_test_bin(), (unsigned long long)minsup, maxlen, alg[a]),
                          0);
         size_t n;
         set_t *sets = read_sets(path("only.txt"), &n);
@@ -868,8 +839,9 @@ START_TEST(itemsets_only_and_max_length)
         ck_assert_ptr_null(strstr(slurp(path("only.txt")), "=>")); /* no rules */
     }
     /* rules under --max-length: those of the full run whose X u Y is short enough */
-    ck_assert_int_eq(run("%s mine %s --min-support %llu --max-length %u --quiet -o %s", bin(),
-                         path("m.dat"), (unsigned long long)minsup, maxlen, path("short.txt")),
+    ck_assert_int_eq(run("%s mine %s --min-support %llu --max-length %u --quiet -o %s",
+                         spm_test_bin(), path("m.dat"), (unsigned long long)minsup, maxlen,
+                         path("short.txt")),
                      0);
     size_t nr;
     rule_t *rules = read_rules(path("short.txt"), &nr);
@@ -896,7 +868,7 @@ START_TEST(bad_options_exit_2)
     const char *want[] = {"--max-length", "--algorithm: 'foo'", "--itemsets-only", "--max-length",
                           "--format"};
     for (int i = 0; i < 5; i++) {
-        int rc = run("cd %s && %s mine ok.dat --min-support 1 %s", dir, bin(), args[i]);
+        int rc = run("cd %s && %s mine ok.dat --min-support 1 %s", base, spm_test_bin(), args[i]);
         const char *err = slurp(path("stderr"));
         ck_assert_msg(rc == 2, "%s: exit %d, not 2: %s", args[i], rc, err);
         ck_assert_msg(strstr(err, want[i]) != NULL, "%s: stderr '%s'", args[i], err);
@@ -925,8 +897,8 @@ START_TEST(hopeless_search_stops_at_once)
     start_center(ep, sizeof ep, &pc, &pa);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = run("%s mine %s --min-support 1%% --center %s --quiet -o %s", bin(), path("wide.dat"),
-                 ep, path("w.txt"));
+    int rc = run("%s mine %s --min-support 1%% --center %s --quiet -o %s", spm_test_bin(),
+                 path("wide.dat"), ep, path("w.txt"));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     const char *err = slurp(path("stderr"));
@@ -936,7 +908,8 @@ START_TEST(hopeless_search_stops_at_once)
     ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "not one line: '%s'", err);
     ck_assert_msg(s < 10, "the hopeless job took %.1f s to end", s);
     ck_assert(!exists(path("w.txt")));
-    ck_assert_int_eq(run("%s status --center %s --json > %s", bin(), ep, path("st.json")), 0);
+    ck_assert_int_eq(run("%s status --center %s --json > %s", spm_test_bin(), ep, path("st.json")),
+                     0);
     /* the center answers, and lists the failure among its recent ones */
     ck_assert_ptr_nonnull(strstr(slurp(path("st.json")), "candidates of length 2"));
     kill(pc.pid, SIGTERM);
@@ -970,7 +943,7 @@ START_TEST(rules_past_the_disk_stop_early)
     }
     const char *env = "env SPM_MINE_SORT_BUDGET=2000000 TMPDIR=";
     int rc = run("%s %s%s %s mine %s --min-support 20%% --quiet -o %s", room, env, path("small"),
-                 bin(), path("many.dat"), path("all.txt"));
+                 spm_test_bin(), path("many.dat"), path("all.txt"));
     const char *err = slurp(path("stderr"));
     ck_assert_msg(rc == 1, "exit %d: %s", rc, err);
     ck_assert_msg(strstr(err, "the client has room for") && strstr(err, "--max-consequent 1"),
@@ -978,10 +951,10 @@ START_TEST(rules_past_the_disk_stop_early)
     ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "not one line: '%s'", err);
     ck_assert(!exists(path("all.txt")));
     rc = run("%s %s%s %s mine %s --min-support 20%% --max-length 4 --quiet -o %s", room, env,
-             path("small"), bin(), path("many.dat"), path("few.txt"));
+             path("small"), spm_test_bin(), path("many.dat"), path("few.txt"));
     ck_assert_msg(rc == 0, "the rules that fit: exit %d: %s", rc, slurp(path("stderr")));
-    rc = run("%s mine %s --min-support 20%% --max-length 4 --quiet -o %s", bin(), path("many.dat"),
-             path("free.txt"));
+    rc = run("%s mine %s --min-support 20%% --max-length 4 --quiet -o %s", spm_test_bin(),
+             path("many.dat"), path("free.txt"));
     ck_assert_msg(rc == 0, "exit %d: %s", rc, slurp(path("stderr")));
     ck_assert_int_eq(run("cmp -s %s %s && test $(grep -vc '^#' %s) -gt 20000", path("few.txt"),
                          path("free.txt"), path("few.txt")),
@@ -992,7 +965,8 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("mine");
-    const spm_test_case_t mine = {.timeout_s = 60, .setup = setup, .teardown = teardown};
+    const spm_test_case_t mine = {
+        .timeout_s = 60, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD(s, &mine, sparse_quest);
     SPM_TEST_ADD(s, &mine, long_patterns);
     SPM_TEST_ADD(s, &mine, dense_small_blocks);
@@ -1019,10 +993,12 @@ static Suite *suite(void)
     SPM_TEST_ADD(s, &mine, bad_options_exit_2);
     SPM_TEST_ADD(s, &mine, hopeless_search_stops_at_once);
     SPM_TEST_ADD(s, &mine, rules_past_the_disk_stop_early);
-    const spm_test_case_t eclat = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    const spm_test_case_t eclat = {
+        .timeout_s = 120, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD(s, &eclat, eclat_generated);
     SPM_TEST_ADD(s, &eclat, eclat_chess);
-    const spm_test_case_t memory = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    const spm_test_case_t memory = {
+        .timeout_s = 120, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD(s, &memory, small_sort_budget_same_bytes);
     SPM_TEST_ADD(s, &memory, big_output_in_bounded_memory);
     SPM_TEST_ADD(s, &memory, summed_memory_under_bound);

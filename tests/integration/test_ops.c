@@ -3,26 +3,13 @@
     sharing the IEUs by priority, submit/wait/cancel, draining an agent, and
     the configuration file. */
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "tests/spm_test.h"
 #include "base/config.h"
 #include "transport/wire.h"
 
 #include <sys/resource.h>
 #include <sys/stat.h>
-
-static char dir[64];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
 
 /*  A TCP port for this test run. */
 static const char *tcp_endpoint(char *buf, size_t size)
@@ -51,8 +38,8 @@ static void copy_file(const char *from, const char *to)
 START_TEST(only_authorized_keys_get_in)
 {
     char keys[128], bad[128], ep[64], store[128], cache[128], path[256], path2[256];
-    snprintf(keys, sizeof keys, "%s/keys", dir);
-    snprintf(bad, sizeof bad, "%s/intruder", dir);
+    snprintf(keys, sizeof keys, "%s/keys", base);
+    snprintf(bad, sizeof bad, "%s/intruder", base);
     keygen(keys, "center", 0);
     keygen(keys, "agent", 1);
     keygen(keys, "client", 1);
@@ -62,8 +49,8 @@ START_TEST(only_authorized_keys_get_in)
     snprintf(path2, sizeof path2, "%s/center.pub", bad);
     copy_file(path, path2);
     tcp_endpoint(ep, sizeof ep);
-    snprintf(store, sizeof store, "%s/store", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(store, sizeof store, "%s/store", base);
+    snprintf(cache, sizeof cache, "%s/cache", base);
     const char *center[] = {"center", "--listen",    ep,      "--store", store, "--keys",
                             keys,     "--log-level", "error", NULL};
     spm_test_proc_t pc = spm_test_start(center);
@@ -71,7 +58,7 @@ START_TEST(only_authorized_keys_get_in)
     const char *agent[] = {"agent", "--center",    ep,    "--keys", keys, "--ieus",
                            "1",     "--cache-dir", cache, NULL};
     spm_test_proc_t pa = spm_test_start(agent);
-    snprintf(path, sizeof path, "%s/cache-bad", dir);
+    snprintf(path, sizeof path, "%s/cache-bad", base);
     const char *intruder_agent[] = {"agent", "--center",    ep,   "--keys", bad, "--ieus",
                                     "1",     "--cache-dir", path, NULL};
     spm_test_proc_t pbad = spm_test_start(intruder_agent);
@@ -87,7 +74,7 @@ START_TEST(only_authorized_keys_get_in)
     ck_assert_msg(strstr(err, "refused the key") != NULL, "%s", err);
     free(out);
     free(err);
-    snprintf(path, sizeof path, "%s/none", dir);
+    snprintf(path, sizeof path, "%s/none", base);
     const char *keyless[] = {"status", "--center", ep, "--keys", path, NULL};
     ck_assert_int_eq(spm_test_run(keyless, 20, &out, &err), 1);
     ck_assert_msg(strstr(err, "no key pair") != NULL, "%s", err);
@@ -125,14 +112,7 @@ static long submit(const char *ep, const char *sis, const char *priority)
 {
     const char *argv[] = {"submit", "synthetic", "--center",   ep,       "--sis", sis,
                           "--work", "fixed:5ms", "--priority", priority, NULL};
-    char *out, *err;
-    int rc = spm_test_run(argv, 20, &out, &err);
-    ck_assert_msg(rc == 0, "submit: %s", err);
-    long job = atol(out);
-    ck_assert_int_gt(job, 0);
-    free(out);
-    free(err);
-    return job;
+    return spm_test_submit(argv, 20);
 }
 
 /*  COMMITTED of JOB in the center's status JSON. */
@@ -364,7 +344,7 @@ START_TEST(example_config_parses_and_bad_values_name_file_line_key)
     free(out);
     free(err);
     char bad[128];
-    snprintf(bad, sizeof bad, "%s/bad.conf", dir);
+    snprintf(bad, sizeof bad, "%s/bad.conf", base);
     FILE *f = fopen(bad, "w");
     fprintf(f, "[center]\nlisten = tcp://*:1\n\n[agent]\nslots = many\n");
     fclose(f);
@@ -394,13 +374,7 @@ START_TEST(restarted_center_resumes_its_job_and_agents_rejoin)
     const char *ep = vm.ep;
     long job = submit(ep, "2000", "0");
     usleep(500000);
-    kill(vm.center.pid, SIGKILL);
-    spm_test_finish(&vm.center, 10, NULL, NULL);
-    char store[128];
-    snprintf(store, sizeof store, "%s/store", vm.dir);
-    const char *center[] = {"center", "--listen",    ep,      "--store", store, "--dead-ms",
-                            "500",    "--log-level", "error", NULL};
-    vm.center = spm_test_start(center); /* the same store */
+    spm_test_vm_restart_center(&vm, extra); /* the same store */
     char js[32];
     snprintf(js, sizeof js, "%ld", job);
     const char *wait[] = {"wait", js, "--center", ep, "--json", "--quiet", NULL};
@@ -510,7 +484,8 @@ END_TEST
 static Suite *ops_suite(void)
 {
     Suite *s = suite_create("ops");
-    const spm_test_case_t c = {.timeout_s = 120, .setup = setup, .teardown = teardown};
+    const spm_test_case_t c = {
+        .timeout_s = 120, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD(s, &c, only_authorized_keys_get_in);
     SPM_TEST_ADD(s, &c, jobs_share_fairly_and_priority_overtakes);
     SPM_TEST_ADD(s, &c, drained_agent_finishes_running_sis);

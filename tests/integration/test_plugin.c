@@ -356,15 +356,8 @@ START_TEST(a_super_function_that_crashes_fails_its_job_not_the_center)
                         KM_BIG,   NULL};
     char *job3 = succeeds(km, 30);
     usleep(600000);
-    kill(vm.center.pid, SIGKILL);
-    spm_test_finish(&vm.center, 30, NULL, NULL);
-
-    char store[128];
-    snprintf(store, sizeof store, "%s/store", vm.dir);
-    const char *center[] = {"center", "--listen",    vm.ep,   "--store",
-                            store,    "--log-level", "error", NULL};
-    vm.center = spm_test_start(center);
-    usleep(300000);
+    spm_test_vm_restart_center(&vm, NULL);
+    usleep(100000); /* 300 ms in all */
     job1[strcspn(job1, "\n")] = '\0';
     job2[strcspn(job2, "\n")] = '\0';
     job3[strcspn(job3, "\n")] = '\0';

@@ -11,6 +11,7 @@
 #include "datacache/store.h"
 #include "tests/chaos/chaos.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 
 #include <dirent.h>
 #include <lmdb.h>
@@ -84,14 +85,7 @@ static long submit_synthetic(const chaos_vm_t *vm, const char *sis)
 {
     const char *argv[] = {"submit", "synthetic", "--center",  vm->ep, "--sis",
                           sis,      "--work",    "fixed:2ms", NULL};
-    char *out, *err;
-    int rc = spm_test_run(argv, 30, &out, &err);
-    ck_assert_msg(rc == 0, "submit: %s", err);
-    long job = atol(out);
-    ck_assert_int_gt(job, 0);
-    free(out);
-    free(err);
-    return job;
+    return spm_test_submit(argv, 30);
 }
 
 /*  Waits up to 60 s until VM's center lists the synthetic job running with
@@ -495,27 +489,13 @@ END_TEST
 
 /* ------------------------------------------------------- refused stores */
 
-static char dir[64];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof dir, "%s", spm_test_tmpdir());
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/*  A center on store DIR/NAME listening on ipc://DIR/NAME.ipc into *P,
+/*  A center on store BASE/NAME listening on ipc://BASE/NAME.ipc into *P,
     once it answers. */
 static void center_up(const char *name, spm_test_proc_t *p, char *ep, size_t size)
 {
     char store[128];
-    snprintf(store, sizeof store, "%s/%s", dir, name);
-    snprintf(ep, size, "ipc://%s/%s.ipc", dir, name);
+    snprintf(store, sizeof store, "%s/%s", base, name);
+    snprintf(ep, size, "ipc://%s/%s.ipc", base, name);
     const char *argv[] = {"center", "--listen", ep, "--store", store, "--log-level", "error", NULL};
     *p = spm_test_start(argv);
     const char *st[] = {"status", "--center", ep, "--timeout", "10000", NULL};
@@ -525,7 +505,7 @@ static void center_up(const char *name, spm_test_proc_t *p, char *ep, size_t siz
     free(err);
 }
 
-/*  A store DIR/NAME a center made and was stopped on. */
+/*  A store BASE/NAME a center made and was stopped on. */
 static void make_store(const char *name)
 {
     spm_test_proc_t p;
@@ -586,14 +566,14 @@ static void listing(const char *path, char *list, size_t size, int age)
     free(names);
 }
 
-/*  Starts a center on store DIR/NAME, which it must refuse: exit status
-    1, one line on stderr that holds WANT, and nothing under DIR/NAME
+/*  Starts a center on store BASE/NAME, which it must refuse: exit status
+    1, one line on stderr that holds WANT, and nothing under BASE/NAME
     changed. */
 static void refused(const char *name, const char *want)
 {
     char store[128], ep[160];
-    snprintf(store, sizeof store, "%s/%s", dir, name);
-    snprintf(ep, sizeof ep, "ipc://%s/refused.ipc", dir);
+    snprintf(store, sizeof store, "%s/%s", base, name);
+    snprintf(ep, sizeof ep, "ipc://%s/refused.ipc", base);
     static char before[1 << 16], after[1 << 16];
     before[0] = after[0] = '\0';
     listing(store, before, sizeof before, 1);
@@ -620,12 +600,12 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
-/*  Replaces the identity record of the store in DIR/NAME by "spmstorL"
+/*  Replaces the identity record of the store in BASE/NAME by "spmstorL"
     and 16 bytes, as a spm of store layout L would have written it. */
 static void set_layout(const char *name, char layout)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", base, name);
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
@@ -649,7 +629,7 @@ START_TEST(refused_stores)
     /* (a) the journal of another store */
     make_store("a");
     make_store("other");
-    snprintf(other, sizeof other, "%s/other/journal/journal.id", dir);
+    snprintf(other, sizeof other, "%s/other/journal/journal.id", base);
     FILE *f = fopen(other, "r");
     ck_assert_ptr_nonnull(f);
     size_t n = fread(text, 1, sizeof text - 1, f);
@@ -659,13 +639,13 @@ START_TEST(refused_stores)
     ck_assert_ptr_nonnull(hex);
     char want[128];
     snprintf(want, sizeof want, "belongs to another store (store %.32s", hex + 6);
-    snprintf(path, sizeof path, "%s/a/journal/journal.id", dir);
+    snprintf(path, sizeof path, "%s/a/journal/journal.id", base);
     write_file(path, text);
     refused("a", want);
 
     /* (b) a journal of another format */
     make_store("b");
-    snprintf(path, sizeof path, "%s/b/journal/journal.id", dir);
+    snprintf(path, sizeof path, "%s/b/journal/journal.id", base);
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     n = fread(text, 1, sizeof text - 1, f);
@@ -816,7 +796,8 @@ static Suite *restart_suite(void)
     Suite *s = suite_create("restart");
     const spm_test_case_t slow = {.timeout_s = 120};
     const spm_test_case_t c = {.timeout_s = 60};
-    const spm_test_case_t refuse = {.timeout_s = 60, .setup = setup, .teardown = teardown};
+    const spm_test_case_t refuse = {
+        .timeout_s = 60, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD(s, &slow, center_killed_three_times_while_three_jobs_run);
     SPM_TEST_ADD(s, &slow, matmul_fed_on_demand_survives_restarts);
     SPM_TEST_ADD_LOOP(s, &c, damaged_journal_keeps_its_intact_prefix, 0, 2);

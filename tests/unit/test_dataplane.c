@@ -4,8 +4,8 @@
 #include "base/checksum.h"
 #include "datacache/dataplane.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,8 +18,7 @@
 #define LATER 3600000000ull /* an hour: far past any copy's timeout */
 #define MAX_SENT 256
 
-static char base[64]; /* mkdtemp directory of the test case, removed at its end */
-static char dir[96];  /* the running test's store directory, below base */
+static char dir[96]; /* the running test's store directory, below base */
 
 typedef struct {
     uint32_t node;
@@ -30,25 +29,6 @@ static sent_t sent[MAX_SENT]; /* what the data plane sent since clear_sent */
 static size_t nsent;
 static spm_store_t *store;
 static spm_dataplane_t *dp;
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* Unchecked fixture: runs in the runner, so the directory goes even when a test fails. */
-static void base_setup(void)
-{
-    strcpy(base, "/tmp/spm-dataplane-XXXXXX");
-    if (!mkdtemp(base))
-        abort();
-}
-
-static void base_teardown(void)
-{
-    nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* The SEND callback: ENV is only valid during the call, so it is packed and unpacked. */
 static int record(void *arg, uint32_t node, Spm__Envelope *env)
@@ -102,13 +82,6 @@ static void close_plane(void)
 static spm_directory_t *dir_of(void)
 {
     return spm_dataplane_directory(dp);
-}
-
-/* Fills BUF with LEN bytes derived from SEED. */
-static void fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-    for (size_t i = 0; i < len; i++)
-        buf[i] = (uint8_t)(seed * 131 + i * 7);
 }
 
 /* A committed output (ID, VERSION) of the LEN bytes fill(ID) makes, kept by the N HOLDERS (and

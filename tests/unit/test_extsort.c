@@ -11,6 +11,7 @@
 #include "isa/core/extsort.h"
 #include "isa/core/rng.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "spm/spm.h"
 
 #include <dirent.h>
@@ -64,19 +65,6 @@ static int open_fds(void)
     return dir_entries("/proc/self/fd") - 1; /* the one opendir holds */
 }
 
-static char dir[] = "/tmp/spm-extsort-test-XXXXXX";
-
-static void setup(void)
-{
-    strcpy(dir, "/tmp/spm-extsort-test-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    rmdir(dir);
-}
-
 /*  Sorts N random records (values below RANGE, so some repeat) with
     BUDGET, keyed by their first KEYED values (0: no key), checks them
     against qsort twice (once after a rewind), and returns the runs
@@ -87,7 +75,7 @@ static uint64_t sort_random_keyed(size_t n, uint32_t range, size_t budget, int k
     spm_rng_seed(&rng, 7 + n + budget);
     uint32_t **recs = malloc((n + 1) * sizeof *recs);
     int fds = open_fds();
-    spm_extsort_t *s = spm_extsort_new(budget, dir, cmp_rec, NULL);
+    spm_extsort_t *s = spm_extsort_new(budget, base, cmp_rec, NULL);
     ck_assert_ptr_nonnull(s);
     if (keyed)
         spm_extsort_set_key(s, key_rec, &keyed);
@@ -101,7 +89,7 @@ static uint64_t sort_random_keyed(size_t n, uint32_t range, size_t budget, int k
     }
     ck_assert_int_eq(spm_extsort_sort(s), 0);
     ck_assert_uint_eq(spm_extsort_count(s), n);
-    ck_assert_int_eq(dir_entries(dir), 0);
+    ck_assert_int_eq(dir_entries(base), 0);
     qsort(recs, n, sizeof *recs, cmp_ptr);
     for (int pass = 0; pass < 2; pass++) {
         const void *rec;
@@ -123,7 +111,7 @@ static uint64_t sort_random_keyed(size_t n, uint32_t range, size_t budget, int k
     spm_extsort_destroy(&s);
     ck_assert_ptr_null(s);
     ck_assert_int_eq(open_fds(), fds);
-    ck_assert_int_eq(dir_entries(dir), 0);
+    ck_assert_int_eq(dir_entries(base), 0);
     for (size_t i = 0; i < n; i++)
         free(recs[i]);
     free(recs);
@@ -145,7 +133,7 @@ static uint64_t sort_in_runs(size_t n, size_t nruns, size_t bad, size_t loose, s
     spm_rng_t rng;
     spm_rng_seed(&rng, 11 + n + nruns + budget);
     uint32_t **recs = malloc((n + 1) * sizeof *recs);
-    spm_extsort_t *s = spm_extsort_new(budget, dir, cmp_rec, NULL);
+    spm_extsort_t *s = spm_extsort_new(budget, base, cmp_rec, NULL);
     ck_assert_ptr_nonnull(s);
     if (keyed)
         spm_extsort_set_key(s, key_rec, &keyed);
@@ -242,7 +230,7 @@ END_TEST
 
 START_TEST(find_in_memory)
 {
-    spm_extsort_t *s = spm_extsort_new(1 << 20, dir, cmp_rec, NULL);
+    spm_extsort_t *s = spm_extsort_new(1 << 20, base, cmp_rec, NULL);
     for (uint32_t v = 0; v < 1000; v += 2) {
         uint32_t r[3] = {2, 1000 - v, v};
         ck_assert_int_eq(spm_extsort_add(s, r, sizeof r), 0);
@@ -260,7 +248,7 @@ END_TEST
 START_TEST(empty_input)
 {
     for (size_t budget = 64; budget <= (1 << 20); budget <<= 14) {
-        spm_extsort_t *s = spm_extsort_new(budget, dir, cmp_rec, NULL);
+        spm_extsort_t *s = spm_extsort_new(budget, base, cmp_rec, NULL);
         const void *rec;
         size_t len;
         ck_assert_int_eq(spm_extsort_sort(s), 0);
@@ -277,7 +265,7 @@ END_TEST
 
 START_TEST(one_record)
 {
-    spm_extsort_t *s = spm_extsort_new(64, dir, cmp_rec, NULL);
+    spm_extsort_t *s = spm_extsort_new(64, base, cmp_rec, NULL);
     uint32_t r[2] = {1, 42};
     const uint32_t *rec;
     size_t len;
@@ -295,7 +283,7 @@ END_TEST
 START_TEST(equal_records)
 {
     /* a budget of 64 bytes: two records a run, so every merge sees ties */
-    spm_extsort_t *s = spm_extsort_new(64, dir, cmp_rec, NULL);
+    spm_extsort_t *s = spm_extsort_new(64, base, cmp_rec, NULL);
     uint32_t r[3] = {2, 7, 7};
     for (int i = 0; i < 500; i++)
         ck_assert_int_eq(spm_extsort_add(s, r, sizeof r), 0);
@@ -309,14 +297,14 @@ START_TEST(equal_records)
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(n, 500);
     spm_extsort_destroy(&s);
-    ck_assert_int_eq(dir_entries(dir), 0);
+    ck_assert_int_eq(dir_entries(base), 0);
 }
 END_TEST
 
 START_TEST(missing_directory)
 {
-    char missing[sizeof dir + 16];
-    snprintf(missing, sizeof missing, "%s/not-there", dir);
+    char missing[sizeof base + 16];
+    snprintf(missing, sizeof missing, "%s/not-there", base);
     int fds = open_fds();
     spm_extsort_t *s = spm_extsort_new(64, missing, cmp_rec, NULL);
     uint32_t r[4] = {3, 1, 2, 3};
@@ -327,7 +315,7 @@ START_TEST(missing_directory)
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "not-there"));
     spm_extsort_destroy(&s);
     ck_assert_int_eq(open_fds(), fds);
-    ck_assert_int_eq(dir_entries(dir), 0);
+    ck_assert_int_eq(dir_entries(base), 0);
 }
 END_TEST
 
@@ -341,7 +329,7 @@ START_TEST(write_error)
     void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
     int fds = open_fds();
-    spm_extsort_t *s = spm_extsort_new(256 << 10, dir, cmp_rec, NULL);
+    spm_extsort_t *s = spm_extsort_new(256 << 10, base, cmp_rec, NULL);
     uint32_t r[9] = {8};
     int rc = 0;
     for (uint32_t i = 0; i < 100000 && rc == 0; i++) {
@@ -354,17 +342,18 @@ START_TEST(write_error)
     signal(SIGXFSZ, handler);
     ck_assert_int_eq(rc, SPM_EIO);
     ck_assert_ptr_nonnull(strstr(spm_error_detail(), "cannot write a temporary file"));
-    ck_assert_int_eq(dir_entries(dir), 0);
+    ck_assert_int_eq(dir_entries(base), 0);
     spm_extsort_destroy(&s);
     ck_assert_int_eq(open_fds(), fds);
-    ck_assert_int_eq(dir_entries(dir), 0);
+    ck_assert_int_eq(dir_entries(base), 0);
 }
 END_TEST
 
 static Suite *extsort_suite(void)
 {
     Suite *s = suite_create("extsort");
-    const spm_test_case_t c = {.timeout_s = 30, .setup = setup, .teardown = teardown};
+    const spm_test_case_t c = {
+        .timeout_s = 30, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
     SPM_TEST_ADD(s, &c, random_many_runs);
     SPM_TEST_ADD(s, &c, random_in_memory);
     SPM_TEST_ADD(s, &c, keyed_like_qsort);

@@ -3,24 +3,11 @@
     reference reader/writer), and one clear "file:line: ..." per bad file. */
 #include "isa/matrix/mmio.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "tests/ref/matmul_ref.h"
 #include "spm/spm.h"
 
 #include <unistd.h>
-
-static char dir[] = "/tmp/spm-mmio-XXXXXX";
-
-static void setup(void)
-{
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
 
 static double *source(int m, int n, int field, int sym)
 {
@@ -69,7 +56,7 @@ START_TEST(read_every_kind)
         return;
     double *a = source(m, n, field, sym);
     char path[256];
-    snprintf(path, sizeof path, "%s/in.mtx", dir);
+    snprintf(path, sizeof path, "%s/in.mtx", base);
     ck_assert_int_eq(ref_write_mtx(path, m, n, a, array, field, sym), 0);
     uint64_t rm, rn;
     double *b = read_all(path, &rm, &rn);
@@ -91,7 +78,7 @@ START_TEST(write_every_kind)
         return;
     double *a = source(m, n, field, sym);
     char path[256];
-    snprintf(path, sizeof path, "%s/out.mtx", dir);
+    snprintf(path, sizeof path, "%s/out.mtx", base);
     FILE *f = fopen(path, "w+");
     spm_mmio_header_t h = {array, field, sym, m, n, array ? 0 : UINT64_MAX};
     spm_mmio_writer_t *w = spm_mmio_writer_open(f, &h);
@@ -121,7 +108,7 @@ END_TEST
 START_TEST(write_count_checked)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/c.mtx", dir);
+    snprintf(path, sizeof path, "%s/c.mtx", base);
     FILE *f = fopen(path, "w");
     spm_mmio_header_t h = {SPM_MMIO_COORDINATE, SPM_MMIO_REAL, SPM_MMIO_GENERAL, 2, 2, 1};
     spm_mmio_writer_t *w = spm_mmio_writer_open(f, &h);
@@ -176,7 +163,7 @@ static const struct {
 START_TEST(bad_files)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/bad.mtx", dir);
+    snprintf(path, sizeof path, "%s/bad.mtx", base);
     FILE *f = fopen(path, "w");
     fputs(bad[_i].text, f);
     fclose(f);
@@ -260,7 +247,7 @@ START_TEST(chunks_in_awkward_places)
                                    {3, 3, -0.1}};
     size_t nwant = sizeof want / sizeof *want;
     char path[256];
-    snprintf(path, sizeof path, "%s/awkward.mtx", dir);
+    snprintf(path, sizeof path, "%s/awkward.mtx", base);
     FILE *f = fopen(path, "w");
     fputs(text, f);
     fclose(f);
@@ -281,7 +268,7 @@ END_TEST
 START_TEST(array_chunks_keep_positions)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/array.mtx", dir);
+    snprintf(path, sizeof path, "%s/array.mtx", base);
     FILE *f = fopen(path, "w");
     fputs("%%MatrixMarket matrix array integer general\n3 4\n", f);
     for (int k = 0; k < 12; k++)
@@ -306,7 +293,7 @@ START_TEST(values_round_trip_through_chunks)
 {
     enum { N = 200000 };
     char path[256];
-    snprintf(path, sizeof path, "%s/values.mtx", dir);
+    snprintf(path, sizeof path, "%s/values.mtx", base);
     double *v = malloc(N * sizeof *v);
     static const double special[] = {4.9406564584124654e-324,
                                      -4.9406564584124654e-324,
@@ -389,7 +376,8 @@ END_TEST
 static Suite *mm_mmio_suite(void)
 {
     Suite *s = suite_create("mm_mmio");
-    const spm_test_case_t c = {.timeout_s = 30, .setup = setup, .teardown = teardown};
+    const spm_test_case_t c = {
+        .timeout_s = 30, .setup = scratch_setup, .teardown = scratch_teardown};
     SPM_TEST_ADD_LOOP(s, &c, read_every_kind, 0, 18);
     SPM_TEST_ADD_LOOP(s, &c, write_every_kind, 0, 18);
     SPM_TEST_ADD(s, &c, write_count_checked);

@@ -3,9 +3,9 @@
 #include "base/checksum.h"
 #include "datacache/nodecache.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "tests/mapped.h"
 
-#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,27 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char base[64]; /* mkdtemp directory of the test case */
-static char dir[96];  /* the running test's cache directory, below base */
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* Unchecked fixture (runs in the runner): the directory goes even when a test fails. */
-static void setup_base(void)
-{
-    strcpy(base, "/tmp/spm-nodecache-XXXXXX");
-    if (!mkdtemp(base))
-        abort();
-}
-
-static void teardown_base(void)
-{
-    nftw(base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
+static char dir[96]; /* the running test's cache directory, below base */
 
 static void pick_dir(void)
 {
@@ -1043,7 +1023,7 @@ static Suite *nodecache_suite(void)
 {
     Suite *s = suite_create("nodecache");
     const spm_test_case_t c = {
-        .timeout_s = 120, .unchecked_setup = setup_base, .unchecked_teardown = teardown_base};
+        .timeout_s = 120, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
     SPM_TEST_ADD(s, &c, test_two_processes_share);
     SPM_TEST_ADD(s, &c, test_lru_eviction);
     SPM_TEST_ADD(s, &c, test_fresh_empties);

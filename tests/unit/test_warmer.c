@@ -4,10 +4,10 @@
 #include "datacache/store.h"
 #include "datacache/warmer.h"
 #include "tests/check_main.h"
+#include "tests/scratch.h"
 #include "transport/wire.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,29 +18,10 @@
 
 #define MIB ((uint64_t)1 << 20)
 
-static char dir[64]; /* the store directory, removed at the end of each test */
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void setup(void)
-{
-    strcpy(dir, "/tmp/spm-warmer-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static uint64_t file_size(void)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    snprintf(path, sizeof path, "%s/data.mdb", base);
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     return (uint64_t)st.st_size;
@@ -50,7 +31,7 @@ static uint64_t file_size(void)
 static double resident(uint64_t from, uint64_t to)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    snprintf(path, sizeof path, "%s/data.mdb", base);
     int fd = open(path, O_RDONLY);
     ck_assert_int_ge(fd, 0);
     void *map = mmap(NULL, to, PROT_READ, MAP_SHARED, fd, 0);
@@ -92,14 +73,14 @@ static void expect(spm_store_t *st, spm_sdb_t id, size_t len, unsigned seed)
 static int can_fallocate(void)
 {
     char path[128];
-    snprintf(path, sizeof path, "%s/probe", dir);
+    snprintf(path, sizeof path, "%s/probe", base);
     int fd = open(path, O_CREAT | O_RDWR, 0600);
     ck_assert_int_ge(fd, 0);
     int ok = fallocate(fd, 0, 0, 1 << 20) == 0;
     close(fd);
     unlink(path);
     if (!ok)
-        printf("test_warmer: %s has no fallocate: nothing to prepare there, skipped\n", dir);
+        printf("test_warmer: %s has no fallocate: nothing to prepare there, skipped\n", base);
     return ok;
 }
 
@@ -116,7 +97,7 @@ START_TEST(prepares_ahead_only_while_quiet_and_blocks_survive)
 {
     if (!can_fallocate())
         return;
-    spm_store_t *st = spm_store_open(dir);
+    spm_store_t *st = spm_store_open(base);
     ck_assert_msg(st != NULL, "%s", spm_error_detail());
     void *b = block(MIB, 1);
     ck_assert_int_eq(spm_store_put(st, 1, 1, 7, b, MIB), 0);
@@ -125,7 +106,7 @@ START_TEST(prepares_ahead_only_while_quiet_and_blocks_survive)
     ck_assert_uint_gt(end, MIB);
     ck_assert_uint_le(end, size);
 
-    spm_warmer_t *w = spm_warmer_start(dir, 32 * MIB);
+    spm_warmer_t *w = spm_warmer_start(base, 32 * MIB);
     ck_assert_ptr_nonnull(w);
     spm_warmer_note(w, end, 0); /* a job runs: hands off */
     usleep(300000);
@@ -153,7 +134,7 @@ START_TEST(prepares_ahead_only_while_quiet_and_blocks_survive)
     spm_store_destroy(&st);
 
     /* a longer file than its data is still the same store */
-    st = spm_store_open(dir);
+    st = spm_store_open(base);
     ck_assert_msg(st != NULL, "%s", spm_error_detail());
     expect(st, 1, MIB, 1);
     expect(st, 2, 12 * MIB, 2);
@@ -169,9 +150,9 @@ START_TEST(stays_well_below_a_file_size_limit)
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim = {24 * MIB, 24 * MIB};
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    spm_store_t *st = spm_store_open(dir);
+    spm_store_t *st = spm_store_open(base);
     ck_assert_msg(st != NULL, "%s", spm_error_detail());
-    spm_warmer_t *w = spm_warmer_start(dir, 256 * MIB);
+    spm_warmer_t *w = spm_warmer_start(base, 256 * MIB);
     spm_warmer_note(w, spm_store_data_end(st), 1);
     wait_prepared(w, 256 * MIB); /* gives up after 3 s: it may not get there */
     ck_assert_uint_le(file_size(), 18 * MIB);
@@ -188,9 +169,9 @@ END_TEST
 
 START_TEST(nothing_to_prepare_starts_nothing)
 {
-    ck_assert_ptr_null(spm_warmer_start(dir, 0));
-    ck_assert_ptr_null(spm_warmer_start(dir, MIB)); /* under one step */
-    spm_warmer_note(NULL, 1, 1);                    /* the center calls it either way */
+    ck_assert_ptr_null(spm_warmer_start(base, 0));
+    ck_assert_ptr_null(spm_warmer_start(base, MIB)); /* under one step */
+    spm_warmer_note(NULL, 1, 1);                     /* the center calls it either way */
     spm_warmer_t *none = NULL;
     spm_warmer_destroy(&none);
 }
@@ -199,7 +180,8 @@ END_TEST
 static Suite *warmer_suite(void)
 {
     Suite *s = suite_create("warmer");
-    const spm_test_case_t c = {.timeout_s = 60, .setup = setup, .teardown = teardown};
+    const spm_test_case_t c = {
+        .timeout_s = 60, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
     SPM_TEST_ADD(s, &c, prepares_ahead_only_while_quiet_and_blocks_survive);
     SPM_TEST_ADD(s, &c, stays_well_below_a_file_size_limit);
     SPM_TEST_ADD(s, &c, nothing_to_prepare_starts_nothing);
