@@ -34,7 +34,8 @@
 /*  The dissertation's claims beside ours, from the node-to-node MiB NN
     (level-2 MiB L2, MiB across links in all TOT, crossings per block CR) of row group K and policy
    P (-1: failed). */
-static void beside(double nn[4][5], double l2[4][5], double cr[4][5], const int *caches, int nodes)
+static void beside(double nn[4][5], double l2[4][5], double tot[4][5], double cr[4][5],
+                   const int *caches, int nodes)
 {
     static const char *policies[] = {"syn", "s", "r", "sr", "ss"};
     int low = -1;
