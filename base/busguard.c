@@ -43,6 +43,12 @@ static void install(void)
     sigaction(SIGBUS, &sa, &before);
 }
 
+void spm_busguard_escape(void)
+{
+    if (innermost)
+        siglongjmp(innermost->jump, 1);
+}
+
 int spm_busguard_run(int (*fn)(void *arg), void *arg, int *result)
 {
     pthread_once(&installed, install);

@@ -10,6 +10,8 @@
     read it. spm_busguard_run runs a function so that a SIGBUS this thread
     raises inside it returns instead, saying so: the caller then treats the
     file as corrupt (datacache/nodecache.c takes the cache out of service).
+    A library that finds the file inconsistent and would abort can leave
+    the guarded call the same way (spm_busguard_escape).
 
     The function is left where it faulted, so it must own nothing the
     caller cannot release: a caller keeps transactions and cursors, the
@@ -25,6 +27,12 @@
 */
 #ifndef SPM_BUSGUARD_H_INCLUDED
 #define SPM_BUSGUARD_H_INCLUDED
+
+/*  Leaves this thread's innermost guarded call as its SIGBUS would
+    (spm_busguard_run returns 1); returns at once when the thread runs
+    none. For a library's callback that reports its mapped file corrupt
+    and must not return (LMDB's assert callback: LMDB aborts after it). */
+void spm_busguard_escape(void);
 
 /*  Runs FN(ARG) and returns 0 with FN's result in *RESULT, or 1 when this
     thread raised SIGBUS inside FN (which then stopped where it faulted;

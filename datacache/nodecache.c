@@ -471,6 +471,7 @@ spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fr
     if (spm_store_env_open(&self->env, dir, map_bytes ? map_bytes : default_map(dir), 4,
                            MAX_READERS, MDB_NOSYNC | MDB_NOTLS) != 0)
         goto err;
+    mdb_env_set_assert(self->env, spm_nodecache_on_assert);
     int dead;
     mdb_reader_check(self->env, &dead); /* free the slots of readers that died */
     MDB_envinfo info;

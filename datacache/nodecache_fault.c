@@ -20,6 +20,7 @@
     =========================================================================
 */
 #include "datacache/nodecache_int.h"
+#include "base/busguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,8 +103,24 @@ int spm_nodecache_corrupt(spm_nodecache_t *self, const char *fmt, ...)
     return spm_error(SPM_ESTORE, "%s", why);
 }
 
+/* What LMDB's last assertion in this thread said, until a guarded call reports it. */
+static _Thread_local char assertion[400];
+
+void spm_nodecache_on_assert(MDB_env *env, const char *msg)
+{
+    (void)env;
+    snprintf(assertion, sizeof assertion, "%s", msg);
+    spm_busguard_escape(); /* outside a guarded call LMDB aborts, as it did before */
+}
+
 int spm_nodecache_bus(spm_nodecache_t *self, const char *what)
 {
+    if (assertion[0]) {
+        int rc = spm_nodecache_corrupt(self, "%s: %s found its pages inconsistent (LMDB: %s)",
+                                       self->dir, what, assertion);
+        assertion[0] = '\0';
+        return rc;
+    }
     return spm_nodecache_corrupt(self,
                                  "%s: %s raised SIGBUS: part of data.mdb is gone or unreadable "
                                  "(the file was cut short, a corrupted page points past its end, "
