@@ -119,8 +119,9 @@ void spm_fileref_release(void *buffer)
     free(b);
 }
 
-/*  Reads the LEN bytes at OFFSET of FD into BUF. Returns 0, or SPM_EIO
-    (the file is shorter, or cannot be read) with a detail naming PATH. */
+/*  Reads the LEN bytes at OFFSET of FD into BUF. Returns 0, SPM_EIO (it
+    cannot be read) or SPM_EFORMAT (the file is shorter now), with a detail
+    naming PATH. */
 static int read_at(int fd, const char *path, char *buf, size_t len, uint64_t offset)
 {
     size_t got = 0;
@@ -128,10 +129,13 @@ static int read_at(int fd, const char *path, char *buf, size_t len, uint64_t off
         ssize_t r = pread(fd, buf + got, len - got, (off_t)(offset + got));
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r < 0)
             return spm_error(SPM_EIO, "%s: cannot read bytes %llu to %llu: %s", path,
                              (unsigned long long)offset, (unsigned long long)(offset + len),
-                             r < 0 ? strerror(errno) : "the file is shorter");
+                             strerror(errno));
+        if (r == 0) /* cut short since its size was checked */
+            return spm_error(SPM_EFORMAT,
+                             "%s changed since it was staged (its size); stage it again", path);
         got += (size_t)r;
     }
     return 0;
