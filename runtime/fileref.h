@@ -7,7 +7,7 @@
     --local-files`), the command side stages a file's blocks as references
     (type "spm.file"): the path, the block's offset and length, the file's
     size and modification time when it was staged, and the checksum of the
-    block's bytes. Before an SI body runs, the runtime maps the block from
+    block's bytes. Before an SI body runs, the runtime reads the block from
     the file and checks all three (spm_si_ctx_run), so the body sees the
     bytes as if they had been staged, and a file changed since fails the
     SI in one line instead of giving another answer.
@@ -38,16 +38,19 @@ int spm_fileref_encode(const spm_fileref_t *r, void **data, size_t *len);
 /*  Views the LEN bytes at DATA as *R (no copy). Returns 0 or SPM_EFORMAT. */
 int spm_fileref_view(const void *data, size_t len, spm_fileref_t *r);
 
-/*  Maps the block R names from its file into *DATA and *LEN (read-only,
-    released with spm_fileref_unmap), after checking that the file is the
-    one staged: the same size and time, and the block's checksum. Returns
-    0, SPM_EDENIED (this process may not read clients' files:
-    spm_si_local_files), SPM_EIO (cannot be read here) or SPM_EFORMAT (it
-    changed since it was staged), with a one-line detail naming the file. */
-int spm_fileref_map(const spm_fileref_t *r, const void **data, size_t *len, void **map,
-                    size_t *maplen);
+/*  Reads the block R names from its file into *DATA and *LEN (read-only;
+    *BUFFER, which holds them, is released with spm_fileref_release; NULL
+    for an empty block), after checking that the file is the one staged:
+    the same size and time, and the block's checksum. Returns 0,
+    SPM_EDENIED (this process may not read clients' files:
+    spm_si_local_files), SPM_EIO (cannot be read here), SPM_ENOMEM or
+    SPM_EFORMAT (it changed since it was staged), with a one-line detail
+    naming the file. */
+int spm_fileref_read(const spm_fileref_t *r, const void **data, size_t *len, void **buffer);
 
-/*  Releases what spm_fileref_map mapped. */
-void spm_fileref_unmap(void *map, size_t maplen);
+/*  Releases a BUFFER spm_fileref_read filled (NULL: nothing): it is kept
+    for this thread's next block when it is at most 64 MiB, so that an IEU
+    reading block after block writes into pages it has already touched. */
+void spm_fileref_release(void *buffer);
 
 #endif

@@ -7,8 +7,6 @@
 #include "runtime/fileref.h"
 #include "runtime/registry.h"
 
-#include <sys/mman.h>
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,17 +75,14 @@ int spm_si_reply(spm_si_ctx_t *ctx, const void *data, size_t len)
     return 0;
 }
 
-int spm_si_hold(spm_si_ctx_t *ctx, void *ptr, size_t len)
+int spm_si_hold(spm_si_ctx_t *ctx, void *ptr, void (*release)(void *ptr))
 {
     spm_si_held_t *h = malloc(sizeof *h);
     if (!h) {
-        if (len)
-            munmap(ptr, len);
-        else
-            free(ptr);
+        release(ptr);
         return spm_error(SPM_ENOMEM, "out of memory");
     }
-    *h = (spm_si_held_t){ptr, len, ctx->held};
+    *h = (spm_si_held_t){ptr, release, ctx->held};
     ctx->held = h;
     return 0;
 }
@@ -97,10 +92,7 @@ static void release_held(spm_si_ctx_t *ctx)
     while (ctx->held) {
         spm_si_held_t *h = ctx->held;
         ctx->held = h->next;
-        if (h->len)
-            munmap(h->ptr, h->len);
-        else
-            free(h->ptr);
+        h->release(h->ptr);
         free(h);
     }
 }
@@ -116,11 +108,10 @@ static int read_files(spm_si_ctx_t *ctx)
         spm_fileref_t r;
         if (o->type != fileref_type || !o->in || spm_fileref_view(o->in, o->in_len, &r) != 0)
             continue;
-        void *map;
-        size_t maplen;
-        int rc = spm_fileref_map(&r, &o->in, &o->in_len, &map, &maplen);
-        if (rc == 0 && map)
-            rc = spm_si_hold(ctx, map, maplen);
+        void *buffer;
+        int rc = spm_fileref_read(&r, &o->in, &o->in_len, &buffer);
+        if (rc == 0 && buffer)
+            rc = spm_si_hold(ctx, buffer, spm_fileref_release);
         if (rc != 0)
             return rc;
     }

@@ -26,10 +26,10 @@ typedef struct {
 } spm_si_operand_t;
 
 /*  Memory an SI's helpers hold for it until exec returns: aligned copies
-    of inputs (spm_si_f64), blocks mapped from files. */
+    of inputs (spm_si_f64), blocks read from files. */
 typedef struct spm_si_held {
-    void *ptr;  /* malloc'd, or a mapping of LEN bytes */
-    size_t len; /* 0: malloc'd */
+    void *ptr;                  /* what is held */
+    void (*release)(void *ptr); /* how it is released (free for a malloc'd copy) */
     struct spm_si_held *next;
 } spm_si_held_t;
 
@@ -44,9 +44,9 @@ struct spm_si_ctx {
     spm_si_held_t *held; /* released when exec returns (spm_si_ctx_run) */
 };
 
-/*  Keeps PTR (malloc'd when LEN is 0, else a mapping of LEN bytes) until
-    CTX's exec returns. Returns 0, or SPM_ENOMEM (PTR is released at once). */
-int spm_si_hold(spm_si_ctx_t *ctx, void *ptr, size_t len);
+/*  Keeps PTR until CTX's exec returns, then calls RELEASE (PTR): free for
+    a malloc'd copy. Returns 0, or SPM_ENOMEM (PTR is released at once). */
+int spm_si_hold(spm_si_ctx_t *ctx, void *ptr, void (*release)(void *ptr));
 
 /*  Whether SIs in this process may read a client's input file by its path
     (spm_si_set_local_files): only an embedded VM's IEUs, which share the

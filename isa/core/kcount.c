@@ -31,59 +31,80 @@
 #define KEY_MAX 65535
 
 /*  The table is built for a word count's inner loop: most adds find their
-    key. A slot is 8 bytes (the low 32 bits of the key's hash, which also
-    place it, and where its entry is), so the probed array of a table of
-    100,000 keys is 2 MiB and mostly in cache; the entry (its count, its
-    length, its bytes) is one place in the arena, so a hit touches one
-    slot and one entry. With 32-byte slots holding the hash, the count and
-    the key's offset, the probes missed the cache on every word and
+    key, and two IEUs count at once on cores that share the last cache. A
+    slot is 32 bytes and holds a key of up to INLINE bytes whole, with its
+    length and its count, so that the add of such a key (every word of a
+    text) reads one slot and nothing else: the hash and the compare work on
+    the key's two 8-byte words. A longer key is also in the arena (8-byte
+    aligned), its first INLINE bytes in the slot. With 8-byte slots that
+    pointed into an arena of entries, an add read two cache lines, and two
+    IEUs counting 8 MiB blocks took a fifth longer than with these
+    (docs/PERFORMANCE.md); with 32-byte slots holding the hash, the count
+    and the key's offset, the probes missed the cache on every word and
     examples/wordfreq counted at half the speed of a plain C program's
     table (bench/bench_examples.c). */
+#define INLINE 16
 typedef struct {
-    uint32_t tag; /* the low 32 bits of the key's hash (its home slot is tag & (cap - 1)) */
-    uint32_t at;  /* its entry's offset in the arena / 8, plus 1; 0: an empty slot */
+    uint64_t k[2];  /* the key's first INLINE bytes as they lie in memory, zeros after its end */
+    uint32_t len;   /* the key's length plus 1; 0: an empty slot */
+    uint32_t at;    /* a longer key: its offset in the arena / 8 */
+    uint64_t count; /* its count */
 } slot_t;
-
-/*  An entry in the arena, 8-aligned: the count, the key's length, its bytes. */
-typedef struct {
-    uint64_t count;
-    uint32_t klen;
-    char key[];
-} entry_t;
 
 struct spm_kcount {
     slot_t *slots; /* open addressing, a power of two of them, at most 2^31 */
     size_t cap;    /* slots */
     size_t n;      /* keys */
-    char *arena;   /* the entries, one after another */
+    char *arena;   /* the keys longer than INLINE, one after another */
     size_t used;   /* bytes used in the arena */
     size_t acap;   /* bytes allocated */
 };
 
-/*  A fast hash of short keys (words), well mixed in its low bits. */
-static uint64_t hash(const unsigned char *p, size_t n)
+/*  The bytes of a key after its first INLINE (KLEN of them at P) mixed
+    into H. */
+static uint64_t hash_rest(uint64_t h, const unsigned char *p, size_t klen)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    while (n >= 8) {
+    size_t i = INLINE;
+    for (; i + 8 <= klen; i += 8) {
         uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-        p += 8;
-        n -= 8;
+        memcpy(&w, p + i, 8);
+        h = (h ^ (h >> 29) ^ w) * 0xff51afd7ed558ccdull;
     }
     uint64_t w = 0;
-    for (size_t i = 0; i < n; i++) /* a loop, not a call of memcpy for 0 to 7 bytes */
-        w |= (uint64_t)p[i] << (8 * i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
+    for (; i < klen; i++)
+        w = w << 8 | p[i];
+    return (h ^ (h >> 29) ^ w) * 0xc4ceb9fe1a85ec53ull;
+}
+
+/*  The hash of the key of KLEN bytes whose first INLINE bytes are K (zeros
+    after its end) and whose whole bytes are at P: three multiplications
+    for a word, inlined in the add, well mixed in its low bits. */
+static inline uint64_t hash(const uint64_t k[2], const unsigned char *p, size_t klen)
+{
+    uint64_t h = (k[0] ^ 0x9e3779b97f4a7c15ull ^ klen) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    h = (h ^ k[1]) * 0xc4ceb9fe1a85ec53ull;
+    if (klen > INLINE)
+        h = hash_rest(h, p, klen);
+    h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 32);
 }
 
-static entry_t *entry_at(const spm_kcount_t *t, uint32_t at)
+/*  K as the first INLINE bytes of the KLEN bytes at P, zeros after them: a
+    loop, not a call of memcpy for a word's few bytes. */
+static void head(uint64_t k[2], const unsigned char *p, size_t klen)
 {
-    return (entry_t *)(t->arena + (size_t)(at - 1) * 8);
+    unsigned char *b = (unsigned char *)k;
+    size_t n = klen < INLINE ? klen : INLINE;
+    k[0] = k[1] = 0;
+    for (size_t i = 0; i < n; i++)
+        b[i] = p[i];
+}
+
+/*  The bytes of S's key. */
+static const char *key_of(const spm_kcount_t *t, const slot_t *s)
+{
+    return s->len - 1 > INLINE ? t->arena + (size_t)s->at * 8 : (const char *)s->k;
 }
 
 /*  The buffers of the last table this thread destroyed, kept for its next
@@ -93,8 +114,8 @@ static entry_t *entry_at(const spm_kcount_t *t, uint32_t at)
     of a word count's SI, bench/bench_examples.c). Only a table up to
     SPARE_SLOTS slots and SPARE_ARENA bytes is kept, so a thread holds at
     most 24 MiB it does not use. */
-#define SPARE_SLOTS ((size_t)1 << 20)
-#define SPARE_ARENA ((size_t)16 << 20)
+#define SPARE_SLOTS ((size_t)1 << 19)
+#define SPARE_ARENA ((size_t)8 << 20)
 static pthread_key_t spare_key; /* this thread's spare table, freed when it ends */
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 
@@ -161,12 +182,13 @@ static int grow(spm_kcount_t *t)
     if (!s)
         return SPM_ENOMEM;
     for (size_t i = 0; i < t->cap; i++) {
-        if (!t->slots[i].at)
+        const slot_t *o = &t->slots[i];
+        if (!o->len)
             continue;
-        size_t j = t->slots[i].tag & (cap - 1);
-        while (s[j].at)
+        size_t j = hash(o->k, (const unsigned char *)key_of(t, o), o->len - 1) & (cap - 1);
+        while (s[j].len)
             j = (j + 1) & (cap - 1);
-        s[j] = t->slots[i];
+        s[j] = *o;
     }
     free(t->slots);
     t->slots = s;
@@ -174,34 +196,11 @@ static int grow(spm_kcount_t *t)
     return 0;
 }
 
-/*  Whether the N bytes at A and B are equal: a word is a few bytes, for
-    which a loop is quicker than a call of memcmp (a tenth of the adds). */
-static int same(const char *a, const char *b, size_t n)
+/*  Puts the KLEN bytes at KEY (longer than INLINE) at the arena's end;
+    sets *AT to their offset / 8. Returns 0 or SPM_ENOMEM. */
+static int keep_key(spm_kcount_t *t, const void *key, size_t klen, uint32_t *at)
 {
-    if (n > 16)
-        return !memcmp(a, b, n);
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return 0;
-    return 1;
-}
-
-int spm_kcount_add(spm_kcount_t *t, const void *key, size_t klen, uint64_t n)
-{
-    if (klen > KEY_MAX)
-        return spm_error(SPM_ERANGE, "a key of %zu bytes (at most %d)", klen, KEY_MAX);
-    uint32_t tag = (uint32_t)hash(key, klen);
-    size_t j = tag & (t->cap - 1);
-    for (; t->slots[j].at; j = (j + 1) & (t->cap - 1)) {
-        if (t->slots[j].tag != tag)
-            continue;
-        entry_t *e = entry_at(t, t->slots[j].at);
-        if (e->klen == klen && same(e->key, key, klen)) {
-            e->count += n;
-            return 0;
-        }
-    }
-    size_t size = (sizeof(entry_t) + klen + 7) & ~(size_t)7;
+    size_t size = (klen + 7) & ~(size_t)7;
     if (t->used + size > t->acap) {
         size_t c = (t->acap + size) * 2;
         char *a = c / 8 < UINT32_MAX ? realloc(t->arena, c) : NULL;
@@ -210,12 +209,33 @@ int spm_kcount_add(spm_kcount_t *t, const void *key, size_t klen, uint64_t n)
         t->arena = a;
         t->acap = c;
     }
-    entry_t *e = (entry_t *)(t->arena + t->used);
-    e->count = n;
-    e->klen = (uint32_t)klen;
-    memcpy(e->key, key, klen);
-    t->slots[j] = (slot_t){tag, (uint32_t)(t->used / 8 + 1)};
+    memcpy(t->arena + t->used, key, klen);
+    *at = (uint32_t)(t->used / 8);
     t->used += size;
+    return 0;
+}
+
+int spm_kcount_add(spm_kcount_t *t, const void *key, size_t klen, uint64_t n)
+{
+    if (klen > KEY_MAX)
+        return spm_error(SPM_ERANGE, "a key of %zu bytes (at most %d)", klen, KEY_MAX);
+    const unsigned char *p = key;
+    uint64_t k[2];
+    head(k, p, klen);
+    uint32_t len = (uint32_t)klen + 1;
+    size_t j = hash(k, p, klen) & (t->cap - 1);
+    for (; t->slots[j].len; j = (j + 1) & (t->cap - 1)) {
+        slot_t *s = &t->slots[j];
+        if (s->k[0] == k[0] && s->k[1] == k[1] && s->len == len &&
+            (klen <= INLINE || !memcmp(key_of(t, s), key, klen))) {
+            s->count += n;
+            return 0;
+        }
+    }
+    uint32_t at = 0;
+    if (klen > INLINE && keep_key(t, key, klen, &at) != 0)
+        return SPM_ENOMEM;
+    t->slots[j] = (slot_t){{k[0], k[1]}, len, at, n};
     if (++t->n * 2 > t->cap && grow(t) != 0)
         return spm_error(SPM_ENOMEM, "out of memory");
     return 0;
@@ -227,22 +247,29 @@ static int keycmp(const char *a, size_t alen, const char *b, size_t blen)
     return c ? c : (alen > blen) - (alen < blen);
 }
 
-/*  The first 8 bytes of E's key as a number in their memcmp order (zeros
-    past a shorter key's end: keys equal there are put in order after). */
-static uint64_t prefix(const entry_t *e)
+/*  The first 8 bytes of the KLEN bytes at KEY as a number in their memcmp
+    order (zeros past a shorter key's end: keys equal there are put in
+    order after). */
+static uint64_t prefix(const char *key, size_t klen)
 {
     unsigned char b[8] = {0};
-    memcpy(b, e->key, e->klen < 8 ? e->klen : 8);
+    memcpy(b, key, klen < 8 ? klen : 8);
     uint64_t k = 0;
     for (int i = 0; i < 8; i++)
         k = k << 8 | b[i];
     return k;
 }
 
+typedef struct {
+    const spm_kcount_t *t;
+    slot_t *const *v;
+} ties_t;
+
 static int tie_cmp(uint32_t x, uint32_t y, void *arg)
 {
-    entry_t *const *v = arg;
-    return keycmp(v[x]->key, v[x]->klen, v[y]->key, v[y]->klen);
+    const ties_t *a = arg;
+    const slot_t *sx = a->v[x], *sy = a->v[y];
+    return keycmp(key_of(a->t, sx), sx->len - 1, key_of(a->t, sy), sy->len - 1);
 }
 
 static unsigned char *put_entry(unsigned char *p, const char *key, uint32_t klen, uint64_t count)
@@ -263,13 +290,16 @@ int spm_si_put_kcount(spm_si_ctx_t *ctx, size_t i, spm_kcount_t **self)
     spm_kcount_t *t = *self;
     *self = NULL;
     size_t m = 0, bytes = 8, n = t->n ? t->n : 1;
-    entry_t **v = malloc(n * sizeof *v);
+    slot_t **v = malloc(n * sizeof *v);
     spm_keyed_t *a = malloc(n * sizeof *a), *scratch = malloc(n * sizeof *scratch);
-    for (size_t at = 0; v && a && at < t->used; m++) { /* the arena holds every entry */
-        v[m] = (entry_t *)(t->arena + at);
-        a[m] = (spm_keyed_t){.key = prefix(v[m]), .i = (uint32_t)m};
-        bytes += 12 + v[m]->klen;
-        at += (sizeof(entry_t) + v[m]->klen + 7) & ~(size_t)7;
+    for (size_t j = 0; v && a && j < t->cap; j++) {
+        slot_t *s = &t->slots[j];
+        if (!s->len)
+            continue;
+        v[m] = s;
+        a[m] = (spm_keyed_t){.key = prefix(key_of(t, s), s->len - 1), .i = (uint32_t)m};
+        bytes += 12 + s->len - 1;
+        m++;
     }
     unsigned char *out = v && a && scratch ? malloc(bytes) : NULL;
     if (!out) {
@@ -278,11 +308,13 @@ int spm_si_put_kcount(spm_si_ctx_t *ctx, size_t i, spm_kcount_t **self)
         return spm_error(SPM_ENOMEM, "out of memory");
     }
     spm_keyed_t *o = spm_keysort(a, scratch, m);
-    spm_keysort_ties(o, m, tie_cmp, v);
+    spm_keysort_ties(o, m, tie_cmp, &(ties_t){t, v});
     spm_put_le64(out, m);
     unsigned char *p = out + 8;
-    for (size_t j = 0; j < m; j++)
-        p = put_entry(p, v[o[j].i]->key, v[o[j].i]->klen, v[o[j].i]->count);
+    for (size_t j = 0; j < m; j++) {
+        const slot_t *s = v[o[j].i];
+        p = put_entry(p, key_of(t, s), s->len - 1, s->count);
+    }
     free(v), free(a), free(scratch);
     spm_kcount_destroy(&t);
     if (spm_si_output(ctx, i, out, bytes) != 0)

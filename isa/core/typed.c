@@ -142,7 +142,7 @@ static int array_input(spm_si_ctx_t *ctx, size_t i, const void **v, size_t *n)
         if (!copy)
             return spm_error(SPM_ENOMEM, "out of memory");
         memcpy(copy, d, len);
-        if (spm_si_hold(ctx, copy, 0) != 0)
+        if (spm_si_hold(ctx, copy, free) != 0)
             return SPM_ENOMEM;
         *v = copy;
     }
