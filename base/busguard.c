@@ -54,7 +54,12 @@ int spm_busguard_run(int (*fn)(void *arg), void *arg, int *result)
     pthread_once(&installed, install);
     guard_t g;
     guard_t *outer = innermost;
-    if (sigsetjmp(g.jump, 1)) {
+    /* The signal mask is not saved: the handler runs with SIGBUS unblocked
+       (SA_NODEFER) and blocks nothing else, so the mask at the jump is the
+       mask at the fault. Saving it costs a system call a guard (1 us
+       against 6 ns on this machine), and the node cache guards every
+       lookup an IEU makes. */
+    if (sigsetjmp(g.jump, 0)) {
         innermost = outer;
         return 1;
     }

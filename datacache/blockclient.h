@@ -147,11 +147,11 @@ typedef void (*spm_kept_fn)(void *arg, const uint32_t *holders, size_t n, int st
     it already (the caller's own node, say), and the rest are asked among
     the NCAND CANDIDATES in order, the next one standing in for one that
     fails. A candidate that refused a block as full less than a second ago
-    is not asked (nor passed on to), and counts as full. Without CHAIN several are asked at once;
-   with CHAIN one is asked at a time and passes the block on to the candidates after it (so the
-    caller's link carries it once: what a client staging over a slow link
-    wants). FN is called with ARG once at the end (from this call when
-    nothing needs asking). Returns 0 or SPM_ENOMEM (FN not called). */
+    is not asked (nor passed on to), and counts as full. Without CHAIN
+    several are asked at once; with CHAIN one is asked at a time and passes
+    the block on to the candidates after it (so the caller's link carries
+    it once: what a client staging over a slow link wants). FN is called with ARG once at the end
+   (from this call when nothing needs asking). Returns 0 or SPM_ENOMEM (FN not called). */
 int spm_blockclient_keep(spm_blockclient_t *self, const spm_blockref_t *ref, spm_blockbuf_t *buf,
                          const uint32_t *have, size_t nhave, uint32_t want,
                          const uint32_t *candidates, size_t ncand, int chain, spm_kept_fn fn,

@@ -129,9 +129,10 @@ int spm_nodecache_corrupt(spm_nodecache_t *self, const char *fmt, ...)
     broken cache fails fast instead of being read or written again. */
 int spm_nodecache_refuse(spm_nodecache_t *self);
 /*  Takes the handle out of service because WHAT ("reading the cache")
-    raised SIGBUS or an LMDB assertion (base/busguard.h): data.mdb is shorter than LMDB
-    believes (cut, or a corrupted page number points past its end) or its
-    disk failed to read. Returns SPM_ESTORE with the reason. */
+    raised SIGBUS or an LMDB assertion (base/busguard.h): data.mdb is
+    shorter than LMDB believes (cut, or a corrupted page number points
+    past its end), its disk failed to read, or its pages are inconsistent.
+    Returns SPM_ESTORE with the reason. */
 int spm_nodecache_bus(spm_nodecache_t *self, const char *what);
 /*  LMDB's assert callback (mdb_env_set_assert): LMDB found the file's
     pages inconsistent, which a corrupted file does, and would abort the

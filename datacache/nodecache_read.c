@@ -299,11 +299,11 @@ void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
         spm_nodecache_fault(self, rc, "reading the totals");
         return;
     }
-    totals_t t = g.totals;
-    out->blocks = t.blocks;
-    out->bytes = t.bytes;
-    out->evictions = t.evictions;
-    out->bytes_evicted = t.bytes_evicted;
-    out->kept_blocks = t.kept_blocks;
-    out->kept_bytes = t.kept_bytes;
+    const totals_t *t = &g.totals;
+    out->blocks = t->blocks;
+    out->bytes = t->bytes;
+    out->evictions = t->evictions;
+    out->bytes_evicted = t->bytes_evicted;
+    out->kept_blocks = t->kept_blocks;
+    out->kept_bytes = t->kept_bytes;
 }
