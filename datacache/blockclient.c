@@ -17,6 +17,9 @@
 #define BYTES_PER_S (4ull << 20)   /* ... plus the transfer at a slow 4 MiB/s */
 #define SUSPECT_US 10000000ull     /* a node that left a request unanswered is asked last */
 #define FULL_US 1000000ull         /* a node that refused a block as full is asked to keep none */
+#define ROOM_US 1000000ull         /* a node that took a block is sent the next without an offer */
+#define OFFER_MIN 16384u           /* smaller blocks are sent without an offer */
+#define FORWARD_MAX 8              /* nodes a chained store may be passed on to */
 #define WHY_LEN 600
 
 enum { REQ_FETCH = 1, REQ_STORE = 2 };
@@ -84,6 +87,7 @@ typedef struct {
     int down;               /* being forgotten (spm_blockclient_node_down) */
     uint64_t suspect_until; /* asked after the others until then (it timed out) */
     uint64_t full_until;    /* not asked to keep a block until then (it refused one as full) */
+    uint64_t room_until;    /* sent blocks without an offer until then (it took one) */
 } peer_t;
 
 typedef struct {
@@ -98,6 +102,11 @@ typedef struct {
     spm_fetched_fn fetched;
     spm_stored_fn stored;
     void *arg;
+    spm_blockbuf_t *buf;           /* store: the block, a reference of its own */
+    uint32_t want;                 /* store: nodes to keep it in all */
+    uint32_t forward[FORWARD_MAX]; /* store: nodes it may be passed on to */
+    size_t nforward;
+    int offering;      /* store: offered, the block not sent yet */
     char why[WHY_LEN]; /* what each holder did */
 } req_t;
 
@@ -135,6 +144,7 @@ void spm_blockclient_on_corrupt(spm_blockclient_t *self, spm_corrupt_fn fn, void
 
 static void req_free(req_t *r)
 {
+    spm_blockbuf_unref(r->buf);
     free(r->holders);
     free(r);
 }
@@ -337,7 +347,58 @@ const char *spm_blockclient_endpoint(const spm_blockclient_t *self, uint32_t nod
     return p ? p->endpoint : NULL;
 }
 
-#define FORWARD_MAX 8 /* nodes a chained store may be passed on to */
+/*  Whether store R goes to P as an offer first, at NOW. A STORE carries
+    its block, so a node that refuses it as full has made the block cross
+    two links for nothing: with small caches most of the bytes node to
+    node were such blocks (bench/paper/RESULTS.md, the communication
+    section). An offer costs a round trip, so a node that took a block
+    less than ROOM_US ago gets the next one straight away, and so does a
+    block small enough that an offer would save little. */
+static int offer_first(const peer_t *p, const req_t *r, uint64_t now)
+{
+    return r->ref.bytes >= OFFER_MIN && p->room_until <= now;
+}
+
+/*  Sends store R to P on SOCK: its offer (R->offering) or its block.
+    Returns 0 or SPM_EUNREACH. */
+static int send_store(spm_blockclient_t *self, req_t *r, void *sock)
+{
+    Spm__Store s = SPM__STORE__INIT;
+    s.req = r->id;
+    s.sdb = r->ref.sdb;
+    s.version = r->ref.version;
+    s.type = r->ref.type;
+    s.checksum = r->ref.checksum;
+    s.want = r->want;
+    s.offer = r->offering;
+    s.bytes = r->ref.bytes;
+    Spm__Node fw[FORWARD_MAX], *pfw[FORWARD_MAX];
+    uint64_t now = spm_now_us();
+    for (size_t i = 0; r->want > 1 && i < r->nforward; i++) {
+        const peer_t *q = peer_get(self, r->forward[i]);
+        if (!q || r->forward[i] == r->node || is_full(q, now))
+            continue;
+        spm__node__init(&fw[s.n_forward]);
+        fw[s.n_forward].index = r->forward[i];
+        fw[s.n_forward].endpoint = q->endpoint;
+        fw[s.n_forward].key = q->key;
+        pfw[s.n_forward] = &fw[s.n_forward];
+        s.n_forward++;
+    }
+    s.forward = pfw;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_STORE;
+    env.store = &s;
+    spm_frame_t f = {0};
+    if (!r->offering)
+        f = spm_blockbuf_frame(r->buf); /* ZeroMQ's reference, passed on with it */
+    if (spm_wire_send(sock, NULL, &env, &f, r->offering ? 0 : 1, NULL) != 0)
+        return SPM_EUNREACH;
+    r->deadline_us = now + timeout_us(r);
+    if (r->offering)
+        self->stats.offers++;
+    return 0;
+}
 
 int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_blockref_t *ref,
                           spm_blockbuf_t *buf, uint32_t want, const uint32_t *forward,
@@ -362,37 +423,18 @@ int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_bloc
     r->node = node;
     r->stored = fn;
     r->arg = arg;
-    r->deadline_us = spm_now_us() + timeout_us(r);
-    Spm__Store s = SPM__STORE__INIT;
-    s.req = r->id;
-    s.sdb = ref->sdb;
-    s.version = ref->version;
-    s.type = ref->type;
-    s.checksum = ref->checksum;
-    s.want = want;
-    Spm__Node fw[FORWARD_MAX], *pfw[FORWARD_MAX];
-    for (size_t i = 0; want > 1 && i < nforward && s.n_forward < FORWARD_MAX; i++) {
-        const peer_t *q = peer_get(self, forward[i]);
-        if (!q || forward[i] == node || is_full(q, spm_now_us()))
-            continue;
-        spm__node__init(&fw[s.n_forward]);
-        fw[s.n_forward].index = forward[i];
-        fw[s.n_forward].endpoint = q->endpoint;
-        fw[s.n_forward].key = q->key;
-        pfw[s.n_forward] = &fw[s.n_forward];
-        s.n_forward++;
-    }
-    s.forward = pfw;
-    Spm__Envelope env = SPM__ENVELOPE__INIT;
-    env.body_case = SPM__ENVELOPE__BODY_STORE;
-    env.store = &s;
-    spm_frame_t f = spm_blockbuf_frame(buf);
-    if (spm_wire_send(sock, NULL, &env, &f, 1, NULL) != 0) {
-        free(r);
+    r->buf = spm_blockbuf_ref(buf);
+    r->want = want;
+    for (size_t i = 0; i < nforward && r->nforward < FORWARD_MAX; i++)
+        if (forward[i] != node && peer_get(self, forward[i]))
+            r->forward[r->nforward++] = forward[i];
+    r->offering = offer_first(p, r, spm_now_us());
+    if (send_store(self, r, sock) != 0) {
+        req_free(r);
         return spm_error(SPM_EUNREACH, "node %u (%s): cannot send to it", node, p->endpoint);
     }
     if (spm_hmap_put(self->reqs, r->id, r) != 0) {
-        free(r);
+        req_free(r);
         return SPM_ENOMEM;
     }
     p->open++;
@@ -565,19 +607,45 @@ static void on_fetch_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
     finish(self, r, 0, f);
 }
 
+/*  Store R, offered to NODE, has its room there: sends the block. */
+static void offer_taken(spm_blockclient_t *self, uint32_t node, req_t *r)
+{
+    peer_t *p = &self->peers[node];
+    void *sock = peer_socket(self, p);
+    r->offering = 0;
+    if (!sock || send_store(self, r, sock) != 0) {
+        add_why(r, node, p->endpoint, "cannot send to it");
+        finish(self, r, SPM_EUNREACH, NULL);
+        return;
+    }
+    if (spm_hmap_put(self->reqs, r->id, r) != 0) {
+        finish(self, r, SPM_ENOMEM, NULL);
+        return;
+    }
+    p->open++;
+}
+
 static void on_store_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
 {
     Spm__StoreReply *sr = m->env->store_reply;
     req_t *r = take(self, sr->req, node);
     if (!r)
         return;
+    uint64_t now = spm_now_us();
     self->peers[node].suspect_until = 0; /* it answers */
-    self->peers[node].full_until = sr->status == SPM_EFULL ? spm_now_us() + FULL_US : 0;
+    self->peers[node].full_until = sr->status == SPM_EFULL ? now + FULL_US : 0;
+    self->peers[node].room_until = sr->status == 0 ? now + ROOM_US : 0;
     if (sr->status != 0) {
         add_why(r, node, self->peers[node].endpoint,
                 sr->error && *sr->error ? sr->error : spm_strerror(sr->status));
         self->stats.refused++;
+        if (r->offering)
+            self->stats.offers_refused++;
         finish(self, r, sr->status, NULL);
+        return;
+    }
+    if (r->offering) {
+        offer_taken(self, node, r);
         return;
     }
     self->stats.stored++;

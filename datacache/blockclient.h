@@ -123,7 +123,12 @@ int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
                           const uint32_t *holders, size_t n, spm_fetched_fn fn, void *arg);
 
 /*  Asks NODE to keep REF, whose bytes are BUF (a reference is taken for
-    as long as ZeroMQ needs them), calling FN with ARG once at the end.
+    as long as the request or ZeroMQ needs them), calling FN with ARG once
+    at the end. A block of 16 KiB or more goes to a node that has not
+    taken one in the last second as an offer first (no block frame): the
+    block follows only when the node says it has room, and a node that
+    says it is full ends the request with SPM_EFULL without the block
+    having crossed a link.
     With WANT > 1, NODE also passes it on so that WANT nodes keep it in
     all, chosen among the NFORWARD nodes FORWARD in order (known to this
     client: their endpoints go with the request). Returns 0, or
@@ -186,6 +191,8 @@ typedef struct {
     uint64_t refused;                /* answers that were errors */
     uint64_t skipped_full;           /* keeps that did not ask a node that refused one as full
                                         less than a second before */
+    uint64_t offers, offers_refused; /* stores offered before their block was sent, and
+                                        those refused (their block was not sent) */
 } spm_blockclient_stats_t;
 
 void spm_blockclient_stats(const spm_blockclient_t *self, spm_blockclient_stats_t *out);

@@ -20,8 +20,18 @@ static spm_log_rate_t copy_rate =
     SPM_LOG_RATE(SPM_LOG_WARN, "copies the center ordered that failed "
                                "(it orders them again elsewhere)");
 
-#define BATCH 256      /* FETCHes answered per call */
-#define DROP_BATCH 256 /* garbage dropped per cache transaction */
+#define BATCH 256          /* FETCHes answered per call */
+#define DROP_BATCH 256     /* garbage dropped per cache transaction */
+#define HOLD_US 2000000ull /* room said yes to in an offer is held this long */
+#define HOLDS_MAX 256      /* offers held at once; more are refused */
+
+/*  Room this node said yes to (an offer), held for the block to come. */
+typedef struct {
+    spm_sdb_t sdb;
+    uint64_t version;
+    uint64_t bytes;
+    uint64_t until_us; /* forgotten after this: the sender did not come */
+} hold_t;
 
 /*  A read transaction lent to the frames of one batch. */
 typedef struct lease {
@@ -39,6 +49,8 @@ struct spm_dataagent {
     uint32_t node;            /* this node's index, for the holders it names */
     lease_t *leases;          /* outstanding read transactions */
     spm_dataagent_stats_t st; /* counters */
+    hold_t holds[HOLDS_MAX];  /* room held for offers said yes to */
+    size_t nholds;
 };
 
 spm_dataagent_t *spm_dataagent_new(void *router, spm_nodecache_t *cache, spm_block_check_fn check)
@@ -245,16 +257,86 @@ static int pass_on(spm_dataagent_t *self, spm_msg_t *m)
     return rc;
 }
 
+/*  Forgets the holds that ran out at NOW, and the one of (SDB, VERSION)
+    (its block came). Returns the bytes the others hold. */
+static uint64_t holds_prune(spm_dataagent_t *self, uint64_t now, spm_sdb_t sdb, uint64_t version)
+{
+    uint64_t held = 0;
+    for (size_t i = 0; i < self->nholds;) {
+        hold_t *h = &self->holds[i];
+        if (h->until_us <= now || (h->sdb == sdb && h->version == version)) {
+            *h = self->holds[--self->nholds];
+            continue;
+        }
+        held += h->bytes;
+        i++;
+    }
+    return held;
+}
+
+/*  Whether LEN more bytes of block (SDB, VERSION) fit this node's cache
+    beside the blocks it keeps and the room it holds for other offers.
+    Returns 0 or SPM_EFULL with the detail set. Only an estimate: the
+    node's own IEUs keep their outputs without asking, so the keep that
+    follows may still be refused. */
+static int room_for(spm_dataagent_t *self, spm_sdb_t sdb, uint64_t version, uint64_t len,
+                    uint64_t now)
+{
+    uint64_t held = holds_prune(self, now, sdb, version);
+    spm_nodecache_stats_t cs;
+    spm_nodecache_stats(self->cache, &cs);
+    if (!cs.budget || cs.kept_bytes + held + len <= cs.budget)
+        return 0;
+    return spm_error(SPM_EFULL,
+                     "the node keeps %llu bytes and holds %llu for offers; SDB %llu v%llu (%llu "
+                     "bytes) would exceed its budget of %llu bytes",
+                     (unsigned long long)cs.kept_bytes, (unsigned long long)held,
+                     (unsigned long long)sdb, (unsigned long long)version, (unsigned long long)len,
+                     (unsigned long long)cs.budget);
+}
+
+/*  OFFER M: says whether its block would be kept here, and holds the room
+    for it when it would. A malformed offer is refused, never kept. */
+static void offered(spm_dataagent_t *self, spm_msg_t *m)
+{
+    Spm__Store *st = m->env->store;
+    uint64_t now = spm_now_us();
+    int rc = m->nframes != 0 ? spm_error(SPM_EPROTO, "an offer carries no block frame")
+             : !st->sdb || !st->version
+                 ? spm_error(SPM_EINVAL, "offer of SDB %llu version %llu",
+                             (unsigned long long)st->sdb, (unsigned long long)st->version)
+                 : room_for(self, st->sdb, st->version, st->bytes, now);
+    if (rc == 0 && self->nholds == HOLDS_MAX)
+        rc = spm_error(SPM_EFULL, "%d offers held already", HOLDS_MAX);
+    self->st.offers++;
+    if (rc != 0) {
+        self->st.offers_refused++;
+        reply(self, &m->id, st->req, rc, spm_error_detail(), NULL, 0);
+        return;
+    }
+    self->holds[self->nholds++] = (hold_t){st->sdb, st->version, st->bytes, now + HOLD_US};
+    reply(self, &m->id, st->req, 0, NULL, NULL, 0);
+}
+
 /*  STORE M: keeps its block, passes it on when more keepers are wanted,
-    and says so. */
+    and says so. The room held for other offers is not given to it. */
 static void take_block(spm_dataagent_t *self, spm_msg_t *m)
 {
     Spm__Store *st = m->env->store;
+    if (st->offer) {
+        offered(self, m);
+        return;
+    }
+    size_t len = m->nframes == 1 ? zmq_msg_size(&m->frames[0]) : 0;
     int rc = m->nframes != 1 ? spm_error(SPM_EPROTO, "STORE needs exactly one block frame")
-                             : keep(self, st->sdb, st->version, st->type, st->checksum,
-                                    zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]));
+             : self->nholds  ? room_for(self, st->sdb, st->version, len, spm_now_us())
+                             : 0;
+    if (rc == 0)
+        rc = keep(self, st->sdb, st->version, st->type, st->checksum, zmq_msg_data(&m->frames[0]),
+                  len);
     if (rc != 0) {
         self->st.refused++;
+        self->st.refused_bytes += len;
         /* a cache out of service refuses every block: the agent says so once */
         if (spm_nodecache_broken(self->cache, NULL, 0))
             spm_log_debug("refused to keep a block: %s", spm_error_detail());

@@ -63,9 +63,13 @@ void spm_dataagent_copy(spm_dataagent_t *self, spm_blockclient_t *bc, void *cent
                         const Spm__Copy *c);
 
 /*  Counters since the agent started: blocks served and their bytes,
-    blocks taken (STORE and COPY) and their bytes. */
+    blocks taken (STORE and COPY) and their bytes; STOREs refused and the
+    block bytes they brought for nothing; offers (a STORE with OFFER: no
+    block, room asked for) and those refused as full. */
 typedef struct {
     uint64_t served, served_bytes, stored, stored_bytes, refused;
+    uint64_t refused_bytes;
+    uint64_t offers, offers_refused;
 } spm_dataagent_stats_t;
 
 void spm_dataagent_stats(const spm_dataagent_t *self, spm_dataagent_stats_t *out);

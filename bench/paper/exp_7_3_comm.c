@@ -23,7 +23,9 @@
     A job lasts seconds, not minutes as the dissertation's: bytes, not
     seconds, are what this section measures, and CPU is shared (NODES
     IEUs on 2 cores), so wall times are given only to show the jobs' size.
-    Medians of SPM_PAPER_REPS runs (default 1: bytes vary little). */
+    Medians of SPM_PAPER_REPS runs (default 1: bytes vary little).
+    SPM_PAPER_COMM_GROUP=K runs row group K alone (0: the smallest caches),
+    to compare two builds in turn. */
 #include "bench/bench.h"
 #include "tests/spm_test.h"
 
@@ -145,14 +147,18 @@ int main(void)
            nodes, PAPER_MAX_NODES, PAPER_MBIT, n, n, block, block, a_block_mib, mult, g, operands,
            reps, reps > 1 ? "s" : "");
     printf("| nodes | cache MiB (K) | policy | node to node MiB (links) | level-2 MiB | node to "
-           "node, not level-2 reads (MiB) | store MiB | level-1 hit share | level-2 reads per "
-           "multiply SI | store reads per multiply SI | crossings per block | wall (s) |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "node, not level-2 reads (MiB) | outputs kept on peers (MiB) | store MiB | level-1 "
+           "hit share | level-2 reads per multiply SI | store reads per multiply SI | crossings "
+           "per block | wall (s) |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     double m[P_FIELDS], nn[4][5], l2[4][5], tot[4][5], cr[4][5];
     for (int k = 0; k < 4; k++)
         for (int p = 0; p < 5; p++)
             nn[k][p] = l2[k][p] = tot[k][p] = cr[k][p] = -1;
+    const char *only = getenv("SPM_PAPER_COMM_GROUP");
     for (int k = 0; k < 4; k++) {
+        if (only && *only && atoi(only) != k)
+            continue;
         /* the last group: every node's cache unlimited, twice the nodes */
         int size = k < 3 ? caches[k] : 0, on = k < 3 ? nodes : PAPER_MAX_NODES;
         char mb[16], name[16], label[32];
@@ -171,7 +177,7 @@ int main(void)
             const char *argv[] = {"matmul", a,          a,   "-o",       "/dev/null", "--block",
                                   bs,       "--per-si", "1", "--policy", policies[p], NULL};
             if (!paper_cmedian(argv, &c, 0, reps, m)) {
-                printf("| %d | %s | %s | failed | | | | | | | | |\n", on, label, policies[p]);
+                printf("| %d | %s | %s | failed | | | | | | | | | |\n", on, label, policies[p]);
                 continue;
             }
             double reads = m[P_L1_HITS] + m[P_L2_HITS] + m[P_STORE_READS];
@@ -179,11 +185,12 @@ int main(void)
             l2[k][p] = m[P_BYTES_L2] / MIB;
             tot[k][p] = nn[k][p] + m[P_BYTES_STORE] / MIB;
             cr[k][p] = (m[P_L2_HITS] + m[P_STORE_READS]) / operands;
-            printf("| %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f%% | %.2f | %.2f | %.2f | "
-                   "%.1f |\n",
+            printf("| %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f%% | %.2f | %.2f | "
+                   "%.2f | %.1f |\n",
                    on, label, policies[p], nn[k][p], l2[k][p], nn[k][p] - l2[k][p],
-                   m[P_BYTES_STORE] / MIB, reads > 0 ? 100 * m[P_L1_HITS] / reads : 0,
-                   m[P_L2_HITS] / mult, m[P_STORE_READS] / mult, cr[k][p], m[P_WALL]);
+                   m[P_BYTES_PUSHED] / MIB, m[P_BYTES_STORE] / MIB,
+                   reads > 0 ? 100 * m[P_L1_HITS] / reads : 0, m[P_L2_HITS] / mult,
+                   m[P_STORE_READS] / mult, cr[k][p], m[P_WALL]);
             fflush(stdout);
         }
         bc_cluster_down(&c);

@@ -224,8 +224,9 @@ typedef enum {
     P_TAIL_IDLE,   /* from the trace: the IEUs' idle time after their own last SI, until
                       the job's last SI ends, over IEUs x span: the end-of-SF wait of eq. 6.1 */
     P_L2_HITS,
-    P_NODE_NODE, /* on a cluster: bytes node to node, counted on the links */
-    P_HOST1,     /* on a cluster: bytes on the link of the center and client host */
+    P_NODE_NODE,    /* on a cluster: bytes node to node, counted on the links */
+    P_HOST1,        /* on a cluster: bytes on the link of the center and client host */
+    P_BYTES_PUSHED, /* output bytes other nodes kept (replicas, outputs a full node placed) */
     P_FIELDS
 } paper_field_t;
 
@@ -233,7 +234,7 @@ static const char *const paper_keys[P_FIELDS] = {
     "wall_s",     "committed", "reissued",     "w_idle",      "w_comm",      "w_man",
     "efficiency", "busy_s",    "center_cpu_s", "store_reads", "bytes_store", "bytes_l2",
     "l1_hits",    "evictions", "merges",       NULL,          NULL,          NULL,
-    NULL,         NULL,        "l2_hits",      NULL,          NULL};
+    NULL,         NULL,        "l2_hits",      NULL,          NULL,          "bytes_pushed"};
 
 /*  Sum of every "KEY": number in JSON between FROM and UNTIL (NULL: end). */
 static inline double paper_sum(const char *from, const char *until, const char *key)

@@ -45,7 +45,8 @@ static void node_start(node_t *n, void *ctx, uint32_t index, uint64_t budget)
 
 static void node_stop(node_t *n)
 {
-    zmq_close(n->router);
+    if (n->router)
+        zmq_close(n->router);
     spm_dataagent_destroy(&n->agent);
     spm_nodecache_destroy(&n->cache);
 }
@@ -101,12 +102,172 @@ static spm_dataagent_stats_t stats_of(const node_t *n)
     return s;
 }
 
+/* Node 0 (BC) and data agents 1 and 2 (AGENTS), the first with a cache of BUDGET1 bytes,
+   the other with no limit. */
+static spm_blockclient_t *nodes_start(void *ctx, node_t *agents, uint64_t budget1)
+{
+    node_start(&agents[0], ctx, 1, budget1);
+    node_start(&agents[1], ctx, 2, 0);
+    spm_blockclient_t *bc = spm_blockclient_new(ctx, NULL);
+    ck_assert_ptr_nonnull(bc);
+    ck_assert_int_eq(spm_blockclient_node(bc, 1, "inproc://node1", ""), 0);
+    ck_assert_int_eq(spm_blockclient_node(bc, 2, "inproc://node2", ""), 0);
+    return bc;
+}
+
+START_TEST(a_full_node_is_sent_no_block_bytes)
+{
+    /* Node 1's cache has room for no block. Asked to keep one, it says so
+       before the block crosses the link: it refuses no STORE (a refused
+       STORE is a block that came for nothing), and node 2 keeps it. */
+    void *ctx = zmq_ctx_new();
+    node_t agents[2];
+    spm_blockclient_t *bc = nodes_start(ctx, agents, 4096);
+    kept_t k = keep_one(bc, agents, 1);
+    ck_assert_int_eq(k.status, 0);
+    ck_assert_uint_eq(k.n, 2);
+    ck_assert_uint_eq(k.holders[1], 2);
+    ck_assert_uint_eq(stats_of(&agents[0]).stored, 0);
+    ck_assert_uint_eq(stats_of(&agents[0]).refused, 0);
+    ck_assert_uint_eq(stats_of(&agents[1]).stored, 1);
+    spm_blockclient_destroy(&bc);
+    node_stop(&agents[0]);
+    node_stop(&agents[1]);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
+/* What a store ended with. */
+typedef struct {
+    int done, status;
+} stored_t;
+
+static void on_stored(void *arg, int status, const uint32_t *holders, size_t n, const char *why)
+{
+    (void)holders, (void)n, (void)why;
+    stored_t *st = arg;
+    st->done = 1;
+    st->status = status;
+}
+
+/* Serves both agents (the first unless SKIP1) and BC until *A and *B are done. */
+static void pump(spm_blockclient_t *bc, node_t *agents, const int *a, const int *b, int skip1)
+{
+    for (int rounds = 0; !(*a && *b) && rounds < 500; rounds++) {
+        zmq_pollitem_t items[8] = {{agents[1].router, 0, ZMQ_POLLIN, 0},
+                                   {agents[0].router, 0, ZMQ_POLLIN, 0}};
+        int n = skip1 ? 1 : 2;
+        n += spm_blockclient_items(bc, items + n, 6);
+        ck_assert_int_ge(zmq_poll(items, n, 10), 0);
+        if (!skip1)
+            spm_dataagent_serve(agents[0].agent);
+        spm_dataagent_serve(agents[1].agent);
+        spm_blockclient_process(bc);
+    }
+    ck_assert_msg(*a && *b, "the requests did not end");
+}
+
+START_TEST(room_said_yes_to_is_held_for_its_block)
+{
+    /* Node 1 has room for one block and a half. Two blocks are offered to
+       it at once: it says yes to the first and holds the room, so it says
+       no to the second, which does not cross the link; the first block
+       then comes and is kept. */
+    void *ctx = zmq_ctx_new();
+    node_t agents[2];
+    spm_blockclient_t *bc = nodes_start(ctx, agents, BLOCK + BLOCK / 2);
+    uint8_t *b1 = malloc(BLOCK), *b2 = malloc(BLOCK);
+    ck_assert(b1 && b2);
+    fill(b1, BLOCK, 1);
+    fill(b2, BLOCK, 2);
+    spm_blockref_t r1 = {1, 1, 9, spm_checksum(b1, BLOCK), BLOCK};
+    spm_blockref_t r2 = {2, 1, 9, spm_checksum(b2, BLOCK), BLOCK};
+    spm_blockbuf_t *buf1 = spm_blockbuf_new(b1, BLOCK), *buf2 = spm_blockbuf_new(b2, BLOCK);
+    stored_t s1 = {0}, s2 = {0};
+    ck_assert_int_eq(spm_blockclient_store(bc, 1, &r1, buf1, 1, NULL, 0, on_stored, &s1), 0);
+    ck_assert_int_eq(spm_blockclient_store(bc, 1, &r2, buf2, 1, NULL, 0, on_stored, &s2), 0);
+    spm_blockbuf_unref(buf1);
+    spm_blockbuf_unref(buf2);
+    pump(bc, agents, &s1.done, &s2.done, 0);
+    ck_assert_int_eq(s1.status, 0);
+    ck_assert_int_eq(s2.status, SPM_EFULL);
+    spm_dataagent_stats_t st = stats_of(&agents[0]);
+    ck_assert_uint_eq(st.offers, 2);
+    ck_assert_uint_eq(st.offers_refused, 1);
+    ck_assert_uint_eq(st.stored, 1);
+    ck_assert_uint_eq(st.refused, 0);
+    ck_assert_uint_eq(st.refused_bytes, 0);
+    spm_blockclient_stats_t cs;
+    spm_blockclient_stats(bc, &cs);
+    ck_assert_uint_eq(cs.offers, 2);
+    ck_assert_uint_eq(cs.offers_refused, 1);
+    spm_blockclient_destroy(&bc);
+    node_stop(&agents[0]);
+    node_stop(&agents[1]);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
+START_TEST(a_node_that_dies_after_saying_yes_is_replaced)
+{
+    /* Node 1 says yes to an offer, then dies before the block is taken:
+       the keep does not hang on it but moves on to node 2. */
+    void *ctx = zmq_ctx_new();
+    node_t agents[2];
+    spm_blockclient_t *bc = nodes_start(ctx, agents, 0);
+    uint8_t *bytes = malloc(BLOCK);
+    ck_assert_ptr_nonnull(bytes);
+    fill(bytes, BLOCK, 7);
+    spm_blockref_t ref = {7, 1, 9, spm_checksum(bytes, BLOCK), BLOCK};
+    spm_blockbuf_t *buf = spm_blockbuf_new(bytes, BLOCK);
+    const uint32_t self = 0, cand[] = {1, 2};
+    kept_t k = {0};
+    ck_assert_int_eq(spm_blockclient_keep(bc, &ref, buf, &self, 1, 2, cand, 2, 1, on_kept, &k), 0);
+    spm_blockbuf_unref(buf);
+    /* node 1 answers the offer, and the client sends the block on */
+    for (int rounds = 0; stats_of(&agents[0]).offers == 0 && rounds < 500; rounds++) {
+        zmq_pollitem_t it = {agents[0].router, 0, ZMQ_POLLIN, 0};
+        ck_assert_int_ge(zmq_poll(&it, 1, 10), 0);
+        spm_dataagent_serve(agents[0].agent);
+    }
+    ck_assert_uint_eq(stats_of(&agents[0]).offers, 1);
+    ck_assert_uint_eq(stats_of(&agents[0]).offers_refused, 0);
+    int sent = 0; /* the block waits at node 1, unread */
+    for (int rounds = 0; !sent && rounds < 500; rounds++) {
+        zmq_pollitem_t items[4] = {{agents[0].router, 0, ZMQ_POLLIN, 0}};
+        int n = 1 + spm_blockclient_items(bc, items + 1, 3);
+        ck_assert_int_ge(zmq_poll(items, n, 10), 0);
+        sent = items[0].revents & ZMQ_POLLIN;
+        spm_blockclient_process(bc);
+    }
+    ck_assert(sent);
+    spm_blockclient_stats_t cs;
+    spm_blockclient_stats(bc, &cs);
+    ck_assert_uint_eq(cs.offers, 1);
+    ck_assert(!k.done);
+    zmq_close(agents[0].router); /* node 1 dies with the block unread */
+    agents[0].router = NULL;
+    spm_blockclient_node_down(bc, 1);
+    int never = 1;
+    pump(bc, agents, &k.done, &never, 1);
+    ck_assert_int_eq(k.status, 0);
+    ck_assert_uint_eq(k.n, 2);
+    ck_assert_uint_eq(k.holders[1], 2);
+    ck_assert_uint_eq(stats_of(&agents[1]).stored, 1);
+    ck_assert_uint_eq(stats_of(&agents[0]).stored, 0);
+    spm_blockclient_destroy(&bc);
+    node_stop(&agents[0]);
+    node_stop(&agents[1]);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
 START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
 {
-    /* Node 1's cache has room for no block, node 2's for all. A STORE
-       carries its block, so every block offered to node 1 crossed two
-       links for nothing; once it refused one, the next keeps go straight
-       to node 2 for a second, then node 1 is asked again. */
+    /* Node 1's cache has room for no block, node 2's for all. Once node 1
+       refused one (an offer: no block crossed), the next keeps go straight
+       to node 2 for a second, not even offered to it, then node 1 is asked
+       again. */
     void *ctx = zmq_ctx_new();
     node_t agents[2]; /* node 1's and node 2's */
     node_start(&agents[0], ctx, 1, 4096);
@@ -120,14 +281,14 @@ START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
     ck_assert_int_eq(k.status, 0);
     ck_assert_uint_eq(k.n, 2);
     ck_assert_uint_eq(k.holders[1], 2);
-    ck_assert_uint_eq(stats_of(&agents[0]).refused, 1);
+    ck_assert_uint_eq(stats_of(&agents[0]).offers_refused, 1);
 
     for (uint64_t seed = 2; seed <= 5; seed++) {
         k = keep_one(bc, agents, seed);
         ck_assert_int_eq(k.status, 0);
         ck_assert_uint_eq(k.holders[1], 2);
     }
-    ck_assert_uint_eq(stats_of(&agents[0]).refused, 1); /* not asked again */
+    ck_assert_uint_eq(stats_of(&agents[0]).offers_refused, 1); /* not asked again */
     ck_assert_uint_eq(stats_of(&agents[1]).stored, 5);
     spm_blockclient_stats_t s;
     spm_blockclient_stats(bc, &s);
@@ -136,7 +297,8 @@ START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
     usleep(1100000); /* its room may have come back: it is asked again */
     k = keep_one(bc, agents, 6);
     ck_assert_int_eq(k.status, 0);
-    ck_assert_uint_eq(stats_of(&agents[0]).refused, 2);
+    ck_assert_uint_eq(stats_of(&agents[0]).offers_refused, 2);
+    ck_assert_uint_eq(stats_of(&agents[0]).refused, 0);
     ck_assert_uint_eq(stats_of(&agents[1]).stored, 6);
 
     spm_blockclient_destroy(&bc);
@@ -152,6 +314,9 @@ static Suite *blockclient_suite(void)
     const spm_test_case_t c = {
         .timeout_s = 60, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
     SPM_TEST_ADD(s, &c, a_full_node_is_not_sent_blocks_for_a_while);
+    SPM_TEST_ADD(s, &c, a_full_node_is_sent_no_block_bytes);
+    SPM_TEST_ADD(s, &c, room_said_yes_to_is_held_for_its_block);
+    SPM_TEST_ADD(s, &c, a_node_that_dies_after_saying_yes_is_replaced);
     return s;
 }
 
