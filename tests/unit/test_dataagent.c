@@ -143,12 +143,87 @@ START_TEST(block_kept_after_the_snapshot_is_served)
 }
 END_TEST
 
+/* Sends an offer of block (ID, 1) of BYTES bytes, with NFRAMES frames of FRAME after it. */
+static void send_offer(node_t *n, uint64_t req, spm_sdb_t id, uint64_t bytes, const uint8_t *frame,
+                       int nframes)
+{
+    Spm__Store st = SPM__STORE__INIT;
+    st.req = req;
+    st.sdb = id;
+    st.version = 1;
+    st.type = 9;
+    st.want = 1;
+    st.offer = 1;
+    st.bytes = bytes;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_STORE;
+    env.store = &st;
+    spm_frame_t f = {(void *)frame, 16, NULL, NULL}; /* copied */
+    ck_assert_int_eq(spm_wire_send(n->peer, NULL, &env, &f, nframes, NULL), 0);
+}
+
+/* Serves N and returns the status of the STORE_REPLY it sends to request REQ. */
+static int store_status(node_t *n, uint64_t req)
+{
+    usleep(20000);
+    spm_dataagent_serve(n->agent);
+    spm_msg_t m;
+    answer(n, &m);
+    ck_assert_int_eq(m.env->body_case, SPM__ENVELOPE__BODY_STORE_REPLY);
+    ck_assert_uint_eq(m.env->store_reply->req, req);
+    int status = m.env->store_reply->status;
+    spm_msg_close(&m);
+    return status;
+}
+
+START_TEST(a_malformed_offer_is_refused)
+{
+    /* An offer is a STORE with OFFER and no block. One with a frame, one
+       of SDB 0, and one cut short on the wire are errors, answered or
+       dropped, never kept and never a crash; the agent goes on answering. */
+    node_t n;
+    node_start(&n);
+    uint8_t b[16];
+    fill(b, sizeof b, 3);
+    send_offer(&n, 1, 5, sizeof b, b, 1);
+    ck_assert_int_eq(store_status(&n, 1), SPM_EPROTO);
+    send_offer(&n, 2, 0, sizeof b, b, 0);
+    ck_assert_int_eq(store_status(&n, 2), SPM_EINVAL);
+
+    /* an envelope of an offer cut short */
+    Spm__Store st = SPM__STORE__INIT;
+    st.req = 3;
+    st.sdb = 5;
+    st.version = 1;
+    st.offer = 1;
+    st.bytes = 1u << 20;
+    Spm__Envelope env = SPM__ENVELOPE__INIT;
+    env.body_case = SPM__ENVELOPE__BODY_STORE;
+    env.store = &st;
+    uint8_t wire[128];
+    size_t len = spm__envelope__pack(&env, wire);
+    ck_assert_uint_gt(len, 4);
+    ck_assert_int_eq(zmq_send(n.peer, wire, len - 3, 0), (int)len - 3);
+    send_offer(&n, 4, 6, sizeof b, b, 0); /* a good one after it is answered */
+    ck_assert_int_eq(store_status(&n, 4), 0);
+
+    spm_dataagent_stats_t s;
+    spm_dataagent_stats(n.agent, &s);
+    ck_assert_uint_eq(s.offers, 3);
+    ck_assert_uint_eq(s.offers_refused, 2);
+    ck_assert_uint_eq(s.stored, 0);
+    ck_assert_int_eq(spm_nodecache_has(n.cache, 5, 1), 0);
+    node_stop(&n);
+}
+END_TEST
+
 static Suite *dataagent_suite(void)
 {
     Suite *s = suite_create("dataagent");
     const spm_test_case_t c = {
         .timeout_s = 30, .unchecked_setup = base_setup, .unchecked_teardown = base_teardown};
     SPM_TEST_ADD(s, &c, block_kept_after_the_snapshot_is_served);
+    SPM_TEST_ADD(s, &c, a_malformed_offer_is_refused);
     return s;
 }
 
