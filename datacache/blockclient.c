@@ -17,7 +17,7 @@
 #define BYTES_PER_S (4ull << 20)   /* ... plus the transfer at a slow 4 MiB/s */
 #define SUSPECT_US 10000000ull     /* a node that left a request unanswered is asked last */
 #define FULL_US 1000000ull         /* a node that refused a block as full is asked to keep none */
-#define ROOM_US 1000000ull         /* a node that took a block is sent the next without an offer */
+#define ROOM_SPARE 4u              /* a block goes unasked where 4 more would fit */
 #define OFFER_MIN 16384u           /* smaller blocks are sent without an offer */
 #define FORWARD_MAX 8              /* nodes a chained store may be passed on to */
 #define WHY_LEN 600
@@ -87,7 +87,9 @@ typedef struct {
     int down;               /* being forgotten (spm_blockclient_node_down) */
     uint64_t suspect_until; /* asked after the others until then (it timed out) */
     uint64_t full_until;    /* not asked to keep a block until then (it refused one as full) */
-    uint64_t room_until;    /* sent blocks without an offer until then (it took one) */
+    int answered;           /* it answered a store: LIMITED and ROOM are its word */
+    int limited;            /* its cache has a budget */
+    uint64_t room;          /* bytes of it free at its last answer, less what was sent since */
 } peer_t;
 
 typedef struct {
@@ -347,16 +349,18 @@ const char *spm_blockclient_endpoint(const spm_blockclient_t *self, uint32_t nod
     return p ? p->endpoint : NULL;
 }
 
-/*  Whether store R goes to P as an offer first, at NOW. A STORE carries
-    its block, so a node that refuses it as full has made the block cross
-    two links for nothing: with small caches most of the bytes node to
-    node were such blocks (bench/paper/RESULTS.md, the communication
-    section). An offer costs a round trip, so a node that took a block
-    less than ROOM_US ago gets the next one straight away, and so does a
-    block small enough that an offer would save little. */
-static int offer_first(const peer_t *p, const req_t *r, uint64_t now)
+/*  Whether store R goes to P as an offer first. A STORE carries its
+    block, so a node that refuses it as full has made the block cross two
+    links for nothing: with small caches most of the bytes node to node
+    were such blocks (bench/paper/RESULTS.md, the communication section).
+    An offer costs a round trip, so a block goes unasked to a node whose
+    cache has no budget, or whose last answer left room for this block and
+    ROOM_SPARE more (other nodes send to it too), and so does a block
+    small enough that an offer would save little. */
+static int offer_first(const peer_t *p, const req_t *r)
 {
-    return r->ref.bytes >= OFFER_MIN && p->room_until <= now;
+    return r->ref.bytes >= OFFER_MIN &&
+           (!p->answered || (p->limited && p->room < r->ref.bytes * (1 + ROOM_SPARE)));
 }
 
 /*  Sends store R to P on SOCK: its offer (R->offering) or its block.
@@ -428,7 +432,9 @@ int spm_blockclient_store(spm_blockclient_t *self, uint32_t node, const spm_bloc
     for (size_t i = 0; i < nforward && r->nforward < FORWARD_MAX; i++)
         if (forward[i] != node && peer_get(self, forward[i]))
             r->forward[r->nforward++] = forward[i];
-    r->offering = offer_first(p, r, spm_now_us());
+    r->offering = offer_first(p, r);
+    if (!r->offering)
+        p->room = p->room > r->ref.bytes ? p->room - r->ref.bytes : 0;
     if (send_store(self, r, sock) != 0) {
         req_free(r);
         return spm_error(SPM_EUNREACH, "node %u (%s): cannot send to it", node, p->endpoint);
@@ -633,8 +639,11 @@ static void on_store_reply(spm_blockclient_t *self, uint32_t node, spm_msg_t *m)
         return;
     uint64_t now = spm_now_us();
     self->peers[node].suspect_until = 0; /* it answers */
-    self->peers[node].full_until = sr->status == SPM_EFULL ? now + FULL_US : 0;
-    self->peers[node].room_until = sr->status == 0 ? now + ROOM_US : 0;
+    peer_t *p = &self->peers[node];
+    p->full_until = sr->status == SPM_EFULL ? now + FULL_US : 0;
+    p->answered = 1;
+    p->limited = sr->limited;
+    p->room = sr->room;
     if (sr->status != 0) {
         add_why(r, node, self->peers[node].endpoint,
                 sr->error && *sr->error ? sr->error : spm_strerror(sr->status));

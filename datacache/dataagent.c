@@ -186,10 +186,34 @@ void spm_dataagent_forwarding(spm_dataagent_t *self, spm_blockclient_t *bc, uint
     self->node = node;
 }
 
+/*  Forgets the holds that ran out at NOW, and the one of (SDB, VERSION)
+    (its block came). Returns the bytes the others hold. */
+static uint64_t holds_prune(spm_dataagent_t *self, uint64_t now, spm_sdb_t sdb, uint64_t version)
+{
+    uint64_t held = 0;
+    for (size_t i = 0; i < self->nholds;) {
+        hold_t *h = &self->holds[i];
+        if (h->until_us <= now || (h->sdb == sdb && h->version == version)) {
+            *h = self->holds[--self->nholds];
+            continue;
+        }
+        held += h->bytes;
+        i++;
+    }
+    return held;
+}
+
+/*  Answers STORE REQ of the sender ID with STATUS (ERROR) and the
+    HOLDERS[0..N) that keep the block, and with this node's room. */
 static void reply(spm_dataagent_t *self, const zmq_msg_t *id, uint64_t req, int status,
                   const char *error, const uint32_t *holders, size_t n)
 {
     Spm__StoreReply r = SPM__STORE_REPLY__INIT;
+    spm_nodecache_stats_t cs;
+    spm_nodecache_stats(self->cache, &cs);
+    uint64_t taken = cs.kept_bytes + holds_prune(self, spm_now_us(), 0, 0);
+    r.limited = cs.budget != 0;
+    r.room = cs.budget > taken ? cs.budget - taken : 0;
     r.req = req;
     r.status = status;
     r.error = (char *)(error ? error : "");
@@ -255,23 +279,6 @@ static int pass_on(spm_dataagent_t *self, spm_msg_t *m)
         free(p);
     }
     return rc;
-}
-
-/*  Forgets the holds that ran out at NOW, and the one of (SDB, VERSION)
-    (its block came). Returns the bytes the others hold. */
-static uint64_t holds_prune(spm_dataagent_t *self, uint64_t now, spm_sdb_t sdb, uint64_t version)
-{
-    uint64_t held = 0;
-    for (size_t i = 0; i < self->nholds;) {
-        hold_t *h = &self->holds[i];
-        if (h->until_us <= now || (h->sdb == sdb && h->version == version)) {
-            *h = self->holds[--self->nholds];
-            continue;
-        }
-        held += h->bytes;
-        i++;
-    }
-    return held;
 }
 
 /*  Whether LEN more bytes of block (SDB, VERSION) fit this node's cache

@@ -147,10 +147,10 @@ int main(void)
            nodes, PAPER_MAX_NODES, PAPER_MBIT, n, n, block, block, a_block_mib, mult, g, operands,
            reps, reps > 1 ? "s" : "");
     printf("| nodes | cache MiB (K) | policy | node to node MiB (links) | level-2 MiB | node to "
-           "node, not level-2 reads (MiB) | outputs kept on peers (MiB) | store MiB | level-1 "
-           "hit share | level-2 reads per multiply SI | store reads per multiply SI | crossings "
-           "per block | wall (s) |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "node, not level-2 reads (MiB) | outputs kept on peers (MiB) | store MiB | center's "
+           "link MiB | level-1 hit share | level-2 reads per multiply SI | store reads per "
+           "multiply SI | crossings per block | wall (s) |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     double m[P_FIELDS], nn[4][5], l2[4][5], tot[4][5], cr[4][5];
     for (int k = 0; k < 4; k++)
         for (int p = 0; p < 5; p++)
@@ -177,7 +177,7 @@ int main(void)
             const char *argv[] = {"matmul", a,          a,   "-o",       "/dev/null", "--block",
                                   bs,       "--per-si", "1", "--policy", policies[p], NULL};
             if (!paper_cmedian(argv, &c, 0, reps, m)) {
-                printf("| %d | %s | %s | failed | | | | | | | | | |\n", on, label, policies[p]);
+                printf("| %d | %s | %s | failed | | | | | | | | | | |\n", on, label, policies[p]);
                 continue;
             }
             double reads = m[P_L1_HITS] + m[P_L2_HITS] + m[P_STORE_READS];
@@ -185,10 +185,10 @@ int main(void)
             l2[k][p] = m[P_BYTES_L2] / MIB;
             tot[k][p] = nn[k][p] + m[P_BYTES_STORE] / MIB;
             cr[k][p] = (m[P_L2_HITS] + m[P_STORE_READS]) / operands;
-            printf("| %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f%% | %.2f | %.2f | "
-                   "%.2f | %.1f |\n",
+            printf("| %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f%% | %.2f | "
+                   "%.2f | %.2f | %.1f |\n",
                    on, label, policies[p], nn[k][p], l2[k][p], nn[k][p] - l2[k][p],
-                   m[P_BYTES_PUSHED] / MIB, m[P_BYTES_STORE] / MIB,
+                   m[P_BYTES_PUSHED] / MIB, m[P_BYTES_STORE] / MIB, m[P_HOST1] / MIB,
                    reads > 0 ? 100 * m[P_L1_HITS] / reads : 0, m[P_L2_HITS] / mult,
                    m[P_STORE_READS] / mult, cr[k][p], m[P_WALL]);
             fflush(stdout);

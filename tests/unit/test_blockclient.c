@@ -293,6 +293,10 @@ START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
     spm_blockclient_stats_t s;
     spm_blockclient_stats(bc, &s);
     ck_assert_uint_eq(s.skipped_full, 4);
+    /* node 1 refused the one offer it had; node 2, whose cache has no
+       budget, was offered the first block and sent the others unasked */
+    ck_assert_uint_eq(s.offers, 2);
+    ck_assert_uint_eq(s.offers_refused, 1);
 
     usleep(1100000); /* its room may have come back: it is asked again */
     k = keep_one(bc, agents, 6);
@@ -300,6 +304,8 @@ START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
     ck_assert_uint_eq(stats_of(&agents[0]).offers_refused, 2);
     ck_assert_uint_eq(stats_of(&agents[0]).refused, 0);
     ck_assert_uint_eq(stats_of(&agents[1]).stored, 6);
+    spm_blockclient_stats(bc, &s);
+    ck_assert_uint_eq(s.offers, 3);
 
     spm_blockclient_destroy(&bc);
     node_stop(&agents[0]);
