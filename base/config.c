@@ -77,7 +77,8 @@ static const spm_setting_t table[] = {
      "and 10 ms, gets a copy; the first result wins)"},
     {"center", "replicas", "SPM_REPLICAS", "--replicas", "N", LONG, "2", 1, 8, CENTER,
      "copies of every block the VM keeps on distinct nodes, so that a job survives N-1 nodes "
-     "dying at once; with fewer nodes, the store keeps the missing copy"},
+     "dying at once; with fewer nodes, the store keeps the missing copy, and with N = 1 it "
+     "keeps an output its node has no room for"},
     {"center", "http", "SPM_CENTER_HTTP", "--http", "ADDR:PORT", STR, "", 0, 0, CENTER,
      "serve a dashboard at /, the status as JSON at /api/status and Prometheus metrics at "
      "/metrics; ADDR defaults to 127.0.0.1; anyone who reaches the port sees the VM's state "

@@ -156,6 +156,48 @@ START_TEST(small_caches_slow_the_job_but_keep_its_result)
 }
 END_TEST
 
+START_TEST(one_replica_overflows_to_the_center_not_to_peers)
+{
+    /* One copy of every block, on a node of 2 MiB and one of 64 MiB, and
+       a stage writes 40 blocks of 256 KiB: what the small node cannot
+       keep goes to the center's store with its COMMIT, not to the other
+       node, whose cache it would take for as long as it lives for no
+       fewer bytes on the links. */
+    char *want = reference_job("160", "262144");
+    const char *one[] = {"--replicas", "1", NULL};
+    vm_t vm;
+    spm_test_vm_start(&vm, one);
+    vm_agent(&vm, "2");
+    vm_agent(&vm, "64");
+    usleep(300000);
+    const char *argv[] = {"run",    "synthetic", "--center", vm.ep,    "--sis",   "160",
+                          "--sfs",  "4",         "--bytes",  "262144", "--reads", "3",
+                          "--work", "fixed:5ms", "--json",   NULL};
+    char *out, *err;
+    int rc = spm_test_run(argv, 120, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    printf("cache: replicas 1, caches of 2 and 64 MiB: %.0f bytes pushed to peers, %.0f to the "
+           "center\n",
+           spm_test_json_num(out, "bytes_pushed"), spm_test_json_num(out, "center_in"));
+    fflush(stdout);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 160);
+    ck_assert_msg(spm_test_json_num(out, "bytes_pushed") == 0, "placed on peers: %s", out);
+    ck_assert_msg(spm_test_json_num(out, "center_in") > 1048576, "no overflow: %s", out);
+    free(out);
+    free(err);
+    const char *text[] = {"run",     "synthetic", "--center", vm.ep,     "--sis",
+                          "160",     "--sfs",     "4",        "--bytes", "262144",
+                          "--reads", "3",         "--work",   "fixed:0", NULL};
+    rc = spm_test_run(text, 120, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_msg(strstr(out, want) != NULL, "result differs: %s vs %s", out, want);
+    free(out);
+    free(err);
+    free(want);
+    vm_stop(&vm);
+}
+END_TEST
+
 START_TEST(one_replica_on_small_caches_loses_no_block)
 {
     /* One copy of every block, on four nodes of 16 MiB whose caches
@@ -530,6 +572,7 @@ static Suite *cache_suite(void)
     SPM_TEST_ADD(s, &c, nodes_on_the_centers_host_read_its_store);
     SPM_TEST_ADD(s, &c, small_caches_slow_the_job_but_keep_its_result);
     SPM_TEST_ADD(s, &c, one_replica_on_small_caches_loses_no_block);
+    SPM_TEST_ADD(s, &c, one_replica_overflows_to_the_center_not_to_peers);
     SPM_TEST_ADD(s, &c, dead_node_costs_no_result);
     SPM_TEST_ADD(s, &c, dead_node_costs_no_matmul_result);
     SPM_TEST_ADD(s, &c, corrupt_holder_is_caught_and_survived);
