@@ -224,6 +224,7 @@ typedef enum {
     P_TAIL_IDLE,   /* from the trace: the IEUs' idle time after their own last SI, until
                       the job's last SI ends, over IEUs x span: the end-of-SF wait of eq. 6.1 */
     P_L2_HITS,
+    P_WAIT,      /* the IEUs' wait_s: SIs waiting for their operands */
     P_NODE_NODE, /* on a cluster: bytes node to node, counted on the links */
     P_HOST1,     /* on a cluster: bytes on the link of the center and client host */
     P_FIELDS
@@ -233,7 +234,7 @@ static const char *const paper_keys[P_FIELDS] = {
     "wall_s",     "committed", "reissued",     "w_idle",      "w_comm",      "w_man",
     "efficiency", "busy_s",    "center_cpu_s", "store_reads", "bytes_store", "bytes_l2",
     "l1_hits",    "evictions", "merges",       NULL,          NULL,          NULL,
-    NULL,         NULL,        "l2_hits",      NULL,          NULL};
+    NULL,         NULL,        "l2_hits",      NULL,          NULL,          NULL};
 
 /*  Sum of every "KEY": number in JSON between FROM and UNTIL (NULL: end). */
 static inline double paper_sum(const char *from, const char *until, const char *key)
@@ -296,6 +297,7 @@ static inline void paper_report(const char *out, const char *trace, int nieus, d
         double idle = paper_sum(ieus, ops, "idle_s");
         double all = idle + paper_sum(ieus, ops, "busy_s") + paper_sum(ieus, ops, "wait_s");
         v[P_IDLE_SHARE] = all > 0 ? idle / all : -1;
+        v[P_WAIT] = paper_sum(ieus, ops, "wait_s");
         double all_sis = paper_sum(ieus, ops, "sis"), least = all_sis;
         for (const char *p = strstr(ieus, "\"sis\": "); p && (!ops || p < ops);
              p = strstr(p + 1, "\"sis\": "))
