@@ -224,6 +224,7 @@ typedef enum {
     P_TAIL_IDLE,   /* from the trace: the IEUs' idle time after their own last SI, until
                       the job's last SI ends, over IEUs x span: the end-of-SF wait of eq. 6.1 */
     P_L2_HITS,
+    P_WAIT,         /* the IEUs' wait_s: SIs waiting for their operands */
     P_NODE_NODE,    /* on a cluster: bytes node to node, counted on the links */
     P_HOST1,        /* on a cluster: bytes on the link of the center and client host */
     P_BYTES_PUSHED, /* output bytes other nodes kept (replicas, outputs a full node placed) */
@@ -231,10 +232,10 @@ typedef enum {
 } paper_field_t;
 
 static const char *const paper_keys[P_FIELDS] = {
-    "wall_s",     "committed", "reissued",     "w_idle",      "w_comm",      "w_man",
-    "efficiency", "busy_s",    "center_cpu_s", "store_reads", "bytes_store", "bytes_l2",
-    "l1_hits",    "evictions", "merges",       NULL,          NULL,          NULL,
-    NULL,         NULL,        "l2_hits",      NULL,          NULL,          "bytes_pushed"};
+    "wall_s", "committed",    "reissued",    "w_idle",      "w_comm",   "w_man",   "efficiency",
+    "busy_s", "center_cpu_s", "store_reads", "bytes_store", "bytes_l2", "l1_hits", "evictions",
+    "merges", NULL,           NULL,          NULL,          NULL,       NULL,      "l2_hits",
+    NULL,     NULL,           NULL,          "bytes_pushed"};
 
 /*  Sum of every "KEY": number in JSON between FROM and UNTIL (NULL: end). */
 static inline double paper_sum(const char *from, const char *until, const char *key)
@@ -297,6 +298,7 @@ static inline void paper_report(const char *out, const char *trace, int nieus, d
         double idle = paper_sum(ieus, ops, "idle_s");
         double all = idle + paper_sum(ieus, ops, "busy_s") + paper_sum(ieus, ops, "wait_s");
         v[P_IDLE_SHARE] = all > 0 ? idle / all : -1;
+        v[P_WAIT] = paper_sum(ieus, ops, "wait_s");
         double all_sis = paper_sum(ieus, ops, "sis"), least = all_sis;
         for (const char *p = strstr(ieus, "\"sis\": "); p && (!ops || p < ops);
              p = strstr(p + 1, "\"sis\": "))
@@ -315,9 +317,13 @@ static int paper_failures;
 
 /*  The dissertation's cluster, simulated (bench/cluster.h): host 1 runs
     the center and the client (so the bytes of host 1's link are all
-    center-or-client to node bytes), hosts 2..9 up to 8 nodes, every link
-    100 Mbit/s each way as the dissertation's Ethernet. */
+    center-or-client to node bytes), hosts 2..17 up to 16 nodes, every
+    link 100 Mbit/s each way as the dissertation's Ethernet. Experiments
+    run real work on up to PAPER_MAX_NODES nodes; PAPER_WIDE_NODES is for
+    the rows of figures that go further (Figures 6.1 and 7.3-7.4 to 64
+    PCs), modelled or with little work a node. */
 #define PAPER_MAX_NODES 8
+#define PAPER_WIDE_NODES 16
 #define PAPER_MBIT 100
 
 /*  Makes the cluster's hosts once per experiment. Returns 0, or prints
@@ -327,7 +333,7 @@ static inline int paper_cluster_open(void)
 {
     char prefix[16];
     snprintf(prefix, sizeof prefix, "spmp%d", (int)(getpid() % 1000));
-    if (bc_open("spmpaper", "10.79.0", PAPER_MAX_NODES + 1, PAPER_MBIT) == 0)
+    if (bc_open("spmpaper", "10.79.0", PAPER_WIDE_NODES + 1, PAPER_MBIT) == 0)
         return 0;
     printf("Skipped: this machine cannot make network namespaces (needs root and "
            "iproute2), so the simulated cluster cannot be built.\n");
@@ -349,7 +355,7 @@ static inline void paper_cluster_up(bc_cluster_t *c, int nodes, int ieus, const 
 /*  What crossed the links during one job: per host, bytes received and
     sent (index 1 the center and client's host, 2.. the nodes). */
 typedef struct {
-    double rx[PAPER_MAX_NODES + 2], tx[PAPER_MAX_NODES + 2];
+    double rx[PAPER_WIDE_NODES + 2], tx[PAPER_WIDE_NODES + 2];
 } paper_links_t;
 
 /*  Bytes that went from node to node: every byte a node's link carries
