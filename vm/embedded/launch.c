@@ -83,11 +83,13 @@ static int start_embedded(spm_embedded_t *self, const spm_embedded_opts_t *o)
     }
     /* The IEUs share this machine and user: they may read the client's
        input file where it lies (spm_session_local_files). */
+    /* Its cache directory goes with the run's: the node's identity there
+       is not synced to disk (that fsync was the longest wait of the start). */
     char *agent[24] = {"spm",         "agent",   "--center",   self->endpoint, "--ieus",
                        ieus,          "--slots", slots,        "--prefetch",   pre,
                        "--cache-dir", cache,     "--cache-mb", cache_mb,       "--local-files",
-                       "--log-level", level,     "--no-http"};
-    n = 18;
+                       "--log-level", level,     "--no-http",  "--no-sync"};
+    n = 19;
     if (o->no_store_reads)
         agent[n++] = "--no-store-reads";
     if (o->heap_mb > 0) {
