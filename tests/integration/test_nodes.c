@@ -211,6 +211,42 @@ START_TEST(restarted_agent_keeps_its_node)
 }
 END_TEST
 
+/*  With --no-sync (an embedded VM's agent, whose cache directory goes with
+    the run) the node's identity is not synced to disk, but it is still
+    written whole and renamed into place: an agent started again on the
+    directory is the same node. */
+START_TEST(unsynced_identity_still_keeps_the_node)
+{
+    spm_test_vm_t vm;
+    const char *extra[] = {"--log-level", "info", NULL};
+    spm_test_vm_start(&vm, extra);
+    const char *nosync[] = {"--no-sync", NULL};
+    spm_test_vm_agent(&vm, "1", nosync);
+    char *json = WAIT_STATUS(&vm, 20, node_up(json, 0) && ieus_in(json, 0, "idle") == 1);
+    ck_assert_msg(node_up(json, 0), "%s", json);
+    free(json);
+    char path[160];
+    snprintf(path, sizeof path, "%s/cache0/node.id", vm.dir);
+    char *id = read_path(path);
+    ck_assert_msg(strlen(id) == 33 && strspn(id, "0123456789abcdef") == 32 && id[32] == '\n',
+                  "node.id: '%s'", id);
+    kill(vm.agents[0].pid, SIGKILL);
+    spm_test_finish(&vm.agents[0], 30, NULL, NULL);
+    vm.nagents = 0;
+    spm_test_vm_agent(&vm, "1", nosync);
+    json = WAIT_STATUS(&vm, 30, node_up(json, 0) && ieus_in(json, 0, "idle") == 1);
+    ck_assert_msg(node_up(json, 0) && ieus_in(json, 0, "idle") == 1, "%s", json);
+    ck_assert_msg(strstr(json, "{\"node\": 1,") == NULL, "the agent became a new node: %s", json);
+    free(json);
+    char *again = read_path(path);
+    ck_assert_str_eq(again, id);
+    free(again);
+    free(id);
+    run_job(&vm, "20");
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
 /*  An agent started before its center waits for it (saying so once), as
     long as it takes by default, and joins when it comes; with
     --wait-center N it gives up after N s in one line. */
@@ -468,6 +504,7 @@ static Suite *nodes_suite(void)
     SPM_TEST_ADD(s, &slow, stopped_agent_is_taken_back_whole);
     SPM_TEST_ADD(s, &slow, drain_is_not_a_death);
     SPM_TEST_ADD(s, &slow, restarted_agent_keeps_its_node);
+    SPM_TEST_ADD(s, &slow, unsynced_identity_still_keeps_the_node);
     SPM_TEST_ADD(s, &slow, agent_waits_for_its_center);
     SPM_TEST_ADD(s, &slow, peer_strings_are_escaped_in_the_log);
     SPM_TEST_ADD(s, &slow, routine_faults_are_counted_not_logged_each);

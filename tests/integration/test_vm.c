@@ -5,6 +5,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 /*  The processes of the embedded VM of an `spm run` process: found through
     the process tree (forked ones show the run's command line, so by name). */
@@ -271,6 +273,46 @@ START_TEST(second_center_on_a_used_port_is_refused)
 }
 END_TEST
 
+/*  A center given a unix socket already bound and listening (--listen-fd,
+    what an embedded VM's client makes before it starts its center) serves
+    it: a client and an agent started before the center connect to it at
+    once, and the job runs. With a tcp:// --listen it is a usage error in
+    one line. */
+START_TEST(center_serves_a_socket_made_before_it)
+{
+    spm_test_vm_t vm;
+    memset(&vm, 0, sizeof vm);
+    snprintf(vm.dir, sizeof vm.dir, "%s", spm_test_tmpdir());
+    snprintf(vm.ep, sizeof vm.ep, "ipc://%s/center", vm.dir);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s/center", vm.dir);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); /* the center's alone */
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(fd, 100), 0);
+    const char *run[] = {"run", "synthetic", "--center", vm.ep, "--sis", "20", "--quiet", NULL};
+    spm_test_proc_t client = spm_test_start(run);
+    spm_test_vm_agent(&vm, "1", NULL);
+    usleep(300000); /* both have connected to the socket, and wait */
+    char store[128], num[16];
+    snprintf(store, sizeof store, "%s/store", vm.dir);
+    snprintf(num, sizeof num, "%d", fd);
+    const char *center[] = {"center",      "--listen", vm.ep,         "--store", store,
+                            "--listen-fd", num,        "--log-level", "error",   NULL};
+    ck_assert_int_eq(fcntl(fd, F_SETFD, 0), 0);
+    vm.center = spm_test_start(center);
+    close(fd);
+    char *err;
+    ck_assert_msg(spm_test_finish(&client, 60, NULL, &err) == 0, "%s", err);
+    free(err);
+    spm_test_vm_stop(&vm);
+    const char *tcp[] = {"center",  "--listen",     "tcp://127.0.0.1:47392",
+                         "--store", "/nonexistent", "--listen-fd",
+                         "3",       "--insecure",   NULL};
+    expect_one_line_error(tcp, 2, "--listen-fd needs an ipc://");
+}
+END_TEST
+
 START_TEST(unwritable_store_is_one_line)
 {
     const char *dir = spm_test_tmpdir();
@@ -462,6 +504,7 @@ static Suite *vm_suite(void)
     SPM_TEST_ADD(s, &c, trace_with_sync_is_written);
     SPM_TEST_ADD(s, &c, batching_never_delays_what_is_waited_for);
     SPM_TEST_ADD(s, &c, quiet_run_says_nothing);
+    SPM_TEST_ADD(s, &c, center_serves_a_socket_made_before_it);
     return s;
 }
 

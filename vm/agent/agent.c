@@ -287,7 +287,8 @@ int spm_agent_new(const spm_agent_opts_t *o, spm_agent_t **out)
         close(node_pipe[0]); /* the IEUs have theirs; later ones get --node */
     a->node_pipe = node_pipe[1];
     if (!(a->cache = spm_nodecache_open(a->cache_dir, (uint64_t)a->cache_mb << 20, 0)) ||
-        spm_agent_identity(a->cache_dir, a->identity) != 0) {
+        spm_agent_identity(a->cache_dir, a->identity,
+                           !o->no_sync && a->cache_dir != a->default_cache) != 0) {
         rc = SPM_EIO;
         goto err;
     }

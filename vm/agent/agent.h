@@ -48,6 +48,7 @@ typedef struct {
     int insecure;               /* plain TCP allowed */
     int store_reads;            /* IEUs may read an ipc:// center's store in place */
     int local_files;            /* IEUs may read a client's input file by its path */
+    int no_sync;                /* the cache directory goes with the agent: sync nothing */
     long ieus;                  /* IEU processes (0: one per core) */
     long slots;                 /* SIs each IEU executes at once */
     long prefetch;              /* SIs each IEU asks for ahead */

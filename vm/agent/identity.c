@@ -25,7 +25,7 @@ static int parse_hex(const char *s, uint8_t id[16])
     return 0;
 }
 
-int spm_agent_identity(const char *dir, uint8_t id[16])
+int spm_agent_identity(const char *dir, uint8_t id[16], int sync)
 {
     char path[4096], tmp[4200], text[64];
     snprintf(path, sizeof path, "%s/node.id", dir);
@@ -50,7 +50,7 @@ int spm_agent_identity(const char *dir, uint8_t id[16])
     text[32] = '\n';
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || write(fd, text, 33) != 33 || fsync(fd) != 0 || close(fd) != 0 ||
+    if (fd < 0 || write(fd, text, 33) != 33 || (sync && fsync(fd) != 0) || close(fd) != 0 ||
         rename(tmp, path) != 0) {
         int e = errno;
         if (fd >= 0)

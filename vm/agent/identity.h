@@ -20,7 +20,12 @@
     it there (written to a temporary file and renamed: a crash leaves the
     old file or the new, never half of one). Returns 0, or SPM_EIO with
     the detail naming the file and the reason (a file that holds something
-    else than an identity is refused, not replaced). */
-int spm_agent_identity(const char *dir, uint8_t id[16]);
+    else than an identity is refused, not replaced). With SYNC the new
+    file is synced to disk before the rename, so that the node keeps its
+    identity across a crash of the machine; without it (a cache directory
+    thrown away with its agent, an embedded VM's) it is not: that fsync
+    was the longest wait of an embedded VM's start (about 20 ms, more on a
+    busy disk). */
+int spm_agent_identity(const char *dir, uint8_t id[16], int sync);
 
 #endif

@@ -502,6 +502,14 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
         *rc = SPM_ESYS;
         goto err;
     }
+    /* A socket bound and listening already (--listen-fd): peers have
+       connected to it while this center started, and their greetings
+       wait in it. */
+    if (o->listen_fd > 0 &&
+        zmq_setsockopt(self->router, ZMQ_USE_FD, &o->listen_fd, sizeof o->listen_fd) != 0) {
+        *rc = spm_error(SPM_ESYS, "--listen-fd %d: %s", o->listen_fd, zmq_strerror(zmq_errno()));
+        goto err;
+    }
     if ((*rc = spm_security_bind(self->security, self->ctx, self->router, o->listen)) != 0)
         goto err;
     /* Kept with or without --http: the agents' own /metrics hear their

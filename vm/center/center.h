@@ -37,6 +37,7 @@ typedef struct spm_center spm_center_t;
     The strings are read by spm_center_new only (it copies what it keeps). */
 typedef struct {
     const char *listen;           /* endpoint, e.g. tcp://0.0.0.0:7700 or ipc:///run/spm/c */
+    int listen_fd;                /* an ipc:// listen's socket, bound and listening (0: none) */
     const char *store;            /* the store's directory (created 0700) */
     const char *keys;             /* CurveZMQ key directory (NULL: security.keys) */
     int insecure;                 /* allow plain TCP without keys */

@@ -27,7 +27,9 @@ static const char agent_help[] =
     "  --drain-s N         on SIGTERM, wait up to N s for running SIs (default 60)\n"
     "  --drain             drain the agent already running on CACHE-DIR (found by its\n"
     "                      pid file) and wait until it has exited\n"
-    "  --no-http           do not serve /metrics, whatever the configuration says\n";
+    "  --no-http           do not serve /metrics, whatever the configuration says\n"
+    "  --no-sync           the cache directory is thrown away with this agent (an\n"
+    "                      embedded VM's): its node identity is not synced to disk\n";
 
 static const struct option agent_opts[] = {{"center", required_argument, 0, 'c'},
                                            {"ieus", required_argument, 0, 'n'},
@@ -50,6 +52,7 @@ static const struct option agent_opts[] = {{"center", required_argument, 0, 'c'}
                                            {"wait-center", required_argument, 0, 'W'},
                                            {"http", required_argument, 0, 'P'},
                                            {"no-http", no_argument, 0, 'O'},
+                                           {"no-sync", no_argument, 0, 'Y'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
 
@@ -143,6 +146,9 @@ static int parse(int argc, char **argv, spm_agent_opts_t *o, int *drain, spm_log
             break;
         case 'O':
             o->http = "";
+            break;
+        case 'Y':
+            o->no_sync = 1;
             break;
         case 'v':
             rc = spm_config_arg_level(optarg, level);

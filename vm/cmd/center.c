@@ -27,7 +27,11 @@ static const char center_help[] =
     "  --no-sync           never flush the store to disk: for a store that is thrown\n"
     "                      away at the end (the embedded VM's). Commits still survive\n"
     "                      a crash of any spm process, not one of the operating system\n"
-    "  --no-http           do not serve HTTP, whatever the configuration says\n";
+    "  --no-http           do not serve HTTP, whatever the configuration says\n"
+    "  --listen-fd N       serve --listen (an ipc:// endpoint) on descriptor N, a unix\n"
+    "                      socket already bound there and listening: the embedded VM's\n"
+    "                      client makes it before it starts the center, so that it and\n"
+    "                      the agent connect while the center starts\n";
 
 static const struct option center_opts[] = {{"listen", required_argument, 0, 'l'},
                                             {"store", required_argument, 0, 's'},
@@ -53,6 +57,7 @@ static const struct option center_opts[] = {{"listen", required_argument, 0, 'l'
                                             {"keep-results-s", required_argument, 0, 'K'},
                                             {"abandon-s", required_argument, 0, 'A'},
                                             {"no-http", no_argument, 0, 't'},
+                                            {"listen-fd", required_argument, 0, 'F'},
                                             {"allow-plugins", required_argument, 0, 'p'},
                                             {"help", no_argument, 0, 'h'},
                                             {0, 0, 0, 0}};
@@ -69,6 +74,13 @@ static int set_option(spm_center_opts_t *o, spm_log_level_t *level, int ch, cons
     case 's':
         o->store = arg;
         break;
+    case 'F': {
+        long fd;
+        if (spm_parse_long("--listen-fd", arg, 3, 1 << 20, &fd) != 0)
+            return SPM_EINVAL;
+        o->listen_fd = (int)fd;
+        break;
+    }
     case 'k':
         o->keys = arg;
         break;
@@ -167,6 +179,8 @@ int spm_cmd_center(int argc, char **argv)
     }
     if (optind < argc)
         return spm_cli_usage("center", "unexpected argument '%s'", argv[optind]);
+    if (o.listen_fd && strncmp(o.listen, "ipc://", 6) != 0)
+        return spm_cli_usage("center", "--listen-fd needs an ipc:// --listen");
     spm_log_init("center", level);
     if (spm_plugins_policy(plugins, strncmp(o.listen, "ipc://", 6) == 0, &o.plugins) != 0)
         return spm_cli_usage("center", "%s", spm_error_detail());
