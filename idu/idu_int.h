@@ -46,7 +46,6 @@ typedef struct sdb {
     pending_t *pending;  /* versions issued but not committed */
     spm_sdb_t *partials; /* open ACC group: partial SDBs not yet merged */
     size_t npartials, cappartials;
-    size_t nfolded;          /* partials[0..nfolded) are folds of earlier partials */
     int hidden;              /* a partial of an ACC group, not visible to SFs */
     uint64_t gc_floor;       /* versions below it are deleted */
     struct readers *readers; /* versions with SIs issued to read them */

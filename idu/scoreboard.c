@@ -12,18 +12,6 @@
     the group with one merge SI (opcode "spm.merge", run on an IEU like any
     other SI) that folds the base version and all partials with the type's
     merge into the next version. The reader then waits for that version.
-
-    A group of key-count tables or 64-bit integer arrays, whose merges add
-    integers (so any grouping gives the same bytes), is also closed in
-    parts while it is open: every FOLD_EVERY partials issued are folded by
-    a merge SI of their own into a hidden partial that takes their place,
-    and that merge goes to the front of the ready queue once they are all
-    written. The folds run on the IEUs while the group's other SIs still
-    run, and the last merge has a few folds to add instead of every
-    partial (examples/wordfreq: 128 partials, merged by one IEU at the end
-    while the other was idle). Other types keep one merge in program
-    order: a sum of doubles depends on the order of its additions, and a
-    programmer's merge need not be associative.
     =========================================================================
 */
 #include "idu/idu_int.h"
@@ -208,79 +196,38 @@ static int write_next(si_t *si, size_t i, sdb_t *s)
     return pending_add(s, s->last);
 }
 
-/*  Issues a merge SI of SF that folds BASE (version BASE->last; NULL:
-    none) and partials FROM to TO - 1 of S's group into the next version
-    of OUT. Returns 0 or SPM_ENOMEM. */
-static int merge_si(spm_idu_t *self, struct spm_sf *sf, sdb_t *s, sdb_t *base, size_t from,
-                    size_t to, sdb_t *out)
+int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *s)
 {
-    size_t nin = to - from + (base ? 1 : 0);
+    if (s->npartials == 0)
+        return 0;
+    size_t nin = s->npartials + (s->last ? 1 : 0);
     uint32_t type = s->type;
     si_t *m = spm_idu_si_alloc(sf, spm_name_id("spm.merge"), nin + 1, &type, sizeof type);
     if (!m)
         return spm_error(SPM_ENOMEM, "out of memory");
     m->internal = 1;
     size_t k = 0;
-    if (base) {
-        m->ops[k] =
-            (spm_idu_op_t){.sdb = base->id, .version = base->last, .mode = SPM_R, .type = type};
-        m->sdbs[k] = base;
-        depend(m, base, base->last);
+    if (s->last) {
+        m->ops[k] = (spm_idu_op_t){.sdb = s->id, .version = s->last, .mode = SPM_R, .type = type};
+        m->sdbs[k] = s;
+        depend(m, s, s->last);
         k++;
     }
-    for (size_t j = from; j < to; j++, k++) {
+    for (size_t j = 0; j < s->npartials; j++, k++) {
         sdb_t *p = spm_sb_sdb(self, s->partials[j]);
         m->ops[k] = (spm_idu_op_t){.sdb = p->id, .version = 1, .mode = SPM_R, .type = type};
         m->sdbs[k] = p;
         depend(m, p, 1);
     }
-    m->ops[k] = (spm_idu_op_t){.sdb = out->id, .mode = SPM_W, .type = type};
-    m->sdbs[k] = out;
-    if (write_next(m, k, out) != 0) {
+    m->ops[k] = (spm_idu_op_t){.sdb = s->id, .mode = SPM_W, .type = type};
+    m->sdbs[k] = s;
+    if (write_next(m, k, s) != 0) {
         spm_idu_si_free(m);
         return spm_error(SPM_ENOMEM, "out of memory");
     }
+    s->npartials = 0;
     sf->job->merges++;
     spm_idu_si_enter(self, m);
-    return 0;
-}
-
-int spm_sb_flush(spm_idu_t *self, struct spm_sf *sf, sdb_t *s)
-{
-    if (s->npartials == 0)
-        return 0;
-    int rc = merge_si(self, sf, s, s->last ? s : NULL, 0, s->npartials, s);
-    if (rc == 0)
-        s->npartials = s->nfolded = 0;
-    return rc;
-}
-
-#define FOLD_EVERY 16 /* partials of an open group folded by one merge SI */
-
-/*  1 when S's type merges by adding integers: partials may be folded in
-    any grouping and give the same bytes. */
-static int folds_in_parts(uint32_t type)
-{
-    static uint32_t kcount, i64;
-    if (!kcount) {
-        kcount = spm_name_id(SPM_KCOUNT);
-        i64 = spm_name_id(SPM_I64);
-    }
-    return type == kcount || type == i64;
-}
-
-/*  When the open group of S has FOLD_EVERY partials not folded yet, folds
-    them (merge SI of SF) into one new hidden partial that takes their
-    place. Returns 0 or SPM_ENOMEM. */
-static int fold_part(spm_idu_t *self, struct spm_sf *sf, sdb_t *s)
-{
-    if (s->npartials - s->nfolded < FOLD_EVERY || !folds_in_parts(s->type))
-        return 0;
-    sdb_t *q = spm_sb_sdb_new(self, sf->job, s->type, 1);
-    if (!q || merge_si(self, sf, s, NULL, s->nfolded, s->npartials, q) != 0)
-        return spm_error(SPM_ENOMEM, "out of memory");
-    s->partials[s->nfolded++] = q->id;
-    s->npartials = s->nfolded;
     return 0;
 }
 
@@ -344,8 +291,6 @@ int spm_sb_bind(spm_idu_t *self, si_t *si, const spm_operand_t *ops, size_t n)
             rc = write_next(si, i, p);
             if (rc == 0)
                 rc = spm_idu_job_note_acc(si->job, s->id);
-            if (rc == 0)
-                rc = fold_part(self, si->sf, s);
             break;
         }
         }
@@ -402,7 +347,7 @@ void spm_sb_commit(spm_idu_t *self, si_t *si)
         for (size_t j = 0; j < p->waiters.n; j++) {
             si_t *w = p->waiters.v[j];
             if (--w->deps == 0 && w->state == SI_WAITING)
-                spm_idu_make_ready(self, w, w->internal); /* a merge first: its group waits */
+                spm_idu_make_ready(self, w, 0);
         }
         free(p->waiters.v);
         free(p);

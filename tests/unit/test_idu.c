@@ -16,7 +16,7 @@
 typedef struct {
     uint32_t ieu;
     spm_idu_si_t si; /* copy; ops point into ops below */
-    spm_idu_op_t ops[48];
+    spm_idu_op_t ops[8];
 } emitted_t;
 
 static emitted_t emitted[MAX_EMITTED];
@@ -31,7 +31,7 @@ static void on_emit(void *arg, uint32_t ieu, const spm_idu_si_t *si)
     emitted_t *e = &emitted[nemitted++];
     e->ieu = ieu;
     e->si = *si;
-    ck_assert_uint_le(si->nops, 48);
+    ck_assert_uint_le(si->nops, 8);
     memcpy(e->ops, si->ops, si->nops * sizeof *si->ops);
     e->si.ops = e->ops;
 }
@@ -74,7 +74,7 @@ typedef struct {
     unsigned flags;
 } step_t;
 
-static step_t script[64];
+static step_t script[16];
 static size_t nscript;
 static int commits_seen;
 static uint64_t tags_seen[64];
@@ -318,84 +318,6 @@ START_TEST(open_acc_group_is_merged_at_job_end)
     commit_ok(ieu, &emitted[2].si);
     ck_assert_uint_eq(njobs_done, 1);
     ck_assert_uint_eq(spm_idu_sdb_version(idu, x, NULL), 2);
-}
-END_TEST
-
-/*  An open ACC group of key-count tables is folded every 16 partials by a
-    merge of its own, which goes before the group's SIs still waiting, so
-    the last merge adds 2 folds and 8 partials, not 40 partials; a group
-    of another type keeps one merge of every partial. */
-START_TEST(an_integer_acc_group_is_folded_in_parts)
-{
-    spm_sdb_t x = spm_idu_sdb_put(idu, spm_name_id(SPM_KCOUNT));
-    for (int i = 0; i < 40; i++)
-        script[nscript++] = (step_t){x, SPM_ACC, 0};
-    script[nscript++] = (step_t){x, SPM_R, 0};
-    uint64_t job;
-    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
-    uint32_t ieu = spm_idu_ieu_join(idu, 0, 4);
-    spm_idu_ieu_pull(idu, ieu, 16);
-    spm_idu_pump(idu);
-    ck_assert_uint_eq(nemitted, 16);
-    for (int i = 0; i < 16; i++)
-        commit_ok(ieu, &emitted[i].si);
-    spm_idu_ieu_pull(idu, ieu, 1);
-    spm_idu_pump(idu);
-    ck_assert_uint_eq(nemitted, 17);
-    const spm_idu_si_t *m = &emitted[16].si; /* before the 17th partial */
-    ck_assert_uint_eq(m->opcode, spm_name_id("spm.merge"));
-    ck_assert_uint_eq(m->nops, 17);
-    for (int i = 0; i < 16; i++) {
-        ck_assert_uint_eq(m->ops[i].sdb, emitted[i].ops[0].sdb);
-        ck_assert_int_eq(m->ops[i].mode, SPM_R);
-    }
-    spm_sdb_t fold1 = m->ops[16].sdb;
-    ck_assert_uint_ne(fold1, x);
-    ck_assert_int_eq(m->ops[16].mode, SPM_W);
-    commit_ok(ieu, m);
-    spm_idu_ieu_pull(idu, ieu, 100);
-    size_t done = 17;
-    for (int round = 0; round < 8; round++) {
-        spm_idu_pump(idu);
-        for (; done < nemitted; done++)
-            if (emitted[done].si.opcode == spm_name_id("spm.merge") ||
-                emitted[done].ops[0].mode != SPM_R) /* the reader comes last */
-                commit_ok(ieu, &emitted[done].si);
-    }
-    const spm_idu_si_t *last = NULL, *fold2 = NULL;
-    for (size_t i = 17; i < nemitted; i++)
-        if (emitted[i].si.opcode == spm_name_id("spm.merge"))
-            *(fold2 ? &last : &fold2) = &emitted[i].si;
-    ck_assert_ptr_nonnull(last);
-    ck_assert_uint_eq(fold2->nops, 17);
-    ck_assert_uint_eq(last->nops, 12); /* the base, 2 folds, 8 partials, the next version */
-    ck_assert_uint_eq(last->ops[0].sdb, x);
-    ck_assert_uint_eq(last->ops[1].sdb, fold1);
-    ck_assert_uint_eq(last->ops[2].sdb, fold2->ops[16].sdb);
-    ck_assert_uint_eq(last->ops[11].sdb, x);
-    ck_assert_uint_eq(last->ops[11].version, 2);
-    const spm_idu_si_t *reader = &emitted[nemitted - 1].si;
-    ck_assert_int_eq(reader->ops[0].mode, SPM_R);
-    ck_assert_uint_eq(reader->ops[0].version, 2);
-    commit_ok(ieu, reader);
-    ck_assert_uint_eq(njobs_done, 1);
-    ck_assert_uint_eq(nemitted, 16 + 40 - 16 + 3 + 1); /* 40 ACC, 3 merges, the reader */
-
-    teardown(); /* the same on a type whose merge need not be associative */
-    setup();
-    spm_sdb_t y = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    for (int i = 0; i < 40; i++)
-        script[nscript++] = (step_t){y, SPM_ACC, 0};
-    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
-    ieu = spm_idu_ieu_join(idu, 0, 4);
-    spm_idu_ieu_pull(idu, ieu, 100);
-    spm_idu_pump(idu);
-    for (int i = 0; i < 40; i++)
-        commit_ok(ieu, &emitted[i].si);
-    spm_idu_pump(idu);
-    ck_assert_uint_eq(nemitted, 41);
-    ck_assert_uint_eq(emitted[40].si.opcode, spm_name_id("spm.merge"));
-    ck_assert_uint_eq(emitted[40].si.nops, 42); /* the base, 40 partials, the next version */
 }
 END_TEST
 
@@ -777,7 +699,6 @@ static Suite *idu_suite(void)
     SPM_TEST_ADD(s, &c, war_and_waw_do_not_stall);
     SPM_TEST_ADD(s, &c, acc_runs_concurrently_and_merges_before_the_reader);
     SPM_TEST_ADD(s, &c, open_acc_group_is_merged_at_job_end);
-    SPM_TEST_ADD(s, &c, an_integer_acc_group_is_folded_in_parts);
     SPM_TEST_ADD(s, &c, higher_priority_job_goes_first);
     SPM_TEST_ADD(s, &c, equal_priority_jobs_share_round_robin);
     SPM_TEST_ADD(s, &c, last_sis_are_spread_by_what_each_ieu_holds);
