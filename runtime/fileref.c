@@ -1,13 +1,13 @@
 /*  =========================================================================
     fileref - a staged block that is a part of a file, read where it lies
 
-    Layout, little-endian: the magic "spm-file", offset, len, size,
-    mtime_ns, checksum (8 bytes each), pathlen (4), the path.
+    Layout, little-endian: the magic "spm-fil2", offset, len, size,
+    mtime_ns (8 bytes each), pathlen (4), the path. ("spm-file" had a
+    checksum of the block's bytes after mtime_ns: it is no longer made.)
     =========================================================================
 */
 #include "runtime/fileref.h"
 
-#include "base/checksum.h"
 #include "runtime/si.h"
 #include "spm/spm_codec.h"
 
@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "spm-file"
-#define HEAD (8 + 5 * 8 + 4)
+#define MAGIC "spm-fil2"
+#define HEAD (8 + 4 * 8 + 4)
 #define PATH_MAX_BYTES 4096
 
 int spm_fileref_encode(const spm_fileref_t *r, void **data, size_t *len)
@@ -36,10 +36,9 @@ int spm_fileref_encode(const spm_fileref_t *r, void **data, size_t *len)
     spm_put_le64(b + 16, r->len);
     spm_put_le64(b + 24, r->size);
     spm_put_le64(b + 32, (uint64_t)r->mtime_ns);
-    spm_put_le64(b + 40, r->sum);
     uint32_t pl = (uint32_t)r->pathlen;
     for (int i = 0; i < 4; i++)
-        b[48 + i] = (unsigned char)(pl >> (8 * i));
+        b[40 + i] = (unsigned char)(pl >> (8 * i));
     memcpy(b + HEAD, r->path, r->pathlen);
     *data = b;
     *len = HEAD + r->pathlen;
@@ -52,7 +51,7 @@ int spm_fileref_view(const void *data, size_t len, spm_fileref_t *r)
     if (len < HEAD || memcmp(p, MAGIC, 8) != 0)
         return SPM_EFORMAT;
     uint32_t pl =
-        (uint32_t)p[48] | (uint32_t)p[49] << 8 | (uint32_t)p[50] << 16 | (uint32_t)p[51] << 24;
+        (uint32_t)p[40] | (uint32_t)p[41] << 8 | (uint32_t)p[42] << 16 | (uint32_t)p[43] << 24;
     if (pl == 0 || pl > PATH_MAX_BYTES || len != HEAD + (size_t)pl || p[HEAD] != '/' ||
         memchr(p + HEAD, '\0', pl))
         return SPM_EFORMAT;
@@ -61,8 +60,7 @@ int spm_fileref_view(const void *data, size_t len, spm_fileref_t *r)
                          .offset = spm_le64(p + 8),
                          .len = spm_le64(p + 16),
                          .size = spm_le64(p + 24),
-                         .mtime_ns = (int64_t)spm_le64(p + 32),
-                         .sum = spm_le64(p + 40)};
+                         .mtime_ns = (int64_t)spm_le64(p + 32)};
     if (r->offset > r->size || r->len > r->size - r->offset)
         return SPM_EFORMAT;
     return 0;
@@ -141,6 +139,21 @@ static int read_at(int fd, const char *path, char *buf, size_t len, uint64_t off
     return 0;
 }
 
+/*  0 when FD is still the file R names: its size and modification time
+    as when it was staged; else SPM_EFORMAT naming PATH and what differs. */
+static int unchanged(int fd, const char *path, const spm_fileref_t *r)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return spm_error(SPM_EIO, "%s: %s (staged to be read where it lies)", path,
+                         strerror(errno));
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if ((uint64_t)st.st_size == r->size && mtime == r->mtime_ns)
+        return 0;
+    return spm_error(SPM_EFORMAT, "%s changed since it was staged (%s); stage it again", path,
+                     (uint64_t)st.st_size != r->size ? "its size" : "its time");
+}
+
 int spm_fileref_read(const spm_fileref_t *r, const void **data, size_t *len, void **buffer)
 {
     char path[PATH_MAX_BYTES + 1];
@@ -153,50 +166,27 @@ int spm_fileref_read(const spm_fileref_t *r, const void **data, size_t *len, voi
                          "--local-files: an embedded VM's, or nodes that share a file system)",
                          path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int rc =
-            spm_error(SPM_EIO, "%s: %s (staged to be read where it lies)", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return rc;
-    }
-    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    if ((uint64_t)st.st_size != r->size || mtime != r->mtime_ns) {
-        close(fd);
-        return spm_error(SPM_EFORMAT, "%s changed since it was staged (%s); stage it again", path,
-                         (uint64_t)st.st_size != r->size ? "its size" : "its time");
-    }
-    *data = "";
-    *len = 0;
-    if (r->len > 0) {
-        buffer_t *b = r->len <= SIZE_MAX - sizeof *b ? buffer_take((size_t)r->len) : NULL;
-        if (!b) {
-            close(fd);
-            return spm_error(SPM_ENOMEM, "%s: no memory for bytes %llu to %llu", path,
-                             (unsigned long long)r->offset,
-                             (unsigned long long)(r->offset + r->len));
-        }
-        int rc = read_at(fd, path, (char *)b->bytes, (size_t)r->len, r->offset);
-        if (rc != 0) {
-            spm_fileref_release(b);
-            close(fd);
-            return rc;
-        }
-        *buffer = b;
-        *data = b->bytes;
-        *len = (size_t)r->len;
+    if (fd < 0)
+        return spm_error(SPM_EIO, "%s: %s (staged to be read where it lies)", path,
+                         strerror(errno));
+    int rc = unchanged(fd, path, r);
+    buffer_t *b = NULL;
+    if (rc == 0 && r->len > 0) {
+        b = r->len <= SIZE_MAX - sizeof *b ? buffer_take((size_t)r->len) : NULL;
+        rc = b ? read_at(fd, path, (char *)b->bytes, (size_t)r->len, r->offset)
+               : spm_error(SPM_ENOMEM, "%s: no memory for bytes %llu to %llu", path,
+                           (unsigned long long)r->offset, (unsigned long long)(r->offset + r->len));
+        if (rc == 0) /* a write while it was read has changed the time since */
+            rc = unchanged(fd, path, r);
     }
     close(fd);
-    if (spm_checksum(*data, *len) != r->sum) {
-        spm_fileref_release(*buffer);
-        *buffer = NULL;
-        return spm_error(SPM_EFORMAT,
-                         "%s changed since it was staged (bytes %llu to %llu differ); stage it "
-                         "again",
-                         path, (unsigned long long)r->offset,
-                         (unsigned long long)(r->offset + r->len));
+    if (rc != 0) {
+        spm_fileref_release(b);
+        return rc;
     }
+    *buffer = b;
+    *data = b ? (const void *)b->bytes : "";
+    *len = (size_t)r->len;
     return 0;
 }
 

@@ -5,12 +5,20 @@
     Where the IEUs can read a client's files by their paths (an embedded
     VM's, or a cluster's whose nodes share a file system: `spm ieu
     --local-files`), the command side stages a file's blocks as references
-    (type "spm.file"): the path, the block's offset and length, the file's
-    size and modification time when it was staged, and the checksum of the
-    block's bytes. Before an SI body runs, the runtime reads the block from
-    the file and checks all three (spm_si_ctx_run), so the body sees the
-    bytes as if they had been staged, and a file changed since fails the
-    SI in one line instead of giving another answer.
+    (type "spm.file"): the path, the block's offset and length, and the
+    file's size and modification time when it was staged; the command side
+    reads none of the block's bytes (vm/client/stagefile.c). Before an SI
+    body runs, the runtime reads the block from the file and checks the
+    size and time before and after its read (spm_si_ctx_run), so the body
+    sees the bytes as if they had been staged, and a file changed since
+    fails the SI in one line instead of giving another answer. A change
+    that leaves both as they were is not seen: a tool that sets the time
+    back (touch -d, a copy that keeps times), or a write through a shared
+    mapping whose page was already dirty, which the kernel does not stamp
+    until it writes the page back. A checksum of each block made by the
+    command side would see those too, but it meant reading every byte
+    there before the job could start (a third of a second for 1 GiB, the
+    IEUs idle), so none is kept.
     @end
     =========================================================================
 */
@@ -28,7 +36,6 @@ typedef struct {
     uint64_t len;     /* its bytes */
     uint64_t size;    /* the file's size when it was staged */
     int64_t mtime_ns; /* its modification time then, in ns since the epoch */
-    uint64_t sum;     /* spm_checksum of the block's bytes */
 } spm_fileref_t;
 
 /*  Encodes R into *DATA (malloc'd, caller frees) and *LEN. Returns 0 or
@@ -41,7 +48,7 @@ int spm_fileref_view(const void *data, size_t len, spm_fileref_t *r);
 /*  Reads the block R names from its file into *DATA and *LEN (read-only;
     *BUFFER, which holds them, is released with spm_fileref_release; NULL
     for an empty block), after checking that the file is the one staged:
-    the same size and time, and the block's checksum. Returns 0,
+    the same size and time before and after the read. Returns 0,
     SPM_EDENIED (this process may not read clients' files:
     spm_si_local_files), SPM_EIO (cannot be read here), SPM_ENOMEM or
     SPM_EFORMAT (it changed since it was staged), with a one-line detail

@@ -519,11 +519,13 @@ typedef enum { SPM_CUT_LINES = 1, SPM_CUT_RECORDS = 2, SPM_CUT_BYTES = 3 } spm_c
     stages its input, with a meter on stderr when it is a terminal. Where
     the IEUs can read the file by its path (an embedded VM, or `spm run
     --shared-files`: every node sees PATH as this machine does), only
-    where each block lies is staged, with the file's size and time and the
-    block's checksum: an SI then reads the block from the file, and a file
-    changed since fails the SI in one line. A file that changes while it
-    is staged fails here. Returns 0, SPM_EIO (detail: the file and why),
-    SPM_EFORMAT (RECORDS: not a whole number of records; changed while
+    where each block lies is staged, with the file's size and time, and
+    this process reads no more of the file than a few KiB where each block
+    of lines ends: an SI then reads the block from the file, checking the
+    size and time before and after, and a file changed since fails the SI
+    in one line (a change that leaves both as they were, as `touch -d`
+    can, is not seen). A file that changes while it is staged fails here. Returns 0, SPM_EIO
+   (detail: the file and why), SPM_EFORMAT (RECORDS: not a whole number of records; changed while
     staged), SPM_EINVAL (BLOCK 0 or over 512 MiB, RECORD 0 or over
     BLOCK) or a staging failure (SPM_EUNREACH, SPM_EFULL, ...). */
 int spm_stage_file(spm_client_t *c, const char *path, spm_cut_t cut, size_t block, size_t record,

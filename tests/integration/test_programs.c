@@ -2,7 +2,8 @@
     a plugin's command side stages a file by lines, records and bytes, a
     buffer and an array, on an embedded VM and on a center with two agents
     (copied onto the nodes, or read in place where the nodes share the
-    files), and gets back the file's bytes; a file changed after staging
+    files), and gets back the file's bytes; staged to be read in place, a
+    file is not read by the command side; a file changed after staging
     fails in one line; a failing SI is named by its label or its place;
     g++ builds a plugin; examples/wordfreq prints what coreutils print;
     examples/mandel writes the image a sequential reference draws. All
@@ -115,6 +116,49 @@ START_TEST(staging_each_kind_on_a_running_center)
     const char *shared[] = {"--center", vm.ep, "--shared-files", NULL};
     stage_every_kind(path, shared);
     spm_test_vm_stop(&vm);
+}
+END_TEST
+
+/*  Staged to be read in place, a file is not read by the command side:
+    where a block of lines ends is found near its end (16 MB by lines in
+    1 MiB blocks, a line of 1.5 MiB among them, read 16 MB whole before),
+    and records and bytes need no byte at all; the SIs still get the
+    file's bytes. */
+START_TEST(staging_in_place_reads_only_line_ends)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/big.txt", spm_test_tmpdir());
+    FILE *f = fopen(path, "wb");
+    ck_assert(f);
+    unsigned x = 7;
+    for (size_t i = 0; i < 16000000; i++) { /* a multiple of 10: whole records */
+        x = x * 1103515245u + 12345u;
+        int c = (x >> 16) % 70 == 0 ? '\n' : 'a' + (int)(x >> 20) % 26;
+        fputc(i >= 5000000 && i < 6500000 ? 'q' : c, f); /* a line longer than a block */
+    }
+    ck_assert(fclose(f) == 0);
+    size_t want_len;
+    char *want = slurp(path, &want_len);
+    const char *kinds3[] = {"lines", "records", "bytes"};
+    for (int k = 0; k < 3; k++) {
+        const char *argv[] = {"run",   "--plugin", plugin("stage"), "--ieus",  "2",       "--quiet",
+                              "stage", "--io",     "--block",       "1048576", kinds3[k], path,
+                              NULL};
+        char *out, *err;
+        int rc = spm_test_run(argv, 120, &out, &err);
+        ck_assert_msg(rc == 0, "%s: exit %d: %s", kinds3[k], rc, err);
+        ck_assert_msg(strlen(out) == want_len && memcmp(out, want, want_len) == 0,
+                      "%s: %zu bytes back, not the file's %zu", kinds3[k], strlen(out), want_len);
+        long long got = -1;
+        const char *line = strstr(err, "staging read ");
+        ck_assert_msg(line && sscanf(line, "staging read %lld bytes", &got) == 1, "%s", err);
+        fprintf(stderr, "  %s: staging read %lld bytes of %zu\n", kinds3[k], got, want_len);
+        ck_assert_msg(got >= 0 && got < (long long)want_len / 4,
+                      "%s: staging read %lld bytes of a %zu-byte file", kinds3[k], got, want_len);
+        free(out);
+        free(err);
+    }
+    free(want);
 }
 END_TEST
 
@@ -348,6 +392,7 @@ static Suite *programs_suite(void)
     static const spm_test_case_t run = {.timeout_s = 300};
     SPM_TEST_ADD(s, &run, staging_each_kind_on_an_embedded_vm);
     SPM_TEST_ADD(s, &run, staging_each_kind_on_a_running_center);
+    SPM_TEST_ADD(s, &run, staging_in_place_reads_only_line_ends);
     SPM_TEST_ADD(s, &run, a_staged_file_that_changes_fails_in_one_line);
     SPM_TEST_ADD(s, &run, a_failing_si_is_named_by_its_label);
     SPM_TEST_ADD(s, &run, gxx_builds_a_plugin);

@@ -5,10 +5,13 @@
     block, and the copies are written to stdout in order: the file's bytes.
     `--change` rewrites FILE after staging it; `--fail N` has the Nth copy
     made by an SI that forgets its output, labeled "block N" (0: every
-    copy, none labeled). */
+    copy, none labeled); `--block N` stages a file in blocks of N bytes;
+    `--io` prints on stderr how many bytes this process read while it
+    staged FILE ("staging read N bytes", from /proc/self/io). */
 #include "spm.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,13 +19,15 @@ SPM_PLUGIN;
 
 typedef struct {
     const char *kind, *file;
-    int change;
-    int64_t fail;
+    int change, io;
+    int64_t fail, block;
 } opts_t;
 
 static const spm_argdef_t defs[] = {
     {"--change", SPM_ARG_FLAG, offsetof(opts_t, change), 0, 0, NULL, "rewrite FILE once staged"},
     {"--fail", SPM_ARG_INT, offsetof(opts_t, fail), -1, 1e6, "-1", "forget the outputs"},
+    {"--block", SPM_ARG_INT, offsetof(opts_t, block), 1, 1 << 29, "1000", "bytes a block"},
+    {"--io", SPM_ARG_FLAG, offsetof(opts_t, io), 0, 0, NULL, "print the bytes staging read"},
     {"KIND", SPM_ARG_TEXT, offsetof(opts_t, kind), 0, 0, NULL, "lines, records, bytes, ..."},
     {"FILE", SPM_ARG_TEXT, offsetof(opts_t, file), 0, 0, NULL, "the input"}};
 
@@ -71,13 +76,27 @@ static int st_start(spm_sf_t *sf, const void *args, size_t len)
     return rc;
 }
 
+/*  The bytes this process has read (rchar of /proc/self/io), or -1. */
+static long long read_chars(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    long long n = -1;
+    if (f) {
+        if (fscanf(f, "rchar: %lld", &n) != 1)
+            n = -1;
+        fclose(f);
+    }
+    return n;
+}
+
 static int st_main(spm_client_t *c, int argc, char **argv)
 {
     opts_t o;
     spm_sdb_t *ids = NULL;
     size_t n = 0, len = 0;
     void *res = NULL, *buf = NULL;
-    int rc = spm_args_parse(defs, 4, argc - 1, (const char *const *)argv + 1, &o);
+    int rc = spm_args_parse(defs, sizeof defs / sizeof defs[0], argc - 1,
+                            (const char *const *)argv + 1, &o);
     if (rc != 0)
         return rc;
     if (!strcmp(o.kind, "buffer") || !strcmp(o.kind, "array")) {
@@ -93,7 +112,10 @@ static int st_main(spm_client_t *c, int argc, char **argv)
         spm_cut_t cut = !strcmp(o.kind, "lines")     ? SPM_CUT_LINES
                         : !strcmp(o.kind, "records") ? SPM_CUT_RECORDS
                                                      : SPM_CUT_BYTES;
-        rc = spm_stage_file(c, o.file, cut, 1000, 10, &ids, &n);
+        long long before = read_chars();
+        rc = spm_stage_file(c, o.file, cut, (size_t)o.block, 10, &ids, &n);
+        if (o.io)
+            fprintf(stderr, "staging read %lld bytes\n", read_chars() - before);
     }
     if (rc != 0)
         return rc;

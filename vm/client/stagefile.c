@@ -6,16 +6,17 @@
     Blocks go out with up to 16 puts in flight (stage.c), straight onto the
     nodes on a cluster. Where the IEUs read the client's files by path (an
     embedded VM; --shared-files), a file's blocks are staged as references
-    (runtime/fileref.h): the client still reads the file once, to find the
-    line ends and to checksum each block, but no byte of it is copied into
-    the VM. The file's size and time are taken before and after, so a file
-    that changes while it is staged fails at once, and one that changes
-    later fails the SI that reads it.
+    (runtime/fileref.h) and the client does not read the file: where a
+    block of lines ends is found in a window of at most 4 KiB before its
+    largest end (further only for a line longer than that), so staging
+    1 GiB in 8 MiB blocks reads 512 KiB of it. The file's size and time
+    are taken before and after, so a file that changes while it is staged
+    fails at once, and the IEU that reads a block checks them again before
+    and after its read, so one that changes later fails that SI.
     =========================================================================
 */
 #include "vm/client/program.h"
 
-#include "base/checksum.h"
 #include "runtime/fileref.h"
 #include "vm/client/progress.h"
 
@@ -120,6 +121,110 @@ static size_t cut_at(const char *buf, size_t len, spm_cut_t cut, size_t block, s
     return nl ? (size_t)(nl - buf) + 1 : eof_seen ? len : 0;
 }
 
+/*  Reads up to LEN bytes at OFFSET of FD into BUF; *GOT is how many (fewer
+    at the end of the file). */
+static int read_at(int fd, const char *path, char *buf, size_t len, uint64_t offset, size_t *got)
+{
+    *got = 0;
+    while (*got < len) {
+        ssize_t r = pread(fd, buf + *got, len - *got, (off_t)(offset + *got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return spm_error(SPM_EIO, "%s: %s", path, strerror(errno));
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+    }
+    return 0;
+}
+
+#define WINDOW ((size_t)4096) /* bytes read at a time to find a line end */
+
+/*  How many bytes from OFFSET of the SIZE-byte file FD make its next block
+    of lines, as cut_at cuts them: the last line end within BLOCK bytes,
+    else (a line longer than BLOCK) the first after them, else the rest of
+    the file. Reads windows of WINDOW bytes backwards from OFFSET + BLOCK,
+    then forwards; *TAKE gets the length. */
+static int lines_end(int fd, const char *path, uint64_t offset, uint64_t size, size_t block,
+                     uint64_t *take)
+{
+    char buf[WINDOW];
+    size_t got;
+    if (size - offset <= block) {
+        *take = size - offset;
+        return 0;
+    }
+    for (uint64_t end = offset + block; end > offset;) { /* the last line end before END */
+        size_t w = end - offset < WINDOW ? (size_t)(end - offset) : WINDOW;
+        int rc = read_at(fd, path, buf, w, end - w, &got);
+        if (rc != 0)
+            return rc;
+        if (got < w) /* shorter than its size said: staged as it is, found changed at the end */
+            break;
+        const char *nl = memrchr(buf, '\n', w);
+        if (nl) {
+            *take = end - w + (uint64_t)(nl - buf) + 1 - offset;
+            return 0;
+        }
+        end -= w;
+    }
+    for (uint64_t at = offset + block; at < size; at += got) { /* one long line */
+        int rc = read_at(fd, path, buf, WINDOW, at, &got);
+        if (rc != 0)
+            return rc;
+        const char *nl = memchr(buf, '\n', got);
+        if (nl) {
+            *take = at + (uint64_t)(nl - buf) + 1 - offset;
+            return 0;
+        }
+        if (got == 0)
+            break;
+    }
+    *take = size - offset;
+    return 0;
+}
+
+/*  Stages the regular file FD (PATH, absolute: REAL; its stat ST) as
+    references to its blocks cut per CUT, reading only where lines end. */
+static int stage_refs(staging_t *g, int fd, const char *path, const char *real,
+                      const struct stat *st, spm_cut_t cut, size_t block, size_t record,
+                      spm_progress_t *meter)
+{
+    uint64_t size = (uint64_t)st->st_size;
+    if (cut == SPM_CUT_RECORDS && size % record != 0)
+        return spm_error(SPM_EFORMAT, "%s: %llu bytes is not a whole number of %zu-byte records",
+                         path, (unsigned long long)size, record);
+    int rc = 0;
+    for (uint64_t offset = 0; rc == 0 && offset < size;) {
+        uint64_t take = size - offset < block ? size - offset : block;
+        if (cut == SPM_CUT_RECORDS)
+            take -= take % record;
+        else if (cut == SPM_CUT_LINES &&
+                 (rc = lines_end(fd, path, offset, size, block, &take)) != 0)
+            break;
+        if (take > BLOCK_MAX)
+            return spm_error(SPM_ERANGE,
+                             "%s: the line at byte %llu is over %zu bytes, the largest block", path,
+                             (unsigned long long)offset, BLOCK_MAX);
+        spm_fileref_t r = {.path = real,
+                           .pathlen = strlen(real),
+                           .offset = offset,
+                           .len = take,
+                           .size = size,
+                           .mtime_ns = mtime_ns(st)};
+        void *ref;
+        size_t reflen;
+        if ((rc = spm_fileref_encode(&r, &ref, &reflen)) == 0) {
+            rc = put(g, SPM_FILEREF_TYPE, ref, reflen);
+            free(ref);
+        }
+        offset += take;
+        spm_progress_set(meter, offset);
+    }
+    return rc;
+}
+
 int spm_stage_file(spm_client_t *c, const char *path, spm_cut_t cut, size_t block, size_t record,
                    spm_sdb_t **ids, size_t *n)
 {
@@ -146,8 +251,8 @@ int spm_stage_file(spm_client_t *c, const char *path, spm_cut_t cut, size_t bloc
     if (rc == 0 && S_ISREG(st0.st_mode) && spm_client_files_in_place(c))
         real = realpath(path, NULL);
     size_t cap = block;
-    char *buf = rc == 0 ? malloc(cap) : NULL;
-    if (rc == 0 && !buf)
+    char *buf = rc == 0 && !real ? malloc(cap) : NULL;
+    if (rc == 0 && !real && !buf)
         rc = spm_error(SPM_ENOMEM, "out of memory");
     spm_progress_t meter;
     spm_progress_begin_to(&meter, stderr, spm_client_meter(c), path,
@@ -156,7 +261,11 @@ int spm_stage_file(spm_client_t *c, const char *path, spm_cut_t cut, size_t bloc
     uint64_t offset = 0;
     int eof_seen = 0;
     size_t want = block;
-    while (rc == 0) {
+    if (real && rc == 0) { /* read where it lies: no byte read here but line ends */
+        rc = stage_refs(&g, fd, path, real, &st0, cut, block, record, &meter);
+        offset = (uint64_t)st0.st_size;
+    }
+    while (rc == 0 && !real) {
         if (want > cap) { /* a line longer than a block: room for more of it */
             size_t ncap = want > BLOCK_MAX ? 0 : want < cap * 2 ? cap * 2 : want;
             char *b = ncap ? realloc(buf, ncap) : NULL;
@@ -184,23 +293,7 @@ int spm_stage_file(spm_client_t *c, const char *path, spm_cut_t cut, size_t bloc
             continue;
         }
         want = block;
-        if (real) {
-            spm_fileref_t r = {.path = real,
-                               .pathlen = strlen(real),
-                               .offset = offset,
-                               .len = take,
-                               .size = (uint64_t)st0.st_size,
-                               .mtime_ns = mtime_ns(&st0),
-                               .sum = spm_checksum(buf, take)};
-            void *ref;
-            size_t reflen;
-            if ((rc = spm_fileref_encode(&r, &ref, &reflen)) == 0) {
-                rc = put(&g, SPM_FILEREF_TYPE, ref, reflen);
-                free(ref);
-            }
-        } else {
-            rc = put(&g, SPM_BYTES, buf, take);
-        }
+        rc = put(&g, SPM_BYTES, buf, take);
         offset += take;
         memmove(buf, buf + take, len - take);
         len -= take;
