@@ -71,6 +71,22 @@ static char *reference_job(const char *sis, const char *bytes)
     return reference_reads(sis, bytes, "3");
 }
 
+/*  The overflow tests' job (160 SIs writing 256 KiB each) run again on VM
+    prints the result WANT (freed) of reference_job("160", "262144"). */
+static void overflow_result_is(const vm_t *vm, char *want)
+{
+    const char *text[] = {"run",     "synthetic", "--center", vm->ep,    "--sis",
+                          "160",     "--sfs",     "4",        "--bytes", "262144",
+                          "--reads", "3",         "--work",   "fixed:0", NULL};
+    char *out, *err;
+    int rc = spm_test_run(text, 120, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_msg(strstr(out, want) != NULL, "result differs: %s vs %s", out, want);
+    free(out);
+    free(err);
+    free(want);
+}
+
 START_TEST(blocks_move_between_nodes_at_level_two)
 {
     /* Three nodes, two copies of every block: a third of the reads find
@@ -143,15 +159,7 @@ START_TEST(small_caches_slow_the_job_but_keep_its_result)
     ck_assert_msg(spm_test_json_num(out, "center_in") > 2.0 * 1048576, "no overflow: %s", out);
     free(out);
     free(err);
-    const char *text[] = {"run",     "synthetic", "--center", vm.ep,     "--sis",
-                          "160",     "--sfs",     "4",        "--bytes", "262144",
-                          "--reads", "3",         "--work",   "fixed:0", NULL};
-    rc = spm_test_run(text, 120, &out, &err);
-    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
-    ck_assert_msg(strstr(out, want) != NULL, "result differs: %s vs %s", out, want);
-    free(out);
-    free(err);
-    free(want);
+    overflow_result_is(&vm, want);
     vm_stop(&vm);
 }
 END_TEST
@@ -185,15 +193,7 @@ START_TEST(one_replica_overflows_to_the_center_not_to_peers)
     ck_assert_msg(spm_test_json_num(out, "center_in") > 1048576, "no overflow: %s", out);
     free(out);
     free(err);
-    const char *text[] = {"run",     "synthetic", "--center", vm.ep,     "--sis",
-                          "160",     "--sfs",     "4",        "--bytes", "262144",
-                          "--reads", "3",         "--work",   "fixed:0", NULL};
-    rc = spm_test_run(text, 120, &out, &err);
-    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
-    ck_assert_msg(strstr(out, want) != NULL, "result differs: %s vs %s", out, want);
-    free(out);
-    free(err);
-    free(want);
+    overflow_result_is(&vm, want);
     vm_stop(&vm);
 }
 END_TEST
