@@ -151,7 +151,7 @@ START_TEST(the_browser_finds_every_node_the_jobs_page_and_then_its_history)
     ck_assert_msg(st && strstr(st, "right-node") && strstr(st, "left-node"), "%s", st);
     free(st);
     const char *submit[] = {"submit", "synthetic", "--center", CENTER,      "--insecure",
-                            "--sis",  "3000",      "--work",   "fixed:4ms", NULL};
+                            "--sis",  "6000",      "--work",   "fixed:4ms", NULL};
     char *out, *err;
     spm_test_proc_t sp = spm_test_start_in(spm_netns_host(&net, 1), submit);
     ck_assert_msg(spm_test_finish(&sp, 30, &out, &err) == 0, "%s", err);
@@ -197,12 +197,12 @@ START_TEST(the_browser_finds_every_node_the_jobs_page_and_then_its_history)
     free(err);
     d = dom(spm_netns_host(&net, 1), port, "/#history");
     snprintf(id, sizeof id, "history-%ld", job);
-    ck_assert_msg(strstr(row_of(d, id), "done") && strstr(row_of(d, id), "3000 / 3000"),
+    ck_assert_msg(strstr(row_of(d, id), "done") && strstr(row_of(d, id), "6000 / 6000"),
                   "job %ld not done in the history:\n%.2000s", job, d);
     free(d);
     d = dom(spm_netns_host(&net, 1), port, path);
     ck_assert_str_eq(text_of(d, "job-state"), "done");
-    ck_assert_msg(strstr(d, "3000 committed"), "no report on the page:\n%.2000s", d);
+    ck_assert_msg(strstr(d, "6000 committed"), "no report on the page:\n%.2000s", d);
     ck_assert_msg(strstr(d, "download the Chrome trace"), "no trace to download:\n%.2000s", d);
     ck_assert_msg(strstr(d, "syn.work"), "no opcode after the end:\n%.2000s", d);
     free(d);
