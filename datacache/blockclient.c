@@ -16,6 +16,7 @@
 #define BASE_TIMEOUT_US 2000000ull /* a data agent answers a FETCH within ms */
 #define BYTES_PER_S (4ull << 20)   /* ... plus the transfer at a slow 4 MiB/s */
 #define SUSPECT_US 10000000ull     /* a node that left a request unanswered is asked last */
+#define QUEUED_MAX_US 60000000ull  /* however busy its node, a request waits no longer */
 #define FULL_US 1000000ull         /* a node that refused a block as full is asked to keep none */
 #define ROOM_SPARE 4u              /* a block goes unasked where 4 more would fit */
 #define OFFER_MIN 16384u           /* smaller blocks are sent without an offer */
@@ -90,6 +91,7 @@ typedef struct {
     int answered;           /* it answered a store: LIMITED and ROOM are its word */
     int limited;            /* its cache has a budget */
     uint64_t room;          /* bytes of it free at its last answer, less what was sent since */
+    uint64_t heard_us;      /* when it last answered a request */
 } peer_t;
 
 typedef struct {
@@ -98,9 +100,9 @@ typedef struct {
     spm_blockref_t ref;
     uint32_t *holders; /* fetch: nodes to try, in order */
     size_t nholders, next;
-    uint32_t node;        /* asked now */
-    uint64_t deadline_us; /* given up on after this */
-    int status;           /* the last failure */
+    uint32_t node;    /* asked now */
+    uint64_t sent_us; /* when it was sent to NODE */
+    int status;       /* the last failure */
     spm_fetched_fn fetched;
     spm_stored_fn stored;
     void *arg;
@@ -277,7 +279,7 @@ static void fetch_next(spm_blockclient_t *self, req_t *r)
             continue;
         }
         r->node = node;
-        r->deadline_us = spm_now_us() + timeout_us(r);
+        r->sent_us = spm_now_us();
         if (spm_hmap_put(self->reqs, r->id, r) == 0) {
             p->open++;
             return;
@@ -398,7 +400,7 @@ static int send_store(spm_blockclient_t *self, req_t *r, void *sock)
         f = spm_blockbuf_frame(r->buf); /* ZeroMQ's reference, passed on with it */
     if (spm_wire_send(sock, NULL, &env, &f, r->offering ? 0 : 1, NULL) != 0)
         return SPM_EUNREACH;
-    r->deadline_us = now + timeout_us(r);
+    r->sent_us = now;
     if (r->offering)
         self->stats.offers++;
     return 0;
@@ -579,6 +581,8 @@ static req_t *take(spm_blockclient_t *self, uint64_t id, uint32_t node)
     peer_t *p = peer_get(self, node);
     if (p && p->open)
         p->open--;
+    if (p)
+        p->heard_us = spm_now_us();
     return r;
 }
 
@@ -701,7 +705,8 @@ static void give_up(spm_blockclient_t *self, req_t *r, int status, const char *w
 
 /*  Takes the requests that PICK selects out of the table (at most 256 per
     call, the rest on the next) and gives up on each. */
-static size_t give_up_where(spm_blockclient_t *self, int (*pick)(const req_t *, uint64_t),
+static size_t give_up_where(spm_blockclient_t *self,
+                            int (*pick)(const spm_blockclient_t *, const req_t *, uint64_t),
                             uint64_t arg, int status, const char *what)
 {
     req_t *batch[256];
@@ -709,7 +714,7 @@ static size_t give_up_where(spm_blockclient_t *self, int (*pick)(const req_t *, 
     uint64_t key;
     void *value;
     while (n < 256 && spm_hmap_next(self->reqs, &pos, &key, &value))
-        if (pick(value, arg))
+        if (pick(self, value, arg))
             batch[n++] = value;
     for (size_t i = 0; i < n; i++) {
         req_t *r = take(self, batch[i]->id, batch[i]->node);
@@ -725,13 +730,26 @@ static size_t give_up_where(spm_blockclient_t *self, int (*pick)(const req_t *, 
     return n;
 }
 
-static int late(const req_t *r, uint64_t now)
+/*  Whether R, still unanswered at NOW, is given up on. A data agent
+    answers its requests in the order they came: a fetch queued behind
+    hundreds of others (an IEU that asks for a job's blocks at once) waits
+    for them, so its time counts from its node's last answer when that is
+    later than its sending. Counted from the sending alone, fetches queued
+    at a busy node timed out while it was answering those before them, and
+    were asked again of other nodes (test_blockclient's
+    fetches_queued_behind_others_wait_for_them). */
+static int late(const spm_blockclient_t *self, const req_t *r, uint64_t now)
 {
-    return now > r->deadline_us;
+    const peer_t *p = peer_get(self, r->node);
+    uint64_t from = r->sent_us;
+    if (p && p->heard_us > from)
+        from = p->heard_us;
+    return now > from + timeout_us(r) || now > r->sent_us + QUEUED_MAX_US;
 }
 
-static int on_node(const req_t *r, uint64_t node)
+static int on_node(const spm_blockclient_t *self, const req_t *r, uint64_t node)
 {
+    (void)self;
     return r->node == node;
 }
 

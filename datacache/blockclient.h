@@ -176,7 +176,10 @@ int spm_blockclient_items(spm_blockclient_t *self, zmq_pollitem_t *items, int ma
 void spm_blockclient_process(spm_blockclient_t *self);
 
 /*  Gives up on requests unanswered too long at NOW_US (2 s, plus 1 s per
-    4 MiB of the block): fetches move to the next holder, stores fail. */
+    4 MiB of the block, counted from the sending or from the node's last
+    answer, whichever is later, so that requests queued behind others at a
+    busy node wait for them; never more than 60 s from the sending):
+    fetches move to the next holder, stores fail. */
 void spm_blockclient_expire(spm_blockclient_t *self, uint64_t now_us);
 
 /*  Requests open. */

@@ -314,6 +314,82 @@ START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
 }
 END_TEST
 
+/* What fetches ended with. */
+typedef struct {
+    int done, ok, timed_out;
+} fetches_t;
+
+static void on_fetched(void *arg, int status, zmq_msg_t *block, uint32_t node, const char *why)
+{
+    (void)block, (void)node, (void)why;
+    fetches_t *f = arg;
+    f->done++;
+    f->ok += status == 0;
+    f->timed_out += status == SPM_ETIMEOUT;
+}
+
+/* Asks node 1 (BC's only holder) for blocks FIRST..FIRST+N, as put there by the caller. */
+static void fetch_each(spm_blockclient_t *bc, uint64_t first, int n, fetches_t *f)
+{
+    const uint32_t holder = 1;
+    for (int i = 0; i < n; i++) {
+        uint8_t bytes[4096];
+        fill(bytes, sizeof bytes, first + i);
+        spm_blockref_t ref = {first + i, 1, 9, spm_checksum(bytes, sizeof bytes), sizeof bytes};
+        ck_assert_int_eq(spm_blockclient_fetch(bc, &ref, &holder, 1, on_fetched, f), 0);
+    }
+}
+
+START_TEST(fetches_queued_behind_others_wait_for_them)
+{
+    /* An IEU asks one node for 768 blocks at once. The node answers 256
+       each 1.2 s: the last third is answered 2.4 s after it was sent, past
+       the 2 s a fetch waits, but the node answered something within each
+       2 s. None is given up on. A node that answers nothing still costs a
+       fetch its 2 s and no more. */
+    enum { N = 768 };
+    void *ctx = zmq_ctx_new();
+    node_t agents[2];
+    spm_blockclient_t *bc = nodes_start(ctx, agents, 0);
+    for (int i = 0; i < N; i++) {
+        uint8_t bytes[4096];
+        fill(bytes, sizeof bytes, 100 + i);
+        ck_assert_int_eq(spm_nodecache_put(agents[0].cache, 100 + i, 1, 9, bytes, sizeof bytes), 0);
+    }
+    fetches_t f = {0};
+    fetch_each(bc, 100, N, &f);
+    for (int rounds = 0; f.done < N && rounds < 8; rounds++) {
+        spm_blockclient_expire(bc, spm_now_us());
+        zmq_pollitem_t it = {agents[0].router, 0, ZMQ_POLLIN, 0};
+        ck_assert_int_ge(zmq_poll(&it, 1, 100), 0);
+        spm_dataagent_serve(agents[0].agent); /* 256 answers */
+        usleep(20000);                        /* the answers cross */
+        spm_blockclient_process(bc);
+        if (f.done < N)
+            usleep(1200000);
+    }
+    ck_assert_int_eq(f.done, N);
+    ck_assert_int_eq(f.timed_out, 0);
+    ck_assert_int_eq(f.ok, N);
+
+    fetches_t lost = {0};
+    fetch_each(bc, 100, 1, &lost); /* node 1 is not served from here */
+    uint64_t t0 = spm_now_us();
+    while (!lost.done && spm_now_us() - t0 < 10000000) {
+        usleep(50000);
+        spm_blockclient_process(bc);
+        spm_blockclient_expire(bc, spm_now_us());
+    }
+    ck_assert_int_eq(lost.timed_out, 1);
+    ck_assert_uint_lt(spm_now_us() - t0, 3000000);
+
+    spm_blockclient_destroy(&bc);
+    node_stop(&agents[0]);
+    node_stop(&agents[1]);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
 static Suite *blockclient_suite(void)
 {
     Suite *s = suite_create("blockclient");
@@ -323,6 +399,7 @@ static Suite *blockclient_suite(void)
     SPM_TEST_ADD(s, &c, a_full_node_is_sent_no_block_bytes);
     SPM_TEST_ADD(s, &c, room_said_yes_to_is_held_for_its_block);
     SPM_TEST_ADD(s, &c, a_node_that_dies_after_saying_yes_is_replaced);
+    SPM_TEST_ADD(s, &c, fetches_queued_behind_others_wait_for_them);
     return s;
 }
 
