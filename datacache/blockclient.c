@@ -94,6 +94,12 @@ typedef struct {
     uint64_t heard_us;      /* when it last answered a request */
 } peer_t;
 
+/*  Another caller's wait for a fetch already under way. */
+typedef struct {
+    spm_fetched_fn fn;
+    void *arg;
+} waiter_t;
+
 typedef struct {
     uint64_t id;
     int kind; /* REQ_* */
@@ -111,6 +117,8 @@ typedef struct {
     uint32_t forward[FORWARD_MAX]; /* store: nodes it may be passed on to */
     size_t nforward;
     int offering;      /* store: offered, the block not sent yet */
+    waiter_t *waiters; /* fetch: others who asked for the same block meanwhile */
+    size_t nwaiters, waiters_cap;
     char why[WHY_LEN]; /* what each holder did */
 } req_t;
 
@@ -119,7 +127,8 @@ struct spm_blockclient {
     spm_security_t *security; /* not owned */
     peer_t *peers;            /* by node index */
     size_t npeers;
-    spm_hmap_t *reqs; /* id -> req_t */
+    spm_hmap_t *reqs;     /* id -> req_t */
+    spm_hmap_t *fetching; /* fetch_key of a block -> the fetch under way for it */
     uint64_t next_id;
     spm_corrupt_fn corrupt; /* told of every corrupt copy, or NULL */
     void *corrupt_arg;
@@ -133,7 +142,8 @@ spm_blockclient_t *spm_blockclient_new(void *ctx, spm_security_t *security)
         return NULL;
     self->ctx = ctx;
     self->security = security;
-    if (!(self->reqs = spm_hmap_new())) {
+    if (!(self->reqs = spm_hmap_new()) || !(self->fetching = spm_hmap_new())) {
+        spm_hmap_destroy(&self->reqs);
         free(self);
         return NULL;
     }
@@ -150,6 +160,7 @@ static void req_free(req_t *r)
 {
     spm_blockbuf_unref(r->buf);
     free(r->holders);
+    free(r->waiters);
     free(r);
 }
 
@@ -171,6 +182,7 @@ void spm_blockclient_destroy(spm_blockclient_t **self_p)
     while (spm_hmap_next(self->reqs, &pos, &key, &value))
         req_free(value);
     spm_hmap_destroy(&self->reqs);
+    spm_hmap_destroy(&self->fetching);
     for (size_t i = 0; i < self->npeers; i++) {
         peer_close(&self->peers[i]);
         free(self->peers[i].endpoint);
@@ -244,14 +256,48 @@ static uint64_t timeout_us(const req_t *r)
     return BASE_TIMEOUT_US + r->ref.bytes * 1000000ull / BYTES_PER_S;
 }
 
-/*  Ends R: runs its callback and frees it. R must be out of the table. */
+/*  The key of block (SDB, VERSION) among the fetches under way. Two
+    blocks may share one: the later fetch then goes alone. */
+static uint64_t fetch_key(const spm_blockref_t *ref)
+{
+    uint64_t key = ref->sdb ^ (ref->version * 0x9e3779b97f4a7c15ull);
+    return key ? key : 1; /* 0 is no key to the map */
+}
+
+static int same_block(const spm_blockref_t *a, const spm_blockref_t *b)
+{
+    return a->sdb == b->sdb && a->version == b->version && a->checksum == b->checksum;
+}
+
+/*  Ends fetch R for its waiters: each gets its own reference to BLOCK
+    (ZeroMQ shares the bytes), as a callback may move the one it gets. */
+static void tell_waiters(req_t *r, int status, zmq_msg_t *block)
+{
+    for (size_t i = 0; i < r->nwaiters; i++) {
+        zmq_msg_t copy;
+        zmq_msg_init(&copy);
+        int ok = status == 0 && zmq_msg_copy(&copy, block) == 0;
+        r->waiters[i].fn(r->waiters[i].arg,
+                         ok       ? 0
+                         : status ? status
+                                  : SPM_ENOMEM,
+                         ok ? &copy : NULL, r->node, r->why);
+        zmq_msg_close(&copy);
+    }
+}
+
+/*  Ends R: runs its callbacks and frees it. R must be out of the table. */
 static void finish(spm_blockclient_t *self, req_t *r, int status, zmq_msg_t *block)
 {
-    (void)self;
-    if (r->kind == REQ_FETCH)
+    if (r->kind == REQ_FETCH) {
+        uint64_t key = fetch_key(&r->ref);
+        if (spm_hmap_get(self->fetching, key) == r)
+            spm_hmap_remove(self->fetching, key); /* asked again from here, it is fetched again */
+        tell_waiters(r, status, block);
         r->fetched(r->arg, status, status == 0 ? block : NULL, r->node, r->why);
-    else
+    } else {
         r->stored(r->arg, status, &r->node, status == 0, r->why);
+    }
     req_free(r);
 }
 
@@ -326,6 +372,18 @@ int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
         known += peer_get(self, holders[i]) != NULL;
     if (!known)
         return SPM_ENOTFOUND;
+    uint64_t key = fetch_key(ref);
+    req_t *under_way = spm_hmap_get(self->fetching, key);
+    if (under_way && same_block(&under_way->ref, ref)) {
+        /* SIs in flight on one node often read the same block: it
+           crosses the link once for all of them. */
+        if (spm_grow(&under_way->waiters, under_way->nwaiters, &under_way->waiters_cap,
+                     sizeof *under_way->waiters, 4) != 0)
+            return SPM_ENOMEM;
+        under_way->waiters[under_way->nwaiters++] = (waiter_t){fn, arg};
+        self->stats.shared++;
+        return 0;
+    }
     req_t *r = calloc(1, sizeof *r);
     if (!r || !(r->holders = malloc(n * sizeof *r->holders))) {
         free(r);
@@ -339,6 +397,10 @@ int spm_blockclient_fetch(spm_blockclient_t *self, const spm_blockref_t *ref,
     r->ref = *ref;
     r->fetched = fn;
     r->arg = arg;
+    if (!under_way && spm_hmap_put(self->fetching, key, r) != 0) {
+        req_free(r);
+        return SPM_ENOMEM;
+    }
     fetch_next(self, r);
     return 0;
 }

@@ -196,6 +196,8 @@ typedef struct {
                                         less than a second before */
     uint64_t offers, offers_refused; /* stores offered before their block was sent, and
                                         those refused (their block was not sent) */
+    uint64_t shared;                 /* fetches that waited for one of the same block
+                                        already under way instead of asking again */
 } spm_blockclient_stats_t;
 
 void spm_blockclient_stats(const spm_blockclient_t *self, spm_blockclient_stats_t *out);

@@ -183,13 +183,20 @@ static int accept_block(ieu_t *ieu, task_t *t, size_t i, const void *bytes, size
 {
     op_t *o = &t->ops[i];
     uint64_t v = read_version(o);
+    int usable = !o->nocache && !t->relocalized;
+    if (peer && usable && spm_nodecache_has(ieu->cache, o->sdb, v)) {
+        /* Another SI's fetch of the same block, shared with this one
+           (spm_blockclient_fetch), checked it and put it here first: it
+           crossed once. */
+        t->l1_hits++;
+        return 0;
+    }
     if (spm_sdb_check(o->type, bytes, len) != 0)
         return SPM_EFORMAT;
     /* A copy to read: evictable, and refused when the node's budget is
        taken by the blocks it keeps for the VM. The SI then keeps its own,
        as it does after an eviction or for a block read once. */
-    int cached = !o->nocache && !t->relocalized &&
-                 spm_nodecache_put(ieu->cache, o->sdb, v, o->type, bytes, len) == 0;
+    int cached = usable && spm_nodecache_put(ieu->cache, o->sdb, v, o->type, bytes, len) == 0;
     if (!cached) {
         if (own_slots(t) != 0)
             return SPM_ENOMEM;

@@ -390,6 +390,75 @@ START_TEST(fetches_queued_behind_others_wait_for_them)
 }
 END_TEST
 
+/* What a fetch ended with; MOVE: it takes the block, as a client keeping it does. */
+typedef struct {
+    int done, status, move;
+    uint64_t checksum;
+    zmq_msg_t kept;
+} got_t;
+
+static void on_got(void *arg, int status, zmq_msg_t *block, uint32_t node, const char *why)
+{
+    (void)node, (void)why;
+    got_t *g = arg;
+    g->done = 1;
+    g->status = status;
+    if (status != 0)
+        return;
+    g->checksum = spm_checksum(zmq_msg_data(block), zmq_msg_size(block));
+    if (g->move) {
+        zmq_msg_init(&g->kept);
+        ck_assert_int_eq(zmq_msg_move(&g->kept, block), 0);
+    }
+}
+
+START_TEST(a_block_asked_for_twice_at_once_crosses_once)
+{
+    /* Three SIs in flight on one node read the same block of node 1: one
+       FETCH goes out, all three get the bytes, even when one of them takes
+       the message it was given. Asked again once that fetch is over, the
+       block is fetched again. */
+    void *ctx = zmq_ctx_new();
+    node_t agents[2];
+    spm_blockclient_t *bc = nodes_start(ctx, agents, 0);
+    uint8_t bytes[BLOCK];
+    fill(bytes, sizeof bytes, 5);
+    ck_assert_int_eq(spm_nodecache_put(agents[0].cache, 5, 1, 9, bytes, sizeof bytes), 0);
+    spm_blockref_t ref = {5, 1, 9, spm_checksum(bytes, sizeof bytes), sizeof bytes};
+    const uint32_t holder = 1;
+    got_t g[3] = {{.move = 1}, {0}, {.move = 1}};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(spm_blockclient_fetch(bc, &ref, &holder, 1, on_got, &g[i]), 0);
+    int never = 1;
+    pump(bc, agents, &g[2].done, &never, 0);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(g[i].done, 1);
+        ck_assert_int_eq(g[i].status, 0);
+        ck_assert_uint_eq(g[i].checksum, ref.checksum);
+    }
+    ck_assert_uint_eq(stats_of(&agents[0]).served, 1);
+    spm_blockclient_stats_t s;
+    spm_blockclient_stats(bc, &s);
+    ck_assert_uint_eq(s.shared, 2);
+    ck_assert_uint_eq(s.fetched_bytes, BLOCK);
+    ck_assert_uint_eq(spm_checksum(zmq_msg_data(&g[0].kept), zmq_msg_size(&g[0].kept)),
+                      ref.checksum);
+    zmq_msg_close(&g[0].kept);
+    zmq_msg_close(&g[2].kept);
+
+    got_t again = {0};
+    ck_assert_int_eq(spm_blockclient_fetch(bc, &ref, &holder, 1, on_got, &again), 0);
+    pump(bc, agents, &again.done, &never, 0);
+    ck_assert_int_eq(again.status, 0);
+    ck_assert_uint_eq(stats_of(&agents[0]).served, 2);
+
+    spm_blockclient_destroy(&bc);
+    node_stop(&agents[0]);
+    node_stop(&agents[1]);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
 static Suite *blockclient_suite(void)
 {
     Suite *s = suite_create("blockclient");
@@ -400,6 +469,7 @@ static Suite *blockclient_suite(void)
     SPM_TEST_ADD(s, &c, room_said_yes_to_is_held_for_its_block);
     SPM_TEST_ADD(s, &c, a_node_that_dies_after_saying_yes_is_replaced);
     SPM_TEST_ADD(s, &c, fetches_queued_behind_others_wait_for_them);
+    SPM_TEST_ADD(s, &c, a_block_asked_for_twice_at_once_crosses_once);
     return s;
 }
 
