@@ -68,8 +68,12 @@ typedef struct {
     uint64_t bits_cap;   /* bitsets of a class of several first items, at most */
     size_t soft;         /* past this, stop between two of the class's top prefixes */
     int too_big;         /* the class went over cap */
-    int partial;         /* stopped early: the rest starts at (ra, rb) */
+    int partial;         /* stopped early: the rest starts at (ra, rb), or (2) inside rb at rn */
     uint32_t ra, rb;     /* first item, and next item (0: any) to resume at */
+    uint32_t rn;         /* a stop inside top prefix rb: the next item below it to resume at */
+    uint32_t in_top;     /* the top prefix's item the walk is in */
+    int deep;            /* may stop inside one of the class's top prefixes (see walk) */
+    int quiet;           /* its (top + 1)-sets were emitted by the class it resumes */
     uint32_t a;          /* the current first item */
     uint32_t depth;      /* a prefix class: its prefix's items (0: none, see isa.h) */
     uint32_t pre[SPM_MINING_MAX_DEPTH]; /* the prefix */

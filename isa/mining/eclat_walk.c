@@ -335,22 +335,39 @@ static void walk(miner_t *m, uint32_t d, const ext_t *e, uint32_t n, uint32_t st
     int deeper = !(m->maxlen && d + 2 > m->maxlen) && d + 2 <= SPM_MINING_MAX_K;
     if (d > m->top && !deeper)
         return;
-    for (uint32_t i = 0; i < stop && !m->rc && !m->too_big; i++) {
+    for (uint32_t i = 0; i < stop && !m->rc && !m->too_big && !m->partial; i++) {
         ext_t *kids;
         uint32_t nk;
-        if (d == m->top)
+        if (d == m->top && !m->quiet)
             emit(m, d + 1, e[i].item, e[i].t.sup);
         if (!deeper || m->rc || m->too_big)
             continue;
         mark_t mark = arena_mark(&m->arena);
         m->set[d] = label(m, e[i].item);
+        if (d == m->top)
+            m->in_top = e[i].item; /* where a stop inside it resumes */
         extend(m, d, e, i, n, &kids, &nk);
         if (nk > 0)
             walk(m, d + 1, kids, nk, nk);
         arena_release(&m->arena, mark);
+        /* One extension of a top prefix is complete, and with it every
+           (top + 2)-set of that prefix (extend emitted them): a class may
+           stop here, and its rest is the longer prefix's class from the
+           next extension on, which emits none of its (top + 2)-sets again.
+           Without it one top prefix of the dense set at 5% (a fifth of its
+           sets) ran on one IEU while the other waited. */
+        if (d == m->top + 1 && m->deep && i + 1 < stop && m->top + 1 < SPM_MINING_MAX_DEPTH &&
+            m->bytes >= m->soft && !m->rc && !m->too_big) {
+            m->partial = 2;
+            m->ra = m->a;
+            m->rb = m->in_top;
+            m->rn = e[i + 1].item;
+            break;
+        }
         /* A prefix of the class's is complete: stop here if the block is
            big enough. */
-        if (d == m->top && i + 1 < stop && m->bytes >= m->soft && !m->rc && !m->too_big) {
+        if (d == m->top && i + 1 < stop && m->bytes >= m->soft && !m->rc && !m->too_big &&
+            !m->partial) {
             m->partial = 1;
             m->ra = m->a;
             m->rb = e[i + 1].item;

@@ -67,7 +67,11 @@
                              1 GiB) and a prefix: u32 depth (0: none), depth
                              items P strictly increasing (lo = P[0], hi = lo + 1,
                              slo past the last; at most SPM_MINING_MAX_DEPTH)
-                             and u32 own (0, or 2 .. depth). A prefix class is
+                             and u32 own (0, or 2 .. depth), then optionally u32
+                             flags (SPM_MINING_CLASS_DEEP: it may stop inside a
+                             top prefix, status 3; SPM_MINING_CLASS_QUIET, with
+                             depth >= 2 and own 0: its (depth + 1)-sets are not
+                             emitted, the class it resumes did). A prefix class is
                              every frequent itemset that starts with P and
                              whose next item lies in [slo, shi), and P's first
                              j items for every j >= own. A class
@@ -78,12 +82,17 @@
                              item lies in [slo, shi) (0, UINT32_MAX: any), found
                              depth first over vertical bitsets, in the order of
                              their 2-item prefixes;  reply: u32 status, u32 nlen,
-                             nlen x (u32 k, u32 sets), u32 ra, u32 rb.
+                             nlen x (u32 k, u32 sets), u32 ra, u32 rb, u32 rn.
                              status 0: the whole class; 2: the block passed soft
                              bytes, so the SI stopped after a complete 2-item
                              prefix: the rest of the class is first item ra with
                              second items >= rb (rb = 0: first items >= ra), or
                              for a prefix class P with next items >= rb;
+                             3 (DEEP only): it stopped inside the top prefix
+                             ending in rb (ra rb, or P rb) before its next item
+                             rn: the rest is that prefix's class with next items
+                             >= rn, QUIET, then the class's rest as for status 2
+                             with next items >= rb + 1;
                              1: the block passed cap: isets is empty
       CutFrequentSetBlock    isets[0..m) R, fsets W;  params: u32 k, u32 skip, u32 take;
                              the k-sets skip..skip+take of the operands in order
@@ -122,6 +131,10 @@
     big", and the super-function splits the class. The SI stops early, at
     a 2-item prefix boundary, past a sixteenth of it. */
 #define SPM_MINING_CLASS_CAP (32u << 20)
+
+/*  MineClassBlock's flags (see above). */
+#define SPM_MINING_CLASS_DEEP 1u
+#define SPM_MINING_CLASS_QUIET 2u
 
 /*  Longest prefix of a MineClassBlock prefix class. */
 #define SPM_MINING_MAX_DEPTH 16

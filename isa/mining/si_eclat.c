@@ -178,21 +178,22 @@ static int block_to_item_order(const miner_t *m, void **data, size_t *len)
 }
 
 /*  Writes the sets found (none when too big) and the reply: status,
-    lengths, (k, sets) per length, resume point. */
+    lengths, (k, sets) per length, resume point (ra, rb, rn). */
 static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
 {
     if (m->too_big)
         spm_mining_isets_abort(&m->out);
-    uint32_t reply[4 + 2 * SPM_MINING_MAX_K], nlen = 0;
+    uint32_t reply[5 + 2 * SPM_MINING_MAX_K], nlen = 0;
     for (uint32_t k = 1; k <= m->out.nlen; k++)
         if (spm_mining_isets_count(&m->out, k) > 0) {
             reply[2 + 2 * nlen] = k;
             reply[3 + 2 * nlen++] = spm_mining_isets_count(&m->out, k);
         }
-    reply[0] = m->too_big ? 1 : m->partial ? 2 : 0;
+    reply[0] = m->too_big ? 1 : m->partial == 2 ? 3 : m->partial ? 2 : 0;
     reply[1] = nlen;
     reply[2 + 2 * nlen] = m->ra;
     reply[3 + 2 * nlen] = m->rb;
+    reply[4 + 2 * nlen] = m->partial == 2 ? m->rn : 0;
     void *d = NULL;
     size_t l = 0;
     int rc = spm_mining_isets_end(&m->out, &d, &l);
@@ -204,12 +205,14 @@ static int finish_class(spm_si_ctx_t *ctx, miner_t *m, size_t out)
     }
     if ((rc = spm_si_output(ctx, out, d, l)) != 0)
         return spm_error(rc, "operand %zu is not writable", out);
-    return spm_mining_reply_u32(ctx, reply, 4 + 2 * (size_t)nlen);
+    return spm_mining_reply_u32(ctx, reply, 5 + 2 * (size_t)nlen);
 }
 
 /*  A prefix class's params, when there (see isa.h): u32 depth (0: none),
     then depth items, strictly increasing below F1, the first lo (hi =
-    lo + 1), the last below slo, and u32 own (0, or 2 .. depth). */
+    lo + 1), the last below slo, and u32 own (0, or 2 .. depth); then,
+    optionally, u32 flags: SPM_MINING_CLASS_DEEP, SPM_MINING_CLASS_QUIET
+    (only with depth >= 2 and own 0). */
 static int read_prefix(spm_cursor_t *p, miner_t *m)
 {
     if (spm_cursor_left(p) == 0)
@@ -223,8 +226,14 @@ static int read_prefix(spm_cursor_t *p, miner_t *m)
     if (m->depth > 0 && (m->lo != m->pre[0] || m->hi != m->lo + 1 ||
                          (m->slo > 0 && m->slo <= m->pre[m->depth - 1])))
         return SPM_EINVAL;
-    if (spm_get_u32(p, &m->own) || m->own == 1 || m->own > m->depth || spm_cursor_left(p) != 0)
+    uint32_t flags = 0;
+    if (spm_get_u32(p, &m->own) || m->own == 1 || m->own > m->depth ||
+        (spm_cursor_left(p) > 0 && spm_get_u32(p, &flags)) || spm_cursor_left(p) != 0 ||
+        (flags & ~(uint32_t)(SPM_MINING_CLASS_DEEP | SPM_MINING_CLASS_QUIET)) ||
+        ((flags & SPM_MINING_CLASS_QUIET) && (m->depth < 2 || m->own != 0)))
         return SPM_EINVAL;
+    m->deep = (flags & SPM_MINING_CLASS_DEEP) != 0;
+    m->quiet = (flags & SPM_MINING_CLASS_QUIET) != 0;
     return 0;
 }
 

@@ -80,6 +80,7 @@ typedef struct {
     uint32_t depth;    /* a prefix class: its prefix's items (0: none) */
     uint32_t pre[SPM_MINING_MAX_DEPTH]; /* its prefix (pre[0] = lo) */
     uint32_t own;                       /* and the shortest of its first items it emits (0: none) */
+    int quiet;                          /* its (depth + 1)-sets are emitted already (a deep stop) */
     spm_sdb_t id;                       /* its BlockOfItemsets */
     uint32_t next;                      /* the next class in class order (NONE: last) */
     int done;                           /* its counts are in */
@@ -131,6 +132,11 @@ static int issue_class(spm_sf_t *sf, eclat_t *e, uint32_t i)
     for (uint32_t k = 0; k < c->depth; k++)
         spm_buf_put_u32(&p, c->pre[k]);
     spm_buf_put_u32(&p, c->own);
+    /* Stops inside a top prefix only for blocks the client merges: each
+       makes up to four classes, and a level cut for rules reads at most
+       MAX_OPS - 1 of them per block of sets. */
+    spm_buf_put_u32(&p, (e->item_order ? SPM_MINING_CLASS_DEEP : 0) |
+                            (c->quiet ? SPM_MINING_CLASS_QUIET : 0));
     int rc = spm_apriori_issue(sf, SPM_MINING_MINE_CLASS, ops, n, &p, TAG(TAG_CLASS, i));
     spm_buf_free(&p);
     if (rc == 0)
@@ -280,30 +286,52 @@ static void split(spm_sf_t *sf, eclat_t *e, uint32_t i)
     if (d->depth == 0) {
         d->pre[d->depth++] = c.lo;
         d->own = 2;
-    } else if (d->own == 0) {
+    } else if (d->own == 0 && !d->quiet) {
         d->own = d->depth + 1;
     }
+    d->quiet = 0; /* the longer prefix (emitted already when quiet) has its next sets to emit */
     d->pre[d->depth++] = s0;
     d->slo = s0 + 1;
     d->shi = NONE;
     issue_class(sf, e, i);
 }
 
-/*  Class I stopped early at (RA, RB): it keeps what it found, and the rest
-    becomes new classes after it. */
-static void resume(spm_sf_t *sf, eclat_t *e, uint32_t i, uint32_t ra, uint32_t rb)
+/*  Class I stopped early at (RA, RB), or inside its top prefix ending in
+    RB before next item RN (DEEP): it keeps what it found, and the rest
+    becomes new classes after it, the longer prefix's first. */
+static void resume(spm_sf_t *sf, eclat_t *e, uint32_t i, uint32_t ra, uint32_t rb, int deep,
+                   uint32_t rn)
 {
     piece_t c = e->p[i];
     uint32_t after = i;
     if (ra < c.lo || ra >= c.hi || (rb > 0 && rb <= ra) ||
-        (c.depth > 0 && rb <= c.pre[c.depth - 1])) {
+        (c.depth > 0 && rb <= c.pre[c.depth - 1]) || (deep && (rb == 0 || rn <= rb)) ||
+        (deep && c.depth + 1 >= SPM_MINING_MAX_DEPTH)) {
         spm_sf_fail(sf, SPM_EPROTO, "apriori: %s resumes outside its class", SPM_MINING_MINE_CLASS);
         return;
     }
-    c.own = 0;         /* emitted already */
+    c.own = 0; /* emitted already */
+    if (deep) {
+        piece_t d = c;
+        if (d.depth == 0)
+            d.pre[d.depth++] = ra;
+        d.pre[d.depth++] = rb;
+        d.lo = ra;
+        d.hi = ra + 1;
+        d.slo = rn;
+        d.shi = NONE;
+        d.quiet = 1;
+        if ((after = add_halves(sf, e, after, d)) == NONE)
+            return;
+        rb++; /* then the top prefixes after rb */
+        if (rb >= e->job->f1)
+            rb = 0, ra++;
+    }
     if (c.depth > 0) { /* the rest of the prefix's next items */
-        c.slo = rb;
-        add_halves(sf, e, after, c);
+        if (rb > 0) {
+            c.slo = rb;
+            add_halves(sf, e, after, c);
+        }
         return;
     }
     if (rb > 0) {
@@ -424,15 +452,15 @@ static void cut_all(spm_sf_t *sf, eclat_t *e)
 }
 
 /*  Reads a MineClassBlock reply into class I: its status (0 whole, 1 too
-    big, 2 partial) and resume point. */
+    big, 2 partial, 3 partial inside a top prefix) and resume point. */
 static int class_reply(eclat_t *e, uint32_t i, const spm_result_t *r, uint32_t *status,
-                       uint32_t *ra, uint32_t *rb)
+                       uint32_t *ra, uint32_t *rb, uint32_t *rn)
 {
     spm_cursor_t c = spm_cursor(r->reply, r->reply_len);
     piece_t *p = &e->p[i];
     uint32_t nlen;
     if (spm_get_u32(&c, status) || spm_get_u32(&c, &nlen) || nlen > SPM_MINING_MAX_K ||
-        *status > 2 || spm_cursor_left(&c) != (size_t)nlen * 8 + 8)
+        *status > 3 || spm_cursor_left(&c) != (size_t)nlen * 8 + 12)
         return SPM_EPROTO;
     free(p->len);
     if (!(p->len = malloc((size_t)nlen * 8 + 8)))
@@ -442,6 +470,7 @@ static int class_reply(eclat_t *e, uint32_t i, const spm_result_t *r, uint32_t *
     p->nlen = nlen;
     spm_get_u32(&c, ra);
     spm_get_u32(&c, rb);
+    spm_get_u32(&c, rn);
     return 0;
 }
 
@@ -452,8 +481,8 @@ static void eclat_commit(spm_sf_t *sf, const spm_result_t *r)
         return;
     uint32_t n = TAG_N(r->tag);
     if (TAG_KIND(r->tag) == TAG_CLASS && n < e->np) {
-        uint32_t status, ra, rb;
-        int rc = class_reply(e, n, r, &status, &ra, &rb);
+        uint32_t status, ra, rb, rn;
+        int rc = class_reply(e, n, r, &status, &ra, &rb, &rn);
         if (rc != 0) {
             spm_sf_fail(sf, rc, "apriori: malformed reply of %s", SPM_MINING_MINE_CLASS);
             return;
@@ -466,8 +495,8 @@ static void eclat_commit(spm_sf_t *sf, const spm_result_t *r)
             return;
         }
         e->p[n].done = 1;
-        if (status == 2)
-            resume(sf, e, n, ra, rb);
+        if (status >= 2)
+            resume(sf, e, n, ra, rb, status == 3, rn);
         top_up(sf, e);
         if (e->pending == 0 && e->item_order)
             keep_classes(sf, e);

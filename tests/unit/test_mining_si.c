@@ -949,6 +949,135 @@ START_TEST(eclat_partial_blocks_resume)
 }
 END_TEST
 
+/*  A piece of a class as the SF keeps it: first items [lo, hi), next items
+    [slo, shi), a prefix of depth items (0: none) and whether its
+    (depth + 1)-sets were emitted by the class it resumes. */
+typedef struct {
+    uint32_t lo, hi, slo, shi, depth, pre[SPM_MINING_MAX_DEPTH];
+    int quiet;
+} piece_t;
+
+/*  Runs MineClassBlock with SPM_MINING_CLASS_DEEP for piece C of DB (in
+    three blocks) with soft bound SOFT; returns the status, the resume
+    point in *RA, *RB, *RN and the block in *RES. */
+static uint32_t mine_piece(const mdb_t *db, uint64_t minsup, const piece_t *c, uint32_t soft,
+                           blob_t *res, uint32_t *ra, uint32_t *rb, uint32_t *rn)
+{
+    si_t s = {0};
+    in(&s, SPM_R, mdb_block(db, 0, db->n / 3));
+    in(&s, SPM_R, mdb_block(db, db->n / 3, db->n / 2));
+    in(&s, SPM_R, mdb_block(db, db->n / 2, db->n));
+    out(&s, SPM_W);
+    uint32_t head[] = {c->lo, c->hi, c->slo, c->shi, 0, soft, 0, 0, c->depth};
+    spm_buf_put_u32(&s.params, db->f1);
+    spm_buf_put_u64(&s.params, minsup);
+    spm_buf_put_u32(&s.params, 0);
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        spm_buf_put_u32(&s.params, head[i]);
+    for (uint32_t k = 0; k < c->depth; k++)
+        spm_buf_put_u32(&s.params, c->pre[k]);
+    spm_buf_put_u32(&s.params, 0); /* own: none */
+    spm_buf_put_u32(&s.params, SPM_MINING_CLASS_DEEP | (c->quiet ? SPM_MINING_CLASS_QUIET : 0));
+    ck_assert_msg(exec(&s, SPM_MINING_MINE_CLASS) == 0, "%s", spm_error_detail());
+    uint32_t status = reply(&s, 0), nlen = reply(&s, 1);
+    ck_assert_uint_eq(s.reply_len, 4 * (5 + 2 * (size_t)nlen));
+    *ra = reply(&s, 2 + 2 * nlen);
+    *rb = reply(&s, 3 + 2 * nlen);
+    *rn = reply(&s, 4 + 2 * nlen);
+    res->data = s.ops[3].out;
+    res->len = s.ops[3].out_len;
+    s.ops[3].out = NULL;
+    done(&s);
+    return status;
+}
+
+/*  With SPM_MINING_CLASS_DEEP and a small soft bound a class also stops
+    inside one of its top prefixes (status 3), so that no prefix holding a
+    large share of the sets runs as one SI; following every resume point
+    (the longer prefix's class, quiet, then the rest of the class) gives
+    every set once, each length in order, and with the pieces in that order
+    the same sets as brute force. */
+START_TEST(eclat_stops_inside_top_prefixes)
+{
+    static mdb_t db;
+    static uint32_t want[1 << 16];
+    static uint64_t wsup[1 << 16];
+    struct {
+        uint32_t f1, n, p, maxw;
+        uint64_t minsup;
+    } shapes[] = {{12, 300, 85, 1, 90}, {14, 400, 80, 2, 200}, {16, 400, 80, 1, 140}};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        mdb_fill(&db, shapes[sh].f1, shapes[sh].n, shapes[sh].p, shapes[sh].maxw, 51 + sh);
+        uint32_t nwant = mdb_brute(&db, shapes[sh].minsup, 0, want, wsup);
+        static piece_t stack[512];
+        stack[0] = (piece_t){0, db.f1, 0, UINT32_MAX, 0, {0}, 0};
+        uint32_t top = 1, nout = 0, deep = 0;
+        static blob_t out[4096];
+        while (top > 0) {
+            piece_t c = stack[--top];
+            uint32_t ra, rb, rn;
+            ck_assert_uint_lt(nout, 4096);
+            uint32_t st = mine_piece(&db, shapes[sh].minsup, &c, 60, &out[nout++], &ra, &rb, &rn);
+            ck_assert_uint_ne(st, 1);
+            if (st == 0)
+                continue;
+            ck_assert_uint_lt(top + 3, 512);
+            /* pushed in reverse: the longer prefix first, then the rest
+               of the top prefixes, then the later first items */
+            uint32_t next = rb; /* the rest of the class's top prefixes, from next */
+            if (st == 3) {
+                deep++;
+                ck_assert_uint_gt(rn, rb);
+                next = rb + 1;
+            }
+            if (c.depth == 0) {
+                uint32_t later = next == 0 ? ra : ra + 1; /* later first items */
+                if (later < c.hi)
+                    stack[top++] = (piece_t){later, c.hi, 0, UINT32_MAX, 0, {0}, 0};
+                if (next > 0 && next < db.f1)
+                    stack[top++] = (piece_t){ra, ra + 1, next, c.shi, 0, {0}, 0};
+            } else if (next < db.f1) {
+                piece_t r = c;
+                r.slo = next;
+                stack[top++] = r;
+            }
+            if (st == 3) {
+                piece_t d = c;
+                if (d.depth == 0)
+                    d.pre[d.depth++] = ra;
+                d.pre[d.depth++] = rb;
+                d.lo = ra;
+                d.hi = ra + 1;
+                d.slo = rn;
+                d.shi = UINT32_MAX;
+                d.quiet = 1;
+                stack[top++] = d;
+            }
+        }
+        ck_assert_uint_gt(deep, 2);
+        uint32_t at = 0;
+        for (uint32_t k = 2; k <= db.f1; k++)
+            for (uint32_t i = 0; i < nout; i++) {
+                spm_mining_sets_t g;
+                ck_assert_int_eq(spm_mining_itemsets_decode_length(out[i].data, out[i].len, k, &g),
+                                 0);
+                for (uint32_t j = 0; j < g.n; j++, at++) {
+                    uint32_t m = 0;
+                    for (uint32_t x = 0; x < k; x++)
+                        m |= 1u << g.items[(size_t)j * k + x];
+                    ck_assert_uint_lt(at, nwant);
+                    ck_assert_uint_eq(m, want[at]);
+                    ck_assert_uint_eq(g.counts[j], wsup[at]);
+                }
+                spm_mining_sets_free(&g);
+            }
+        ck_assert_uint_eq(at, nwant);
+        for (uint32_t i = 0; i < nout; i++)
+            free(out[i].data);
+    }
+}
+END_TEST
+
 /*  A class over the cap replies too big and writes nothing; its halves fit. */
 START_TEST(eclat_class_too_big)
 {
@@ -1436,6 +1565,7 @@ static Suite *suite(void)
     SPM_TEST_ADD(s, NULL, eclat_classes_vs_brute_force_plain);
     SPM_TEST_ADD(s, NULL, eclat_class_too_big);
     SPM_TEST_ADD(s, NULL, eclat_partial_blocks_resume);
+    SPM_TEST_ADD(s, NULL, eclat_stops_inside_top_prefixes);
     SPM_TEST_ADD(s, NULL, eclat_cut_sets);
     SPM_TEST_ADD(s, NULL, eclat_class_in_item_order);
     SPM_TEST_ADD(s, NULL, eclat_class_bits_bound);
