@@ -5,7 +5,10 @@
     The dissertation simulated 4-64 nodes exchanging blocks, with unicast
     and multicast, and a cache of 1 to 32 rows of A / columns of B on each
     node. We run the real program on a simulated cluster (paper.h): a
-    center host and NODES node hosts of one IEU each, links of 100 Mbit/s;
+    center host and NODES node hosts of one IEU each (4 for every cache
+    size; with no cache limit also PAPER_MAX_NODES and PAPER_WIDE_NODES,
+    under r and ss only, the two the dissertation compares), links of
+    100 Mbit/s;
     A x A with A sparse at 5%, the dissertation's 256 x 256 blocks, one
     product per SI. Each node's cache (`spm agent --cache-mb`) holds K rows
     of A and K columns of B (the budget in MiB is 2 K rows' worth, from the
@@ -21,11 +24,11 @@
     once.
 
     A job lasts seconds, not minutes as the dissertation's: bytes, not
-    seconds, are what this section measures, and CPU is shared (NODES
+    seconds, are what this section measures, and CPU is shared (up to 16
     IEUs on 2 cores), so wall times are given only to show the jobs' size.
     Medians of SPM_PAPER_REPS runs (default 1: bytes vary little).
-    SPM_PAPER_COMM_GROUP=K runs row group K alone (0: the smallest caches),
-    to compare two builds in turn. */
+    SPM_PAPER_COMM_GROUP=K runs row group K alone (0: the smallest caches,
+    3 and 4: the wider clusters), to compare two builds in turn. */
 #include "bench/bench.h"
 #include "tests/spm_test.h"
 
@@ -33,12 +36,22 @@
 
 #define MIB (1024.0 * 1024.0)
 
+/*  Row groups: three cache sizes on NODES nodes, then no limit on
+    PAPER_MAX_NODES and on PAPER_WIDE_NODES nodes. */
+#define GROUPS 5
+
+/*  The nodes of row group K (NODES: those of the cache-size groups). */
+static int group_nodes(int k, int nodes)
+{
+    return k < 3 ? nodes : k == 3 ? PAPER_MAX_NODES : PAPER_WIDE_NODES;
+}
+
 /*  The dissertation's claims beside ours, from the node-to-node MiB NN
     (level-2 MiB L2, MiB across all links TOT: node to node and the
     center's link, crossings per block CR, output MiB peers kept PU) of
     row group K and policy P (-1: failed). */
-static void beside(double nn[4][5], double l2[4][5], double tot[4][5], double cr[4][5],
-                   double pu[4][5], const int *caches, int nodes)
+static void beside(double nn[GROUPS][5], double l2[GROUPS][5], double tot[GROUPS][5],
+                   double cr[GROUPS][5], double pu[GROUPS][5], const int *caches, int nodes)
 {
     static const char *policies[] = {"syn", "s", "r", "sr", "ss"};
     int low = -1;
@@ -77,33 +90,56 @@ static void beside(double nn[4][5], double l2[4][5], double tot[4][5], double cr
                  "caches is reads: a node that evicted a block reads it again from the center "
                  "(the store column), and the overflowing outputs cross the center's link "
                  "once each.");
+    /* ss against r with no cache limit on 4, 8 and 16 nodes (row groups 2, 3, 4) */
+    int wide[3] = {2, 3, 4}, ss_below_r = 1;
+    double ratio[3];
+    for (int w = 0; w < 3; w++) {
+        double ss = nn[wide[w]][4], r = nn[wide[w]][2];
+        ratio[w] = ss > 0 && r >= 0 ? r / ss : -1;
+        ss_below_r &= ss >= 0 && r >= 0 && ss < r;
+    }
     printf("*Policies:* with no cache limit on %d nodes the least node-to-node traffic is "
-           "%s's (%.0f MiB; ss %.0f, r %.0f, sr %.0f, s %.0f, syn %.0f); on %d nodes ss %.0f "
-           "against r %.0f. The dissertation finds \"SS using unicast ... the lowest\" and a "
-           "\"significant difference\" between SS and R: %s. ",
+           "%s's (%.0f MiB; ss %.0f, r %.0f, sr %.0f, s %.0f, syn %.0f). Between ss and r, node "
+           "to node: %.0f against %.0f MiB on %d nodes, %.0f against %.0f on %d and %.0f "
+           "against %.0f on %d (r moves %.1f, %.1f and %.1f times ss's bytes). The dissertation "
+           "finds \"SS using unicast ... the lowest\" and a \"significant difference\" between "
+           "SS and R: %s. ",
            nodes, low >= 0 ? policies[low] : "none", low >= 0 ? nn[2][low] : -1, nn[2][4], nn[2][2],
-           nn[2][3], nn[2][1], nn[2][0], PAPER_MAX_NODES, nn[3][4], nn[3][2],
-           low == 4 && nn[3][4] < nn[3][2] ? "ours agrees"
-           : nn[3][4] >= 0 && nn[3][4] < nn[3][2]
-               ? "ours agrees on 8 nodes but not on 4, where ss is not the lowest: the smart "
-                 "policy scores a group by the operand blocks its node holds, but the traffic "
-                 "that remains is mostly the level-2 reads of versions of C and of blocks "
-                 "loaded on another node (an mm.load goes to whichever slot asks first), which "
-                 "the score does not see; running a group's loads on the node that will "
-                 "multiply them, and counting C's versions in the score, is what we would try"
-               : "ours does not agree: the smart policies' score (operand blocks the node "
-                 "holds) does not see the level-2 reads of C's versions and of blocks loaded "
-                 "on another node, which are most of what remains; running a group's loads "
-                 "on the node that will multiply them, and counting C's versions in the "
-                 "score, is what we would try");
+           nn[2][3], nn[2][1], nn[2][0], nn[2][4], nn[2][2], nodes, nn[3][4], nn[3][2],
+           PAPER_MAX_NODES, nn[4][4], nn[4][2], PAPER_WIDE_NODES, ratio[0], ratio[1], ratio[2],
+           low == 4 && ss_below_r ? "ours agrees"
+           : ss_below_r
+               ? "ours agrees that ss moves less than r at every width, but on 4 nodes ss is not "
+                 "the lowest: s is, whose static plan gives each IEU a contiguous run of C's "
+                 "blocks, so its node reads few rows of A, and whose IEUs never help each "
+                 "other, so a version of C never leaves its node; ss starts from the same plan "
+                 "but then takes groups by the blocks its node holds and helps others at the "
+                 "end, which costs rows of A and the versions of C of the groups it takes over"
+               : "ours does not agree at every width (see the rows)");
+    printf("Until commit cd4de83 (2026-12-06) ss moved 55-77 MiB node to node on 4 nodes and "
+           "r 72-89 (seven runs each): an IEU holds SIs ahead, so it asked for work while its "
+           "own chains of products ran, and once no group was free it took the next product "
+           "of another IEU's chain, whose version of C (ten times a block of A) went to it and "
+           "back with every product the two took in turn (in one ss job 122 of the 512 "
+           "multiplies read C from a peer, 63 of the job's 76 MiB). Now an IEU takes over a "
+           "begun chain only when it has none of its own left, keeps it, and takes a group "
+           "not begun first (programs/matmul/sf.c): counting what a choice costs in versions "
+           "of C, as this page proposed. The other proposal, running a group's loads on the "
+           "node that will multiply them (one mm.load a feed call, so that the IEU asking "
+           "takes it), was tried and left out: ss moved 16.8 and 20.5 MiB with it against "
+           "21.2 and 17.4 without it in alternate runs, nothing beyond the noise; the "
+           "multiplies' reads of A and B blocks were 8-9 MiB under ss against 7.5 under s. ");
     double best = cr[2][4] >= 0 && cr[3][4] >= 0 ? (cr[2][4] > cr[3][4] ? cr[2][4] : cr[3][4]) : -1;
+    if (cr[4][4] > best)
+        best = cr[4][4];
     printf("*Multicast:* with no cache limit a block crossed a link %.2f times under ss and "
-           "%.2f under r on %d nodes, %.2f and %.2f on %d. A multicast sends a block that "
-           "several nodes read across its holder's link once, so it would bring these to at "
-           "most 1: it would save %s. With small caches the same block is read again and "
-           "again (2 crossings and more) by a node that evicted it, at times a multicast "
-           "could not have merged.\n",
-           cr[2][4], cr[2][2], nodes, cr[3][4], cr[3][2], PAPER_MAX_NODES,
+           "%.2f under r on %d nodes, %.2f and %.2f on %d, %.2f and %.2f on %d. A multicast "
+           "sends a block that several nodes read across its holder's link once, so it would "
+           "bring these to at most 1: it would save %s. With small caches the same block is "
+           "read again and again (2 crossings and more) by a node that evicted it, at times a "
+           "multicast could not have merged.\n",
+           cr[2][4], cr[2][2], nodes, cr[3][4], cr[3][2], PAPER_MAX_NODES, cr[4][4], cr[4][2],
+           PAPER_WIDE_NODES,
            best > 1 ? "the reads beyond the first of each block, which grow with the nodes"
                     : "little here, where most blocks are read by one node");
 }
@@ -137,7 +173,8 @@ int main(void)
        column and an 8-byte value) and 4 a row. */
     double a_block_mib = (0.05 * block * block * 12 + 4.0 * (block + 1)) / MIB;
     printf("Ours: `spm matmul` A x A on a simulated cluster: a center host and %d node hosts of "
-           "one IEU each (and %d for the last rows), links shaped to %d Mbit/s; A is %ld x %ld "
+           "one IEU each (and %d, then %d, for the last rows), links shaped to %d Mbit/s; A is %ld "
+           "x %ld "
            "sparse at 5%%, blocks of %ld x %ld (%.3f MiB a block of A on the wire; a version of "
            "C, about half full, is ten times that), one product per SI (%.0f multiply SIs). The "
            "center keeps one copy of every block (`--replicas 1`, as the dissertation) and does "
@@ -154,23 +191,23 @@ int main(void)
            "each product reads); a multicast would send a block read by many nodes once, so "
            "its figure would be at most 1. Medians of %d run%s; a fresh cluster per row "
            "group.\n\n",
-           nodes, PAPER_MAX_NODES, PAPER_MBIT, n, n, block, block, a_block_mib, mult, g, operands,
-           reps, reps > 1 ? "s" : "");
+           nodes, PAPER_MAX_NODES, PAPER_WIDE_NODES, PAPER_MBIT, n, n, block, block, a_block_mib,
+           mult, g, operands, reps, reps > 1 ? "s" : "");
     printf("| nodes | cache MiB (K) | policy | node to node MiB (links) | level-2 MiB | node to "
            "node, not level-2 reads (MiB) | outputs kept on peers (MiB) | store MiB | center's "
            "link MiB | level-1 hit share | level-2 reads per multiply SI | store reads per "
            "multiply SI | crossings per block | wall (s) |\n"
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    double m[P_FIELDS], nn[4][5], l2[4][5], tot[4][5], cr[4][5], pu[4][5];
-    for (int k = 0; k < 4; k++)
+    double m[P_FIELDS], nn[GROUPS][5], l2[GROUPS][5], tot[GROUPS][5], cr[GROUPS][5], pu[GROUPS][5];
+    for (int k = 0; k < GROUPS; k++)
         for (int p = 0; p < 5; p++)
             nn[k][p] = l2[k][p] = tot[k][p] = cr[k][p] = pu[k][p] = -1;
     const char *only = getenv("SPM_PAPER_COMM_GROUP");
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < GROUPS; k++) {
         if (only && *only && atoi(only) != k)
             continue;
-        /* the last group: every node's cache unlimited, twice the nodes */
-        int size = k < 3 ? caches[k] : 0, on = k < 3 ? nodes : PAPER_MAX_NODES;
+        /* the last groups: every node's cache unlimited, twice and four times the nodes */
+        int size = k < 3 ? caches[k] : 0, on = group_nodes(k, nodes);
         char mb[16], name[16], label[32];
         snprintf(mb, sizeof mb, "%d", size);
         snprintf(name, sizeof name, "c%d", k);
@@ -182,8 +219,8 @@ int main(void)
         bc_cluster_t c;
         paper_cluster_up(&c, on, 1, name, agent);
         for (int p = 0; p < 5; p++) {
-            if (k == 3 && p != 2 && p != 4)
-                continue; /* 8 nodes: r and ss, the two the dissertation compares */
+            if (k >= 3 && p != 2 && p != 4)
+                continue; /* 8 and 16 nodes: r and ss, the two the dissertation compares */
             const char *argv[] = {"matmul", a,          a,   "-o",       "/dev/null", "--block",
                                   bs,       "--per-si", "1", "--policy", policies[p], NULL};
             if (!paper_cmedian(argv, &c, 0, reps, m)) {

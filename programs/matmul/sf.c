@@ -17,7 +17,9 @@
               mm.load of an operand it lacks, so that the typed block lands
               on that IEU's node), acquiring a new group per the policy when
               it has none to continue (section 4.2.3), or helping with
-              another IEU's group at the end.
+              another IEU's group at the end: a group not begun, or, once
+              the IEU has no group of its own left, taking over a begun
+              chain for good (its version of C crosses once).
       commit  counts multiplies; when a group's last one (and, for the
               update method, its last mm.add) committed, the group is done
               (with an mm.store where ACC partials are pending); after the
@@ -413,16 +415,26 @@ static void maybe_mix(mm_t *st)
         st->g[gi].acc = 1;
 }
 
-/*  The open group (any owner) with the most products left to issue. */
-static int64_t steal(const mm_t *st)
+/*  The open group (any owner) to help with: one not begun first (its C has
+    no version yet, so nothing but its operands moves), else the one with
+    the most multiply SIs left to issue, among those that could issue now.
+    A begun chain of products (not ACC) is a candidate only when CHAINS:
+    its next product reads C from its owner's node, which costs a version
+    of C (ten times an operand block) on the link. */
+static int64_t steal(const mm_t *st, int chains)
 {
     int64_t best = -1;
     uint32_t left = 0;
+    int fresh = 0;
     for (uint32_t gi = 0; gi < st->ng; gi++) {
         const group_t *g = &st->g[gi];
-        if (g->owner >= 0 && can_issue(st, g) && g->nsi - g->next > left) {
+        if (g->owner < 0 || !can_issue(st, g) || (!chains && g->next > 0 && !concurrent(st, g)))
+            continue;
+        int f = g->next == 0;
+        if (f > fresh || (f == fresh && g->nsi - g->next > left)) {
             best = gi;
             left = g->nsi - g->next;
+            fresh = f;
         }
     }
     return best;
@@ -450,7 +462,7 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
     int waiting = 0;
     for (size_t x = 0; x < e->nown;) {
         group_t *g = &st->g[e->own[x]];
-        if (g->next == g->nsi) {
+        if (g->next == g->nsi || g->owner != (int32_t)who->ieu) { /* done, or taken over */
             e->own[x] = e->own[--e->nown];
             continue;
         }
@@ -478,8 +490,18 @@ static int mm_feed(spm_sf_t *sf, const spm_ieu_t *who)
             return issue_mul(sf, st, (uint32_t)gi, who) == 0;
         return feed_load(sf, st, &st->g[gi], who);
     }
-    if (st->job.policy != SPM_MM_S && (gi = steal(st)) >= 0)
+    /* An IEU takes over another's begun chain only when it has none of its
+       own left: one that holds SIs ahead asks while its own chains run,
+       and taking one then moved a version of C for no idle slot. */
+    if (st->job.policy != SPM_MM_S && (gi = steal(st, e->nown == 0)) >= 0) {
+        group_t *g = &st->g[gi];
+        /* A chain of products (not ACC) reads its C: the group moves to
+           WHO for good, so that C crosses once, not there and back with
+           every product its owner and WHO take in turn. */
+        if (!concurrent(st, g) && own_add(e, (uint32_t)gi) == 0)
+            g->owner = (int32_t)who->ieu;
         return issue_mul(sf, st, (uint32_t)gi, who) == 0;
+    }
     return 0;
 }
 

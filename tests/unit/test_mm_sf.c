@@ -17,6 +17,7 @@ typedef struct {
     uint64_t version;
     void *data;
     size_t len;
+    uint32_t node; /* the node of the IEU that wrote it */
 } obj_t;
 
 typedef struct {
@@ -35,12 +36,13 @@ typedef struct {
     uint64_t per_ieu[8];
     spm_sdb_t held[2][4096]; /* distinct operands each node's multiplies read */
     size_t nheld[2];
+    size_t c_moves; /* multiplies that read a version of C written on the other node */
 } sim_t;
 
-static void obj_put(sim_t *s, spm_sdb_t id, uint64_t version, void *data, size_t len)
+static void obj_put(sim_t *s, spm_sdb_t id, uint64_t version, void *data, size_t len, uint32_t node)
 {
     s->objs = realloc(s->objs, (s->nobjs + 1) * sizeof *s->objs);
-    s->objs[s->nobjs++] = (obj_t){id, version, data, len};
+    s->objs[s->nobjs++] = (obj_t){id, version, data, len, node};
 }
 
 static obj_t *obj_get(sim_t *s, spm_sdb_t id, uint64_t version)
@@ -79,7 +81,7 @@ static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size
     spm_sdb_t id = spm_idu_sdb_put(p->s->idu, spm_name_id("mm.raw"));
     void *copy = malloc(len);
     memcpy(copy, data, len);
-    obj_put(p->s, id, 1, copy, len);
+    obj_put(p->s, id, 1, copy, len, 0);
     p->grid[(size_t)bi * p->nbj + bj] = id;
     return 0;
 }
@@ -127,11 +129,14 @@ static void step(sim_t *s, uint64_t *rng, int slow)
     ck_assert_msg(rc == 0, "%s failed: %s", op->name, spm_error_detail());
     for (size_t i = 0; i < p.si.nops; i++)
         if (ops[i].mode != SPM_R)
-            obj_put(s, p.si.ops[i].sdb, p.si.ops[i].version, ops[i].out, ops[i].out_len);
+            obj_put(s, p.si.ops[i].sdb, p.si.ops[i].version, ops[i].out, ops[i].out_len, p.ieu % 2);
     if (strcmp(op->name, "mm.multiply") == 0) {
         s->multiplies += (p.si.nops - 1) / 2; /* products */
         s->per_ieu[p.ieu] += (p.si.nops - 1) / 2;
         uint32_t node = p.ieu % 2;
+        const spm_idu_op_t *c = &p.si.ops[p.si.nops - 1];
+        if (c->mode == SPM_RW && obj_get(s, c->sdb, c->in_version)->node != node)
+            s->c_moves++;
         for (size_t i = 0; i + 1 < p.si.nops; i++) {
             size_t h = 0;
             while (h < s->nheld[node] && s->held[node][h] != p.si.ops[i].sdb)
@@ -154,6 +159,12 @@ static uint32_t per_si;
 /*  Operand blocks the nodes had to fetch in the last run (distinct blocks
     read by each node's multiplies, summed over the nodes). */
 static size_t fetched;
+
+/*  SIs each IEU holds at once in the next run: running, and asked for ahead. */
+static uint32_t in_hand = 2;
+
+/*  Multiplies of the last run that read a version of C from the other node. */
+static size_t c_moves;
 
 /*  C = A x B through the SF with NIEUS IEUs on two nodes; returns the
     relative error against the reference and the multiplies run. */
@@ -197,7 +208,7 @@ static double run(uint32_t m, uint32_t p, uint32_t n, uint32_t k, double density
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(s.idu, "matmul", args, len, 0, &job), 0);
     for (uint32_t w = 0; w < nieus; w++)
-        spm_idu_ieu_pull(s.idu, w, 2);
+        spm_idu_ieu_pull(s.idu, w, in_hand);
     spm_idu_pump(s.idu);
     uint64_t rng = 77;
     while (!s.ended && s.npending)
@@ -240,6 +251,7 @@ static double run(uint32_t m, uint32_t p, uint32_t n, uint32_t k, double density
     if (per_ieu)
         memcpy(per_ieu, s.per_ieu, sizeof s.per_ieu);
     fetched = s.nheld[0] + s.nheld[1];
+    c_moves = s.c_moves;
     free(r);
     free(c);
     free(ids);
@@ -387,6 +399,27 @@ START_TEST(smart_policies_reuse_blocks)
 }
 END_TEST
 
+/*  A version of C is ten times an operand block on the wire. An IEU that
+    holds SIs ahead asks for work while its own chains of products run;
+    taking the next product of another IEU's chain then moved C to it and
+    back with every product the two took in turn. Now an IEU takes over a
+    begun chain only when it has none of its own left, and keeps it. */
+START_TEST(chains_of_products_stay_on_their_node)
+{
+    per_si = 1;
+    in_hand = 8; /* as a real IEU of short SIs holds */
+    for (int pol = SPM_MM_R; pol <= SPM_MM_SS; pol++) {
+        uint64_t total;
+        ck_assert(run(192, 192, 192, 16, 1.0, 0, (spm_mm_policy_t)pol, SPM_MM_WRITE, 4, 0, &total,
+                      NULL) < 1e-12);
+        fprintf(stderr, "policy %d: %zu of %llu products read C from the other node\n", pol,
+                c_moves, (unsigned long long)total);
+        ck_assert_uint_le(c_moves * 50, total);
+    }
+    in_hand = 2;
+}
+END_TEST
+
 static Suite *mm_sf_suite(void)
 {
     Suite *s = suite_create("mm_sf");
@@ -395,6 +428,7 @@ static Suite *mm_sf_suite(void)
     SPM_TEST_ADD(s, &c, sparse_symmetric_shapes);
     SPM_TEST_ADD(s, &c, dynamic_balances);
     SPM_TEST_ADD(s, &c, smart_policies_reuse_blocks);
+    SPM_TEST_ADD(s, &c, chains_of_products_stay_on_their_node);
     SPM_TEST_ADD(s, &c, dense_cutter_hands_over_what_entries_make);
     return s;
 }
