@@ -96,7 +96,9 @@ static void beside(double nn[GROUPS][5], double l2[GROUPS][5], double tot[GROUPS
     for (int w = 0; w < 3; w++) {
         double ss = nn[wide[w]][4], r = nn[wide[w]][2];
         ratio[w] = ss > 0 && r >= 0 ? r / ss : -1;
-        ss_below_r &= ss >= 0 && r >= 0 && ss < r;
+        /* one run a row: under a tenth apart is noise (16 nodes gave r 1.35 and 1.01
+           times ss in two runs of the same build) */
+        ss_below_r &= ss >= 0 && r >= 0 && ss * 1.1 < r;
     }
     printf("*Policies:* with no cache limit on %d nodes the least node-to-node traffic is "
            "%s's (%.0f MiB; ss %.0f, r %.0f, sr %.0f, s %.0f, syn %.0f). Between ss and r, node "
@@ -109,13 +111,16 @@ static void beside(double nn[GROUPS][5], double l2[GROUPS][5], double tot[GROUPS
            PAPER_MAX_NODES, nn[4][4], nn[4][2], PAPER_WIDE_NODES, ratio[0], ratio[1], ratio[2],
            low == 4 && ss_below_r ? "ours agrees"
            : ss_below_r
-               ? "ours agrees that ss moves less than r at every width, but on 4 nodes ss is not "
+               ? "ours agrees that ss moves less than r at every width (r at least 1.1 times ss), "
+                 "but on 4 nodes ss is not "
                  "the lowest: s is, whose static plan gives each IEU a contiguous run of C's "
                  "blocks, so its node reads few rows of A, and whose IEUs never help each "
                  "other, so a version of C never leaves its node; ss starts from the same plan "
                  "but then takes groups by the blocks its node holds and helps others at the "
                  "end, which costs rows of A and the versions of C of the groups it takes over"
-               : "ours does not agree at every width (see the rows)");
+               : "ours agrees only where r moves at least 1.1 times ss's bytes; below that the "
+                 "two are within the spread of one run a row (at 16 nodes two runs of one "
+                 "build gave r 1.35 and 1.01 times ss)");
     printf("Until commit cd4de83 (2026-12-06) ss moved 55-77 MiB node to node on 4 nodes and "
            "r 72-89 (seven runs each): an IEU holds SIs ahead, so it asked for work while its "
            "own chains of products ran, and once no group was free it took the next product "
