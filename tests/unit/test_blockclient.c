@@ -115,6 +115,15 @@ static spm_blockclient_t *nodes_start(void *ctx, node_t *agents, uint64_t budget
     return bc;
 }
 
+/* Ends what nodes_start began: BC, both agents, and CTX. */
+static void nodes_stop(void *ctx, spm_blockclient_t **bc, node_t *agents)
+{
+    spm_blockclient_destroy(bc);
+    node_stop(&agents[0]);
+    node_stop(&agents[1]);
+    zmq_ctx_term(ctx);
+}
+
 START_TEST(a_full_node_is_sent_no_block_bytes)
 {
     /* Node 1's cache has room for no block. Asked to keep one, it says so
@@ -130,10 +139,7 @@ START_TEST(a_full_node_is_sent_no_block_bytes)
     ck_assert_uint_eq(stats_of(&agents[0]).stored, 0);
     ck_assert_uint_eq(stats_of(&agents[0]).refused, 0);
     ck_assert_uint_eq(stats_of(&agents[1]).stored, 1);
-    spm_blockclient_destroy(&bc);
-    node_stop(&agents[0]);
-    node_stop(&agents[1]);
-    zmq_ctx_term(ctx);
+    nodes_stop(ctx, &bc, agents);
 }
 END_TEST
 
@@ -201,10 +207,7 @@ START_TEST(room_said_yes_to_is_held_for_its_block)
     spm_blockclient_stats(bc, &cs);
     ck_assert_uint_eq(cs.offers, 2);
     ck_assert_uint_eq(cs.offers_refused, 1);
-    spm_blockclient_destroy(&bc);
-    node_stop(&agents[0]);
-    node_stop(&agents[1]);
-    zmq_ctx_term(ctx);
+    nodes_stop(ctx, &bc, agents);
 }
 END_TEST
 
@@ -255,10 +258,7 @@ START_TEST(a_node_that_dies_after_saying_yes_is_replaced)
     ck_assert_uint_eq(k.holders[1], 2);
     ck_assert_uint_eq(stats_of(&agents[1]).stored, 1);
     ck_assert_uint_eq(stats_of(&agents[0]).stored, 0);
-    spm_blockclient_destroy(&bc);
-    node_stop(&agents[0]);
-    node_stop(&agents[1]);
-    zmq_ctx_term(ctx);
+    nodes_stop(ctx, &bc, agents);
 }
 END_TEST
 
@@ -307,10 +307,7 @@ START_TEST(a_full_node_is_not_sent_blocks_for_a_while)
     spm_blockclient_stats(bc, &s);
     ck_assert_uint_eq(s.offers, 3);
 
-    spm_blockclient_destroy(&bc);
-    node_stop(&agents[0]);
-    node_stop(&agents[1]);
-    zmq_ctx_term(ctx);
+    nodes_stop(ctx, &bc, agents);
 }
 END_TEST
 
@@ -383,10 +380,7 @@ START_TEST(fetches_queued_behind_others_wait_for_them)
     ck_assert_int_eq(lost.timed_out, 1);
     ck_assert_uint_lt(spm_now_us() - t0, 3000000);
 
-    spm_blockclient_destroy(&bc);
-    node_stop(&agents[0]);
-    node_stop(&agents[1]);
-    zmq_ctx_term(ctx);
+    nodes_stop(ctx, &bc, agents);
 }
 END_TEST
 
@@ -452,10 +446,7 @@ START_TEST(a_block_asked_for_twice_at_once_crosses_once)
     ck_assert_int_eq(again.status, 0);
     ck_assert_uint_eq(stats_of(&agents[0]).served, 2);
 
-    spm_blockclient_destroy(&bc);
-    node_stop(&agents[0]);
-    node_stop(&agents[1]);
-    zmq_ctx_term(ctx);
+    nodes_stop(ctx, &bc, agents);
 }
 END_TEST
 
