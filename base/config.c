@@ -74,7 +74,8 @@ static const spm_setting_t table[] = {
      CENTER | CLIENT,
      "do not copy stragglers to idle IEUs at the end of a stage (center.speculate = false; "
      "copying is the default: an SI held by a slow or stuck IEU for over twice its kind's mean, "
-     "and 10 ms, gets a copy; the first result wins)"},
+     "and 10 ms, gets a copy, on the holder's own node only if the holder is silent; the first "
+     "result wins)"},
     {"center", "replicas", "SPM_REPLICAS", "--replicas", "N", LONG, "2", 1, 8, CENTER,
      "copies of every block the VM keeps on distinct nodes, so that a job survives N-1 nodes "
      "dying at once; with fewer nodes, the store keeps the missing copy, and with N = 1 it "

@@ -172,6 +172,10 @@ uint32_t spm_idu_ieu_join(spm_idu_t *self, uint32_t node, uint32_t slots);
 /*  IEU asks for CREDITS more SIs. */
 void spm_idu_ieu_pull(spm_idu_t *self, uint32_t ieu, uint32_t credits);
 
+/*  IEU sent a message (any: its heartbeats go on while its SIs run) at
+    NOW_US. */
+void spm_idu_ieu_heard(spm_idu_t *self, uint32_t ieu, uint64_t now_us);
+
 /*  IEU is gone (died, timed out, or left): its SIs go back to the pool.
     Returns how many SIs were re-issued. */
 uint32_t spm_idu_ieu_dead(spm_idu_t *self, uint32_t ieu);
@@ -204,8 +208,11 @@ void spm_idu_commit(spm_idu_t *self, uint32_t ieu, uint64_t si, const spm_idu_co
 /*  ON: when an IEU asks for work, none of any job is ready, and an SI of a
     job with nothing left to issue has run more than twice its job's mean SI
     time (and over 10 ms), a copy is issued to the asking IEU; the first
-    commit wins, the other is stale. Off by default. */
-void spm_idu_set_speculate(spm_idu_t *self, int on);
+    commit wins, the other is stale. An SI held by an IEU of the asking
+    IEU's own node is copied only once that IEU has said nothing for
+    SILENT_US (spm_idu_ieu_heard): IEUs of one node run at one speed, so
+    there a copy can win only over a stopped one. Off by default. */
+void spm_idu_set_speculate(spm_idu_t *self, int on, uint64_t silent_us);
 
 /*  Re-issues SIs whose lease is older than LEASE_US at NOW_US. Returns how
     many. */

@@ -174,6 +174,7 @@ typedef struct {
     int alive;
     uint64_t joined_us, left_us;
     uint64_t last_commit_us; /* its last commit of any job, 0 before the first */
+    uint64_t heard_us;       /* the last message it sent (spm_idu_ieu_heard) */
 } ieu_t;
 
 struct spm_idu {
@@ -196,6 +197,7 @@ struct spm_idu {
     size_t nnotify, capnotify;
     spm_directory_t *dir;          /* where blocks live (not owned; NULL: no locality) */
     int speculate;                 /* copy stragglers to idle IEUs at the end of a stage */
+    uint64_t silent_us;            /* ... on the holder's own node only after this silence */
     spm_idu_record_fn record;      /* takes every event (events.c), or NULL */
     spm_idu_plugin_fn load_plugin; /* loads a resumed job's plugin, or NULL */
     void *load_arg;

@@ -29,9 +29,18 @@ uint32_t spm_idu_ieu_join(spm_idu_t *self, uint32_t node, uint32_t slots)
     if (!v)
         return UINT32_MAX;
     self->ieus = v;
-    v[self->nieus] =
-        (ieu_t){.node = node, .slots = slots ? slots : 1, .alive = 1, .joined_us = spm_now_us()};
+    v[self->nieus] = (ieu_t){.node = node,
+                             .slots = slots ? slots : 1,
+                             .alive = 1,
+                             .joined_us = spm_now_us(),
+                             .heard_us = spm_now_us()};
     return (uint32_t)self->nieus++;
+}
+
+void spm_idu_ieu_heard(spm_idu_t *self, uint32_t ieu, uint64_t now_us)
+{
+    if (ieu < self->nieus)
+        self->ieus[ieu].heard_us = now_us;
 }
 
 void spm_idu_ieu_pull(spm_idu_t *self, uint32_t ieu, uint32_t credits)

@@ -192,9 +192,10 @@ static si_t *take_ready(spm_idu_t *self, uint32_t who)
     return NULL;
 }
 
-void spm_idu_set_speculate(spm_idu_t *self, int on)
+void spm_idu_set_speculate(spm_idu_t *self, int on, uint64_t silent_us)
 {
     self->speculate = on;
+    self->silent_us = silent_us;
 }
 
 /*  Mean execution time of JOB's committed SIs of OPCODE, or 0 when none
@@ -228,10 +229,21 @@ static int quiet_holder(const spm_idu_t *self, int32_t ieu, uint64_t now, uint64
     return now > since + quiet_us;
 }
 
+/*  Whether IEUs A and B are on one node. There a holder that keeps
+    beating runs as fast as the asker: its SI is long, not slow, and a copy
+    would only take the asker from work the SF is about to issue (the dense
+    mining set of bench_mine: 4 copies a job, none finished first, while
+    the next classes waited for them). */
+static int same_node(const spm_idu_t *self, int32_t a, uint32_t b)
+{
+    return a >= 0 && (uint32_t)a < self->nieus && self->ieus[a].node == self->ieus[b].node;
+}
+
 /*  Issues to IEU a copy of the longest-running straggler, if there is one
     worth it: held for over 10 ms and over twice the mean of its own opcode
     in its job, by an IEU that is slow (slow_holder) or has committed
-    nothing for four such means (stuck). The mean is per opcode because a
+    nothing for four such means (stuck); an IEU of the asker's own node
+    only once it is silent (same_node). The mean is per opcode because a
     long opcode among short ones is not late. An SI counts from when it was
     issued, and every IEU holds SIs ahead of the one it runs: on IEUs of
     equal speed that keep committing, copies would mostly be of SIs merely
@@ -251,7 +263,9 @@ static int speculate(spm_idu_t *self, uint32_t ieu)
             continue;
         uint64_t ran = now - si->issued_us, mean = opcode_mean_us(job, si->pub.opcode);
         if (mean && ran > 10000 && ran > 2 * mean &&
-            (slow_holder(job, si->ieu) || quiet_holder(self, si->ieu, now, 4 * mean)) &&
+            (same_node(self, si->ieu, ieu)
+                 ? now > self->ieus[si->ieu].heard_us + self->silent_us
+                 : slow_holder(job, si->ieu) || quiet_holder(self, si->ieu, now, 4 * mean)) &&
             ran > worst) {
             worst = ran;
             pick = si;

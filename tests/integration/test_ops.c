@@ -451,6 +451,28 @@ START_TEST(stuck_ieu_is_overtaken_by_speculation)
 }
 END_TEST
 
+START_TEST(ieus_of_one_node_copy_no_long_si_from_each_other)
+{
+    /* One SI in 33 takes 300 ms, the rest 1 ms: at the job's end the IEU
+       with nothing left would copy the long one its neighbour runs. Both
+       run at one speed and keep beating, so a copy cannot finish first and
+       only keeps the asking IEU from the work an SF issues next. */
+    const char *extra[] = {"--speculate", NULL};
+    spm_test_vm_t vm;
+    start_vm(&vm, extra, "2");
+    const char *job[] = {"run",    "synthetic", "--center", vm.ep,
+                         "--sis",  "200",       "--work",   "bimodal:1ms:300ms:0.03",
+                         "--json", NULL};
+    char *out, *err;
+    ck_assert_msg(spm_test_run(job, 60, &out, &err) == 0, "%s", err);
+    ck_assert_double_eq(spm_test_json_num(out, "committed"), 200);
+    ck_assert_msg(spm_test_json_num(out, "speculated") == 0, "copies on one node: %s", out);
+    free(out);
+    free(err);
+    spm_test_vm_stop(&vm);
+}
+END_TEST
+
 START_TEST(full_disk_fails_the_job_not_the_center)
 {
     /* the center's files may not grow past 4 MiB: a disk that fills up */
@@ -495,6 +517,7 @@ static Suite *ops_suite(void)
     SPM_TEST_ADD(s, &c, restarted_center_resumes_its_job_and_agents_rejoin);
     SPM_TEST_ADD(s, &c, short_dead_interval_keeps_healthy_nodes_in_service);
     SPM_TEST_ADD(s, &c, stuck_ieu_is_overtaken_by_speculation);
+    SPM_TEST_ADD(s, &c, ieus_of_one_node_copy_no_long_si_from_each_other);
     SPM_TEST_ADD(s, &c, full_disk_fails_the_job_not_the_center);
     return s;
 }

@@ -133,6 +133,8 @@ static void handle(spm_center_t *c, spm_msg_t *m)
         return;
     }
     p->last_seen = spm_now_us();
+    if (p->role == ROLE_IEU)
+        spm_idu_ieu_heard(c->idu, p->index, p->last_seen);
     switch (body) {
     case SPM__ENVELOPE__BODY_PULL:
         if (p->role == ROLE_IEU && !p->dead)
@@ -459,7 +461,9 @@ spm_center_t *spm_center_new(const spm_center_opts_t *o, int *rc)
         goto err;
     }
     spm_idu_sdb_floor(self->idu, spm_store_max_id(self->store, (spm_sdb_t)1 << 32));
-    spm_idu_set_speculate(self->idu, o->speculate);
+    /* An IEU beats every heartbeat_ms while its SIs run: silent for two and
+       a half beats, it is stopped (see spm_idu_set_speculate). */
+    spm_idu_set_speculate(self->idu, o->speculate, (uint64_t)self->heartbeat_ms * 2500);
     spm_idu_set_directory(self->idu, spm_dataplane_directory(self->dp));
     spm_idu_job_floor(self->idu, spm_store_max_id(self->store, UINT64_MAX) >> 32);
     spm_idu_set_plugin_loader(self->idu, center_load_plugin, self);
