@@ -11,6 +11,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,8 +172,11 @@ static int body_commit(void *arg)
 }
 
 /* Runs BODY in a write transaction and commits; when the map is too small, grows it (or adopts
-   another process's size) and runs BODY again. Returns 0 or an SPM_E* code. */
-static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
+   another process's size) and runs BODY again. Returns 0 or an SPM_E* code. A fault in BODY
+   ends the process (spm_nodecache_write_fault) when it may change pages of the file (CHANGES);
+   one that only names what is there (the open of a cache that has its databases) copies no
+   page, and fails like a read. */
+static int run_txn(spm_nodecache_t *self, body_fn body, void *arg, int changes)
 {
     int refused = spm_nodecache_refuse(self);
     if (refused)
@@ -183,12 +187,14 @@ static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
         txn_run_t w = {.self = self, .body = body, .arg = arg};
         int rc = mdb_txn_begin(self->env, NULL, 0, &w.txn);
         int begun = rc == 0;
-        int faulted = begun && spm_busguard_run(body_commit, &w, &rc) != 0;
+        int faulted = begun ? spm_busguard_run(body_commit, &w, &rc) : 0;
+        if (changes && (faulted == SIGBUS || faulted == SIGSEGV))
+            spm_nodecache_write_fault(self, faulted, "writing the cache"); /* the process ends */
         if (begun && !w.ended)
             mdb_txn_abort(w.txn); /* the body failed, or the file faulted under it */
         spm_nodecache_map_leave(self, locked);
         if (faulted)
-            return spm_nodecache_bus(self, "writing the cache");
+            return spm_nodecache_bus(self, faulted, "writing the cache");
         if (rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED) {
             if ((rc = remap(self, seen, rc == MDB_MAP_FULL)) != 0)
                 return rc;
@@ -196,6 +202,11 @@ static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
         }
         return spm_nodecache_fault(self, rc, "writing the cache");
     }
+}
+
+static int write_txn(spm_nodecache_t *self, body_fn body, void *arg)
+{
+    return run_txn(self, body, arg, 1);
 }
 
 /* ----------------------------------------------------------- use notes */
@@ -414,8 +425,11 @@ static int evict_one(spm_nodecache_t *self, MDB_txn *txn, totals_t *t)
         return rc;
     if (spm_nodecache_hdr_read(&v, NULL, &flags, NULL) == 0 && (flags & SPM_NODECACHE_KEPT))
         return unindex(self, txn, key, stamp); /* never evict the copy of record */
-    if (spm_store_value_parse(&v, HDR, &type, &data, &len) == 0 && self->evict)
+    if (spm_store_value_parse(&v, HDR, &type, &data, &len) == 0 && self->evict) {
+        void *guard = spm_busguard_pause(); /* the callback's faults are its own */
         self->evict(self->evict_arg, id, version, type, data, len);
+        spm_busguard_resume(guard);
+    }
     if ((rc = remove_block(self, txn, key, stamp, t)) != 0)
         return rc;
     t->evictions++;
@@ -477,7 +491,7 @@ spm_nodecache_t *spm_nodecache_open_map(const char *dir, uint64_t budget, int fr
     MDB_envinfo info;
     mdb_env_info(self->env, &info);
     self->mapsize = info.me_mapsize;
-    if (write_txn(self, open_dbis, NULL) != 0)
+    if (run_txn(self, open_dbis, NULL, 0) != 0)
         goto err;
     return self;
 err:

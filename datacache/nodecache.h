@@ -282,7 +282,12 @@ int spm_nodecache_broken(spm_nodecache_t *self, char *why, size_t size);
 
 /*  The exit status of an IEU that ended because its node's cache went out
     of service (ieu/commit.c): its agent knows it so even when the marker
-    could not be written. */
+    could not be written. Also that of any process whose write to the
+    cache (put, keep, drop, clear, flush) raised SIGBUS or SIGSEGV inside
+    LMDB: LMDB copies the pages it changes by the bounds they state, so a
+    corrupted page can make the copy run over the heap before the fault,
+    and the process ends there, the cache marked broken, rather than go
+    on with that memory (datacache/nodecache_fault.c). */
 #define SPM_NODECACHE_EXIT 75
 
 /*  Counters. BLOCKS and BYTES (all blocks, kept or not), KEPT_BLOCKS and

@@ -21,8 +21,10 @@
 */
 #include "datacache/nodecache_int.h"
 #include "base/busguard.h"
+#include "base/log.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,19 +115,34 @@ void spm_nodecache_on_assert(MDB_env *env, const char *msg)
     spm_busguard_escape(); /* outside a guarded call LMDB aborts, as it did before */
 }
 
-int spm_nodecache_bus(spm_nodecache_t *self, const char *what)
+int spm_nodecache_bus(spm_nodecache_t *self, int sig, const char *what)
 {
-    if (assertion[0]) {
+    if (sig == SIGABRT && assertion[0]) {
         int rc = spm_nodecache_corrupt(self, "%s: %s found its pages inconsistent (LMDB: %s)",
                                        self->dir, what, assertion);
         assertion[0] = '\0';
         return rc;
     }
+    if (sig == SIGSEGV)
+        return spm_nodecache_corrupt(self,
+                                     "%s: %s raised SIGSEGV: a corrupted page of data.mdb sent "
+                                     "LMDB outside the memory it may use",
+                                     self->dir, what);
     return spm_nodecache_corrupt(self,
                                  "%s: %s raised SIGBUS: part of data.mdb is gone or unreadable "
                                  "(the file was cut short, a corrupted page points past its end, "
                                  "or the disk failed)",
                                  self->dir, what);
+}
+
+void spm_nodecache_write_fault(spm_nodecache_t *self, int sig, const char *what)
+{
+    spm_nodecache_bus(self, sig, what);
+    /* One line at debug, as an IEU that ends for its cache: the node's
+       agent says it to the operator, once, from the marker. */
+    spm_log_debug("%s; LMDB may have written past its pages before the fault: this process ends",
+                  spm_error_detail());
+    _exit(SPM_NODECACHE_EXIT);
 }
 
 int spm_nodecache_refuse(spm_nodecache_t *self)

@@ -80,9 +80,9 @@ static int lookup(spm_nodecache_t *self, MDB_txn *txn, spm_sdb_t id, uint64_t ve
     l->dbi = self->blocks;
     l->verify = verify;
     spm_store_key(l->key, id, version);
-    int rc;
-    if (spm_busguard_run(lookup_body, l, &rc) != 0)
-        return spm_nodecache_bus(self, "reading the cache");
+    int rc, faulted = spm_busguard_run(lookup_body, l, &rc);
+    if (faulted)
+        return spm_nodecache_bus(self, faulted, "reading the cache");
     switch (rc) {
     case 0:
     case MDB_NOTFOUND:
@@ -231,8 +231,11 @@ static int list_body(void *arg)
         if (k.mv_size != SPM_STORE_KEY_LEN || spm_nodecache_hdr_read(&v, &type, &flags, &sum) != 0)
             return NO_HEADER;
         spm_store_key_parse(k.mv_data, &id, &version);
-        if (flags & SPM_NODECACHE_KEPT)
+        if (flags & SPM_NODECACHE_KEPT) {
+            void *guard = spm_busguard_pause(); /* the callback's faults are its own */
             g->fn(g->arg, id, version, type, sum, v.mv_size - HDR);
+            spm_busguard_resume(guard);
+        }
     }
     return rc;
 }
@@ -255,7 +258,7 @@ int spm_nodecache_list_kept(spm_nodecache_t *self, spm_nodecache_list_fn fn, voi
     mdb_txn_abort(txn);
     spm_nodecache_map_leave(self, locked);
     if (faulted)
-        return spm_nodecache_bus(self, "listing the kept blocks");
+        return spm_nodecache_bus(self, faulted, "listing the kept blocks");
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc == NO_HEADER)
@@ -292,7 +295,7 @@ void spm_nodecache_stats(spm_nodecache_t *self, spm_nodecache_stats_t *out)
     mdb_txn_abort(txn);
     spm_nodecache_map_leave(self, locked);
     if (faulted) {
-        spm_nodecache_bus(self, "reading the totals");
+        spm_nodecache_bus(self, faulted, "reading the totals");
         return;
     }
     if (rc) {

@@ -44,6 +44,7 @@
 #ifndef SPM_CHAOS_H_INCLUDED
 #define SPM_CHAOS_H_INCLUDED
 
+#include "datacache/nodecache.h"
 #include "tests/spm_test.h"
 
 #include <dirent.h>
@@ -64,8 +65,8 @@ typedef struct {
     int cache_reads;        /* agents read blocks through their caches (--no-store-reads) */
     int cache_faults;       /* corruptions of the current agent's cache */
     int renewals;           /* times a replaced agent's cache went out of service */
-    int segv_on_corrupt;    /* agents killed by SIGSEGV after their cache was corrupted
-                               (a known defect: docs/RELIABILITY.md, "Not built yet") */
+    int cache_exits;        /* agents that ended for their corrupted cache: a write faulted
+                               in LMDB (exit SPM_NODECACHE_EXIT; docs/RELIABILITY.md) */
 } chaos_vm_t;
 
 #define CHAOS_CORRUPT_MAX 3     /* corruptions per agent: a fourth makes it exit by design */
@@ -421,7 +422,7 @@ static inline int chaos_agent_lost(chaos_vm_t *vm)
     char *err = NULL;
     vm->renewals += chaos_cache_renewals(vm);
     int rc = spm_test_finish(&vm->agent, 10, NULL, &err);
-    vm->segv_on_corrupt += rc == 128 + SIGSEGV && vm->cache_faults > 0;
+    vm->cache_exits += rc == SPM_NODECACHE_EXIT && vm->cache_faults > 0;
     fprintf(stderr, "chaos: the agent exited on its own (status %d): %s\n", rc,
             err && *err ? err : "(nothing on its stderr)");
     free(err);

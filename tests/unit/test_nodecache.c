@@ -6,6 +6,7 @@
 #include "tests/scratch.h"
 #include "tests/mapped.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1010,12 +1011,148 @@ START_TEST(test_cut_file_fails_a_read)
 }
 END_TEST
 
-START_TEST(test_cut_file_fails_a_write)
+/* The reason in DIR/broken, the marker a process leaves when it takes the cache out of
+   service, into WHY (SIZE bytes). */
+static void marker_reason(char *why, size_t size)
 {
-    spm_nodecache_t *nc = cut_cache();
-    ck_assert_int_eq(put_block(nc, 41, 65536), SPM_ESTORE);
-    assert_out_for_sigbus(nc);
+    char path[160];
+    snprintf(path, sizeof path, "%s/broken", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(why, (int)size, f));
+    fclose(f);
+}
+
+/* Waits for the child PID and checks that it ended for its cache (SPM_NODECACHE_EXIT), leaving
+   a marker whose reason has WANT. */
+static void assert_writer_ended(pid_t pid, const char *want)
+{
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == SPM_NODECACHE_EXIT, "status %#x",
+                  status);
+    char why[512];
+    marker_reason(why, sizeof why);
+    ck_assert_msg(strstr(why, want), "%s", why);
+}
+
+START_TEST(test_cut_file_ends_a_writer)
+{
+    /* A write that faults cannot tell a cut file (SIGBUS on a page past
+       its end) from a copy that ran over the heap and then met the end of
+       the file (test_wild_page_ends_a_writer): the writer marks the cache
+       broken, naming the fault, and ends, as its agent expects. */
+    pick_dir();
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        spm_nodecache_t *nc = spm_nodecache_open(dir, 0, 1);
+        for (spm_sdb_t id = 1; nc && id <= 40; id++)
+            if (put_block(nc, id, 65536) != 0)
+                _exit(2);
+        cut_file();
+        _exit(nc && put_block(nc, 41, 65536) == 0 ? 0 : 1);
+    }
+    assert_writer_ended(pid, "writing the cache raised SIGBUS");
+}
+END_TEST
+
+/* The offset in DIR/data.mdb (open as FD) of the root page of LMDB's main database, which
+   names the cache's four: from the newer of the two meta pages, in LMDB's layout (a 16-byte page
+   header, then magic, version, address and map size, the free and the main database of 48
+   bytes each, the free one's first 4 the page size, each one's last 8 its root page, then the
+   last page and the transaction id). */
+static off_t main_root(int fd)
+{
+    uint8_t meta[2][152];
+    uint32_t psize;
+    ck_assert_int_eq(pread(fd, meta[0], sizeof meta[0], 0), sizeof meta[0]);
+    memcpy(&psize, meta[0] + 40, sizeof psize);
+    ck_assert_int_eq(pread(fd, meta[1], sizeof meta[1], psize), sizeof meta[1]);
+    uint64_t txn[2], root;
+    memcpy(&txn[0], meta[0] + 144, 8);
+    memcpy(&txn[1], meta[1] + 144, 8);
+    memcpy(&root, meta[txn[1] > txn[0]] + 128, 8);
+    uint16_t flags;
+    ck_assert_int_eq(pread(fd, &flags, 2, (off_t)(root * psize + 10)), 2);
+    ck_assert_msg(flags & 2, "page %llu is no leaf", (unsigned long long)root); /* P_LEAF */
+    return (off_t)(root * psize);
+}
+
+/* Writes the 16-bit VALUE at byte AT of the main database's root page (12: its lower bound,
+   where its node offsets end; 14: its upper bound, where its nodes begin). */
+static void corrupt_main_root(int at, uint16_t value)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pwrite(fd, &value, 2, main_root(fd) + at), 2);
+    close(fd);
+}
+
+/* The cache can be emptied and made again, as the node's agent does. */
+static void assert_made_again(void)
+{
+    ck_assert_int_eq(spm_nodecache_wipe(dir), 0);
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 0, 0);
+    ck_assert_ptr_nonnull(nc);
+    ck_assert_int_eq(put_block(nc, 1, 65536), 0);
+    spm_nodecache_reader_t *r = spm_nodecache_reader(nc);
+    ck_assert(block_ok(r, 1, 65536, NULL));
+    spm_nodecache_reader_end(&r);
     spm_nodecache_destroy(&nc);
+}
+
+START_TEST(test_wild_page_fails_a_read)
+{
+    /* A corrupted page can send LMDB out of its map: the main database's
+       root page, its lower bound 0, says it holds 2^31 keys, and the
+       binary search of the first read reads a node offset 2 GiB past the
+       page, past the 64 MiB map: SIGSEGV. The read fails instead, the
+       cache goes out of service naming the fault, and the process, whose
+       memory LMDB only read, goes on. */
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open_map(dir, 0, 1, (size_t)64 << 20);
+    ck_assert_ptr_nonnull(nc);
+    for (spm_sdb_t id = 1; id <= 8; id++)
+        ck_assert_int_eq(put_block(nc, id, 65536), 0);
+    corrupt_main_root(12, 0); /* under the open handle, as a disk would */
+    void *copy;
+    size_t n;
+    ck_assert_int_eq(spm_nodecache_copy(nc, 3, 1, NULL, &copy, &n), SPM_ESTORE);
+    char why[512];
+    ck_assert(spm_nodecache_broken(nc, why, sizeof why));
+    ck_assert_msg(strstr(why, "reading the cache raised SIGSEGV"), "%s", why);
+    ck_assert_ptr_null(spm_nodecache_reader(nc)); /* out of service: refused at once */
+    spm_nodecache_destroy(&nc);
+    assert_made_again();
+}
+END_TEST
+
+START_TEST(test_wild_page_ends_a_writer)
+{
+    /* The main database's root page, its upper bound past its end: the
+       first write copies it (to change it) by that bound, over the heap of
+       the process, until the copy faults (SIGSEGV at the end of the heap,
+       or SIGBUS at the end of the file). That process cannot go on: it
+       marks the cache broken, naming the fault, and ends with
+       SPM_NODECACHE_EXIT (its agent takes that for the cache's fault). */
+    pick_dir();
+    spm_nodecache_t *nc = spm_nodecache_open(dir, 0, 1);
+    ck_assert_ptr_nonnull(nc);
+    for (spm_sdb_t id = 1; id <= 8; id++)
+        ck_assert_int_eq(put_block(nc, id, 65536), 0);
+    spm_nodecache_destroy(&nc);
+    corrupt_main_root(14, 0xfff8);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        spm_nodecache_t *c = spm_nodecache_open(dir, 0, 0);
+        _exit(c && put_block(c, 9, 65536) == 0 ? 0 : 1);
+    }
+    assert_writer_ended(pid, "writing the cache raised SIG");
+    assert_made_again();
 }
 END_TEST
 
@@ -1042,7 +1179,9 @@ static Suite *nodecache_suite(void)
     SPM_TEST_ADD(s, &c, test_kept_two_processes);
     SPM_TEST_ADD(s, &c, test_copy_sees_blocks_kept_after_a_reader);
     SPM_TEST_ADD(s, &c, test_cut_file_fails_a_read);
-    SPM_TEST_ADD(s, &c, test_cut_file_fails_a_write);
+    SPM_TEST_ADD(s, &c, test_cut_file_ends_a_writer);
+    SPM_TEST_ADD(s, &c, test_wild_page_fails_a_read);
+    SPM_TEST_ADD(s, &c, test_wild_page_ends_a_writer);
     return s;
 }
 
