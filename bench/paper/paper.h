@@ -15,8 +15,9 @@
     Environment: SPM_BIN (the binary, set by make), SPM_PAPER_QUICK=1 (a
     smoke run: less work, one repetition), SPM_PAPER_REPS (repetitions),
     SPM_PAPER_DEBUG=1 (print each report and each link's bytes on
-    stderr). Header-only; include after bench/bench.h and
-    tests/spm_test.h. */
+    stderr), SPM_PAPER_KEEP=DIR (keep each job's trace there as
+    trace-N.json, N counting the jobs from 1: where its time went).
+    Header-only; include after bench/bench.h and tests/spm_test.h. */
 #ifndef SPM_PAPER_H_INCLUDED
 #define SPM_PAPER_H_INCLUDED
 
@@ -431,6 +432,22 @@ static inline int paper_cjob(const char *const *argv, const bc_cluster_t *c, int
     }
     if (getenv("SPM_PAPER_DEBUG"))
         fprintf(stderr, "paper: %s\n", o);
+    const char *keep = getenv("SPM_PAPER_KEEP");
+    if (keep && *keep) {
+        static int kept;
+        char to[320];
+        snprintf(to, sizeof to, "%s/trace-%d.json", keep, ++kept);
+        FILE *in = fopen(trace, "rb"), *cp = fopen(to, "wb");
+        char buf[65536];
+        size_t got;
+        int ok = in && cp;
+        while (ok && (got = fread(buf, 1, sizeof buf, in)) > 0)
+            ok = fwrite(buf, 1, got, cp) == got;
+        if (in)
+            fclose(in);
+        if ((cp && fclose(cp) != 0) || !ok)
+            fprintf(stderr, "paper: cannot keep the trace as %s\n", to);
+    }
     paper_report(o, trace, c->nagents * c->ieus, v);
     paper_links_t d;
     for (int h = 1; h < c->nagents + 2; h++) {
