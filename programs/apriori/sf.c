@@ -118,20 +118,18 @@ static int count_and_shrink(spm_sf_t *sf, spm_apriori_job_t *job)
         items[q] = spm_sdb_new(sf, SPM_MINING_ITEMS);
     spm_buf_put_u32(&p, np);
     spm_buf_put_u32(&p, width);
-    /* One counting SI per IEU, over raw blocks of one node (in order), so
-       that each runs where its blocks are and no block crosses a link to
-       be counted. Over consecutive blocks of both nodes (four per IEU),
-       counting T25I10D500K on 2 nodes at 100 Mbit/s fetched 19 MB of raw
-       blocks, a second of a 4.9 s job, and the IEU that fetched less
-       idled at the barrier after it. One each, not four: an IEU that has
-       counted its node's blocks and asks again takes another node's
-       (the pool moves the fewest bytes it can, not none), and with four
-       a node that had counted its own took the other's last one in two
-       of four runs and held the barrier up 0.4-0.5 s while it came. On
-       one node nothing moves: four per IEU, fewer partials to merge than
-       one SI per block, and the IEUs balance them. */
+    /* About four counting SIs per IEU (fewer partials to merge than one
+       SI per block), each over raw blocks of one node, in order, so that
+       it runs where they are and no block crosses a link to be counted.
+       Over consecutive blocks of both nodes, counting T25I10D500K on 2
+       nodes at 100 Mbit/s fetched 19 MB of raw blocks, a second of a 4.9 s
+       job, and the IEU that fetched less idled at the barrier after it.
+       (One SI per IEU over its node's 50 blocks took 0.3-1.7 s against
+       10-80 ms for the four, in traces under a load of 10-14 on 2 cores;
+       not understood, not kept.) A node that has counted its own may still
+       take its peer's last one (2 of 4 runs, 0.4-0.5 s at the barrier). */
     uint32_t ieus = spm_sf_ieus(sf) ? spm_sf_ieus(sf) : 1, nodes = spm_sf_nodes(sf);
-    uint32_t per_node = nodes > 1 ? (ieus + nodes - 1) / nodes : 4 * ieus; /* one node: as before */
+    uint32_t per_node = 4 * (nodes > 1 ? (ieus + nodes - 1) / nodes : ieus);
     uint32_t *mine = malloc(((size_t)n + 1) * sizeof *mine), top = 0;
     if (!mine) {
         spm_sf_fail(sf, SPM_ENOMEM, "apriori: out of memory");
