@@ -15,8 +15,9 @@
     Environment: SPM_BIN (the binary, set by make), SPM_PAPER_QUICK=1 (a
     smoke run: less work, one repetition), SPM_PAPER_REPS (repetitions),
     SPM_PAPER_DEBUG=1 (print each report and each link's bytes on
-    stderr). Header-only; include after bench/bench.h and
-    tests/spm_test.h. */
+    stderr), SPM_PAPER_KEEP=DIR (keep each job's trace there as
+    trace-N.json, N counting the jobs from 1: where its time went).
+    Header-only; include after bench/bench.h and tests/spm_test.h. */
 #ifndef SPM_PAPER_H_INCLUDED
 #define SPM_PAPER_H_INCLUDED
 
@@ -223,6 +224,9 @@ typedef enum {
     P_MIN_SHARE,   /* the smallest share of the SIs one IEU ran (the slowed one's, at 3:1) */
     P_TAIL_IDLE,   /* from the trace: the IEUs' idle time after their own last SI, until
                       the job's last SI ends, over IEUs x span: the end-of-SF wait of eq. 6.1 */
+    P_GAP_SAME,    /* from the trace: the IEUs' idle between two SIs of one opcode (the
+                      time of asking for the next), over IEUs x span */
+    P_GAP_STAGE,   /* likewise between SIs of two opcodes: a stage's end, a barrier */
     P_L2_HITS,
     P_WAIT,         /* the IEUs' wait_s: SIs waiting for their operands */
     P_NODE_NODE,    /* on a cluster: bytes node to node, counted on the links */
@@ -232,10 +236,10 @@ typedef enum {
 } paper_field_t;
 
 static const char *const paper_keys[P_FIELDS] = {
-    "wall_s", "committed",    "reissued",    "w_idle",      "w_comm",   "w_man",   "efficiency",
-    "busy_s", "center_cpu_s", "store_reads", "bytes_store", "bytes_l2", "l1_hits", "evictions",
-    "merges", NULL,           NULL,          NULL,          NULL,       NULL,      "l2_hits",
-    NULL,     NULL,           NULL,          "bytes_pushed"};
+    "wall_s", "committed",    "reissued",    "w_idle",      "w_comm",   "w_man",       "efficiency",
+    "busy_s", "center_cpu_s", "store_reads", "bytes_store", "bytes_l2", "l1_hits",     "evictions",
+    "merges", NULL,           NULL,          NULL,          NULL,       NULL,          NULL,
+    NULL,     "l2_hits",      NULL,          NULL,          NULL,       "bytes_pushed"};
 
 /*  Sum of every "KEY": number in JSON between FROM and UNTIL (NULL: end). */
 static inline double paper_sum(const char *from, const char *until, const char *key)
@@ -248,21 +252,42 @@ static inline double paper_sum(const char *from, const char *until, const char *
     return s;
 }
 
-/*  Reads the trace at PATH; sets V[P_SPAN_IDLE], V[P_PARALLELISM] and
-    V[P_TAIL_IDLE] for NIEUS IEUs (lanes numbered below 64). */
+/*  One SI slice of a trace, for the gaps between an IEU's SIs. */
+typedef struct {
+    double ts, dur, wait;
+    int lane;
+    char name[48];
+} paper_slice_t;
+
+static int paper_slice_cmp(const void *a, const void *b)
+{
+    const paper_slice_t *x = a, *y = b;
+    if (x->lane != y->lane)
+        return x->lane < y->lane ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/*  Reads the trace at PATH; sets V[P_SPAN_IDLE], V[P_PARALLELISM],
+    V[P_TAIL_IDLE], V[P_GAP_SAME] and V[P_GAP_STAGE] for NIEUS IEUs (lanes
+    numbered below 64). A gap between two SIs of an IEU is idle but for
+    the second SI's wait for its operands (its wait_us: it was there, not
+    yet local). */
 static inline void paper_trace(const char *path, int nieus, double *v)
 {
     FILE *f = fopen(path, "r");
-    v[P_SPAN_IDLE] = v[P_PARALLELISM] = v[P_TAIL_IDLE] = -1;
+    v[P_SPAN_IDLE] = v[P_PARALLELISM] = v[P_TAIL_IDLE] = v[P_GAP_SAME] = v[P_GAP_STAGE] = -1;
     if (!f)
         return;
     char line[1024];
     double first = -1, last = 0, sum = 0, lane_end[64] = {0};
+    paper_slice_t *sl = NULL;
+    size_t n = 0, cap = 0;
     while (fgets(line, sizeof line, f)) {
         if (!strstr(line, "\"ph\": \"X\"") || !strstr(line, "\"cat\": \"si\""))
             continue;
         const char *t = strstr(line, "\"ts\": "), *d = strstr(line, "\"dur\": ");
-        const char *l = strstr(line, "\"tid\": ");
+        const char *l = strstr(line, "\"tid\": "), *w = strstr(line, "\"wait_us\": ");
+        const char *nm = strstr(line, "\"name\": \"");
         if (!t || !d || !l)
             continue;
         double ts = strtod(t + 6, NULL), dur = strtod(d + 7, NULL);
@@ -274,16 +299,40 @@ static inline void paper_trace(const char *path, int nieus, double *v)
         if (lane >= 0 && lane < 64 && ts + dur > lane_end[lane])
             lane_end[lane] = ts + dur;
         sum += dur;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            paper_slice_t *g = realloc(sl, cap * sizeof *sl);
+            if (!g)
+                break;
+            sl = g;
+        }
+        paper_slice_t *s = &sl[n++];
+        *s = (paper_slice_t){
+            .ts = ts, .dur = dur, .wait = w ? strtod(w + 11, NULL) : 0, .lane = lane};
+        if (nm)
+            sscanf(nm + 9, "%47[^\"]", s->name);
     }
     fclose(f);
     if (first >= 0 && last > first) {
-        double tail = 0;
+        double tail = 0, same = 0, stage = 0;
         for (int i = 0; i < nieus && i < 64; i++)
             tail += last - (lane_end[i] > first ? lane_end[i] : first);
+        qsort(sl, n, sizeof *sl, paper_slice_cmp);
+        for (size_t i = 1; i < n; i++) {
+            if (sl[i].lane != sl[i - 1].lane)
+                continue;
+            double gap = sl[i].ts - (sl[i - 1].ts + sl[i - 1].dur);
+            gap -= sl[i].wait < gap ? sl[i].wait : gap;
+            if (gap > 0)
+                *(strcmp(sl[i].name, sl[i - 1].name) == 0 ? &same : &stage) += gap;
+        }
         v[P_SPAN_IDLE] = 1 - sum / (nieus * (last - first));
         v[P_PARALLELISM] = sum / (last - first);
         v[P_TAIL_IDLE] = tail / (nieus * (last - first));
+        v[P_GAP_SAME] = same / (nieus * (last - first));
+        v[P_GAP_STAGE] = stage / (nieus * (last - first));
     }
+    free(sl);
 }
 
 /*  Fills V[P_FIELDS] from the --json report OUT and the trace at TRACE
@@ -431,6 +480,22 @@ static inline int paper_cjob(const char *const *argv, const bc_cluster_t *c, int
     }
     if (getenv("SPM_PAPER_DEBUG"))
         fprintf(stderr, "paper: %s\n", o);
+    const char *keep = getenv("SPM_PAPER_KEEP");
+    if (keep && *keep) {
+        static int kept;
+        char to[320];
+        snprintf(to, sizeof to, "%s/trace-%d.json", keep, ++kept);
+        FILE *in = fopen(trace, "rb"), *cp = fopen(to, "wb");
+        char buf[65536];
+        size_t got;
+        int ok = in && cp;
+        while (ok && (got = fread(buf, 1, sizeof buf, in)) > 0)
+            ok = fwrite(buf, 1, got, cp) == got;
+        if (in)
+            fclose(in);
+        if ((cp && fclose(cp) != 0) || !ok)
+            fprintf(stderr, "paper: cannot keep the trace as %s\n", to);
+    }
     paper_report(o, trace, c->nagents * c->ieus, v);
     paper_links_t d;
     for (int h = 1; h < c->nagents + 2; h++) {

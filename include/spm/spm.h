@@ -303,7 +303,7 @@ uint32_t spm_sf_nodes(const spm_sf_t *sf);
     host does not see the center's directory. A plugin's feed policy
     that ranks IEUs by it ranks them equal; the pool still issues, of the
     first 8 ready SIs of an SF, the one that moves the fewest bytes to
-    the asking IEU. */
+    the asking IEU (or the first of the first 256 that moves none). */
 uint64_t spm_sf_bytes_to(spm_sf_t *sf, const spm_operand_t *ops, size_t n, const spm_ieu_t *who);
 
 /*  Fills up to MAX nodes whose caches hold the newest version of SDB.

@@ -5,8 +5,9 @@
     itemsets whose first item is a given rank form a class that no other
     class needs: Eclat mines each with tidsets, depth first. This SF cuts
     the ranks into about four classes per IEU and issues one
-    MineClassBlock per class, at most three per IEU out at a time (see
-    plan() on why the runs are of equal length, top_up() on the window).
+    MineClassBlock per class, at most three per IEU out at a time, as
+    IEUs ask (see plan() on why the runs are of equal length, eclat_feed()
+    on the window).
 
     A class block is bounded: past a soft bound (a sixteenth of
     SPM_MINING_CLASS_CAP) its SI stops after the 2-item prefix it is in and
@@ -97,6 +98,8 @@ typedef struct {
     uint32_t pending;   /* classes issued without their counts */
     uint32_t unissued;  /* planned classes 0 .. unissued-1 not issued yet */
     uint32_t window;    /* planned classes issued at once, at most */
+    uint32_t *held;     /* by IEU: planned classes fed to it, not yet committed */
+    uint32_t nheld;     /* entries of held */
     uint32_t cuts;      /* CutFrequentSetBlock SIs without their reply */
     uint32_t class_cap; /* bytes per class block */
     int item_order;     /* itemsets only: class blocks in item order, not cut */
@@ -208,17 +211,50 @@ static uint32_t add_halves(spm_sf_t *sf, eclat_t *e, uint32_t after, piece_t c)
     return after == NONE ? NONE : add_piece(sf, e, after, &b);
 }
 
-/*  Issues planned classes, the last first, while fewer than the window
-    (three per IEU) are out: the IEUs pull them as they finish one. Issued
-    at once, the classes were dealt out evenly, sizes unknown, to IEUs that
-    had asked for many SIs ahead while the initial stage's were short
-    (T25I10 at 0.6%, whole command: 171 -> 162 ms, medians of 9; with two
-    per IEU also 162; chess unchanged). */
-static void top_up(spm_sf_t *sf, eclat_t *e)
+/*  Per-IEU window of planned classes: an IEU holding them all local
+    holds up to three, one that still fetches blocks one. */
+#define PER_IEU_OUT 3
+
+/*  The feed hook: gives IEU WHO the next planned class, the last first,
+    while fewer than the window (three per IEU) are out and WHO holds
+    fewer than its share, so that the IEUs pull them as they finish one.
+    (Issued at once, the classes were dealt out evenly, sizes unknown, to
+    IEUs that had asked for many SIs ahead while the initial stage's were
+    short: T25I10 at 0.6%, whole command, 171 -> 162 ms, medians of 9;
+    with two per IEU also 162; chess unchanged.) An IEU whose node lacks
+    some of the transaction blocks, which every class reads, gets one
+    class to fetch them for, not three: on 2 nodes at 100 Mbit/s
+    (T25I10D500K) a node fetched its peer's blocks for 2-3 s, and the
+    classes queued behind its first waited there while the other IEU,
+    which had every block, had run out of classes (idle 0.4-1.2 s). */
+static int eclat_feed(spm_sf_t *sf, const spm_ieu_t *who)
 {
-    while (e->unissued > 0 && e->pending < e->window)
-        if (issue_class(sf, e, --e->unissued) != 0)
-            return; /* the job has failed */
+    eclat_t *e = spm_sf_state(sf);
+    if (!e || e->unissued == 0 || e->pending >= e->window)
+        return 0;
+    if (who->ieu >= e->nheld) {
+        uint32_t n = who->ieu + 1, *h = realloc(e->held, (size_t)n * sizeof *h);
+        if (!h)
+            return 0; /* no more for WHO now; the others still take classes */
+        memset(h + e->nheld, 0, (size_t)(n - e->nheld) * sizeof *h);
+        e->held = h;
+        e->nheld = n;
+    }
+    uint32_t mine = e->held[who->ieu];
+    if (mine >= PER_IEU_OUT)
+        return 0;
+    if (mine > 0) {
+        spm_apriori_job_t *job = e->job;
+        spm_operand_t ops[MAX_OPS];
+        for (uint32_t t = 0; t < job->ntlist; t++)
+            ops[t] = (spm_operand_t){job->tlist[t], SPM_R, 0};
+        if (spm_sf_bytes_to(sf, ops, job->ntlist, who) > 0)
+            return 0;
+    }
+    if (issue_class(sf, e, --e->unissued) != 0)
+        return 0; /* the job has failed */
+    e->held[who->ieu]++;
+    return 1;
 }
 
 /*  Plans and issues the first classes: runs of first items, PER_IEU per
@@ -243,9 +279,8 @@ static int plan(spm_sf_t *sf, eclat_t *e)
                             .next = g + 1 < n ? g + 1 : NONE};
     e->np = n;
     e->unissued = n;
-    e->window = 3 * ieus;
-    top_up(sf, e);
-    return 0;
+    e->window = PER_IEU_OUT * ieus;
+    return 0; /* eclat_feed issues them */
 }
 
 /*  Class I was too big: its first half is issued again in its place, the
@@ -481,6 +516,8 @@ static void eclat_commit(spm_sf_t *sf, const spm_result_t *r)
         return;
     uint32_t n = TAG_N(r->tag);
     if (TAG_KIND(r->tag) == TAG_CLASS && n < e->np) {
+        if (r->ieu && r->ieu->ieu < e->nheld && e->held[r->ieu->ieu] > 0)
+            e->held[r->ieu->ieu]--;
         uint32_t status, ra, rb, rn;
         int rc = class_reply(e, n, r, &status, &ra, &rb, &rn);
         if (rc != 0) {
@@ -491,16 +528,14 @@ static void eclat_commit(spm_sf_t *sf, const spm_result_t *r)
         if (status == 1) {
             e->p[n].nlen = 0;
             split(sf, e, n);
-            top_up(sf, e);
             return;
         }
         e->p[n].done = 1;
         if (status >= 2)
             resume(sf, e, n, ra, rb, status == 3, rn);
-        top_up(sf, e);
-        if (e->pending == 0 && e->item_order)
+        if (e->pending == 0 && e->unissued == 0 && e->item_order)
             keep_classes(sf, e);
-        else if (e->pending == 0)
+        else if (e->pending == 0 && e->unissued == 0)
             cut_all(sf, e);
     } else if (TAG_KIND(r->tag) == TAG_CUT) {
         uint32_t k = n >> 20, b = n & 0xfffff;
@@ -577,9 +612,13 @@ static void eclat_finish(spm_sf_t *sf)
     for (uint32_t i = 0; i < e->np; i++)
         free(e->p[i].len);
     free(e->p);
+    free(e->held);
     free(e);
     spm_sf_set_state(sf, NULL);
 }
 
-const spm_sf_class_t spm_apriori_eclat_class = {
-    .name = "apriori.eclat", .start = eclat_start, .commit = eclat_commit, .finish = eclat_finish};
+const spm_sf_class_t spm_apriori_eclat_class = {.name = "apriori.eclat",
+                                                .start = eclat_start,
+                                                .feed = eclat_feed,
+                                                .commit = eclat_commit,
+                                                .finish = eclat_finish};

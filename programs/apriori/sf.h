@@ -47,6 +47,7 @@ typedef struct {
 typedef struct {
     spm_apriori_args_t a;
     spm_sdb_t *raw;         /* loaded transaction blocks (per staged block) */
+    uint32_t *raw_node;     /* the node that loaded each, and so holds it */
     uint32_t loaded;        /* load replies so far */
     uint32_t domain;        /* one more than the largest item loaded */
     spm_sdb_t fitems;       /* the frequent items */

@@ -651,6 +651,36 @@ START_TEST(issue_prefers_sis_whose_operands_are_local)
 }
 END_TEST
 
+/*  A node whose blocks are ready is given one of them, not another
+    node's, even when they are further back than the first eight ready
+    SIs: an IEU that asks for many short SIs ahead soon has only other
+    nodes' at the front (mining on 2 nodes swapped half its raw blocks). */
+START_TEST(issue_finds_a_local_si_past_the_first_eight)
+{
+    spm_directory_t *dir = spm_directory_new(2);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(spm_directory_node_up(dir, 0, "ipc://n0", ""), 0);
+    ck_assert_int_eq(spm_directory_node_up(dir, 1, "ipc://n1", ""), 0);
+    spm_idu_set_directory(idu, dir);
+    spm_sdb_t near = 0;
+    for (int i = 0; i < 12; i++) {
+        spm_sdb_t b = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+        spm_directory_add(dir, b, 1, 1 << 20, 7, i < 11 ? 1 : 0, SPM_DIR_KEEPER);
+        near = b;
+        script[nscript++] = (step_t){b, SPM_R, 0};
+    }
+    uint64_t job;
+    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
+    uint32_t on0 = spm_idu_ieu_join(idu, 0, 1);
+    spm_idu_ieu_pull(idu, on0, 1);
+    spm_idu_pump(idu);
+    ck_assert_uint_eq(nemitted, 1);
+    ck_assert_uint_eq(emitted[0].ops[0].sdb, near); /* the twelfth, the one on node 0 */
+    spm_idu_destroy(&idu);                          /* before the directory it uses */
+    spm_directory_destroy(&dir);
+}
+END_TEST
+
 START_TEST(discard_takes_an_ended_jobs_sdbs_and_unread_puts)
 {
     put_read = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
@@ -713,6 +743,7 @@ static Suite *idu_suite(void)
     SPM_TEST_ADD(s, &c, unreadable_versions_are_garbage);
     SPM_TEST_ADD(s, &c, merged_partials_are_garbage);
     SPM_TEST_ADD(s, &c, issue_prefers_sis_whose_operands_are_local);
+    SPM_TEST_ADD(s, &c, issue_finds_a_local_si_past_the_first_eight);
     SPM_TEST_ADD(s, &c, discard_takes_an_ended_jobs_sdbs_and_unread_puts);
     return s;
 }
