@@ -18,8 +18,9 @@ struct spm_mm_cutter {
     uint32_t rk, ck;     /* block sides: rows, columns */
     uint32_t nbi, nbj;   /* blocks down and across */
     spm_buf_t *blocks;   /* raw block being built per tile, column-major */
-    double **dense;      /* with spm_mm_cutter_dense: each tile's values instead, row-major
-                            (NULL until its first entry) */
+    double **dense;      /* with spm_mm_cutter_dense: each tile's values instead, row-major,
+                            with room for a block's header in front (spm_mm_acc_new: a dense
+                            tile is handed over in place); NULL until its first entry */
     uint64_t *counts;    /* with spm_mm_cutter_dense: each tile's entries added */
     uint32_t flushed;    /* block columns below this were handed over */
     uint32_t rows_done;  /* block rows below this were handed over */
@@ -57,7 +58,7 @@ void spm_mm_cutter_destroy(spm_mm_cutter_t **self_p)
             spm_buf_free(&c->blocks[i]);
     if (c->dense)
         for (size_t i = 0; i < (size_t)c->nbi * c->nbj; i++)
-            free(c->dense[i]);
+            spm_mm_acc_free(c->dense[i]);
     free(c->blocks);
     free(c->dense);
     free(c->counts);
@@ -91,8 +92,7 @@ static int add_dense(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v
     size_t t = (size_t)bj * self->nbi + bi;
     uint32_t cols = spm_mm_block_side(self->cols, self->ck, bj);
     if (!self->dense[t] &&
-        !(self->dense[t] =
-              calloc((size_t)spm_mm_block_side(self->rows, self->rk, bi) * cols, sizeof(double))))
+        !(self->dense[t] = spm_mm_acc_new(spm_mm_block_side(self->rows, self->rk, bi), cols, NULL)))
         return spm_error(SPM_ENOMEM, "out of memory");
     self->dense[t][(size_t)(row - bi * self->rk) * cols + (col - bj * self->ck)] += v;
     self->counts[t]++;
@@ -122,21 +122,21 @@ int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double 
     return b->failed ? spm_error(SPM_ENOMEM, "out of memory") : 0;
 }
 
-/*  Hands over the finished raw block B: as a typed mm.block when
-    spm_mm_staged_typed says so, else raw. */
-static int emit_block(const spm_buf_t *b, uint32_t bi, uint32_t bj, spm_mm_emit_fn emit, void *arg)
+/*  Hands over the finished raw block B (and empties B): as a typed
+    mm.block when spm_mm_staged_typed says so, else raw. */
+static int emit_block(spm_buf_t *b, uint32_t bi, uint32_t bj, spm_mm_emit_fn emit, void *arg)
 {
     const unsigned char *p = b->data;
     uint64_t count = spm_mm_raw_count(b);
-    if (!spm_mm_staged_typed(count, spm_le32(p + 4), spm_le32(p + 8)))
-        return emit(arg, bi, bj, b->data, b->len, count);
-    spm_mm_block_t *blk = NULL;
     void *data = NULL;
     size_t len;
+    if (!spm_mm_staged_typed(count, spm_le32(p + 4), spm_le32(p + 8)))
+        return spm_buf_take(b, &data, &len) == 0 ? emit(arg, bi, bj, data, len, count)
+                                                 : spm_error(SPM_ENOMEM, "out of memory");
+    spm_mm_block_t *blk = NULL;
     int rc = spm_mm_raw_to_block(b->data, b->len, &blk);
     if (rc == 0 && (rc = spm_mm_block_encode(blk, &data, &len)) == 0)
         rc = emit(arg, bi, bj, data, len, count);
-    free(data);
     spm_mm_block_destroy(&blk);
     return rc;
 }
@@ -161,11 +161,11 @@ static int emit_dense(spm_mm_cutter_t *self, uint32_t bi, uint32_t bj, spm_mm_em
     size_t len;
     int rc;
     if (spm_mm_staged_typed(count, rows, cols)) {
-        rc = spm_mm_encode_dense(acc, rows, cols, &data, &len); /* takes ACC */
-        if (rc == 0)
-            rc = emit(arg, bi, bj, data, len, count);
-        free(data);
-        return rc;
+        /* the block is made where the tile lies: a dense one is the tile
+           with its header written in front (16 MiB a tile of a dense
+           product, copied before) */
+        rc = spm_mm_acc_finish(acc, rows, cols, &data, &len); /* takes ACC */
+        return rc ? rc : emit(arg, bi, bj, data, len, count);
     }
     spm_buf_t raw = {0};
     rc = spm_mm_raw_init(&raw, rows, cols);
@@ -173,9 +173,9 @@ static int emit_dense(spm_mm_cutter_t *self, uint32_t bi, uint32_t bj, spm_mm_em
         for (uint32_t c = 0; c < cols; c++)
             if (acc[(size_t)r * cols + c] != 0.0)
                 spm_mm_raw_add(&raw, r, c, acc[(size_t)r * cols + c]);
-    free(acc);
+    spm_mm_acc_free(acc);
     if (rc == 0 && (rc = spm_mm_raw_finish(&raw)) == 0)
-        rc = emit(arg, bi, bj, raw.data, raw.len, spm_mm_raw_count(&raw));
+        rc = emit_block(&raw, bi, bj, emit, arg);
     spm_buf_free(&raw);
     return rc;
 }
