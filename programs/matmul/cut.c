@@ -106,6 +106,43 @@ static int add_dense(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v
     return 0;
 }
 
+/*  Adds the N values at V from (ROW, COL) on, down a column when DOWN is
+    set, else along a row, to the dense tiles they fall in: a loop over
+    each tile's part of the run instead of a call an entry. */
+static int add_run(spm_mm_cutter_t *self, uint64_t row, uint64_t col, const double *v, size_t n,
+                   int down)
+{
+    while (n > 0) {
+        uint32_t bi = (uint32_t)(row / self->rk), bj = (uint32_t)(col / self->ck);
+        size_t t = (size_t)bj * self->nbi + bi;
+        uint32_t rows = spm_mm_block_side(self->rows, self->rk, bi);
+        uint32_t cols = spm_mm_block_side(self->cols, self->ck, bj);
+        uint64_t r0 = (uint64_t)bi * self->rk, c0 = (uint64_t)bj * self->ck;
+        uint64_t room = down ? r0 + rows - row : c0 + cols - col; /* left in this tile */
+        size_t k = n < room ? n : (size_t)room, step = down ? cols : 1;
+        uint64_t nz = 0;
+        for (size_t q = 0; q < k; q++)
+            nz += v[q] != 0.0;
+        /* a tile of zeros is never made (not staged), as by
+           spm_mm_cutter_add, which drops zeros; a -0.0 added leaves the
+           tile's +0.0 as it is */
+        if (nz && !self->dense[t] && !(self->dense[t] = spm_mm_acc_new(rows, cols, NULL)))
+            return spm_error(SPM_ENOMEM, "out of memory");
+        double *dst = nz ? self->dense[t] + (size_t)(row - r0) * cols + (col - c0) : NULL;
+        for (size_t q = 0; nz && q < k; q++)
+            dst[q * step] += v[q];
+        self->counts[t] += nz;
+        self->entries += nz;
+        v += k;
+        n -= k;
+        if (down)
+            row += k;
+        else
+            col += k;
+    }
+    return 0;
+}
+
 int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v)
 {
     if (v == 0.0)
@@ -255,19 +292,28 @@ int spm_mm_cut_file(spm_mmio_t *r, uint32_t rk, uint32_t ck, spm_mm_emit_fn emit
        row of blocks at once */
     spm_mmio_order_t order = spm_mmio_order(r);
     int by_col = order == SPM_MMIO_BY_COLUMN, by_row = order == SPM_MMIO_BY_ROW;
-    uint64_t i, j;
-    double v;
+    uint64_t i, j, next_tick = TICK_MASK + 1;
+    const double *v;
+    size_t n;
     int rc = tick ? tick(arg, 0) : 0;
-    while (rc == 0 && (rc = spm_mmio_next(r, &i, &j, &v)) == 1) {
+    /* a run of entries at a time (one, but for a dense .npy), each in one
+       column (by_col) or one row: what is flushed before it is known at
+       its first */
+    while (rc == 0 && (rc = spm_mmio_next_run(r, &i, &j, &v, &n)) == 1) {
         rc = by_col && j / ck > c->flushed
                  ? spm_mm_cutter_flush_cols(c, (uint32_t)(j / ck), emit, arg)
              : by_row && i / rk > c->rows_done
                  ? spm_mm_cutter_flush_rows(c, (uint32_t)(i / rk), emit, arg)
                  : 0;
-        if (rc == 0)
-            rc = spm_mm_cutter_add(c, (uint32_t)i, (uint32_t)j, v);
-        if (rc == 0 && tick && (spm_mmio_done(r) & TICK_MASK) == 0)
+        if (rc == 0 && c->dense && n > 1)
+            rc = add_run(c, i, j, v, n, by_col);
+        for (size_t q = 0; rc == 0 && !(c->dense && n > 1) && q < n; q++)
+            rc = spm_mm_cutter_add(c, (uint32_t)(i + (by_col ? q : 0)),
+                                   (uint32_t)(j + (by_col ? 0 : q)), v[q]);
+        if (rc == 0 && tick && spm_mmio_done(r) >= next_tick) {
+            next_tick = (spm_mmio_done(r) | TICK_MASK) + 1;
             rc = tick(arg, spm_mmio_done(r));
+        }
     }
     if (rc == 0)
         rc = spm_mm_cutter_flush(c, emit, arg);
