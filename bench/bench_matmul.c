@@ -7,6 +7,10 @@
                against cblas_dgemm with 2 threads in this process.
       sparse   S x S at density D, blocks of K: `spm matmul` against
                CSparse cs_multiply (one thread).
+      npy      the dense product again from .npy inputs to C.npy, and
+      npz      the sparse one from .npz inputs to C.npz: what a NumPy or
+               SciPy user runs, with no text to parse (the inputs are
+               made by spm matmul itself, each matrix times the identity).
       hetero   H x H dense on 2 IEUs, one of them slowed 3:1 (pinned to
                CPU 0 with two busy processes; the other alone on CPU 1):
                the static policy (s) against the dynamic ones (ss, r), each
@@ -39,7 +43,7 @@
       BENCH_MM_DENSE_BLOCK=      --block of the dense run (K or MxPxN);
                                  unset or 0: spm's own choice
       BENCH_MM_HETERO_N=2048     heterogeneity size
-      BENCH_MM_SKIP=             any of "dense,sparse,hetero" to skip
+      BENCH_MM_SKIP=             any of "dense,sparse,npy,npz,hetero" to skip
     =========================================================================
 */
 #include "bench/bench.h"
@@ -419,6 +423,73 @@ static void bench_sparse(long n, double density, const char *block)
     unlink(c_path);
 }
 
+/* ---------------------------------------------------------- binary inputs */
+
+/*  Writes the N x N identity to PATH (Matrix Market). */
+static void identity(const char *path, long n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror("bench_matmul: identity");
+        exit(1);
+    }
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%ld %ld %ld\n", n, n, n);
+    for (long i = 1; i <= n; i++)
+        fprintf(f, "%ld %ld 1\n", i, i);
+    fclose(f);
+}
+
+/*  Writes the matrix of the Matrix Market file IN to OUT (.npy or .npz,
+    by its name), as spm matmul writes C: IN times the identity I_PATH,
+    which leaves every value as it is. */
+static void convert(const char *in, const char *i_path, const char *out)
+{
+    const char *argv[] = {"matmul", in, i_path, "-o", out, "--ieus", ieus_arg, "--quiet", NULL};
+    must_run(argv);
+}
+
+/*  The product of N x N matrices at DENSITY (1: dense, seeds 1 and 2, as
+    bench_dense; else seeds 3 and 4, as bench_sparse) from binary inputs
+    (.npy dense, .npz sparse) to a binary C: the whole command's time
+    beyond the job against dd for the same bytes. */
+static void bench_binary(long n, double density, const char *block)
+{
+    int dense = density >= 1.0;
+    const char *ext = dense ? "npy" : "npz";
+    char a_mtx[128], b_mtx[128], a_bin[128], b_bin[128];
+    snprintf(a_mtx, sizeof a_mtx, "%s", file("BA.mtx"));
+    snprintf(b_mtx, sizeof b_mtx, "%s", file("BB.mtx"));
+    snprintf(a_bin, sizeof a_bin, "%s/BA.%s", dir, ext);
+    snprintf(b_bin, sizeof b_bin, "%s/BB.%s", dir, ext);
+    gen(a_mtx, n, density, dense ? 1 : 3);
+    gen(b_mtx, n, density, dense ? 2 : 4);
+    identity(file("I.mtx"), n);
+    convert(a_mtx, file("I.mtx"), a_bin);
+    convert(b_mtx, file("I.mtx"), b_bin);
+    unlink(a_mtx);
+    unlink(b_mtx);
+    unlink(file("I.mtx"));
+    double walls[16], totals[16];
+    io_t io;
+    c_out = dense ? npy_path : npz_path;
+    for (int r = 0; r < reps; r++) {
+        walls[r] = spm_matmul(a_bin, b_bin, "ss", block, &totals[r], NULL);
+        io_note(&io, r, a_bin, b_bin, totals[r], walls[r]);
+        unlink(c_out);
+    }
+    c_out = c_path;
+    if (dense)
+        printf("dense %ldx%ld from .npy, blocks %s: job %.3f s, %.3f s end to end\n", n, n,
+               block ? block : "spm's choice", bench_median(walls, reps),
+               bench_median(totals, reps));
+    else
+        printf("sparse %ldx%ld at %g from .npz, blocks %s: job %.3f s, %.3f s end to end\n", n, n,
+               density, block, bench_median(walls, reps), bench_median(totals, reps));
+    io_print(dense ? "C.npy" : "C.npz", &io);
+    unlink(a_bin);
+    unlink(b_bin);
+}
+
 /* --------------------------------------------------------- heterogeneity */
 
 static pid_t hogs[2];
@@ -600,6 +671,11 @@ int main(void)
         bench_dense(env_long("BENCH_MM_N", quick ? 1024 : 4096), dense_block);
     if (!skipped("sparse"))
         bench_sparse(env_long("BENCH_MM_SPARSE_N", quick ? 2048 : 8192),
+                     env_double("BENCH_MM_DENSITY", 0.05), block);
+    if (!skipped("npy"))
+        bench_binary(env_long("BENCH_MM_N", quick ? 1024 : 4096), 1.0, dense_block);
+    if (!skipped("npz"))
+        bench_binary(env_long("BENCH_MM_SPARSE_N", quick ? 2048 : 8192),
                      env_double("BENCH_MM_DENSITY", 0.05), block);
     if (!skipped("hetero"))
         bench_hetero(env_long("BENCH_MM_HETERO_N", quick ? 1024 : 2048), block);

@@ -37,6 +37,7 @@ struct spm_mmio {
     int pending;            /* a mirrored entry waits in prow, pcol, pval */
     uint64_t prow, pcol;    /* the mirrored entry */
     double pval;            /* its value */
+    double one;             /* spm_mmio_next_run of a text file: its entry */
     spm_mmtext_t *text;     /* the entries' text, parsed on every core (from the first next) */
     size_t chunk;           /* its chunk size (0: its default) */
     const spm_mmtext_chunk_t *cur; /* the chunk being handed out (NULL: none yet) */
@@ -299,6 +300,16 @@ int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v)
         r->pval = r->h.symmetry == SPM_MMIO_SKEW ? -*v : *v;
     }
     return 1;
+}
+
+int spm_mmio_next_run(spm_mmio_t *r, uint64_t *row, uint64_t *col, const double **v, size_t *n)
+{
+    if (r->bin)
+        return spm_npmat_next_run(r->bin, row, col, v, n);
+    int rc = spm_mmio_next(r, row, col, &r->one);
+    *v = &r->one;
+    *n = rc == 1;
+    return rc;
 }
 
 uint64_t spm_mmio_done(const spm_mmio_t *r)

@@ -89,6 +89,13 @@ spm_mmio_order_t spm_mmio_order(const spm_mmio_t *r);
     ends early (truncated) or holds more entries than declared. */
 int spm_mmio_next(spm_mmio_t *r, uint64_t *row, uint64_t *col, double *v);
 
+/*  spm_mmio_next, a run at a time: *N values at *V (R's, valid until the
+    next call) from (*ROW, *COL) on, along the file's order (down a column
+    where spm_mmio_order is SPM_MMIO_BY_COLUMN, else along a row), where a
+    dense .npy hands them out so (spm_npmat_next_run); one entry of any
+    other file. Returns 1, 0 after the last, or an error as spm_mmio_next. */
+int spm_mmio_next_run(spm_mmio_t *r, uint64_t *row, uint64_t *col, const double **v, size_t *n);
+
 /*  Has R's text entries parsed in chunks of about BYTES (0: the default,
     1 MiB), for tests that put chunk boundaries in awkward places; call
     before the first spm_mmio_next. The entries are the same whatever

@@ -56,6 +56,7 @@ struct spm_npmat {
     stream_t val;        /* the values */
     stream_t idx;        /* csr, csc: the minor indices; coo: the rows */
     stream_t ptr;        /* csr, csc: the pointers; coo: the columns */
+    double one;          /* spm_npmat_next_run of a sparse matrix: its entry */
 };
 
 spm_npmat_kind_t spm_npmat_kind(const char *path)
@@ -335,6 +336,58 @@ static int next_compressed(spm_npmat_t *m, uint64_t *major, uint64_t *minor, dou
     return 1;
 }
 
+/*  The refusal of V, not a finite number, at (ROW, COL): as in a text
+    file (mmio.c). */
+static int not_finite(const spm_npmat_t *m, uint64_t row, uint64_t col, double v)
+{
+    return spm_error(SPM_EFORMAT,
+                     "%s: the entry at row %" PRIu64 ", column %" PRIu64
+                     " (0-based) is %s, not a finite number",
+                     m->path, row, col,
+                     isnan(v) ? "nan"
+                     : v > 0  ? "inf"
+                              : "-inf");
+}
+
+int spm_npmat_next_run(spm_npmat_t *m, uint64_t *row, uint64_t *col, const double **v, size_t *n)
+{
+    if (m->layout != DENSE) {
+        int rc = spm_npmat_next(m, row, col, &m->one);
+        *v = &m->one;
+        *n = rc == 1;
+        return rc;
+    }
+    if (m->done == m->nnz)
+        return 0;
+    stream_t *s = &m->val;
+    int rc = s->at == s->fill ? refill(s) : 0;
+    if (rc != 0)
+        return rc;
+    uint64_t line = m->fortran ? m->rows - m->r : m->cols - m->c; /* left in this column or row */
+    size_t k = s->fill - s->at < line ? s->fill - s->at : (size_t)line;
+    const double *p = s->buf.d + s->at;
+    int finite = 1;
+    for (size_t q = 0; q < k; q++) /* no branch: it vectorizes */
+        finite &= isfinite(p[q]);
+    for (size_t q = 0; !finite && q < k; q++)
+        if (!isfinite(p[q]))
+            return not_finite(m, m->r + (m->fortran ? q : 0), m->c + (m->fortran ? 0 : q), p[q]);
+    *row = m->r;
+    *col = m->c;
+    *v = p;
+    *n = k;
+    s->at += k;
+    m->done += k;
+    if (m->fortran && (m->r += k) == m->rows) {
+        m->r = 0;
+        m->c++;
+    } else if (!m->fortran && (m->c += k) == m->cols) {
+        m->c = 0;
+        m->r++;
+    }
+    return 1;
+}
+
 int spm_npmat_next(spm_npmat_t *m, uint64_t *row, uint64_t *col, double *v)
 {
     int rc;
@@ -376,13 +429,7 @@ int spm_npmat_next(spm_npmat_t *m, uint64_t *row, uint64_t *col, double *v)
         break;
     }
     if (!isfinite(*v)) /* refused as in a text file (mmio.c) */
-        return spm_error(SPM_EFORMAT,
-                         "%s: the entry at row %" PRIu64 ", column %" PRIu64
-                         " (0-based) is %s, not a finite number",
-                         m->path, *row, *col,
-                         isnan(*v) ? "nan"
-                         : *v > 0  ? "inf"
-                                   : "-inf");
+        return not_finite(m, *row, *col, *v);
     m->done++;
     return 1;
 }

@@ -57,6 +57,15 @@ const char *spm_npmat_path(const spm_npmat_t *m);
     / SPM_EIO with the detail. */
 int spm_npmat_next(spm_npmat_t *m, uint64_t *row, uint64_t *col, double *v);
 
+/*  The next entries as a run: *N values at *V (M's, valid until the next
+    call) from (*ROW, *COL) on, along a row of a C-order dense array or
+    down a column of a Fortran-order one, never past its end; one entry
+    of a sparse matrix. Returns 1, 0 after the last, or an error as
+    spm_npmat_next. A dense array's values are handed out from the batch
+    they were read into: the cutter of a 4096 x 4096 array took 16.8
+    million calls before, one an entry. */
+int spm_npmat_next_run(spm_npmat_t *m, uint64_t *row, uint64_t *col, const double **v, size_t *n);
+
 /*  Entries read so far. */
 uint64_t spm_npmat_done(const spm_npmat_t *m);
 

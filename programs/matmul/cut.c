@@ -18,8 +18,9 @@ struct spm_mm_cutter {
     uint32_t rk, ck;     /* block sides: rows, columns */
     uint32_t nbi, nbj;   /* blocks down and across */
     spm_buf_t *blocks;   /* raw block being built per tile, column-major */
-    double **dense;      /* with spm_mm_cutter_dense: each tile's values instead, row-major
-                            (NULL until its first entry) */
+    double **dense;      /* with spm_mm_cutter_dense: each tile's values instead, row-major,
+                            with room for a block's header in front (spm_mm_acc_new: a dense
+                            tile is handed over in place); NULL until its first entry */
     uint64_t *counts;    /* with spm_mm_cutter_dense: each tile's entries added */
     uint32_t flushed;    /* block columns below this were handed over */
     uint32_t rows_done;  /* block rows below this were handed over */
@@ -57,7 +58,7 @@ void spm_mm_cutter_destroy(spm_mm_cutter_t **self_p)
             spm_buf_free(&c->blocks[i]);
     if (c->dense)
         for (size_t i = 0; i < (size_t)c->nbi * c->nbj; i++)
-            free(c->dense[i]);
+            spm_mm_acc_free(c->dense[i]);
     free(c->blocks);
     free(c->dense);
     free(c->counts);
@@ -91,8 +92,7 @@ static int add_dense(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v
     size_t t = (size_t)bj * self->nbi + bi;
     uint32_t cols = spm_mm_block_side(self->cols, self->ck, bj);
     if (!self->dense[t] &&
-        !(self->dense[t] =
-              calloc((size_t)spm_mm_block_side(self->rows, self->rk, bi) * cols, sizeof(double))))
+        !(self->dense[t] = spm_mm_acc_new(spm_mm_block_side(self->rows, self->rk, bi), cols, NULL)))
         return spm_error(SPM_ENOMEM, "out of memory");
     self->dense[t][(size_t)(row - bi * self->rk) * cols + (col - bj * self->ck)] += v;
     self->counts[t]++;
@@ -103,6 +103,43 @@ static int add_dense(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double v
     self->last_c0 = bj * self->ck;
     self->last_rows = spm_mm_block_side(self->rows, self->rk, bi);
     self->last_cols = cols;
+    return 0;
+}
+
+/*  Adds the N values at V from (ROW, COL) on, down a column when DOWN is
+    set, else along a row, to the dense tiles they fall in: a loop over
+    each tile's part of the run instead of a call an entry. */
+static int add_run(spm_mm_cutter_t *self, uint64_t row, uint64_t col, const double *v, size_t n,
+                   int down)
+{
+    while (n > 0) {
+        uint32_t bi = (uint32_t)(row / self->rk), bj = (uint32_t)(col / self->ck);
+        size_t t = (size_t)bj * self->nbi + bi;
+        uint32_t rows = spm_mm_block_side(self->rows, self->rk, bi);
+        uint32_t cols = spm_mm_block_side(self->cols, self->ck, bj);
+        uint64_t r0 = (uint64_t)bi * self->rk, c0 = (uint64_t)bj * self->ck;
+        uint64_t room = down ? r0 + rows - row : c0 + cols - col; /* left in this tile */
+        size_t k = n < room ? n : (size_t)room, step = down ? cols : 1;
+        uint64_t nz = 0;
+        for (size_t q = 0; q < k; q++)
+            nz += v[q] != 0.0;
+        /* a tile of zeros is never made (not staged), as by
+           spm_mm_cutter_add, which drops zeros; a -0.0 added leaves the
+           tile's +0.0 as it is */
+        if (nz && !self->dense[t] && !(self->dense[t] = spm_mm_acc_new(rows, cols, NULL)))
+            return spm_error(SPM_ENOMEM, "out of memory");
+        double *dst = nz ? self->dense[t] + (size_t)(row - r0) * cols + (col - c0) : NULL;
+        for (size_t q = 0; nz && q < k; q++)
+            dst[q * step] += v[q];
+        self->counts[t] += nz;
+        self->entries += nz;
+        v += k;
+        n -= k;
+        if (down)
+            row += k;
+        else
+            col += k;
+    }
     return 0;
 }
 
@@ -122,21 +159,21 @@ int spm_mm_cutter_add(spm_mm_cutter_t *self, uint32_t row, uint32_t col, double 
     return b->failed ? spm_error(SPM_ENOMEM, "out of memory") : 0;
 }
 
-/*  Hands over the finished raw block B: as a typed mm.block when
-    spm_mm_staged_typed says so, else raw. */
-static int emit_block(const spm_buf_t *b, uint32_t bi, uint32_t bj, spm_mm_emit_fn emit, void *arg)
+/*  Hands over the finished raw block B (and empties B): as a typed
+    mm.block when spm_mm_staged_typed says so, else raw. */
+static int emit_block(spm_buf_t *b, uint32_t bi, uint32_t bj, spm_mm_emit_fn emit, void *arg)
 {
     const unsigned char *p = b->data;
     uint64_t count = spm_mm_raw_count(b);
-    if (!spm_mm_staged_typed(count, spm_le32(p + 4), spm_le32(p + 8)))
-        return emit(arg, bi, bj, b->data, b->len, count);
-    spm_mm_block_t *blk = NULL;
     void *data = NULL;
     size_t len;
+    if (!spm_mm_staged_typed(count, spm_le32(p + 4), spm_le32(p + 8)))
+        return spm_buf_take(b, &data, &len) == 0 ? emit(arg, bi, bj, data, len, count)
+                                                 : spm_error(SPM_ENOMEM, "out of memory");
+    spm_mm_block_t *blk = NULL;
     int rc = spm_mm_raw_to_block(b->data, b->len, &blk);
     if (rc == 0 && (rc = spm_mm_block_encode(blk, &data, &len)) == 0)
         rc = emit(arg, bi, bj, data, len, count);
-    free(data);
     spm_mm_block_destroy(&blk);
     return rc;
 }
@@ -161,11 +198,11 @@ static int emit_dense(spm_mm_cutter_t *self, uint32_t bi, uint32_t bj, spm_mm_em
     size_t len;
     int rc;
     if (spm_mm_staged_typed(count, rows, cols)) {
-        rc = spm_mm_encode_dense(acc, rows, cols, &data, &len); /* takes ACC */
-        if (rc == 0)
-            rc = emit(arg, bi, bj, data, len, count);
-        free(data);
-        return rc;
+        /* the block is made where the tile lies: a dense one is the tile
+           with its header written in front (16 MiB a tile of a dense
+           product, copied before) */
+        rc = spm_mm_acc_finish(acc, rows, cols, &data, &len); /* takes ACC */
+        return rc ? rc : emit(arg, bi, bj, data, len, count);
     }
     spm_buf_t raw = {0};
     rc = spm_mm_raw_init(&raw, rows, cols);
@@ -173,9 +210,9 @@ static int emit_dense(spm_mm_cutter_t *self, uint32_t bi, uint32_t bj, spm_mm_em
         for (uint32_t c = 0; c < cols; c++)
             if (acc[(size_t)r * cols + c] != 0.0)
                 spm_mm_raw_add(&raw, r, c, acc[(size_t)r * cols + c]);
-    free(acc);
+    spm_mm_acc_free(acc);
     if (rc == 0 && (rc = spm_mm_raw_finish(&raw)) == 0)
-        rc = emit(arg, bi, bj, raw.data, raw.len, spm_mm_raw_count(&raw));
+        rc = emit_block(&raw, bi, bj, emit, arg);
     spm_buf_free(&raw);
     return rc;
 }
@@ -255,19 +292,28 @@ int spm_mm_cut_file(spm_mmio_t *r, uint32_t rk, uint32_t ck, spm_mm_emit_fn emit
        row of blocks at once */
     spm_mmio_order_t order = spm_mmio_order(r);
     int by_col = order == SPM_MMIO_BY_COLUMN, by_row = order == SPM_MMIO_BY_ROW;
-    uint64_t i, j;
-    double v;
+    uint64_t i, j, next_tick = TICK_MASK + 1;
+    const double *v;
+    size_t n;
     int rc = tick ? tick(arg, 0) : 0;
-    while (rc == 0 && (rc = spm_mmio_next(r, &i, &j, &v)) == 1) {
+    /* a run of entries at a time (one, but for a dense .npy), each in one
+       column (by_col) or one row: what is flushed before it is known at
+       its first */
+    while (rc == 0 && (rc = spm_mmio_next_run(r, &i, &j, &v, &n)) == 1) {
         rc = by_col && j / ck > c->flushed
                  ? spm_mm_cutter_flush_cols(c, (uint32_t)(j / ck), emit, arg)
              : by_row && i / rk > c->rows_done
                  ? spm_mm_cutter_flush_rows(c, (uint32_t)(i / rk), emit, arg)
                  : 0;
-        if (rc == 0)
-            rc = spm_mm_cutter_add(c, (uint32_t)i, (uint32_t)j, v);
-        if (rc == 0 && tick && (spm_mmio_done(r) & TICK_MASK) == 0)
+        if (rc == 0 && c->dense && n > 1)
+            rc = add_run(c, i, j, v, n, by_col);
+        for (size_t q = 0; rc == 0 && !(c->dense && n > 1) && q < n; q++)
+            rc = spm_mm_cutter_add(c, (uint32_t)(i + (by_col ? q : 0)),
+                                   (uint32_t)(j + (by_col ? 0 : q)), v[q]);
+        if (rc == 0 && tick && spm_mmio_done(r) >= next_tick) {
+            next_tick = (spm_mmio_done(r) | TICK_MASK) + 1;
             rc = tick(arg, spm_mmio_done(r));
+        }
     }
     if (rc == 0)
         rc = spm_mm_cutter_flush(c, emit, arg);

@@ -29,10 +29,11 @@
 
 #include "isa/matrix/mmio.h"
 
-/*  Receives finished raw block (BI, BJ) of ENTRIES entries: LEN bytes at
-    DATA, valid during the call only. Returns 0, or an SPM_E* code that
-    stops the cutting. */
-typedef int (*spm_mm_emit_fn)(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
+/*  Receives finished block (BI, BJ) of ENTRIES entries: the LEN malloc'd
+    bytes at DATA, which it takes (frees or hands on) whatever it returns,
+    so that a block reaches the VM without a copy in this process.
+    Returns 0, or an SPM_E* code that stops the cutting. */
+typedef int (*spm_mm_emit_fn)(void *arg, uint32_t bi, uint32_t bj, void *data, size_t len,
                               uint64_t entries);
 
 /*  Told DONE, the stored entries read so far, now and then while a file

@@ -116,15 +116,14 @@ typedef struct {
     uint32_t nbj;
 } put_t;
 
-static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
-                     uint64_t entries)
+static int put_block(void *arg, uint32_t bi, uint32_t bj, void *data, size_t len, uint64_t entries)
 {
     put_t *p = arg;
     size_t at = (size_t)bi * p->nbj + bj;
     p->entries[at] = entries;
-    return spm_session_put_async(p->s,
-                                 spm_mm_raw_is(data, len) ? SPM_MM_RAW_TYPE : SPM_MM_BLOCK_TYPE,
-                                 data, len, &p->grid[at]);
+    return spm_session_put_take(p->s,
+                                spm_mm_raw_is(data, len) ? SPM_MM_RAW_TYPE : SPM_MM_BLOCK_TYPE,
+                                data, len, &p->grid[at]);
 }
 
 /*  Puts the blocks of both inputs into the store, their ids into the

@@ -1,12 +1,14 @@
 /*  Matrix Market: round trips for every layout, field and symmetry through
     the reader and the writer (each checked against the independent
     reference reader/writer), and one clear "file:line: ..." per bad file. */
+#include "isa/core/npy.h"
 #include "isa/matrix/mmio.h"
 #include "tests/check_main.h"
 #include "tests/scratch.h"
 #include "tests/ref/matmul_ref.h"
 #include "spm/spm.h"
 
+#include <math.h>
 #include <unistd.h>
 
 static double *source(int m, int n, int field, int sym)
@@ -346,6 +348,76 @@ START_TEST(values_round_trip_through_chunks)
 }
 END_TEST
 
+/*  Writes the M x N array A (row-major) to PATH as a .npy, in Fortran
+    order when FORTRAN is set. */
+static void write_npy(const char *path, const double *a, uint64_t m, uint64_t n, int fortran)
+{
+    spm_npy_t h;
+    ck_assert_int_eq(spm_npy_set(&h, "<f8", 2, (uint64_t[]){m, n}), 0);
+    h.fortran = fortran;
+    char head[SPM_NPY_WRITTEN_MAX];
+    size_t len = spm_npy_header(&h, 0, head);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(head, 1, len, f), len);
+    for (uint64_t k = 0; k < m * n; k++) { /* little-endian host */
+        const double *v = &a[fortran ? k % m * n + k / m : k];
+        ck_assert_uint_eq(fwrite(v, sizeof *v, 1, f), 1);
+    }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/*  A dense .npy read a run at a time (how the product's cutter reads it)
+    gives every entry once, in the file's order, each run within one row
+    (C order) or column (Fortran order), runs of more than one value, and
+    a nan refused at its place. Arrays of 7 x 1000 and 1000 x 7 put the
+    reader's batches of 4096 values across a row or a column. */
+START_TEST(npy_runs_are_the_entries_in_order)
+{
+    int fortran = _i;
+    uint64_t m = fortran ? 1000 : 7, n = fortran ? 7 : 1000;
+    double *a = malloc(m * n * sizeof *a);
+    for (uint64_t k = 0; k < m * n; k++)
+        a[k] = k % 5 == 0 ? 0.0 : (double)k + 0.5; /* zeros too: they are entries */
+    write_npy(path("A.npy"), a, m, n, fortran);
+    spm_mmio_t *r = spm_mmio_open(path("A.npy"));
+    ck_assert_msg(r != NULL, "%s", spm_error_detail());
+    ck_assert_int_eq(spm_mmio_order(r), fortran ? SPM_MMIO_BY_COLUMN : SPM_MMIO_BY_ROW);
+    uint64_t i, j, seen = 0, runs = 0, longest = 0;
+    const double *v;
+    size_t len;
+    int rc;
+    while ((rc = spm_mmio_next_run(r, &i, &j, &v, &len)) == 1) {
+        ck_assert_uint_ge(len, 1);
+        /* the next entry in the file's order starts the run */
+        ck_assert_uint_eq(fortran ? j * m + i : i * n + j, seen);
+        ck_assert_uint_le(fortran ? i + len : j + len, fortran ? m : n);
+        for (size_t q = 0; q < len; q++)
+            ck_assert(v[q] == a[fortran ? (i + q) * n + j : i * n + j + q]);
+        seen += len;
+        runs++;
+        longest = len > longest ? len : longest;
+    }
+    ck_assert_msg(rc == 0, "%s", spm_error_detail());
+    ck_assert_uint_eq(seen, m * n);
+    ck_assert_uint_eq(spm_mmio_done(r), m * n);
+    ck_assert_uint_gt(longest, 1);
+    ck_assert_uint_lt(runs, m * n / 100);
+    spm_mmio_destroy(&r);
+    /* a nan in the second batch: refused with its row and column */
+    a[fortran ? 600 * n + 5 : 5 * n + 600] = NAN;
+    write_npy(path("A.npy"), a, m, n, fortran);
+    ck_assert_ptr_nonnull(r = spm_mmio_open(path("A.npy")));
+    while ((rc = spm_mmio_next_run(r, &i, &j, &v, &len)) == 1)
+        ;
+    ck_assert_int_eq(rc, SPM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(spm_error_detail(), fortran ? "the entry at row 600, column 5"
+                                                             : "the entry at row 5, column 600"));
+    spm_mmio_destroy(&r);
+    free(a);
+}
+END_TEST
+
 START_TEST(missing_file)
 {
     ck_assert_ptr_null(spm_mmio_open("/nonexistent/A.mtx"));
@@ -385,6 +457,7 @@ static Suite *mm_mmio_suite(void)
     SPM_TEST_ADD(s, &c, chunks_in_awkward_places);
     SPM_TEST_ADD(s, &c, array_chunks_keep_positions);
     SPM_TEST_ADD(s, &c, values_round_trip_through_chunks);
+    SPM_TEST_ADD_LOOP(s, &c, npy_runs_are_the_entries_in_order, 0, 2);
     SPM_TEST_ADD(s, &c, missing_file);
     SPM_TEST_ADD(s, &c, real_matrix);
     return s;

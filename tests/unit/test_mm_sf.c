@@ -73,15 +73,12 @@ typedef struct {
     uint32_t nbj;
 } put_t;
 
-static int put_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
-                     uint64_t entries)
+static int put_block(void *arg, uint32_t bi, uint32_t bj, void *data, size_t len, uint64_t entries)
 {
     put_t *p = arg;
     p->entries[(size_t)bi * p->nbj + bj] = entries;
     spm_sdb_t id = spm_idu_sdb_put(p->s->idu, spm_name_id("mm.raw"));
-    void *copy = malloc(len);
-    memcpy(copy, data, len);
-    obj_put(p->s, id, 1, copy, len, 0);
+    obj_put(p->s, id, 1, data, len, 0);
     p->grid[(size_t)bi * p->nbj + bj] = id;
     return 0;
 }
@@ -276,8 +273,7 @@ typedef struct {
     size_t len[16], n;
 } handed_t;
 
-static int keep_block(void *arg, uint32_t bi, uint32_t bj, const void *data, size_t len,
-                      uint64_t entries)
+static int keep_block(void *arg, uint32_t bi, uint32_t bj, void *data, size_t len, uint64_t entries)
 {
     handed_t *h = arg;
     ck_assert_uint_lt(h->n, 16);
@@ -287,6 +283,7 @@ static int keep_block(void *arg, uint32_t bi, uint32_t bj, const void *data, siz
         h->raw[h->n] ? spm_mm_raw_to_block(data, len, &b) : spm_mm_block_decode(data, len, &b), 0);
     ck_assert_int_eq(spm_mm_block_encode(b, &h->data[h->n], &h->len[h->n]), 0);
     spm_mm_block_destroy(&b);
+    free(data);
     h->bi[h->n] = bi;
     h->bj[h->n] = bj;
     h->entries[h->n++] = entries;

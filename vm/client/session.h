@@ -168,6 +168,11 @@ int spm_session_put(spm_session_t *s, const char *type, const void *data, size_t
 int spm_session_put_async(spm_session_t *s, const char *type, const void *data, size_t len,
                           spm_sdb_t *id);
 
+/*  spm_session_put_async of the LEN malloc'd bytes at DATA, which the put
+    takes (frees when done, whatever it returns): they go to the VM
+    without a copy in this process. */
+int spm_session_put_take(spm_session_t *s, const char *type, void *data, size_t len, spm_sdb_t *id);
+
 /*  Waits for every unanswered put. Returns 0 or the first SPM_E* code. */
 int spm_session_put_flush(spm_session_t *s);
 

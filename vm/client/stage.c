@@ -138,23 +138,28 @@ void spm_client_on_store_reply(spm_session_t *s, Spm__StoreReply *r)
     }
 }
 
-int spm_session_put_async(spm_session_t *s, const char *type, const void *data, size_t len,
-                          spm_sdb_t *id)
+/*  A put of the LEN bytes at DATA, which it takes (frees when done) when
+    OWN is set, else copies. */
+static int put(spm_session_t *s, const char *type, const void *data, size_t len, int own,
+               spm_sdb_t *id)
 {
     int rc = 0;
     while (rc == 0 && s->put_rc == 0 && s->nputs == PUT_WINDOW)
         rc = spm_client_progress(s);
     if (rc != 0)
         spm_client_abandon(s);
-    if (rc != 0 || s->put_rc != 0)
+    if (rc != 0 || s->put_rc != 0) {
+        if (own)
+            free((void *)data);
         return rc ? rc : s->put_rc;
+    }
     put_t *p = calloc(1, sizeof *p);
     /* A plugin goes to the center's store: the center loads it from there. */
     int place = s->stage_to_nodes && strcmp(type, SPM_PLUGIN_TYPE) != 0;
-    void *copy = place ? malloc(len ? len : 1) : NULL;
+    void *copy = !place ? NULL : own ? (void *)data : malloc(len ? len : 1);
     if (!p || (place && !copy)) {
         free(p);
-        free(copy);
+        free(own ? (void *)data : copy);
         return spm_error(SPM_ENOMEM, "out of memory");
     }
     Spm__Put pu = SPM__PUT__INIT;
@@ -164,10 +169,13 @@ int spm_session_put_async(spm_session_t *s, const char *type, const void *data, 
     p->type = type;
     p->s = s;
     p->state = PUT_ASKED;
-    spm_frame_t f = {(void *)data, len, NULL, NULL}; /* copied: DATA is the caller's */
+    /* A frame without a free function is copied by ZeroMQ: DATA is the
+       caller's. Taken, it goes as it is: staging a dense 4096² product
+       copied its 268 MB of blocks here once more. */
+    spm_frame_t f = {(void *)data, len, own && !place ? spm_wire_free : NULL, NULL};
     if (place) {
         /* The nodes keep it; the center only names them. */
-        if (len)
+        if (len && !own)
             memcpy(copy, data, len);
         if (!(p->buf = spm_blockbuf_new(copy, len))) {
             free(p);
@@ -190,6 +198,17 @@ int spm_session_put_async(spm_session_t *s, const char *type, const void *data, 
         s->last_heard = spm_now_us();
     s->puts[s->nputs++] = p;
     return 0;
+}
+
+int spm_session_put_async(spm_session_t *s, const char *type, const void *data, size_t len,
+                          spm_sdb_t *id)
+{
+    return put(s, type, data, len, 0, id);
+}
+
+int spm_session_put_take(spm_session_t *s, const char *type, void *data, size_t len, spm_sdb_t *id)
+{
+    return put(s, type, data, len, 1, id);
 }
 
 int spm_session_put_flush(spm_session_t *s)
