@@ -626,25 +626,40 @@ START_TEST(merged_partials_are_garbage)
 }
 END_TEST
 
-START_TEST(issue_prefers_sis_whose_operands_are_local)
+/*  A directory of nodes 0 and 1, the IDU's; the test destroys it after
+    the IDU. */
+static spm_directory_t *two_node_directory(void)
 {
-    spm_sdb_t far = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
-    spm_sdb_t near = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
     spm_directory_t *dir = spm_directory_new(2);
     ck_assert_ptr_nonnull(dir);
     ck_assert_int_eq(spm_directory_node_up(dir, 0, "ipc://n0", ""), 0);
     ck_assert_int_eq(spm_directory_node_up(dir, 1, "ipc://n1", ""), 0);
     spm_idu_set_directory(idu, dir);
-    spm_directory_add(dir, far, 1, 1 << 20, 7, 1, SPM_DIR_KEEPER);
-    spm_directory_add(dir, near, 1, 1 << 20, 7, 0, SPM_DIR_KEEPER);
-    script[nscript++] = (step_t){far, SPM_R, 0};
-    script[nscript++] = (step_t){near, SPM_R, 0};
+    return dir;
+}
+
+/*  Submits the script and has one IEU on node 0 ask for one SI: exactly
+    one is issued. */
+static void issue_one_to_node0(void)
+{
     uint64_t job;
     ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
     uint32_t on0 = spm_idu_ieu_join(idu, 0, 1);
     spm_idu_ieu_pull(idu, on0, 1);
     spm_idu_pump(idu);
     ck_assert_uint_eq(nemitted, 1);
+}
+
+START_TEST(issue_prefers_sis_whose_operands_are_local)
+{
+    spm_sdb_t far = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    spm_sdb_t near = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
+    spm_directory_t *dir = two_node_directory();
+    spm_directory_add(dir, far, 1, 1 << 20, 7, 1, SPM_DIR_KEEPER);
+    spm_directory_add(dir, near, 1, 1 << 20, 7, 0, SPM_DIR_KEEPER);
+    script[nscript++] = (step_t){far, SPM_R, 0};
+    script[nscript++] = (step_t){near, SPM_R, 0};
+    issue_one_to_node0();
     ck_assert_uint_eq(emitted[0].ops[0].sdb, near); /* issued second, local to node 0 */
     spm_idu_destroy(&idu);                          /* before the directory it uses */
     spm_directory_destroy(&dir);
@@ -657,11 +672,7 @@ END_TEST
     nodes' at the front (mining on 2 nodes swapped half its raw blocks). */
 START_TEST(issue_finds_a_local_si_past_the_first_eight)
 {
-    spm_directory_t *dir = spm_directory_new(2);
-    ck_assert_ptr_nonnull(dir);
-    ck_assert_int_eq(spm_directory_node_up(dir, 0, "ipc://n0", ""), 0);
-    ck_assert_int_eq(spm_directory_node_up(dir, 1, "ipc://n1", ""), 0);
-    spm_idu_set_directory(idu, dir);
+    spm_directory_t *dir = two_node_directory();
     spm_sdb_t near = 0;
     for (int i = 0; i < 12; i++) {
         spm_sdb_t b = spm_idu_sdb_put(idu, spm_name_id("t.blob"));
@@ -669,12 +680,7 @@ START_TEST(issue_finds_a_local_si_past_the_first_eight)
         near = b;
         script[nscript++] = (step_t){b, SPM_R, 0};
     }
-    uint64_t job;
-    ck_assert_int_eq(spm_idu_submit(idu, "script", NULL, 0, 0, &job), 0);
-    uint32_t on0 = spm_idu_ieu_join(idu, 0, 1);
-    spm_idu_ieu_pull(idu, on0, 1);
-    spm_idu_pump(idu);
-    ck_assert_uint_eq(nemitted, 1);
+    issue_one_to_node0();
     ck_assert_uint_eq(emitted[0].ops[0].sdb, near); /* the twelfth, the one on node 0 */
     spm_idu_destroy(&idu);                          /* before the directory it uses */
     spm_directory_destroy(&dir);
