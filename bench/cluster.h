@@ -225,6 +225,16 @@ static inline double bc_link_bytes(int h)
     return rx + tx;
 }
 
+/*  Shapes every host's link to MBIT each way from now on (bc_open's rate
+    until then); fails the bench when tc cannot. */
+static inline void bc_rate(double mbit)
+{
+    for (int h = 1; h <= bc.net.nhosts; h++)
+        if (spm_netns_shape(&bc.net, h, mbit) != 0)
+            SPM_TEST_FAIL("cluster: cannot shape host %d's link to %.0f Mbit/s (tc tbf)\n", h,
+                          mbit);
+}
+
 /*  Makes the world: NHOSTS hosts at SUBNET.1.. named from PREFIX, each link
     shaped to MBIT each way, a scratch directory and keys for a center, an
     agent and a client (authorized); the cleanup runs at exit and on

@@ -108,6 +108,31 @@ static inline void spm_netns_down(spm_netns_t *n)
     }
 }
 
+/*  Shapes host H's link to MBIT each way (tc tbf, replacing any shaping
+    it had). Returns 0, or -1 when tc failed. */
+static inline int spm_netns_shape(spm_netns_t *n, int h, double mbit)
+{
+    /* tbf's bucket (burst) must hold a whole GSO packet (up to 64 KiB on
+       a veth) and at least a timer tick of traffic, or it cannot reach
+       the rate, so it is 20 ms of the rate and never below 64 KiB: 250 KB
+       at 100 Mbit/s. Its queue (latency) is 50 ms: long enough that
+       TCP's bursts wait rather than being dropped (a drop halves a
+       sender's window, and the numbers would be TCP's loss recovery
+       instead of the link), short enough not to hide the rate behind a
+       deep buffer. eth0's egress is what the host sends; the bridge's end
+       of the veth sends what the host receives. */
+    long burst = (long)(mbit * 1e6 / 8 * 0.020);
+    if (burst < 65536)
+        burst = 65536;
+    return spm_netns_sh(0,
+                        "tc -n %s qdisc replace dev eth0 root tbf rate %.0fkbit burst %ld latency "
+                        "50ms && tc -n %s qdisc replace dev h%d root tbf rate %.0fkbit burst %ld "
+                        "latency 50ms",
+                        n->ns[h], mbit * 1000, burst, n->ns[0], h, mbit * 1000, burst) == 0
+               ? 0
+               : -1;
+}
+
 /*  Makes the bridge and the hosts, removing what an earlier run under the
     same names left. MBIT > 0 shapes each link to MBIT each way; 0 leaves
     it at the veth's speed. Returns 0; -1 where namespaces cannot be made
@@ -124,17 +149,6 @@ static inline int spm_netns_up(spm_netns_t *n, double mbit)
         spm_netns_down(n);
         return -2;
     }
-    /* tbf's bucket (burst) must hold a whole GSO packet (up to 64 KiB on
-       a veth) and at least a timer tick of traffic, or it cannot reach
-       the rate, so it is 20 ms of the rate and never below 64 KiB: 250 KB
-       at 100 Mbit/s. Its queue (latency) is 50 ms: long enough that
-       TCP's bursts wait rather than being dropped (a drop halves a
-       sender's window, and the numbers would be TCP's loss recovery
-       instead of the link), short enough not to hide the rate behind a
-       deep buffer. */
-    long burst = (long)(mbit * 1e6 / 8 * 0.020);
-    if (burst < 65536)
-        burst = 65536;
     for (int h = 1; h <= n->nhosts; h++) {
         const char *x = n->ns[h];
         if (spm_netns_sh(0,
@@ -148,14 +162,7 @@ static inline int spm_netns_up(spm_netns_t *n, double mbit)
             spm_netns_down(n);
             return -2;
         }
-        /* eth0's egress is what the host sends; the bridge's end of the
-           veth sends what the host receives */
-        if (mbit > 0 &&
-            spm_netns_sh(0,
-                         "tc -n %s qdisc add dev eth0 root tbf rate %.0fkbit burst %ld latency "
-                         "50ms && tc -n %s qdisc add dev h%d root tbf rate %.0fkbit burst %ld "
-                         "latency 50ms",
-                         x, mbit * 1000, burst, b, h, mbit * 1000, burst) != 0) {
+        if (mbit > 0 && spm_netns_shape(n, h, mbit) != 0) {
             snprintf(n->why, sizeof n->why, "cannot shape host %d's link (tc tbf)", h);
             spm_netns_down(n);
             return -2;
