@@ -45,16 +45,17 @@ static const struct {
     {"T25.I10.D500K", 500000, 85293, 53622, 4825186, 4571818},
 };
 
-/*  Figures 6.2-6.3's axis: D100K on 1, 2 and 4 node hosts of one IEU each
-    (4 IEUs share this machine's 2 cores, so the last row's SI time is
-    stretched; its bytes are not). */
-static void against_nodes(int reps)
+/*  Writes Quest T25.I10 of TRANSACTIONS transactions (N = 1,000 items,
+    |L| = 10,000 patterns, seed 1) to the scratch db.dat; returns its path. */
+static const char *make_db(long transactions)
 {
     const char *db = paper_file("db.dat");
+    char t[32];
+    snprintf(t, sizeof t, "%ld", transactions);
     const char *gen[] = {"gen",
                          "transactions",
                          "--transactions",
-                         "100000",
+                         t,
                          "--avg-size",
                          "25",
                          "--avg-pattern",
@@ -69,6 +70,15 @@ static void against_nodes(int reps)
                          db,
                          NULL};
     paper_must(gen);
+    return db;
+}
+
+/*  Figures 6.2-6.3's axis: D100K on 1, 2 and 4 node hosts of one IEU each
+    (4 IEUs share this machine's 2 cores, so the last row's SI time is
+    stretched; its bytes are not). */
+static void against_nodes(int reps)
+{
+    const char *db = make_db(100000);
     const char *argv[] = {"mine", db, "--min-support", "0.6%", "-o", "/dev/null", NULL};
     static const int widths[] = {1, 2, 4};
     double idle[3], nn[3], wall[3];
@@ -135,27 +145,7 @@ int main(void)
            last_l2 = -1, last_host1 = -1, last_same = -1, last_stage = -1, last_tail = -1,
            last_span = -1;
     for (int d = 0; d < ndb; d++) {
-        const char *db = paper_file("db.dat");
-        char t[32];
-        snprintf(t, sizeof t, "%ld", dbs[d].transactions);
-        const char *gen[] = {"gen",
-                             "transactions",
-                             "--transactions",
-                             t,
-                             "--avg-size",
-                             "25",
-                             "--avg-pattern",
-                             "10",
-                             "--items",
-                             "1000",
-                             "--patterns",
-                             "10000",
-                             "--seed",
-                             "1",
-                             "-o",
-                             db,
-                             NULL};
-        paper_must(gen);
+        const char *db = make_db(dbs[d].transactions);
         const char *argv[] = {"mine", db, "--min-support", "0.6%", "-o", "/dev/null", NULL};
         double m[P_FIELDS];
         paper_cmedian(argv, &c, 0, dbs[d].transactions >= 500000 ? 1 : reps, m);

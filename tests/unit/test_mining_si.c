@@ -798,25 +798,15 @@ typedef struct {
     uint32_t lo, hi, slo, shi;
 } class_t;
 
-/*  Mines DB class by class (in order) and checks the concatenation, length
-    by length, against brute force. */
-static void classes_vs_brute(const mdb_t *db, uint64_t minsup, uint32_t maxlen, const class_t *c,
-                             uint32_t nc)
+/*  The blocks OUT[0..NOUT), read length by length and block by block,
+    hold the sets WANT (bitmasks) with supports WSUP in order, and nothing
+    else; frees the blocks. */
+static void blocks_hold_in_order(const mdb_t *db, blob_t *out, uint32_t nout, const uint32_t *want,
+                                 const uint64_t *wsup, uint32_t nwant)
 {
-    static uint32_t want[1 << 16];
-    static uint64_t wsup[1 << 16];
-    uint32_t nwant = mdb_brute(db, minsup, maxlen, want, wsup), at = 0;
-    blob_t out[32];
-    ck_assert_uint_le(nc, 32);
-    uint32_t n2 = 0; /* sets of two items or more: a shape with none tests nothing */
-    for (uint32_t i = 0; i < nwant; i++)
-        n2 += __builtin_popcount(want[i]) >= 2;
-    ck_assert_msg(n2 >= 10, "only %u sets of two items or more", n2);
-    for (uint32_t i = 0; i < nc; i++)
-        ck_assert_uint_eq(
-            mine_class(db, minsup, maxlen, c[i].lo, c[i].hi, c[i].slo, c[i].shi, 0, &out[i]), 0);
+    uint32_t at = 0;
     for (uint32_t k = 2; k <= db->f1; k++)
-        for (uint32_t i = 0; i < nc; i++) {
+        for (uint32_t i = 0; i < nout; i++) {
             spm_mining_sets_t g;
             ck_assert_int_eq(spm_mining_itemsets_decode_length(out[i].data, out[i].len, k, &g), 0);
             for (uint32_t j = 0; j < g.n; j++, at++) {
@@ -832,8 +822,28 @@ static void classes_vs_brute(const mdb_t *db, uint64_t minsup, uint32_t maxlen, 
             spm_mining_sets_free(&g);
         }
     ck_assert_uint_eq(at, nwant);
-    for (uint32_t i = 0; i < nc; i++)
+    for (uint32_t i = 0; i < nout; i++)
         free(out[i].data);
+}
+
+/*  Mines DB class by class (in order) and checks the concatenation, length
+    by length, against brute force. */
+static void classes_vs_brute(const mdb_t *db, uint64_t minsup, uint32_t maxlen, const class_t *c,
+                             uint32_t nc)
+{
+    static uint32_t want[1 << 16];
+    static uint64_t wsup[1 << 16];
+    uint32_t nwant = mdb_brute(db, minsup, maxlen, want, wsup);
+    blob_t out[32];
+    ck_assert_uint_le(nc, 32);
+    uint32_t n2 = 0; /* sets of two items or more: a shape with none tests nothing */
+    for (uint32_t i = 0; i < nwant; i++)
+        n2 += __builtin_popcount(want[i]) >= 2;
+    ck_assert_msg(n2 >= 10, "only %u sets of two items or more", n2);
+    for (uint32_t i = 0; i < nc; i++)
+        ck_assert_uint_eq(
+            mine_class(db, minsup, maxlen, c[i].lo, c[i].hi, c[i].slo, c[i].shi, 0, &out[i]), 0);
+    blocks_hold_in_order(db, out, nc, want, wsup, nwant);
 }
 
 /*  Eclat against brute force, whole and in classes, on sparse and dense
@@ -926,25 +936,7 @@ START_TEST(eclat_partial_blocks_resume)
                 stack[top++] = (class_t){ra, ra + 1, rb, c.shi};
         }
         ck_assert_uint_gt(partial, 2);
-        uint32_t at = 0;
-        for (uint32_t k = 2; k <= db.f1; k++)
-            for (uint32_t i = 0; i < nout; i++) {
-                spm_mining_sets_t g;
-                ck_assert_int_eq(spm_mining_itemsets_decode_length(out[i].data, out[i].len, k, &g),
-                                 0);
-                for (uint32_t j = 0; j < g.n; j++, at++) {
-                    uint32_t m = 0;
-                    for (uint32_t x = 0; x < k; x++)
-                        m |= 1u << g.items[(size_t)j * k + x];
-                    ck_assert_uint_lt(at, nwant);
-                    ck_assert_uint_eq(m, want[at]);
-                    ck_assert_uint_eq(g.counts[j], wsup[at]);
-                }
-                spm_mining_sets_free(&g);
-            }
-        ck_assert_uint_eq(at, nwant);
-        for (uint32_t i = 0; i < nout; i++)
-            free(out[i].data);
+        blocks_hold_in_order(&db, out, nout, want, wsup, nwant);
     }
 }
 END_TEST
@@ -1055,25 +1047,7 @@ START_TEST(eclat_stops_inside_top_prefixes)
             }
         }
         ck_assert_uint_gt(deep, 2);
-        uint32_t at = 0;
-        for (uint32_t k = 2; k <= db.f1; k++)
-            for (uint32_t i = 0; i < nout; i++) {
-                spm_mining_sets_t g;
-                ck_assert_int_eq(spm_mining_itemsets_decode_length(out[i].data, out[i].len, k, &g),
-                                 0);
-                for (uint32_t j = 0; j < g.n; j++, at++) {
-                    uint32_t m = 0;
-                    for (uint32_t x = 0; x < k; x++)
-                        m |= 1u << g.items[(size_t)j * k + x];
-                    ck_assert_uint_lt(at, nwant);
-                    ck_assert_uint_eq(m, want[at]);
-                    ck_assert_uint_eq(g.counts[j], wsup[at]);
-                }
-                spm_mining_sets_free(&g);
-            }
-        ck_assert_uint_eq(at, nwant);
-        for (uint32_t i = 0; i < nout; i++)
-            free(out[i].data);
+        blocks_hold_in_order(&db, out, nout, want, wsup, nwant);
     }
 }
 END_TEST
